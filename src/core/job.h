@@ -1,0 +1,161 @@
+// A batch job: what was asked (JobRequest, fixed at submission apart from
+// admin updates) and what happened (state, allocation, times, exit). Value
+// type owned by the controller's job table; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/gres.h"
+
+namespace muster::core {
+
+using JobId = uint32_t;
+
+// Slurm's job states (base states; COMPLETING is a flag in Slurm, a state here).
+enum class JobState {
+  kPending,
+  kRunning,
+  kSuspended,
+  kCompleting,
+  kCompleted,
+  kCancelled,
+  kFailed,
+  kTimeout,
+  kNodeFail,
+  kPreempted,
+  kBootFail,
+  kDeadline,
+  kOutOfMemory,
+};
+
+// "PENDING", "RUNNING", ... as squeue %T and scontrol print them.
+std::string_view JobStateName(JobState s);
+// "PD", "R", "CA", ... as squeue %t prints them.
+std::string_view JobStateShort(JobState s);
+// Parses long or short names, case-insensitive ("pd", "running", "CD").
+std::optional<JobState> ParseJobState(std::string_view s);
+bool IsFinished(JobState s);
+
+// Why a pending job waits, with Slurm's reason names.
+enum class PendingReason {
+  kNone,
+  kPriority,
+  kResources,
+  kJobHeldUser,
+  kJobHeldAdmin,
+  kBeginTime,
+  kReqNodeNotAvail,
+  kPartitionDown,
+  kPartitionInactive,
+  kPartitionTimeLimit,
+  kPartitionNodeLimit,
+  kBadConstraints,
+  kNodeDown,
+};
+std::string_view PendingReasonName(PendingReason r);
+
+// --export: ALL (default), NONE, or a list (optionally starting with ALL).
+enum class ExportMode { kAll, kNone, kList };
+
+// One node's share of a job's allocation.
+struct NodeAlloc {
+  std::string node;
+  int cpus = 0;
+  int64_t mem_mb = 0;
+  int tasks = 0;
+  // GRES indices allocated on that node, per GRES spec index of the node.
+  std::vector<int> gpu_indices;
+};
+
+struct JobRequest {
+  std::string name;
+  std::string partition;  // empty = default partition
+  std::string account;
+  std::string comment;
+  std::string qos;
+  std::string reservation;
+  std::string wckey;
+  std::string constraint;  // -C; '&' or ',' separated features, all required
+
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::string user_name;
+  std::vector<uint32_t> groups;  // supplementary groups of the submitter
+
+  std::string work_dir;
+  std::string submit_host;
+  std::string std_out;  // pattern, empty = slurm-%j.out
+  std::string std_err;  // pattern, empty = same as stdout
+  std::string std_in;   // empty = /dev/null
+  bool open_append = false;
+
+  int min_nodes = 0;        // 0 = not given (-N)
+  int max_nodes = 0;
+  int ntasks = 0;           // 0 = not given (-n)
+  int ntasks_per_node = 0;  // 0 = not given
+  int cpus_per_task = 1;
+  bool cpus_per_task_set = false;
+  int64_t mem_per_node_mb = 0;  // --mem; 0 = not given
+  int64_t mem_per_cpu_mb = 0;   // --mem-per-cpu; 0 = not given
+  bool mem_whole_node = false;  // --mem=0
+  std::vector<GresRequest> gres;
+  int64_t time_limit_s = -2;  // -2 = not given; -1 = UNLIMITED
+  bool exclusive = false;
+  bool hold = false;
+  int64_t begin_time = 0;
+  bool requeue = false;
+  int nice = 0;
+  std::string signal_spec;  // --signal as given
+  std::string nodelist;     // -w
+  std::string exclude;      // -x
+
+  ExportMode export_mode = ExportMode::kAll;
+  std::vector<std::string> environment;  // "K=V", what the job starts with
+  std::vector<std::string> argv;         // script arguments
+  std::string script;                    // the batch script text
+  std::string command;                   // script path as given, or "(null)"
+};
+
+struct Job {
+  JobId id = 0;
+  JobRequest req;
+
+  JobState state = JobState::kPending;
+  PendingReason reason = PendingReason::kNone;
+  uint32_t priority = 0;
+  bool held = false;
+  bool held_by_admin = false;
+
+  int64_t submit_time = 0;
+  int64_t eligible_time = 0;
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+  int64_t time_limit_s = -1;  // effective limit after partition defaults
+
+  std::string partition;  // the partition chosen
+  std::vector<NodeAlloc> alloc;
+  std::string batch_host;
+  std::string nodelist;  // compressed alloc nodes
+
+  int exit_code = 0;    // exit status of the batch script
+  int exit_signal = 0;  // terminating signal, 0 if none
+  uint32_t cancelled_by = UINT32_MAX;
+  int restart_count = 0;
+  std::string failure_detail;  // e.g. could not open output file
+
+  int NumNodes() const;
+  int NumCpus() const;
+  int NumTasks() const;
+  // The state as sacct/scontrol print it with its suffix: "CANCELLED by 1000".
+  std::string StateWithSuffix() const;
+};
+
+// Expands an --output/--error pattern: %j job id, %x name, %u user, %N first
+// node, %% percent; other % codes kept as written (arrays come later).
+std::string ExpandOutputPattern(std::string_view pattern, const Job& job);
+
+}  // namespace muster::core

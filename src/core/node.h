@@ -1,0 +1,65 @@
+// A compute node: its configured hardware (from NodeName= lines and
+// gres.conf) and its live state as the controller tracks it. Value type,
+// owned by the controller's cluster state; not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/gres.h"
+
+namespace muster::core {
+
+// Base state of a node; flags (drain, ...) are separate, as in Slurm.
+enum class NodeBase { kUnknown, kIdle, kAllocated, kMixed, kDown, kFuture };
+
+struct NodeConfig {
+  std::string name;
+  int cpus = 1;
+  int sockets = 1;
+  int cores_per_socket = 1;
+  int threads_per_core = 1;
+  int64_t real_memory_mb = 1;
+  int64_t tmp_disk_mb = 0;
+  std::vector<GresSpec> gres;
+  std::vector<std::string> features;
+  int weight = 1;
+  std::string initial_state;  // State= from the config, e.g. "UNKNOWN", "DOWN"
+};
+
+struct Node {
+  NodeConfig config;
+
+  // Live state.
+  bool registered = false;  // the agent hosting it has connected
+  bool down = false;        // DOWN set by an admin or lost agent
+  bool drain = false;       // DRAIN flag
+  std::string reason;
+  uint32_t reason_uid = 0;
+  int64_t reason_time = 0;
+  int64_t boot_time = 0;
+  int64_t last_busy = 0;
+
+  int alloc_cpus = 0;
+  int64_t alloc_mem_mb = 0;
+  // One bit per GRES index, per config.gres entry (true = allocated).
+  std::vector<std::vector<bool>> gres_used;
+
+  int running_jobs = 0;
+
+  // The derived base state: DOWN, else ALLOCATED/MIXED/IDLE from use.
+  NodeBase Base() const;
+  // Slurm's long state, lower case, as sinfo prints it: "idle", "mixed",
+  // "allocated", "down", "drained", "draining", "unknown", with "*" appended
+  // when not responding.
+  std::string SinfoState(bool long_form) const;
+  // The state as scontrol prints it: "IDLE", "MIXED+DRAIN", "DOWN+NOT_RESPONDING".
+  std::string ScontrolState() const;
+  bool Responding() const { return registered; }
+  // Number of free GRES of a name/type ("" type = any).
+  int64_t FreeGres(const std::string& name, const std::string& type) const;
+  int64_t TotalGres(const std::string& name, const std::string& type) const;
+};
+
+}  // namespace muster::core

@@ -1,0 +1,31 @@
+// Small string helpers shared by config, CLI and daemons.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace muster::util {
+
+std::vector<std::string> Split(std::string_view s, char sep, bool skip_empty = true);
+std::string_view Trim(std::string_view s);
+std::string ToLower(std::string_view s);
+std::string ToUpper(std::string_view s);
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
+bool StartsWith(std::string_view s, std::string_view prefix);
+
+// Parses a non-negative decimal integer; rejects signs, blanks and overflow.
+Result<int64_t> ParseInt(std::string_view s);
+
+// Parses a memory size as Slurm does for --mem: a number with an optional
+// K/M/G/T suffix (case-insensitive; default unit MB). Returns megabytes,
+// rounding K up to whole megabytes.
+Result<int64_t> ParseMemoryMb(std::string_view s);
+
+// Joins strings with a separator.
+std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+
+}  // namespace muster::util
