@@ -1,0 +1,70 @@
+// muster-step: the supervisor of one job's batch script (later: of one job
+// step). The agent writes a StepSpec as JSON to <job spool dir>/spec.json and
+// posix_spawns `muster-step <job spool dir>`; the step runs detached from
+// the agent (own session) so it survives an agent restart, and writes its
+// StepResult to <dir>/result.json (atomically: write tmp, rename) before it
+// exits. Its pid is in <dir>/step.pid.
+//
+// Signals the step understands (sent by the agent):
+//   SIGTERM            cancel: SIGTERM to every job process, SIGKILL after
+//                      kill_wait_s; result state CANCELLED.
+//   SIGUSR1 + sigqueue value v: deliver signal (v & 0xff) to the job's
+//                      processes, only the batch shell when (v & 0x100).
+// The step tracks the whole process tree (it is a child subreaper, so
+// detached descendants reparent to it) and kills all of it at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace muster::stepd {
+
+struct StepSpec {
+  uint32_t job_id = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;  // supplementary groups
+  std::string user_name;
+  std::string work_dir;
+  std::string script_path;  // the batch script, already written, mode 0700 owned by uid
+  std::vector<std::string> argv;  // arguments after the script
+  std::vector<std::string> env;   // complete environment "K=V"
+  std::string std_out;  // expanded path (absolute or relative to work_dir)
+  std::string std_err;  // expanded path; empty = same file as stdout
+  std::string std_in;   // empty = /dev/null
+  bool open_append = false;
+  int64_t time_limit_s = -1;  // -1 = unlimited
+  int kill_wait_s = 30;
+  // --signal: deliver `warn_signal` `warn_time_s` seconds before the limit,
+  // to the batch shell only when warn_batch_only. 0 = none.
+  int warn_signal = 0;
+  int warn_time_s = 0;
+  bool warn_batch_only = false;
+};
+
+// How the step ended. state is one of COMPLETED, FAILED, CANCELLED, TIMEOUT.
+struct StepResult {
+  uint32_t job_id = 0;
+  std::string state;
+  int exit_code = 0;    // exit status of the script (0 when killed by a signal)
+  int exit_signal = 0;  // signal that killed the script, 0 if none
+  int64_t start_time = 0;
+  int64_t end_time = 0;
+  std::string detail;   // e.g. "could not open output file /x: Permission denied"
+};
+
+nlohmann::json ToJson(const StepSpec& s);
+util::Result<StepSpec> StepSpecFromJson(const nlohmann::json& j);
+nlohmann::json ToJson(const StepResult& r);
+util::Result<StepResult> StepResultFromJson(const nlohmann::json& j);
+
+// Runs the step described in <dir>/spec.json to completion and writes
+// <dir>/result.json. Returns the process exit code for muster-step itself.
+int RunStep(const std::string& dir);
+
+}  // namespace muster::stepd
