@@ -4,6 +4,20 @@
 // cluster loads unchanged: keys Slurm has but Muster does not use are
 // accepted (and listed in `ignored_keys` for a warning); unknown keys and
 // bad values are errors naming file:line and the key.
+//
+// Syntax (slurm.conf's): `Key=Value` pairs, several per line allowed; keys
+// case-insensitive; `#` starts a comment outside double quotes (`\#` is a
+// literal '#'); a trailing backslash joins the next line; values may be
+// "quoted". `Include <file>` (relative to the including file's directory,
+// `%c` replaced by ClusterName, shell globs allowed) reads a file inline.
+// NodeName=, PartitionName=, NodeSet=, DownNodes= and FrontendName= lines
+// take the rest of their line as attributes; `NodeName=DEFAULT` and
+// `PartitionName=DEFAULT` set defaults for the lines after them.
+//
+// Muster extension: a relative StateSaveLocation or SlurmdSpoolDir is
+// resolved against the directory of the file it is written in, so a test
+// cluster's directory can be moved as a whole. Slurm requires absolute
+// paths there, so real slurm.conf files are unaffected.
 #pragma once
 
 #include <cstdint>
@@ -22,8 +36,11 @@ struct Config {
   std::string cluster_name = "cluster";
   std::string control_host;     // SlurmctldHost, name part
   std::string control_addr;     // SlurmctldHost, (addr) part if any
-  std::string state_save_location = "/var/spool/muster/ctld";
-  std::string slurmd_spool_dir = "/var/spool/muster/d";
+  // Further SlurmctldHost lines (or BackupController), in order: Slurm's
+  // backup controllers. Accepted; Muster runs a single controller.
+  std::vector<std::string> backup_control_hosts;
+  std::string state_save_location = "/var/spool/muster/ctld";  // absolute
+  std::string slurmd_spool_dir = "/var/spool/muster/d";         // absolute; may hold %n, %h
   int64_t def_mem_per_cpu_mb = 0;  // 0 = unset: a job gets the whole node's memory
   int64_t max_mem_per_cpu_mb = 0;
   int kill_wait_s = 30;
@@ -39,18 +56,26 @@ struct Config {
   std::vector<core::NodeConfig> nodes;  // config order
   std::vector<core::Partition> partitions;
 
-  // Every Key=Value as written (last wins), for `scontrol show config`.
+  // Every top-level Key=Value (not NodeName/PartitionName attributes), the
+  // key spelled as last written and the value unquoted (last wins, keys
+  // compared case-insensitively), for `scontrol show config`.
   std::map<std::string, std::string> raw;
   // Keys recognised as Slurm's but with no effect in Muster ("file:line: Key").
   std::vector<std::string> ignored_keys;
 
+  // The Default=YES partition (when several say so, the last one, as in
+  // Slurm); nullptr when none does.
   const core::Partition* DefaultPartition() const;
+  // Exact (case-sensitive) lookups by name; nullptr when absent. Linear.
   const core::Partition* FindPartition(const std::string& name) const;
   const core::NodeConfig* FindNode(const std::string& name) const;
 };
 
 // Loads a configuration file (and gres.conf in the same directory when it
-// exists). Errors look like "muster.conf:12: NodeName: bad CPUs value 'x'".
+// exists). Errors name the file (relative to the main file's directory when
+// inside it), the line and the key: "muster.conf:3: DefMemPerCPU: invalid
+// value 'abc'", "muster.conf:12: NodeName gpu[01-04]: CPUs: invalid value
+// 'x'", "muster.conf:7: unknown key 'Foo'".
 util::Result<Config> LoadConfig(const std::string& path);
 
 // Parses configuration text as if read from `path` (gres.conf is looked up

@@ -57,6 +57,8 @@ enum class PendingReason {
   kNodeDown,
 };
 std::string_view PendingReasonName(PendingReason r);
+// Parses a reason name as PendingReasonName prints it; nullopt when unknown.
+std::optional<PendingReason> ParsePendingReason(std::string_view name);
 
 // --export: ALL (default), NONE, or a list (optionally starting with ALL).
 enum class ExportMode { kAll, kNone, kList };
@@ -67,7 +69,7 @@ struct NodeAlloc {
   int cpus = 0;
   int64_t mem_mb = 0;
   int tasks = 0;
-  // GRES indices allocated on that node, per GRES spec index of the node.
+  // GPU indices allocated on that node (see Node::gpu_used).
   std::vector<int> gpu_indices;
 };
 
@@ -156,6 +158,10 @@ struct Job {
 
 // Expands an --output/--error pattern: %j job id, %x name, %u user, %N first
 // node, %% percent; other % codes kept as written (arrays come later).
+// As sbatch does for the batch script: %J is the job id, %s "batch", %t and
+// %n 0; "%<width><code>" zero-pads numeric codes (width capped at 10, ignored
+// for %x %u %N); %N stays as written until the job has a node; a backslash
+// anywhere turns expansion off and the backslashes are dropped.
 std::string ExpandOutputPattern(std::string_view pattern, const Job& job);
 
 }  // namespace muster::core

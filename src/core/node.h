@@ -43,8 +43,11 @@ struct Node {
 
   int alloc_cpus = 0;
   int64_t alloc_mem_mb = 0;
-  // One bit per GRES index, per config.gres entry (true = allocated).
-  std::vector<std::vector<bool>> gres_used;
+  // One flag per GPU of the node (true = allocated). GPU index i counts
+  // across all "gpu" entries of config.gres in order, so with
+  // Gres=gpu:a100:2,gpu:h100:2 indices 0-1 are a100 and 2-3 h100; the index
+  // is what CUDA_VISIBLE_DEVICES names.
+  std::vector<bool> gpu_used;
 
   int running_jobs = 0;
 
@@ -60,6 +63,9 @@ struct Node {
   // Number of free GRES of a name/type ("" type = any).
   int64_t FreeGres(const std::string& name, const std::string& type) const;
   int64_t TotalGres(const std::string& name, const std::string& type) const;
+  // The type of GPU index i ("" when untyped).
+  std::string GpuType(int index) const;
+  int TotalGpus() const;
 };
 
 }  // namespace muster::core

@@ -2,14 +2,30 @@
 // their free resources, partitions, the queue in priority order) and "now",
 // it returns a plan: which jobs start where (nodes, CPUs, memory, GPU
 // indices) and, for every pending job not started, Slurm's reason. No I/O,
-// no clock, no globals; deterministic for the same input.
+// no clock, no globals; deterministic for the same input. Thread-safe in the
+// sense that it touches nothing but its arguments (which it never mutates).
 //
 // Policy for now (Slurm's main scheduler without backfill): jobs are tried
 // in the order given; a job that cannot start for lack of resources blocks
 // later jobs of the same partition (they get reason Priority), so a big job
-// is not starved by small ones. Held jobs and jobs not yet eligible do not
-// block. Each job is placed on the first nodes (config order, then Weight)
-// that have the CPUs, memory and GPUs it asks for.
+// is not starved by small ones. Held jobs, jobs not yet eligible and jobs
+// that can never run (BadConstraints) do not block. Each job is placed on
+// the first nodes (lower Weight first, then config order) that have the
+// CPUs, memory and GPUs it asks for.
+//
+// What the scheduler reads of a core::Node:
+//   config (cpus, real_memory_mb, gres entries named "gpu" with their types
+//   and counts, features, weight, initial_state "FUTURE"), registered, down,
+//   drain, alloc_cpus, alloc_mem_mb, gpu_used (index i = i-th GPU across the
+//   node's "gpu" gres entries in order; missing entries count as free) and
+//   running_jobs. A node is usable when registered, not down, not drained
+//   and not FUTURE. A node with nothing allocated (alloc_cpus == 0,
+//   alloc_mem_mb == 0, running_jobs == 0, no GPU used) is idle: only idle
+//   nodes take --exclusive jobs, and an exclusive job takes all CPUs, so
+//   "alloc_cpus == cpus" is what keeps everything else off its node.
+//
+// The controller applies a StartDecision with ApplyStart and gives the
+// resources back with ReleaseJob, so both sides agree on the accounting.
 #pragma once
 
 #include <cstdint>
@@ -24,25 +40,49 @@
 namespace muster::sched {
 
 // A job's request reduced to numbers the placement works with.
+//
+// Node count and task layout (sbatch -N/-n/--ntasks-per-node):
+//   min_nodes == max_nodes: exactly that many nodes; with -n the tasks are
+//     spread in blocks (the first ntasks % nodes nodes get one more).
+//   max_nodes > min_nodes: the job may spread (-n without -N, --gpus without
+//     -N or -n, or -N min-max); nodes are filled greedily in preference
+//     order with as many tasks (and --gpus GPUs) as fit, all or nothing.
+//   ntasks_set == false: one task per node (ntasks_per_node when given), so
+//     the task count follows the node count.
+// CPUs on a node = tasks there * cpus_per_task, or ntasks_per_node *
+// cpus_per_task when --ntasks-per-node is given (Slurm reserves the full
+// per-node count: -n 5 --ntasks-per-node=2 gets 6 CPUs), or all of the
+// node's CPUs with --exclusive.
 struct ResourceRequest {
   int min_nodes = 1;
   int max_nodes = 1;        // == min_nodes unless the job may spread (-n without -N)
   int ntasks = 1;
+  bool ntasks_set = false;  // -n given (else one task per node, see above)
   int ntasks_per_node = 0;  // 0 = free distribution
   int cpus_per_task = 1;
   int64_t mem_per_node_mb = 0;  // exactly one of mem_per_node / mem_per_cpu is set
-  int64_t mem_per_cpu_mb = 0;
-  bool whole_node_mem = false;
+  int64_t mem_per_cpu_mb = 0;   // (or neither, with whole_node_mem)
+  bool whole_node_mem = false;  // --mem=0, or no memory option and no DefMemPerCPU
   std::string gpu_type;      // "" = any
   int64_t gpus_per_node = 0;
   int64_t gpus_per_job = 0;  // --gpus=N, spread over nodes
   bool exclusive = false;
   std::vector<std::string> features;  // all required (-C a&b or a,b)
+  // Each group needs at least one of its features on the node (-C a|b).
+  std::vector<std::vector<std::string>> feature_any;
   std::vector<std::string> required_nodes;  // -w
   std::vector<std::string> excluded_nodes;  // -x
+  // --gres entries other than "gpu" (e.g. "nic:1"): a node must have that
+  // many configured. Node keeps no usage for them, so they are not counted
+  // against other jobs.
+  std::vector<core::GresRequest> other_gres;
 };
 
 // Derives the request; `def_mem_per_cpu_mb` is DefMemPerCPU (0 = whole node).
+// Returns InvalidArgument naming the option for inconsistent or malformed
+// input (e.g. "--ntasks=3 is more than --ntasks-per-node=2 on 1 node(s)",
+// a bad -w hostlist, both --mem and --mem-per-cpu). As sbatch does, -N
+// larger than -n is lowered to -n, and -w naming k nodes raises -N to k.
 util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
                                                   int64_t def_mem_per_cpu_mb);
 
@@ -65,11 +105,23 @@ struct PendingDecision {
 };
 
 struct Plan {
-  std::vector<StartDecision> starts;
+  std::vector<StartDecision> starts;     // in decision order
   std::vector<PendingDecision> pending;  // every pending job not started
 };
 
-// One scheduling pass.
+// One scheduling pass. Every job of snapshot.pending ends up in exactly one
+// of plan.starts / plan.pending. Reasons, checked in this order:
+//   JobHeldAdmin / JobHeldUser (job.held), BeginTime (req.begin_time > now),
+//   PartitionInactive (state INACTIVE, or the partition is unknown),
+//   PartitionDown (state DOWN; DRAIN still runs queued jobs, as in Slurm),
+//   PartitionTimeLimit (partition MaxTime < job.time_limit_s, -1 = unlimited),
+//   PartitionNodeLimit (-N above the partition's MaxNodes / below MinNodes),
+//   Priority (an earlier job of the same partition waits for Resources),
+//   BadConstraints (no set of the partition's nodes could ever hold it, or
+//   its request is malformed), ReqNodeNotAvail (-w names a node that is
+//   down, drained or not responding), Resources (otherwise; blocks the
+//   partition for the rest of the pass).
+// Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 
 // Checks at submission that some set of nodes of the partition could ever run
@@ -78,7 +130,33 @@ Plan Schedule(const Snapshot& snapshot);
 // not available") and `detail` filled with a line naming the resource, what
 // was asked and the most any node offers, e.g. "gres/gpu: requested 16 per
 // node, the most any node in partition gpu has is 8".
+// Where Slurm answers differently it returns kInvalidArgument with Slurm's
+// message and our detail: "Invalid feature specification" (a feature no node
+// of the cluster has), "Invalid generic resource (gres) specification" (a
+// GRES name the cluster does not know), "Invalid node name specified" (-w/-x
+// naming a node not in the configuration). Malformed requests (see
+// MakeResourceRequest) come back as kInvalidArgument with their own text;
+// inconsistent task/node counts as kUnavailable, as Slurm does.
+// `detail` may be null.
 util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
                               const config::Config& cfg, std::string* detail);
+
+// Applies a start to the live nodes: adds each NodeAlloc's CPUs and memory,
+// marks its GPU indices used, counts the job in running_jobs. `nodes` is
+// searched by name. All or nothing: returns FailedPrecondition (changing
+// nothing) when a node is unknown, would be over-allocated, or a GPU index
+// is out of range or already used — the plan no longer matches live state.
+util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node*>& nodes);
+util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
+                        const std::vector<core::Node*>& nodes);
+
+// Gives a finished (or requeued) job's allocation back: the inverse of
+// ApplyStart. Unknown nodes are skipped (a node removed from the
+// configuration); counts never go below zero. Returns FailedPrecondition
+// when the accounting was inconsistent (something freed twice), after
+// releasing what it could.
+util::Status ReleaseJob(const core::Job& job, const std::vector<core::Node*>& nodes);
+util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
+                        const std::vector<core::Node*>& nodes);
 
 }  // namespace muster::sched

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,12 @@ struct ClusterView {
   std::vector<const core::Node*> nodes;  // config order
   int64_t now = 0;
   uint32_t caller_uid = 0;
+  // Version= (scontrol show node), %v (sinfo) and SLURM_VERSION (show config).
+  std::string version = "0.1.0";
+  int64_t ctld_start_time = 0;  // BOOT_TIME in `scontrol show config`; 0 = Unknown
+  // Arch= and OS= of `scontrol show node`; empty = this host's uname(2).
+  std::string arch;
+  std::string os;
 };
 
 // ---- squeue ----
@@ -63,12 +70,29 @@ struct SinfoRequest {
   std::string format;        // -o
   std::string format_long;   // -O
   std::vector<std::string> partitions;  // -p
-  std::vector<std::string> states;      // -t
+  // -t, split at commas; a token may join states with '&' (all must hold).
+  std::vector<std::string> states;
   std::string nodes;                    // -n hostlist
+  bool exact = false;        // -e
+  bool dead = false;         // -d
+  bool responding = false;   // -r
+  std::string sort;          // -S, empty = "#P,-t" (or "N" with -N)
+  int iterate_s = 0;         // -i; the CLI repeats the request
+  bool help = false;         // --help/--usage: the CLI prints SinfoUsage()
+  bool version = false;      // -V/--version: the CLI prints its version
 };
 nlohmann::json ToJson(const SinfoRequest& r);
 util::Result<SinfoRequest> SinfoRequestFromJson(const nlohmann::json& j);
+// Parses sinfo's argv (without argv[0]) and SINFO_FORMAT, SINFO_PARTITION,
+// SINFO_SORT, SINFO_ALL from the process environment (the second form takes
+// the environment as a map). Errors carry sinfo's whole stderr text, e.g.
+// "sinfo: invalid option -- 'z'\nTry \"sinfo --help\" for more information".
 util::Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args);
+util::Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args,
+                                          const std::map<std::string, std::string>& env);
+std::string SinfoUsage();
+// Errors carry sinfo's stderr text (e.g. a bad -t state); an unknown -p
+// partition is not an error: sinfo prints only the header.
 util::Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view);
 
 // ---- scontrol show ----
@@ -82,7 +106,12 @@ struct ShowRequest {
 };
 nlohmann::json ToJson(const ShowRequest& r);
 util::Result<ShowRequest> ShowRequestFromJson(const nlohmann::json& j);
-// Errors match scontrol's, e.g. "Invalid job id specified" / "Node x not found".
+// Errors carry scontrol's stderr text: "slurm_load_jobs error: Invalid job id
+// specified", "Node x not found", "Partition x not found".
 util::Result<std::string> RenderShow(const ShowRequest& req, const ClusterView& view);
+
+// One `scontrol show job` record, complete as scontrol prints it: ending in
+// "\n\n" (the blank line between records) or, one_liner, in "\n".
+std::string RenderJobRecord(const core::Job& job, const ClusterView& view, bool one_liner, bool details);
 
 }  // namespace muster::render

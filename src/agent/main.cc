@@ -1,0 +1,75 @@
+// muster-agent: hosts nodes on this machine for musterd.
+//   muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST]
+#include <signal.h>
+#include <unistd.h>
+
+#include <climits>
+#include <filesystem>
+#include <iostream>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "agent/agent.h"
+#include "config/config.h"
+#include "util/hostlist.h"
+#include "util/log.h"
+#include "util/users.h"
+
+int main(int argc, char** argv) {
+  using namespace muster;
+  std::string conf_path;
+  agent::AgentOptions opts;
+  opts.host = util::HostName();
+  std::string nodes;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--conf" || a == "-f") && i + 1 < argc) {
+      conf_path = argv[++i];
+    } else if (a == "--host" && i + 1 < argc) {
+      opts.host = argv[++i];
+    } else if (a == "--nodes" && i + 1 < argc) {
+      nodes = argv[++i];
+    } else {
+      std::cerr << "usage: muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST]\n";
+      return 2;
+    }
+  }
+  if (conf_path.empty()) conf_path = config::DefaultConfigPath();
+  util::SetLogName("muster-agent");
+  auto cfg = config::LoadConfig(conf_path);
+  if (!cfg.ok()) {
+    std::cerr << "muster-agent: error: " << cfg.status().message() << "\n";
+    return 1;
+  }
+  if (!nodes.empty()) {
+    auto list = util::ExpandHostlist(nodes);
+    if (!list.ok()) {
+      std::cerr << "muster-agent: error: --nodes: " << list.status().message() << "\n";
+      return 1;
+    }
+    for (const auto& n : *list) {
+      if (!cfg->FindNode(n)) {
+        std::cerr << "muster-agent: error: --nodes: node " << n << " is not in " << cfg->path << "\n";
+        return 1;
+      }
+    }
+    opts.nodes = *list;
+  }
+  char self[PATH_MAX] = {0};
+  ssize_t len = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
+  std::filesystem::path dir = len > 0 ? std::filesystem::path(std::string(self, len)).parent_path()
+                                      : std::filesystem::path(".");
+  opts.step_binary = (dir / "muster-step").string();
+  ::signal(SIGPIPE, SIG_IGN);
+  boost::asio::io_context io;
+  agent::Agent agent(io, *cfg, opts);
+  boost::asio::signal_set stop(io, SIGTERM, SIGINT);
+  stop.async_wait([&](boost::system::error_code, int) {
+    util::LogInfo("stopping; running steps go on and are reattached at the next start");
+    io.stop();
+  });
+  agent.Start();
+  io.run();
+  return 0;
+}

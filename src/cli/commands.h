@@ -1,0 +1,22 @@
+// Entry points of the Slurm-named commands of the multi-call `muster`
+// binary. Each takes its arguments without argv[0] and returns the exit code.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace muster::cli {
+
+int SbatchMain(const std::vector<std::string>& args);
+int SqueueMain(const std::vector<std::string>& args);
+int SinfoMain(const std::vector<std::string>& args);
+int ScancelMain(const std::vector<std::string>& args);
+int ScontrolMain(const std::vector<std::string>& args);
+int SrunMain(const std::vector<std::string>& args);
+int UpMain(const std::vector<std::string>& args);
+int DownMain(const std::vector<std::string>& args);
+
+// Prints "<prog>: error: <message>" to stderr.
+void PrintError(const std::string& prog, const std::string& message);
+
+}  // namespace muster::cli

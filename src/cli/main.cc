@@ -1,0 +1,45 @@
+// The multi-call `muster` binary: run as sbatch, squeue, ... through links,
+// or as `muster <command> ...`.
+#include <filesystem>
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+
+namespace {
+
+using Main = int (*)(const std::vector<std::string>&);
+
+const std::map<std::string, Main>& Commands() {
+  static const std::map<std::string, Main> kCommands = {
+      {"sbatch", muster::cli::SbatchMain},   {"squeue", muster::cli::SqueueMain},
+      {"sinfo", muster::cli::SinfoMain},     {"scancel", muster::cli::ScancelMain},
+      {"scontrol", muster::cli::ScontrolMain}, {"srun", muster::cli::SrunMain},
+      {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
+  };
+  return kCommands;
+}
+
+int Usage() {
+  std::cerr << "usage: muster <command> [args]\n"
+               "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
+               "  muster down [--conf FILE]                   stop it\n"
+               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun ...\n"
+               "The Slurm-named links beside this binary run those commands directly.\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string prog = std::filesystem::path(argv[0]).filename().string();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  auto it = Commands().find(prog);
+  if (it == Commands().end()) {
+    if (args.empty()) return Usage();
+    it = Commands().find(args[0]);
+    if (it == Commands().end()) return Usage();
+    args.erase(args.begin());
+  }
+  return it->second(args);
+}

@@ -1,0 +1,355 @@
+#include "cli/sbatch_parse.h"
+
+#include <signal.h>
+
+#include "cli/options.h"
+#include "core/gres.h"
+#include "util/slurm_time.h"
+#include "util/strings.h"
+
+namespace muster::cli {
+
+namespace {
+
+util::Status Invalid(const std::string& what) {
+  return util::InvalidArgument("Invalid " + what + " specification");
+}
+
+util::Result<int> PositiveInt(const std::string& v, const std::string& what) {
+  auto n = util::ParseInt(v);
+  if (!n.ok() || *n <= 0 || *n > 1000000) return Invalid(what);
+  return static_cast<int>(*n);
+}
+
+// Parses Slurm's wall-clock forms for --begin: now[+N[units]], HH:MM[:SS],
+// YYYY-MM-DD[THH:MM[:SS]], today, tomorrow, midnight, noon, teatime.
+util::Result<int64_t> ParseBeginTime(const std::string& v) {
+  std::string s = util::ToLower(v);
+  int64_t now = ::time(nullptr);
+  if (util::StartsWith(s, "now")) {
+    if (s == "now") return now;
+    if (s[3] != '+') return Invalid("--begin");
+    std::string rest = s.substr(4);
+    size_t i = 0;
+    while (i < rest.size() && isdigit(static_cast<unsigned char>(rest[i]))) ++i;
+    auto n = util::ParseInt(rest.substr(0, i));
+    if (!n.ok()) return Invalid("--begin");
+    std::string unit = rest.substr(i);
+    int64_t mult = 1;
+    if (unit.empty() || unit == "s" || unit == "seconds") mult = 1;
+    else if (unit == "minutes" || unit == "minute" || unit == "min") mult = 60;
+    else if (unit == "hours" || unit == "hour") mult = 3600;
+    else if (unit == "days" || unit == "day") mult = 86400;
+    else if (unit == "weeks" || unit == "week") mult = 7 * 86400;
+    else return Invalid("--begin");
+    return now + *n * mult;
+  }
+  struct tm tm {};
+  time_t t = now;
+  localtime_r(&t, &tm);
+  tm.tm_sec = 0;
+  auto at = [&](int h, int m, int sec, bool next_day_if_past) -> int64_t {
+    struct tm x = tm;
+    x.tm_hour = h;
+    x.tm_min = m;
+    x.tm_sec = sec;
+    x.tm_isdst = -1;
+    int64_t r = mktime(&x);
+    if (next_day_if_past && r <= now) r += 86400;
+    return r;
+  };
+  if (s == "midnight") return at(0, 0, 0, true);
+  if (s == "noon") return at(12, 0, 0, true);
+  if (s == "teatime") return at(16, 0, 0, true);
+  if (s == "today") return at(0, 0, 0, false);
+  if (s == "tomorrow") return at(0, 0, 0, false) + 86400;
+  int Y = 0, M = 0, D = 0, h = 0, m = 0, sec = 0;
+  char extra = 0;
+  if (sscanf(s.c_str(), "%d-%d-%dt%d:%d:%d%c", &Y, &M, &D, &h, &m, &sec, &extra) >= 5 ||
+      sscanf(s.c_str(), "%d-%d-%d%c", &Y, &M, &D, &extra) == 3) {
+    if (extra) return Invalid("--begin");
+    struct tm x {};
+    x.tm_year = Y - 1900;
+    x.tm_mon = M - 1;
+    x.tm_mday = D;
+    x.tm_hour = h;
+    x.tm_min = m;
+    x.tm_sec = sec;
+    x.tm_isdst = -1;
+    return static_cast<int64_t>(mktime(&x));
+  }
+  if (sscanf(s.c_str(), "%d:%d:%d%c", &h, &m, &sec, &extra) >= 2 && !extra && h < 24 && m < 60) {
+    return at(h, m, sec, true);
+  }
+  return Invalid("--begin");
+}
+
+}  // namespace
+
+std::vector<std::string> ExtractDirectives(const std::string& script) {
+  std::vector<std::string> words;
+  size_t pos = 0;
+  bool first = true;
+  while (pos < script.size()) {
+    size_t end = script.find('\n', pos);
+    if (end == std::string::npos) end = script.size();
+    std::string line = script.substr(pos, end - pos);
+    pos = end + 1;
+    if (first && util::StartsWith(line, "#!")) {
+      first = false;
+      continue;
+    }
+    first = false;
+    std::string_view t = util::Trim(line);
+    if (t.empty()) continue;
+    if (t[0] != '#') break;  // the first command ends the directives
+    if (!util::StartsWith(t, "#SBATCH")) continue;
+    std::string rest(t.substr(7));
+    if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') continue;  // e.g. "#SBATCHX"
+    for (auto& w : SplitShellWords(rest)) words.push_back(std::move(w));
+  }
+  return words;
+}
+
+std::string WrapScript(const std::string& command) {
+  return "#!/bin/sh\n# This script was created by sbatch --wrap.\n\n" + command + "\n";
+}
+
+util::Status CheckScript(const std::string& script) {
+  if (script.empty()) return util::InvalidArgument("Batch script is empty!");
+  if (!util::StartsWith(script, "#!")) {
+    return util::InvalidArgument(
+        "This does not look like a batch script.  The first\n"
+        "sbatch: error: line must start with #! followed by the path to an interpreter.\n"
+        "sbatch: error: For instance: #!/bin/sh");
+  }
+  if (script.find('\0') != std::string::npos) {
+    return util::InvalidArgument("The job script contains a NULL character");
+  }
+  return util::Status::Ok();
+}
+
+util::Status ApplyExport(const std::string& spec, const std::vector<std::string>& environ_list,
+                         core::JobRequest* req) {
+  req->environment.clear();
+  std::vector<std::string> parts = util::Split(spec, ',');
+  if (parts.empty()) return Invalid("--export");
+  std::string head = util::ToUpper(parts[0]);
+  size_t first = 0;
+  if (head == "ALL") {
+    req->export_mode = core::ExportMode::kAll;
+    req->environment = environ_list;
+    first = 1;
+  } else if (head == "NONE") {
+    req->export_mode = core::ExportMode::kNone;
+    first = 1;
+  } else {
+    req->export_mode = core::ExportMode::kList;
+  }
+  for (size_t i = first; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (p.find('=') != std::string::npos) {
+      req->environment.push_back(p);
+      continue;
+    }
+    for (const auto& kv : environ_list) {
+      if (kv.size() > p.size() && kv.compare(0, p.size(), p) == 0 && kv[p.size()] == '=') {
+        req->environment.push_back(kv);
+      }
+    }
+  }
+  // SLURM_* variables of the submitter always travel, as in Slurm.
+  if (req->export_mode != core::ExportMode::kAll) {
+    for (const auto& kv : environ_list) {
+      if (util::StartsWith(kv, "SLURM_")) req->environment.push_back(kv);
+    }
+  }
+  return util::Status::Ok();
+}
+
+util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
+                                                          SbatchInvocation* inv) {
+  core::JobRequest& r = inv->req;
+  auto str = [](std::string* field) {
+    return [field](const std::string& v) {
+      *field = v;
+      return util::Status::Ok();
+    };
+  };
+  auto flag = [](bool* field, bool value) {
+    return [field, value](const std::string&) {
+      *field = value;
+      return util::Status::Ok();
+    };
+  };
+  auto positive = [](int* field, const char* what) {
+    return [field, what](const std::string& v) {
+      auto n = PositiveInt(v, what);
+      if (!n.ok()) return n.status();
+      *field = *n;
+      return util::Status::Ok();
+    };
+  };
+  auto ignore = [](const std::string&) { return util::Status::Ok(); };
+  auto memory = [](int64_t* field, const char* what) {
+    return [field, what](const std::string& v) {
+      auto mb = util::ParseMemoryMb(v);
+      if (!mb.ok()) return Invalid(what);
+      *field = *mb;
+      return util::Status::Ok();
+    };
+  };
+  std::vector<OptionSpec> specs = {
+      {'A', "account", Arg::kRequired, str(&r.account)},
+      {'a', "array", Arg::kRequired,
+       [](const std::string&) {
+         return util::InvalidArgument("--array: job arrays are not available in this Muster version yet");
+       }},
+      {'b', "begin", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto t = ParseBeginTime(v);
+         if (!t.ok()) return t.status();
+         r.begin_time = *t;
+         return util::Status::Ok();
+       }},
+      {'c', "cpus-per-task", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto n = PositiveInt(v, "--cpus-per-task");
+         if (!n.ok()) return n.status();
+         r.cpus_per_task = *n;
+         r.cpus_per_task_set = true;
+         return util::Status::Ok();
+       }},
+      {0, "comment", Arg::kRequired, str(&r.comment)},
+      {'C', "constraint", Arg::kRequired, str(&r.constraint)},
+      {'D', "chdir", Arg::kRequired, str(&r.work_dir)},
+      {'e', "error", Arg::kRequired, str(&r.std_err)},
+      {0, "exclusive", Arg::kOptional, flag(&r.exclusive, true)},
+      {0, "export", Arg::kRequired, str(&inv->export_spec)},
+      {0, "get-user-env", Arg::kOptional, ignore},
+      {0, "gres", Arg::kRequired,
+       [&r](const std::string& v) {
+         if (util::EqualsIgnoreCase(v, "none")) {
+           r.gres.clear();
+           return util::Status::Ok();
+         }
+         auto g = core::ParseGresRequest(v);
+         if (!g.ok()) return util::InvalidArgument("Invalid generic resource (gres) specification");
+         std::erase_if(r.gres, [](const core::GresRequest& x) { return !x.per_job; });
+         for (auto& x : *g) r.gres.push_back(x);
+         return util::Status::Ok();
+       }},
+      {'G', "gpus", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto g = core::ParseGpuCount(v, true);
+         if (!g.ok()) return util::InvalidArgument("Invalid --gpus specification");
+         std::erase_if(r.gres, [](const core::GresRequest& x) { return x.name == "gpu"; });
+         r.gres.push_back(*g);
+         return util::Status::Ok();
+       }},
+      {0, "gpus-per-node", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto g = core::ParseGpuCount(v, false);
+         if (!g.ok()) return util::InvalidArgument("Invalid --gpus-per-node specification");
+         std::erase_if(r.gres, [](const core::GresRequest& x) { return x.name == "gpu"; });
+         r.gres.push_back(*g);
+         return util::Status::Ok();
+       }},
+      {'H', "hold", Arg::kNone, flag(&r.hold, true)},
+      {'i', "input", Arg::kRequired, str(&r.std_in)},
+      {'J', "job-name", Arg::kRequired, str(&r.name)},
+      {0, "kill-on-invalid-dep", Arg::kRequired, ignore},
+      {'L', "licenses", Arg::kRequired, ignore},
+      {'M', "clusters", Arg::kRequired, ignore},
+      {0, "mail-type", Arg::kRequired, ignore},
+      {0, "mail-user", Arg::kRequired, ignore},
+      {0, "mem", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto mb = util::ParseMemoryMb(v);
+         if (!mb.ok()) return Invalid("--mem");
+         r.mem_per_node_mb = *mb;
+         r.mem_whole_node = *mb == 0;
+         r.mem_per_cpu_mb = 0;
+         return util::Status::Ok();
+       }},
+      {0, "mem-per-cpu", Arg::kRequired,
+       [&r, memory](const std::string& v) {
+         MUSTER_RETURN_IF_ERROR(memory(&r.mem_per_cpu_mb, "--mem-per-cpu")(v));
+         r.mem_per_node_mb = 0;
+         r.mem_whole_node = false;
+         return util::Status::Ok();
+       }},
+      {0, "mincpus", Arg::kRequired, ignore},
+      {'N', "nodes", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto dash = v.find('-');
+         auto lo = PositiveInt(v.substr(0, dash), "node count");
+         if (!lo.ok()) return lo.status();
+         r.min_nodes = *lo;
+         r.max_nodes = *lo;
+         if (dash != std::string::npos) {
+           auto hi = PositiveInt(v.substr(dash + 1), "node count");
+           if (!hi.ok() || *hi < *lo) return Invalid("node count");
+           r.max_nodes = *hi;
+         }
+         return util::Status::Ok();
+       }},
+      {'n', "ntasks", Arg::kRequired, positive(&r.ntasks, "--ntasks")},
+      {0, "ntasks-per-node", Arg::kRequired, positive(&r.ntasks_per_node, "--ntasks-per-node")},
+      {0, "nice", Arg::kOptional,
+       [&r](const std::string& v) {
+         if (v.empty()) {
+           r.nice = 100;
+           return util::Status::Ok();
+         }
+         bool neg = !v.empty() && v[0] == '-';
+         auto n = util::ParseInt(neg || v[0] == '+' ? v.substr(1) : v);
+         if (!n.ok()) return Invalid("--nice");
+         r.nice = static_cast<int>(neg ? -*n : *n);
+         return util::Status::Ok();
+       }},
+      {'o', "output", Arg::kRequired, str(&r.std_out)},
+      {0, "open-mode", Arg::kRequired,
+       [&r](const std::string& v) {
+         if (util::EqualsIgnoreCase(v, "append") || util::EqualsIgnoreCase(v, "a")) {
+           r.open_append = true;
+         } else if (util::EqualsIgnoreCase(v, "truncate") || util::EqualsIgnoreCase(v, "t")) {
+           r.open_append = false;
+         } else {
+           return Invalid("--open-mode");
+         }
+         return util::Status::Ok();
+       }},
+      {'p', "partition", Arg::kRequired, str(&r.partition)},
+      {0, "parsable", Arg::kNone, flag(&inv->parsable, true)},
+      {0, "propagate", Arg::kOptional, ignore},
+      {'q', "qos", Arg::kRequired, str(&r.qos)},
+      {'Q', "quiet", Arg::kNone, flag(&inv->quiet, true)},
+      {0, "requeue", Arg::kNone, flag(&r.requeue, true)},
+      {0, "no-requeue", Arg::kNone, flag(&r.requeue, false)},
+      {0, "reservation", Arg::kRequired, str(&r.reservation)},
+      {0, "signal", Arg::kRequired, str(&r.signal_spec)},
+      {'t', "time", Arg::kRequired,
+       [&r](const std::string& v) {
+         auto t = util::ParseTimeLimitSeconds(v);
+         if (!t.ok()) return Invalid("--time");
+         // Slurm keeps limits in whole minutes, rounding seconds up.
+         r.time_limit_s = *t < 0 ? *t : (*t + 59) / 60 * 60;
+         return util::Status::Ok();
+       }},
+      {0, "time-min", Arg::kRequired, ignore},
+      {0, "tmp", Arg::kRequired, ignore},
+      {'v', "verbose", Arg::kNone, ignore},
+      {'w', "nodelist", Arg::kRequired, str(&r.nodelist)},
+      {'x', "exclude", Arg::kRequired, str(&r.exclude)},
+      {0, "wckey", Arg::kRequired, str(&r.wckey)},
+      {0, "wrap", Arg::kRequired, str(&inv->wrap)},
+      {0, "distribution", Arg::kRequired, ignore},
+      {'m', "", Arg::kRequired, ignore},
+  };
+  auto parsed = ParseOptions("sbatch", specs, args, true);
+  if (!parsed.ok()) return parsed.status();
+  return std::move(parsed->positional);
+}
+
+}  // namespace muster::cli

@@ -1,0 +1,44 @@
+// sbatch's option and #SBATCH directive handling, apart from any I/O so it
+// can be tested: the command line and the script's directives become one
+// core::JobRequest (command-line options override directives, as in Slurm).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/job.h"
+#include "util/status.h"
+
+namespace muster::cli {
+
+struct SbatchInvocation {
+  core::JobRequest req;
+  bool parsable = false;
+  bool quiet = false;
+  std::string script_file;  // "" = stdin or --wrap
+  std::string wrap;
+  std::string export_spec = "ALL";  // --export, applied once all options are known
+};
+
+// The #SBATCH directives of a script: every "#SBATCH" line before the first
+// line that is neither blank nor a comment, split into words.
+std::vector<std::string> ExtractDirectives(const std::string& script);
+
+// Applies one list of options to `inv` (later calls override earlier ones,
+// so directives are applied first, then the command line). Returns the
+// positional arguments: the script and its arguments.
+util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
+                                                          SbatchInvocation* inv);
+
+// Builds the environment the job is submitted with, for --export.
+util::Status ApplyExport(const std::string& spec, const std::vector<std::string>& environ_list,
+                         core::JobRequest* req);
+
+// The script --wrap generates.
+std::string WrapScript(const std::string& command);
+
+// Slurm's check that a batch script starts with "#!".
+util::Status CheckScript(const std::string& script);
+
+}  // namespace muster::cli

@@ -1,0 +1,145 @@
+// scancel: cancel or signal jobs (Slurm-compatible).
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/options.h"
+#include "util/strings.h"
+
+namespace muster::cli {
+
+int ScancelMain(const std::vector<std::string>& args) {
+  nlohmann::json body = nlohmann::json::object();
+  std::string signal_name;
+  bool batch = false, full = false, quiet = false, interactive = false;
+  std::vector<std::string> states;
+  auto set = [&body](const char* key) {
+    return [&body, key](const std::string& v) {
+      body[key] = v;
+      return util::Status::Ok();
+    };
+  };
+  auto flag = [](bool* f) {
+    return [f](const std::string&) {
+      *f = true;
+      return util::Status::Ok();
+    };
+  };
+  auto ignore = [](const std::string&) { return util::Status::Ok(); };
+  std::vector<OptionSpec> specs = {
+      {'u', "user", Arg::kRequired, set("user")},
+      {'n', "name", Arg::kRequired, set("name")},
+      {0, "jobname", Arg::kRequired, set("name")},
+      {'p', "partition", Arg::kRequired, set("partition")},
+      {'t', "state", Arg::kRequired,
+       [&states](const std::string& v) {
+         for (auto& s : util::Split(v, ',')) states.push_back(s);
+         return util::Status::Ok();
+       }},
+      {'s', "signal", Arg::kRequired,
+       [&signal_name](const std::string& v) {
+         signal_name = v;
+         return util::Status::Ok();
+       }},
+      {'b', "batch", Arg::kNone, flag(&batch)},
+      {'f', "full", Arg::kNone, flag(&full)},
+      {'Q', "quiet", Arg::kNone, flag(&quiet)},
+      {'i', "interactive", Arg::kNone, flag(&interactive)},
+      {'v', "verbose", Arg::kNone, ignore},
+      {'M', "clusters", Arg::kRequired, ignore},
+      {0, "me", Arg::kNone,
+       [&body](const std::string&) {
+         body["user"] = std::to_string(getuid());
+         return util::Status::Ok();
+       }},
+  };
+  auto parsed = ParseOptions("scancel", specs, args, false);
+  if (!parsed.ok()) {
+    std::cerr << parsed.status().message() << "\nTry \"scancel --help\" for more information\n";
+    return 1;
+  }
+  std::vector<std::string> ids;
+  for (const auto& p : parsed->positional) {
+    for (auto& id : util::Split(p, ',')) {
+      // Step ids (N.0) cancel the whole job for now.
+      ids.push_back(id.substr(0, id.find('.')));
+    }
+  }
+  for (const auto& id : ids) {
+    auto n = util::ParseInt(id);
+    if (!n.ok() || *n == 0) {
+      PrintError("scancel", "Invalid job id " + id);
+      return 1;
+    }
+  }
+  if (!states.empty()) body["states"] = states;
+  if (ids.empty() && body.empty()) {
+    PrintError("scancel", "No job identification provided");
+    return 1;
+  }
+  if (!signal_name.empty()) {
+    // Numbers or names, with or without SIG.
+    static const std::pair<const char*, int> kSignals[] = {
+        {"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"ABRT", 6},  {"KILL", 9},
+        {"USR1", 10}, {"SEGV", 11}, {"USR2", 12}, {"PIPE", 13}, {"ALRM", 14},
+        {"TERM", 15}, {"CONT", 18}, {"STOP", 19}, {"TSTP", 20}, {"URG", 23},
+        {"XCPU", 24}, {"WINCH", 28}};
+    std::string s = util::ToUpper(signal_name);
+    if (util::StartsWith(s, "SIG")) s = s.substr(3);
+    int sig = 0;
+    for (auto& [n, v] : kSignals) {
+      if (s == n) sig = v;
+    }
+    auto num = util::ParseInt(s);
+    if (num.ok() && *num > 0 && *num < 65) sig = static_cast<int>(*num);
+    if (sig == 0) {
+      PrintError("scancel", "Invalid job signal: " + signal_name);
+      return 1;
+    }
+    body["signal"] = sig;
+  }
+  body["batch_only"] = batch;
+  if (interactive && !ids.empty()) {
+    std::vector<std::string> confirmed;
+    for (const auto& id : ids) {
+      std::cout << "Cancel job_id=" << id << " [y/n]? " << std::flush;
+      std::string answer;
+      if (!std::getline(std::cin, answer)) break;
+      if (!answer.empty() && (answer[0] == 'y' || answer[0] == 'Y')) confirmed.push_back(id);
+    }
+    ids = confirmed;
+    if (ids.empty()) return 0;
+  }
+  body["job_ids"] = ids;
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    PrintError("scancel", client.status().message());
+    return 1;
+  }
+  auto resp = client->Post("/v1/jobs/cancel", body);
+  if (!resp.ok()) {
+    PrintError("scancel", resp.status().message());
+    return 1;
+  }
+  if (resp->status != 200) {
+    PrintError("scancel", ErrorText(*resp));
+    return 1;
+  }
+  int rc = 0;
+  for (const auto& r : resp->body.at("results")) {
+    std::string err = r.value("error", "");
+    if (err.empty()) continue;
+    std::string id = r.value("job_id", "");
+    if (id.empty()) {
+      PrintError("scancel", err);
+    } else if (!quiet || err != "Job/step already completing or completed") {
+      PrintError("scancel", "Kill job error on job id " + id + ": " + err);
+    }
+    rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace muster::cli

@@ -1,0 +1,210 @@
+// scontrol: show and update the cluster (Slurm-compatible subset).
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/client.h"
+#include "cli/commands.h"
+#include "cli/render/render.h"
+#include "util/hostlist.h"
+#include "util/strings.h"
+
+namespace muster::cli {
+
+int ShowRemote(const render::ShowRequest& req);
+
+namespace {
+
+int ShowHostnames(const std::vector<std::string>& words) {
+  std::string expr;
+  if (words.empty()) {
+    const char* env = getenv("SLURM_JOB_NODELIST");
+    if (!env) env = getenv("SLURM_NODELIST");
+    if (!env) {
+      std::cerr << "scontrol: error: host list is empty\n";
+      return 1;
+    }
+    expr = env;
+  } else {
+    expr = util::Join(words, ",");
+  }
+  auto hosts = util::ExpandHostlist(expr);
+  if (!hosts.ok()) {
+    std::cerr << "scontrol: error: Invalid hostlist: " << expr << "\n";
+    return 1;
+  }
+  for (const auto& h : *hosts) std::cout << h << "\n";
+  return 0;
+}
+
+int ShowHostlist(const std::vector<std::string>& words) {
+  if (words.empty()) {
+    std::cerr << "scontrol: error: host list is empty\n";
+    return 1;
+  }
+  auto hosts = util::ExpandHostlist(util::Join(words, ","));
+  if (!hosts.ok()) {
+    std::cerr << "scontrol: error: Invalid hostlist: " << util::Join(words, ",") << "\n";
+    return 1;
+  }
+  std::cout << util::CompressHostlist(*hosts) << "\n";
+  return 0;
+}
+
+int Show(const std::vector<std::string>& words, bool one_liner, bool details) {
+  if (words.empty()) {
+    std::cerr << "scontrol: error: too few arguments for keyword:show\n";
+    return 1;
+  }
+  std::string what = util::ToLower(words[0]);
+  std::vector<std::string> rest(words.begin() + 1, words.end());
+  if (what == "hostnames") return ShowHostnames(rest);
+  if (what == "hostlist" || what == "hostlistsorted") return ShowHostlist(rest);
+  render::ShowRequest req;
+  req.one_liner = one_liner;
+  req.details = details;
+  if (what == "job" || what == "jobs" || what == "jobid") {
+    req.what = "job";
+  } else if (what == "node" || what == "nodes") {
+    req.what = "node";
+  } else if (what == "partition" || what == "partitions") {
+    req.what = "partition";
+  } else if (what == "config") {
+    req.what = "config";
+  } else {
+    std::cerr << "scontrol: error: invalid entity:" << words[0] << " for keyword:show \n";
+    return 1;
+  }
+  if (!rest.empty()) req.name = rest[0];
+  return ShowRemote(req);
+}
+
+int PrintResults(const Response& resp, const std::string& what) {
+  int rc = 0;
+  for (const auto& r : resp.body.at("results")) {
+    std::string err = r.value("error", "");
+    if (err.empty()) continue;
+    std::cerr << what << " " << r.value("job_id", "") << ": " << err << "\n";
+    rc = 1;
+  }
+  return rc;
+}
+
+int HoldRelease(const std::string& verb, const std::vector<std::string>& words) {
+  if (words.empty()) {
+    std::cerr << "scontrol: error: too few arguments for keyword:" << verb << "\n";
+    return 1;
+  }
+  std::vector<std::string> ids;
+  for (const auto& w : words) {
+    std::string v = w;
+    if (util::StartsWith(util::ToLower(v), "jobid=")) v = v.substr(6);
+    for (auto& id : util::Split(v, ',')) ids.push_back(id);
+  }
+  nlohmann::json body = {{"job_ids", ids}, {"user_hold", verb == "uhold"}};
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    std::cerr << client.status().message() << "\n";
+    return 1;
+  }
+  std::string target = verb == "release" ? "/v1/jobs/release" : "/v1/jobs/hold";
+  auto resp = client->Post(target, body);
+  if (!resp.ok() || resp->status != 200) {
+    std::cerr << "scontrol: error: " << (resp.ok() ? ErrorText(*resp) : resp.status().message())
+              << "\n";
+    return 1;
+  }
+  return PrintResults(*resp, "Job");
+}
+
+int Update(const std::vector<std::string>& words) {
+  std::string nodes, state, reason;
+  for (const auto& w : words) {
+    auto eq = w.find('=');
+    if (eq == std::string::npos) {
+      std::cerr << "scontrol: error: Invalid input: " << w << "\nRequest aborted\n";
+      return 1;
+    }
+    std::string key = util::ToLower(w.substr(0, eq));
+    std::string value = w.substr(eq + 1);
+    if (key == "nodename" || key == "node") {
+      nodes = value;
+    } else if (key == "state") {
+      state = value;
+    } else if (key == "reason") {
+      reason = value;
+    } else if (key == "jobid") {
+      std::cerr << "scontrol: error: job updates are not available in this Muster version yet\n";
+      return 1;
+    } else {
+      std::cerr << "scontrol: error: Update of this parameter is not supported: " << w << "\n"
+                << "Request aborted\n";
+      return 1;
+    }
+  }
+  if (nodes.empty()) {
+    std::cerr << "scontrol: error: No valid entity in update command\n";
+    return 1;
+  }
+  if (state.empty()) {
+    std::cerr << "scontrol: error: no node state specified\n";
+    return 1;
+  }
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    std::cerr << client.status().message() << "\n";
+    return 1;
+  }
+  auto resp = client->Post("/v1/nodes/update",
+                           {{"nodes", nodes}, {"state", state}, {"reason", reason}});
+  if (!resp.ok()) {
+    std::cerr << resp.status().message() << "\n";
+    return 1;
+  }
+  if (resp->status != 200) {
+    std::cerr << ErrorText(*resp) << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ScontrolMain(const std::vector<std::string>& args) {
+  bool one_liner = false, details = false;
+  std::vector<std::string> words;
+  for (const auto& a : args) {
+    if (a == "-o" || a == "--oneliner") {
+      one_liner = true;
+    } else if (a == "-d" || a == "--details" || a == "-dd") {
+      details = true;
+    } else if (a == "-Q" || a == "--quiet" || a == "-v" || a == "-a" || a == "--all") {
+      continue;
+    } else {
+      words.push_back(a);
+    }
+  }
+  if (words.empty()) {
+    std::cerr << "usage: scontrol [-o] [-d] show {job|node|partition|config|hostnames|hostlist} "
+                 "[NAME] | update NodeName=... State=... [Reason=...] | hold|uhold|release JOBID\n";
+    return 1;
+  }
+  std::string verb = util::ToLower(words[0]);
+  std::vector<std::string> rest(words.begin() + 1, words.end());
+  if (verb == "show") return Show(rest, one_liner, details);
+  if (verb == "update") return Update(rest);
+  if (verb == "hold" || verb == "uhold" || verb == "release") return HoldRelease(verb, rest);
+  if (verb == "version" || verb == "--version" || verb == "-V") {
+    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
+    return 0;
+  }
+  if (verb == "ping") {
+    auto client = Client::Connect();
+    bool up = client.ok() && client->Get("/v1/ping").ok();
+    std::cout << "Slurmctld(primary) at " << "localhost" << " is " << (up ? "UP" : "DOWN") << "\n";
+    return up ? 0 : 1;
+  }
+  std::cerr << "scontrol: error: Invalid keyword: " << words[0] << "\n";
+  return 1;
+}
+
+}  // namespace muster::cli

@@ -1,0 +1,1327 @@
+// Parsing of muster.conf / slurm.conf and gres.conf into Config.
+//
+// The work is done in three steps: the lexer turns text into logical lines
+// (comments stripped, continuations joined) and lines into Key=Value pairs;
+// the Parser applies each line in order (Include recursing into files,
+// NodeName/PartitionName lines building records with their DEFAULT
+// overlays); Finish() resolves what may refer forward (partition and
+// nodeset members, DownNodes, the controller host, GresTypes) and applies
+// gres.conf. Every pair carries its file:line so any error can name it.
+
+#include "config/config.h"
+
+#include <glob.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <set>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "core/gres.h"
+#include "util/hostlist.h"
+#include "util/slurm_time.h"
+#include "util/strings.h"
+
+namespace muster::config {
+namespace {
+
+namespace fs = std::filesystem;
+using util::InvalidArgument;
+using util::Result;
+using util::Status;
+
+constexpr int kMaxIncludeDepth = 16;
+constexpr int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
+
+// ---------------------------------------------------------------------------
+// Known keys.
+
+// Top-level slurm.conf parameters (slurm.conf(5), Slurm 22.05, plus a few
+// from older and newer releases that real files still carry) that Muster
+// accepts without effect. Stored lower-case; the keys Muster uses are
+// handled before this table is consulted.
+const std::set<std::string>& SlurmOnlyKeys() {
+  static const std::set<std::string> keys = [] {
+    const char* names[] = {
+        "AccountingStorageBackupHost", "AccountingStorageEnforce",
+        "AccountingStorageExternalHost", "AccountingStorageHost",
+        "AccountingStorageParameters", "AccountingStoragePass", "AccountingStoragePort",
+        "AccountingStorageTRES", "AccountingStorageType", "AccountingStorageUser",
+        "AccountingStoreFlags", "AcctGatherEnergyType", "AcctGatherFilesystemType",
+        "AcctGatherInterconnectType", "AcctGatherNodeFreq", "AcctGatherProfileType",
+        "AllowSpecResourcesUsage", "AuthAltParameters", "AuthAltTypes", "AuthInfo",
+        "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
+        "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
+        "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
+        "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters",
+        "DisableRootJobs", "EioTimeout", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
+        "EpilogSlurmctld", "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor",
+        "FederationParameters", "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce",
+        "GroupUpdateTime", "HealthCheckInterval", "HealthCheckNodeState",
+        "HealthCheckProgram", "InactiveLimit", "InteractiveStepOptions",
+        "JobAcctGatherFrequency", "JobAcctGatherParams", "JobAcctGatherType",
+        "JobCompHost", "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort",
+        "JobCompType", "JobCompUser", "JobContainerType", "JobFileAppend", "JobRequeue",
+        "JobSubmitPlugins", "KillOnBadExit", "LaunchParameters", "LaunchType", "Licenses",
+        "LogTimeFormat", "MailDomain", "MailProg", "MaxArraySize", "MaxDBDMsgs",
+        "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount", "MaxTasksPerNode",
+        "MCSParameters", "MCSPlugin", "MessageTimeout", "MpiDefault", "MpiParams",
+        "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
+        "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode",
+        "PreemptType", "PrEpParameters", "PrEpPlugins", "PriorityCalcPeriod",
+        "PriorityDecayHalfLife", "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge",
+        "PriorityParameters", "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
+        "PriorityType", "PriorityUsageResetPeriod", "PriorityWeightAge",
+        "PriorityWeightAssoc", "PriorityWeightFairshare", "PriorityWeightJobSize",
+        "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightTRES",
+        "PrivateData", "ProctrackType", "Prolog", "PrologEpilogTimeout", "PrologFlags",
+        "PrologSlurmctld", "PropagatePrioProcess", "PropagateResourceLimits",
+        "PropagateResourceLimitsExcept", "RebootProgram", "ReconfigFlags", "RequeueExit",
+        "RequeueExitHold", "ResumeFailProgram", "ResumeProgram", "ResumeRate",
+        "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
+        "RoutePlugin", "SchedulerParameters", "SchedulerTimeSlice", "SchedulerType",
+        "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr",
+        "SlurmctldDebug", "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile",
+        "SlurmctldPlugstack", "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg",
+        "SlurmctldSyslogDebug", "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile",
+        "SlurmdParameters", "SlurmdPidFile", "SlurmdPort", "SlurmdSyslogDebug",
+        "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel", "SrunEpilog",
+        "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
+        "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout",
+        "SwitchParameters", "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam",
+        "TaskProlog", "TCPTimeout", "TmpFS", "TopologyParam", "TopologyPlugin",
+        "TrackWCKey", "TreeWidth", "UnkillableStepProgram", "UnkillableStepTimeout",
+        "UsePAM", "VSizeFactor", "WaitTime", "X11Parameters",
+        // Removed from or renamed in recent Slurm, still found in old files.
+        "AccountingStorageLoc", "CacheGroups", "CheckpointType", "ChosLoc", "CryptoType",
+        "DefaultStorageHost", "DefaultStorageLoc", "DefaultStoragePass",
+        "DefaultStoragePort", "DefaultStorageType", "DefaultStorageUser", "FastSchedule",
+        "JobCheckpointDir", "JobCredentialPrivateKey", "JobCredentialPublicCertificate",
+        "KeepAliveTime", "MemLimitEnforce", "SallocDefaultCommand", "SchedulerPort",
+        "SchedulerRootFilter",
+        // Added after 22.05.
+        "CertmgrParameters", "CertmgrType", "DataParserParameters", "HashPlugin",
+        "SuspendExcStates", "TLSParameters", "TLSType"};
+    std::set<std::string> out;
+    for (const char* n : names) out.insert(util::ToLower(n));
+    return out;
+  }();
+  return keys;
+}
+
+// NodeName= attributes Slurm documents that Muster does not use.
+const std::set<std::string> kNodeIgnoredKeys = {
+    "nodehostname", "nodeaddr", "port", "bcastaddr", "corespeccount",
+    "cpubind", "cpuspeclist", "memspeclimit", "reason"};
+const std::set<std::string> kNodeKeys = {
+    "cpus", "procs", "boards", "sockets", "socketsperboard", "corespersocket",
+    "threadspercore", "realmemory", "tmpdisk", "gres", "feature", "features",
+    "weight", "state"};
+
+// PartitionName= attributes Slurm documents that Muster does not use.
+const std::set<std::string> kPartitionIgnoredKeys = {
+    "allocnodes", "allowaccounts", "allowqos", "alternate", "cpubind",
+    "defcpupergpu", "defmempercpu", "defmempergpu", "defmempernode",
+    "denyaccounts", "denyqos", "disablerootjobs", "exclusiveuser", "gracetime",
+    "hidden", "lln", "maxcpuspernode", "maxmempercpu", "maxmempernode",
+    "oversubscribe", "overtimelimit", "preemptmode", "qos", "reqresv",
+    "resumetimeout", "rootonly", "selecttypeparameters", "shared", "suspendtime",
+    "suspendtimeout", "tresbillingweights",
+    // Added after 22.05.
+    "maxcpuspersocket", "powerdownonidle"};
+const std::set<std::string> kPartitionKeys = {
+    "nodes", "default", "maxtime", "defaulttime", "state", "allowgroups",
+    "priority", "prioritytier", "priorityjobfactor", "maxnodes", "minnodes"};
+
+const std::set<std::string> kNodeStates = {"CLOUD", "DOWN", "DRAIN", "FAIL",
+                                           "FAILING", "FUTURE", "UNKNOWN", "IDLE"};
+const std::set<std::string> kDownNodeStates = {"DOWN", "DRAIN", "FAIL", "FAILING",
+                                               "FUTURE"};
+const std::set<std::string> kPartitionStates = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+const std::set<std::string> kGresAutoDetect = {"off", "nvml", "rsmi", "oneapi",
+                                               "nrt", "nvidia"};
+
+// ---------------------------------------------------------------------------
+// Lexer.
+
+// Where a line came from: the file as messages name it, the line number and
+// the absolute directory of the file (for relative Include and paths).
+struct Loc {
+  std::string file;
+  int line = 0;
+  std::string dir;
+  std::string Str() const { return file + ":" + std::to_string(line); }
+};
+
+// One Key=Value pair, the key as written and the value unquoted.
+struct Pair {
+  std::string key;
+  std::string value;
+  Loc loc;
+  std::string lower() const { return util::ToLower(key); }
+};
+
+struct LogicalLine {
+  int line;  // number of its first physical line
+  std::string text;
+};
+
+bool IsSpace(char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }
+bool IsKeyChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
+}
+
+// Drops a comment: '#' outside double quotes starts one; "\#" stands for a
+// literal '#', as in Slurm.
+std::string StripComment(std::string_view line) {
+  std::string out;
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == '\\' && i + 1 < line.size() && line[i + 1] == '#') {
+      out += '#';
+      ++i;
+      continue;
+    }
+    if (c == '"') quoted = !quoted;
+    if (c == '#' && !quoted) break;
+    out += c;
+  }
+  return out;
+}
+
+// Splits text into logical lines. A line whose last non-blank character is
+// a backslash continues on the next one; the pieces are joined without
+// adding blanks, so a hostlist may be split anywhere.
+std::vector<LogicalLine> SplitLines(std::string_view text) {
+  std::vector<LogicalLine> out;
+  std::string pending;
+  int start = 0;
+  int number = 0;
+  bool continuing = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view raw = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    ++number;
+    if (!continuing) start = number;
+    std::string line = StripComment(raw);
+    while (!line.empty() && IsSpace(line.back())) line.pop_back();
+    continuing = !line.empty() && line.back() == '\\';
+    if (continuing) line.pop_back();
+    pending += line;
+    if (!continuing) {
+      if (!util::Trim(pending).empty()) out.push_back({start, pending});
+      pending.clear();
+    }
+  }
+  if (!util::Trim(pending).empty()) out.push_back({start, pending});
+  return out;
+}
+
+// Whether s[i..] starts with `Key=` (blanks allowed before '=').
+bool LooksLikePair(std::string_view s, size_t i) {
+  size_t j = i;
+  while (j < s.size() && IsKeyChar(s[j])) ++j;
+  if (j == i) return false;
+  while (j < s.size() && IsSpace(s[j])) ++j;
+  return j < s.size() && s[j] == '=';
+}
+
+// Reads a value at s[*i]: a "quoted string" or a run of non-blanks.
+Status ReadValue(std::string_view s, size_t* i, const Loc& loc, std::string* value) {
+  if (*i < s.size() && s[*i] == '"') {
+    size_t close = s.find('"', *i + 1);
+    if (close == std::string_view::npos) {
+      return InvalidArgument(loc.Str() + ": unterminated quote in '" +
+                             std::string(util::Trim(s.substr(*i))) + "'");
+    }
+    *value = std::string(s.substr(*i + 1, close - *i - 1));
+    *i = close + 1;
+    return Status::Ok();
+  }
+  size_t end = *i;
+  while (end < s.size() && !IsSpace(s[end])) ++end;
+  *value = std::string(s.substr(*i, end - *i));
+  *i = end;
+  return Status::Ok();
+}
+
+// Splits a logical line into Key=Value pairs. Blanks may surround '='; a
+// '=' followed by blanks and then another Key= is an empty value (Slurm's
+// "Nodes= " for a partition without nodes).
+Result<std::vector<Pair>> Tokenize(std::string_view s, const Loc& loc) {
+  std::vector<Pair> out;
+  size_t i = 0;
+  while (true) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    if (i >= s.size()) break;
+    if (!LooksLikePair(s, i)) {
+      size_t end = i;
+      while (end < s.size() && !IsSpace(s[end])) ++end;
+      return InvalidArgument(loc.Str() + ": expected Key=Value, got '" +
+                             std::string(s.substr(i, end - i)) + "'");
+    }
+    size_t key_start = i;
+    while (IsKeyChar(s[i])) ++i;
+    Pair pair{std::string(s.substr(key_start, i - key_start)), "", loc};
+    while (s[i] != '=') ++i;
+    ++i;
+    if (i < s.size() && !IsSpace(s[i])) {
+      MUSTER_RETURN_IF_ERROR(ReadValue(s, &i, loc, &pair.value));
+    } else {
+      size_t next = i;
+      while (next < s.size() && IsSpace(s[next])) ++next;
+      if (next < s.size() && !LooksLikePair(s, next)) {
+        i = next;
+        MUSTER_RETURN_IF_ERROR(ReadValue(s, &i, loc, &pair.value));
+      }
+    }
+    out.push_back(std::move(pair));
+  }
+  return out;
+}
+
+// "Include <file>" (any case, then blanks); returns the file part.
+std::optional<std::string> IncludeTarget(std::string_view line) {
+  std::string_view t = util::Trim(line);
+  constexpr std::string_view kWord = "include";
+  if (util::EqualsIgnoreCase(t, kWord)) return std::string();
+  if (t.size() <= kWord.size() || !util::EqualsIgnoreCase(t.substr(0, kWord.size()), kWord) ||
+      !IsSpace(t[kWord.size()])) {
+    return std::nullopt;
+  }
+  std::string target(util::Trim(t.substr(kWord.size())));
+  if (target.size() >= 2 && target.front() == '"' && target.back() == '"') {
+    target = target.substr(1, target.size() - 2);
+  }
+  return target;
+}
+
+// ---------------------------------------------------------------------------
+// Value helpers. Each error names "<file:line>: [<context>: ]<Key>: ...".
+
+std::string Where(const Pair& p, const std::string& context) {
+  return p.loc.Str() + ": " + (context.empty() ? "" : context + ": ") + p.key;
+}
+
+Status BadValue(const Pair& p, const std::string& context, const std::string& why = {}) {
+  return InvalidArgument(Where(p, context) + ": invalid value '" + p.value + "'" +
+                         (why.empty() ? "" : " (" + why + ")"));
+}
+
+bool IsUnlimited(std::string_view v) {
+  return util::EqualsIgnoreCase(v, "UNLIMITED") || util::EqualsIgnoreCase(v, "INFINITE");
+}
+
+Result<int64_t> IntValue(const Pair& p, const std::string& context, int64_t min,
+                         int64_t max) {
+  Result<int64_t> n = util::ParseInt(p.value);
+  if (!n.ok()) return BadValue(p, context);
+  if (*n < min || *n > max) {
+    return BadValue(p, context, max == kMaxInt64 || max == kMaxInt
+                                    ? "must be at least " + std::to_string(min)
+                                    : "must be " + std::to_string(min) + ".." +
+                                          std::to_string(max));
+  }
+  return *n;
+}
+
+Result<bool> BoolValue(const Pair& p, const std::string& context) {
+  std::string v = util::ToLower(p.value);
+  if (v == "yes" || v == "true" || v == "1" || v == "on" || v == "up") return true;
+  if (v == "no" || v == "false" || v == "0" || v == "off" || v == "down") return false;
+  return BadValue(p, context, "expected YES or NO");
+}
+
+// A time limit in seconds, rounded up to whole minutes as Slurm stores
+// limits; util::kUnlimited for UNLIMITED/INFINITE.
+Result<int64_t> TimeValue(const Pair& p, const std::string& context) {
+  Result<int64_t> s = util::ParseTimeLimitSeconds(p.value);
+  if (!s.ok()) return BadValue(p, context);
+  if (*s == util::kUnlimited) return util::kUnlimited;
+  if (*s < 0) return BadValue(p, context);
+  return (*s + 59) / 60 * 60;
+}
+
+// A comma list; blanks around items dropped, empty items skipped.
+std::vector<std::string> ListValue(std::string_view v) {
+  std::vector<std::string> out;
+  for (const std::string& item : util::Split(v, ',')) {
+    std::string_view t = util::Trim(item);
+    if (!t.empty()) out.emplace_back(t);
+  }
+  return out;
+}
+
+// gres.conf Count: a number with an optional K/M/G/T/P multiplier (1024).
+Result<int64_t> GresCount(const Pair& p) {
+  std::string v = p.value;
+  int64_t mult = 1;
+  if (!v.empty() && std::isalpha(static_cast<unsigned char>(v.back()))) {
+    const std::string units = "KMGTP";
+    size_t u = units.find(static_cast<char>(std::toupper(static_cast<unsigned char>(v.back()))));
+    if (u == std::string::npos) return BadValue(p, "");
+    for (size_t k = 0; k <= u; ++k) mult *= 1024;
+    v.pop_back();
+  }
+  Result<int64_t> n = util::ParseInt(v);
+  if (!n.ok() || *n > kMaxInt64 / mult) return BadValue(p, "");
+  return *n * mult;
+}
+
+// Absolute, normalised form of `path`, relative ones taken from `dir`.
+std::string AbsolutePath(const std::string& path, const std::string& dir) {
+  fs::path p(path);
+  if (p.is_relative()) p = fs::path(dir) / p;
+  std::string out = p.lexically_normal().string();
+  while (out.size() > 1 && out.back() == '/') out.pop_back();
+  return out;
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return InvalidArgument(path + ": is a directory");
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (f == nullptr) return InvalidArgument(path + ": " + std::strerror(errno));
+  std::string text;
+  char buf[65536];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+  bool failed = std::ferror(f) != 0;
+  std::fclose(f);
+  if (failed) return InvalidArgument(path + ": read error");
+  return text;
+}
+
+bool HasGlob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+bool ContainsIgnoreCase(const std::vector<std::string>& list, std::string_view s) {
+  return std::any_of(list.begin(), list.end(),
+                     [&](const std::string& x) { return util::EqualsIgnoreCase(x, s); });
+}
+
+// ---------------------------------------------------------------------------
+// Parser.
+
+// Attributes of a NodeName/PartitionName record: lower-case key -> pair.
+using Attrs = std::map<std::string, Pair>;
+
+class Parser {
+ public:
+  explicit Parser(const std::string& main_path)
+      : main_dir_(fs::path(main_path).parent_path().string()) {
+    cfg_.path = main_path;
+  }
+
+  // Parses one file's text; `abs_path` is that file's absolute path.
+  Status ParseText(std::string_view text, const std::string& abs_path);
+  // Resolves forward references and checks the whole configuration.
+  Status Finish();
+  // Applies gres.conf text read from `abs_path`.
+  Status ApplyGresConf(std::string_view text, const std::string& abs_path);
+
+  Config Take() { return std::move(cfg_); }
+
+ private:
+  struct PendingPartition {
+    Loc loc;
+    std::optional<Pair> nodes;
+  };
+  struct NodeSet {
+    Loc loc;
+    std::string name;
+    std::optional<Pair> nodes;
+    std::optional<Pair> feature;
+  };
+
+  std::string Display(const std::string& abs_path) const;
+  Status HandleLine(const LogicalLine& line, const Loc& loc);
+  Status Include(const std::string& target, const Loc& loc);
+  Status ApplyTopLevel(const Pair& p);
+  Status SetControlHost(const Pair& p);
+  Status HandleNodeLine(const std::vector<Pair>& pairs);
+  Status HandlePartitionLine(const std::vector<Pair>& pairs);
+  Status HandleNodeSetLine(const std::vector<Pair>& pairs);
+  Status CheckKeys(const std::vector<Pair>& pairs, const std::string& record,
+                   const std::set<std::string>& known, const std::set<std::string>& ignored);
+  void RecordIgnored(const Pair& p) { cfg_.ignored_keys.push_back(p.loc.Str() + ": " + p.key); }
+  void RecordRaw(const Pair& p);
+  Status ResolveNodeSets();
+  Status ResolvePartitionNodes(core::Partition& part, const PendingPartition& pending);
+  Status ApplyDownNodes();
+  Status CheckGresTypes() const;
+  Result<std::vector<size_t>> NodeIndices(const Pair& p, const std::string& context,
+                                          bool allow_sets) const;
+
+  Config cfg_;
+  std::string main_dir_;
+  // Files being read, outermost first: canonical paths (for cycles) and the
+  // names messages use.
+  std::vector<std::string> include_stack_;
+  std::vector<std::string> include_names_;
+  std::map<std::string, std::string> raw_spelling_;  // lower key -> key in raw
+  Attrs node_defaults_;
+  Attrs partition_defaults_;
+  std::vector<Loc> node_locs_;  // parallel to cfg_.nodes
+  std::unordered_map<std::string, size_t> node_index_;
+  std::vector<PendingPartition> pending_partitions_;  // parallel to cfg_.partitions
+  std::vector<NodeSet> node_sets_;
+  std::vector<std::vector<Pair>> down_nodes_;
+  std::optional<Pair> slurmctld_host_;  // first SlurmctldHost
+  std::optional<Pair> control_machine_;
+  std::optional<Pair> control_addr_;
+};
+
+std::string Parser::Display(const std::string& abs_path) const {
+  std::string prefix = main_dir_ == "/" ? "/" : main_dir_ + "/";
+  if (util::StartsWith(abs_path, prefix)) return abs_path.substr(prefix.size());
+  return abs_path;
+}
+
+Status Parser::ParseText(std::string_view text, const std::string& abs_path) {
+  std::error_code ec;
+  std::string canonical = fs::weakly_canonical(abs_path, ec).string();
+  if (ec) canonical = abs_path;
+  Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
+  include_stack_.push_back(canonical);
+  include_names_.push_back(base.file);
+  Status st = Status::Ok();
+  for (const LogicalLine& line : SplitLines(text)) {
+    Loc loc = base;
+    loc.line = line.line;
+    st = HandleLine(line, loc);
+    if (!st.ok()) break;
+  }
+  include_stack_.pop_back();
+  include_names_.pop_back();
+  return st;
+}
+
+Status Parser::HandleLine(const LogicalLine& line, const Loc& loc) {
+  if (std::optional<std::string> target = IncludeTarget(line.text)) {
+    return Include(*target, loc);
+  }
+  Result<std::vector<Pair>> pairs = Tokenize(line.text, loc);
+  if (!pairs.ok()) return pairs.status();
+  const std::string head = pairs->front().lower();
+  if (head == "nodename") return HandleNodeLine(*pairs);
+  if (head == "partitionname") return HandlePartitionLine(*pairs);
+  if (head == "nodeset") return HandleNodeSetLine(*pairs);
+  if (head == "downnodes") {
+    MUSTER_RETURN_IF_ERROR(CheckKeys(*pairs, "DownNodes", {"state"}, {"reason"}));
+    down_nodes_.push_back(*pairs);
+    return Status::Ok();
+  }
+  if (head == "frontendname") {
+    // Front end nodes (Cray/BlueGene) have no meaning here.
+    RecordIgnored(pairs->front());
+    return Status::Ok();
+  }
+  for (const Pair& p : *pairs) MUSTER_RETURN_IF_ERROR(ApplyTopLevel(p));
+  return Status::Ok();
+}
+
+Status Parser::Include(const std::string& target, const Loc& loc) {
+  if (target.empty()) return InvalidArgument(loc.Str() + ": Include: missing file name");
+  // %c stands for the cluster name (slurm.conf(5), INCLUDE MODIFIERS).
+  std::string name;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == '%' && i + 1 < target.size() && target[i + 1] == 'c') {
+      name += cfg_.cluster_name;
+      ++i;
+    } else {
+      name += target[i];
+    }
+  }
+  std::string path = AbsolutePath(name, loc.dir);
+  std::vector<std::string> files;
+  if (HasGlob(path)) {
+    glob_t g{};
+    int rc = glob(path.c_str(), 0, nullptr, &g);
+    if (rc == 0) {
+      for (size_t i = 0; i < g.gl_pathc; ++i) files.emplace_back(g.gl_pathv[i]);
+    }
+    globfree(&g);
+    if (files.empty()) {
+      return InvalidArgument(loc.Str() + ": Include '" + target + "': no file matches " + path);
+    }
+  } else {
+    files.push_back(path);
+  }
+  for (const std::string& file : files) {
+    std::error_code ec;
+    std::string canonical = fs::weakly_canonical(file, ec).string();
+    if (ec) canonical = file;
+    if (std::find(include_stack_.begin(), include_stack_.end(), canonical) !=
+        include_stack_.end()) {
+      std::string chain;
+      for (const std::string& f : include_names_) chain += f + " -> ";
+      return InvalidArgument(loc.Str() + ": Include cycle: " + chain + Display(file));
+    }
+    if (static_cast<int>(include_stack_.size()) >= kMaxIncludeDepth) {
+      return InvalidArgument(loc.Str() + ": Include '" + target + "': nested more than " +
+                             std::to_string(kMaxIncludeDepth) + " deep");
+    }
+    Result<std::string> text = ReadFile(file);
+    if (!text.ok()) {
+      return InvalidArgument(loc.Str() + ": Include '" + target +
+                             "': cannot read " + text.status().message());
+    }
+    MUSTER_RETURN_IF_ERROR(ParseText(*text, file));
+  }
+  return Status::Ok();
+}
+
+void Parser::RecordRaw(const Pair& p) {
+  std::string lower = p.lower();
+  auto it = raw_spelling_.find(lower);
+  if (it != raw_spelling_.end() && it->second != p.key) cfg_.raw.erase(it->second);
+  raw_spelling_[lower] = p.key;
+  cfg_.raw[p.key] = p.value;
+}
+
+template <typename T>
+Status SetInt(const Pair& p, T* field, int64_t min, int64_t max) {
+  Result<int64_t> n = IntValue(p, "", min, max);
+  if (!n.ok()) return n.status();
+  *field = static_cast<T>(*n);
+  return Status::Ok();
+}
+
+Status Parser::ApplyTopLevel(const Pair& p) {
+  const std::string k = p.lower();
+  if (k == "nodename" || k == "partitionname" || k == "nodeset" || k == "downnodes" ||
+      k == "frontendname") {
+    return InvalidArgument(p.loc.Str() + ": " + p.key + " must begin its line");
+  }
+  RecordRaw(p);
+  if (k == "clustername") {
+    if (p.value.empty()) return BadValue(p, "");
+    // Slurm maps the name to lower case (accounting table names).
+    cfg_.cluster_name = util::ToLower(p.value);
+    return Status::Ok();
+  }
+  if (k == "slurmctldhost") return SetControlHost(p);
+  if (k == "controlmachine") {
+    if (p.value.empty()) return BadValue(p, "");
+    control_machine_ = p;
+    return Status::Ok();
+  }
+  if (k == "controladdr") {
+    control_addr_ = p;
+    return Status::Ok();
+  }
+  if (k == "backupcontroller") {
+    if (!p.value.empty()) cfg_.backup_control_hosts.push_back(p.value);
+    return Status::Ok();
+  }
+  if (k == "backupaddr") {
+    RecordIgnored(p);
+    return Status::Ok();
+  }
+  if (k == "statesavelocation" || k == "slurmdspooldir") {
+    if (p.value.empty()) return BadValue(p, "");
+    std::string path = AbsolutePath(p.value, p.loc.dir);
+    (k == "statesavelocation" ? cfg_.state_save_location : cfg_.slurmd_spool_dir) = path;
+    return Status::Ok();
+  }
+  if (k == "defmempercpu") return SetInt(p, &cfg_.def_mem_per_cpu_mb, 0, kMaxInt64);
+  if (k == "maxmempercpu") return SetInt(p, &cfg_.max_mem_per_cpu_mb, 0, kMaxInt64);
+  if (k == "killwait") return SetInt(p, &cfg_.kill_wait_s, 0, 65535);
+  if (k == "minjobage") return SetInt(p, &cfg_.min_job_age_s, 0, kMaxInt);
+  if (k == "slurmdtimeout") return SetInt(p, &cfg_.slurmd_timeout_s, 0, 65535);
+  if (k == "slurmctldport") {
+    // Slurm allows a range ("6817-6820") for several listening ports; the
+    // first is the one clients use.
+    size_t dash = p.value.find('-');
+    Result<int64_t> lo = util::ParseInt(p.value.substr(0, dash));
+    Result<int64_t> hi =
+        dash == std::string::npos ? lo : util::ParseInt(p.value.substr(dash + 1));
+    if (!lo.ok() || !hi.ok() || *lo < 1 || *hi > 65535 || *hi < *lo) {
+      return BadValue(p, "", "must be a port 1..65535 or a range of them");
+    }
+    cfg_.slurmctld_port = static_cast<int>(*lo);
+    return Status::Ok();
+  }
+  if (k == "grestypes") {
+    cfg_.gres_types = ListValue(p.value);
+    return Status::Ok();
+  }
+  if (k == "adminusers") {
+    cfg_.admin_users = ListValue(p.value);
+    return Status::Ok();
+  }
+  if (k == "maxjobcount") return SetInt(p, &cfg_.max_job_count, 1, kMaxInt64);
+  if (k == "firstjobid") return SetInt(p, &cfg_.first_job_id, 1, kMaxInt);
+  if (k == "slurmuser") {
+    if (p.value.empty()) return BadValue(p, "");
+    cfg_.slurm_user = p.value;
+    return Status::Ok();
+  }
+  if (SlurmOnlyKeys().count(k) != 0) {
+    RecordIgnored(p);
+    return Status::Ok();
+  }
+  cfg_.raw.erase(p.key);
+  raw_spelling_.erase(k);
+  return InvalidArgument(p.loc.Str() + ": unknown key '" + p.key + "'");
+}
+
+Status Parser::SetControlHost(const Pair& p) {
+  std::string host = p.value;
+  std::string addr;
+  size_t open = host.find('(');
+  if (open != std::string::npos) {
+    if (host.back() != ')' || open == 0) return BadValue(p, "", "expected host or host(addr)");
+    addr = host.substr(open + 1, host.size() - open - 2);
+    host = host.substr(0, open);
+    if (addr.empty()) return BadValue(p, "", "expected host or host(addr)");
+  }
+  if (host.empty() || host.find_first_of("()") != std::string::npos) {
+    return BadValue(p, "", "expected host or host(addr)");
+  }
+  // The first SlurmctldHost is the primary; later ones are backups.
+  if (!slurmctld_host_) {
+    slurmctld_host_ = p;
+    cfg_.control_host = host;
+    cfg_.control_addr = addr;
+  } else {
+    cfg_.backup_control_hosts.push_back(host);
+  }
+  return Status::Ok();
+}
+
+Status Parser::CheckKeys(const std::vector<Pair>& pairs, const std::string& record,
+                         const std::set<std::string>& known,
+                         const std::set<std::string>& ignored) {
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    const std::string k = pairs[i].lower();
+    if (ignored.count(k) != 0) {
+      RecordIgnored(pairs[i]);
+    } else if (known.count(k) == 0) {
+      return InvalidArgument(pairs[i].loc.Str() + ": unknown key '" + pairs[i].key + "' in " +
+                             record + " line");
+    }
+  }
+  return Status::Ok();
+}
+
+// Slurm's synonyms among NodeName= attributes map to one key, so that the
+// later of the two wins as with any repeated key.
+std::string NodeAttrKey(const std::string& lower) {
+  if (lower == "procs") return "cpus";
+  if (lower == "features") return "feature";
+  return lower;
+}
+
+// Builds a node's hardware (all but its name) from its attributes. Slurm's
+// rules: CPUs defaults to Boards*Sockets*CoresPerSocket*ThreadsPerCore;
+// Sockets, when absent, is inferred as CPUs/(CoresPerSocket*ThreadsPerCore);
+// CPUs may equal the sockets, cores or threads count (CPUs=cores schedules
+// cores only on a hyper-threaded node). Any other CPUs value contradicts
+// the topology, which Slurm "corrects" with a log line; here it is an error.
+Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& context) {
+  core::NodeConfig n;
+  n.initial_state = "UNKNOWN";
+  auto get = [&](const char* key) -> const Pair* {
+    auto it = attrs.find(key);
+    return it == attrs.end() ? nullptr : &it->second;
+  };
+  auto get_int = [&](const char* key, int64_t min, int64_t max,
+                     std::optional<int64_t>* out) -> Status {
+    if (const Pair* p = get(key)) {
+      Result<int64_t> v = IntValue(*p, context, min, max);
+      if (!v.ok()) return v.status();
+      *out = *v;
+    }
+    return Status::Ok();
+  };
+  std::optional<int64_t> cpus, boards, sockets, spb, cores, threads;
+  MUSTER_RETURN_IF_ERROR(get_int("cpus", 1, 65535, &cpus));
+  MUSTER_RETURN_IF_ERROR(get_int("boards", 1, 65535, &boards));
+  MUSTER_RETURN_IF_ERROR(get_int("sockets", 1, 65535, &sockets));
+  MUSTER_RETURN_IF_ERROR(get_int("socketsperboard", 1, 65535, &spb));
+  MUSTER_RETURN_IF_ERROR(get_int("corespersocket", 1, 65535, &cores));
+  MUSTER_RETURN_IF_ERROR(get_int("threadspercore", 1, 65535, &threads));
+  if (sockets && spb) {
+    return InvalidArgument(get("socketsperboard")->loc.Str() + ": " + context +
+                           ": Sockets and SocketsPerBoard are mutually exclusive");
+  }
+  int64_t c = cores.value_or(1);
+  int64_t t = threads.value_or(1);
+  int64_t total_sockets = 1;
+  if (sockets || spb) {
+    // With Boards, Sockets means sockets per board.
+    total_sockets = boards.value_or(1) * (sockets ? *sockets : *spb);
+  } else if (cpus) {
+    total_sockets = std::max<int64_t>(1, *cpus / (c * t));
+  } else {
+    total_sockets = boards.value_or(1);
+  }
+  int64_t threads_total = total_sockets * c * t;
+  if (threads_total > (1 << 20)) {
+    return InvalidArgument(attrs.begin()->second.loc.Str() + ": " + context +
+                           ": Sockets*CoresPerSocket*ThreadsPerCore is too large");
+  }
+  if (!cpus) {
+    cpus = threads_total;
+  } else if (*cpus != total_sockets && *cpus != total_sockets * c && *cpus != threads_total) {
+    const Pair* p = get("cpus");
+    return InvalidArgument(Where(*p, context) + "=" + p->value +
+                           " does not match Sockets*CoresPerSocket*ThreadsPerCore=" +
+                           std::to_string(total_sockets) + "*" + std::to_string(c) + "*" +
+                           std::to_string(t) + "=" + std::to_string(threads_total));
+  }
+  n.cpus = static_cast<int>(*cpus);
+  n.sockets = static_cast<int>(total_sockets);
+  n.cores_per_socket = static_cast<int>(c);
+  n.threads_per_core = static_cast<int>(t);
+
+  if (const Pair* p = get("realmemory")) {
+    Result<int64_t> v = IntValue(*p, context, 1, kMaxInt64);
+    if (!v.ok()) return v.status();
+    n.real_memory_mb = *v;
+  }
+  if (const Pair* p = get("tmpdisk")) {
+    Result<int64_t> v = IntValue(*p, context, 0, kMaxInt64);
+    if (!v.ok()) return v.status();
+    n.tmp_disk_mb = *v;
+  }
+  if (const Pair* p = get("weight")) {
+    if (IsUnlimited(p->value)) {
+      n.weight = static_cast<int>(kMaxInt);
+    } else {
+      Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
+      if (!v.ok()) return v.status();
+      n.weight = static_cast<int>(*v);
+    }
+  }
+  if (const Pair* p = get("gres")) {
+    if (!p->value.empty() && !util::EqualsIgnoreCase(p->value, "(null)")) {
+      Result<std::vector<core::GresSpec>> g = core::ParseNodeGres(p->value);
+      if (!g.ok()) return BadValue(*p, context, g.status().message());
+      n.gres = std::move(*g);
+    }
+  }
+  if (const Pair* p = get("feature")) n.features = ListValue(p->value);
+  if (const Pair* p = get("state")) {
+    std::string s = util::ToUpper(p->value);
+    if (kNodeStates.count(s) == 0) {
+      return BadValue(*p, context, "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE or UNKNOWN");
+    }
+    n.initial_state = s;
+  }
+  return n;
+}
+
+Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
+  const Pair& head = pairs.front();
+  MUSTER_RETURN_IF_ERROR(CheckKeys(pairs, "NodeName", kNodeKeys, kNodeIgnoredKeys));
+  if (head.value.empty()) return BadValue(head, "");
+  if (util::EqualsIgnoreCase(head.value, "ALL")) {
+    return BadValue(head, "", "ALL is a reserved word");
+  }
+  const bool is_default = util::EqualsIgnoreCase(head.value, "DEFAULT");
+  Attrs attrs = node_defaults_;
+  for (size_t i = 1; i < pairs.size(); ++i) attrs[NodeAttrKey(pairs[i].lower())] = pairs[i];
+  const std::string context = "NodeName " + head.value;
+  Result<core::NodeConfig> tmpl = BuildNode(attrs, context);
+  if (!tmpl.ok()) return tmpl.status();
+  if (is_default) {
+    // Each DEFAULT line adds to (never resets) the earlier defaults.
+    node_defaults_ = std::move(attrs);
+    return Status::Ok();
+  }
+  Result<std::vector<std::string>> hosts = util::ExpandHostlist(head.value);
+  if (!hosts.ok()) return BadValue(head, "", hosts.status().message());
+  for (const std::string& host : *hosts) {
+    if (auto it = node_index_.find(host); it != node_index_.end()) {
+      return InvalidArgument(head.loc.Str() + ": NodeName: duplicate node '" + host +
+                             "' (first defined at " + node_locs_[it->second].Str() + ")");
+    }
+    core::NodeConfig node = *tmpl;
+    node.name = host;
+    node_index_[host] = cfg_.nodes.size();
+    node_locs_.push_back(head.loc);
+    cfg_.nodes.push_back(std::move(node));
+  }
+  return Status::Ok();
+}
+
+// Builds a partition's settings (all but its nodes) from its attributes.
+Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& context) {
+  core::Partition part;
+  auto get = [&](const char* key) -> const Pair* {
+    auto it = attrs.find(key);
+    return it == attrs.end() ? nullptr : &it->second;
+  };
+  if (const Pair* p = get("default")) {
+    Result<bool> b = BoolValue(*p, context);
+    if (!b.ok()) return b.status();
+    part.is_default = *b;
+  }
+  if (const Pair* p = get("maxtime")) {
+    Result<int64_t> s = TimeValue(*p, context);
+    if (!s.ok()) return s.status();
+    part.max_time_s = *s;
+  }
+  if (const Pair* p = get("defaulttime")) {
+    Result<int64_t> s = TimeValue(*p, context);
+    if (!s.ok()) return s.status();
+    part.default_time_s = *s;
+    if (part.max_time_s != util::kUnlimited &&
+        (*s == util::kUnlimited || *s > part.max_time_s)) {
+      return InvalidArgument(Where(*p, context) + "=" + p->value + " exceeds MaxTime=" +
+                             get("maxtime")->value);
+    }
+  }
+  if (const Pair* p = get("state")) {
+    std::string s = util::ToUpper(p->value);
+    if (kPartitionStates.count(s) == 0) {
+      return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
+    }
+    part.state = s;
+  }
+  if (const Pair* p = get("allowgroups")) {
+    part.allow_groups = ListValue(p->value);
+    if (ContainsIgnoreCase(part.allow_groups, "ALL")) part.allow_groups.clear();
+  }
+  // The old Priority sets both factors; the specific keys override it.
+  if (const Pair* p = get("priority")) {
+    Result<int64_t> v = IntValue(*p, context, 0, 65533);
+    if (!v.ok()) return v.status();
+    part.priority_tier = part.priority_job_factor = static_cast<int>(*v);
+  }
+  if (const Pair* p = get("prioritytier")) {
+    Result<int64_t> v = IntValue(*p, context, 0, 65533);
+    if (!v.ok()) return v.status();
+    part.priority_tier = static_cast<int>(*v);
+  }
+  if (const Pair* p = get("priorityjobfactor")) {
+    Result<int64_t> v = IntValue(*p, context, 0, 65533);
+    if (!v.ok()) return v.status();
+    part.priority_job_factor = static_cast<int>(*v);
+  }
+  if (const Pair* p = get("maxnodes")) {
+    if (IsUnlimited(p->value)) {
+      part.max_nodes = -1;
+    } else {
+      Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
+      if (!v.ok()) return v.status();
+      part.max_nodes = static_cast<int>(*v);
+    }
+  }
+  if (const Pair* p = get("minnodes")) {
+    Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
+    if (!v.ok()) return v.status();
+    part.min_nodes = static_cast<int>(*v);
+  }
+  if (part.max_nodes >= 0 && part.min_nodes > part.max_nodes) {
+    const Pair* p = get("minnodes") != nullptr ? get("minnodes") : get("maxnodes");
+    return InvalidArgument(p->loc.Str() + ": " + context + ": MinNodes=" +
+                           std::to_string(part.min_nodes) + " exceeds MaxNodes=" +
+                           std::to_string(part.max_nodes));
+  }
+  return part;
+}
+
+Status Parser::HandlePartitionLine(const std::vector<Pair>& pairs) {
+  const Pair& head = pairs.front();
+  MUSTER_RETURN_IF_ERROR(
+      CheckKeys(pairs, "PartitionName", kPartitionKeys, kPartitionIgnoredKeys));
+  if (head.value.empty()) return BadValue(head, "");
+  const bool is_default = util::EqualsIgnoreCase(head.value, "DEFAULT");
+  Attrs attrs = partition_defaults_;
+  for (size_t i = 1; i < pairs.size(); ++i) attrs[pairs[i].lower()] = pairs[i];
+  const std::string context = "PartitionName " + head.value;
+  Result<core::Partition> part = BuildPartition(attrs, context);
+  if (!part.ok()) return part.status();
+  if (is_default) {
+    partition_defaults_ = std::move(attrs);
+    return Status::Ok();
+  }
+  for (size_t i = 0; i < cfg_.partitions.size(); ++i) {
+    if (cfg_.partitions[i].name == head.value) {
+      return InvalidArgument(head.loc.Str() + ": PartitionName: duplicate partition '" +
+                             head.value + "' (first defined at " +
+                             pending_partitions_[i].loc.Str() + ")");
+    }
+  }
+  part->name = head.value;
+  PendingPartition pending{head.loc, std::nullopt};
+  if (auto it = attrs.find("nodes"); it != attrs.end()) {
+    pending.nodes = it->second;
+    part->nodes_expr = it->second.value;
+  }
+  cfg_.partitions.push_back(std::move(*part));
+  pending_partitions_.push_back(std::move(pending));
+  return Status::Ok();
+}
+
+Status Parser::HandleNodeSetLine(const std::vector<Pair>& pairs) {
+  const Pair& head = pairs.front();
+  MUSTER_RETURN_IF_ERROR(CheckKeys(pairs, "NodeSet", {"nodes", "feature"}, {}));
+  if (head.value.empty()) return BadValue(head, "");
+  NodeSet set{head.loc, head.value, std::nullopt, std::nullopt};
+  for (size_t i = 1; i < pairs.size(); ++i) {
+    (pairs[i].lower() == "nodes" ? set.nodes : set.feature) = pairs[i];
+  }
+  node_sets_.push_back(std::move(set));
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------------------
+// Finishing: forward references and whole-file checks.
+
+// Expands a node list to node indices in config order, without duplicates.
+// Items may be hostlists, "ALL" and, with allow_sets, NodeSet names.
+Result<std::vector<size_t>> Parser::NodeIndices(const Pair& p, const std::string& context,
+                                                bool allow_sets) const {
+  std::set<size_t> found;
+  if (!util::Trim(p.value).empty()) {
+    Result<std::vector<std::string>> names = util::ExpandHostlist(p.value);
+    if (!names.ok()) return BadValue(p, context, names.status().message());
+    for (const std::string& name : *names) {
+      if (util::EqualsIgnoreCase(name, "ALL")) {
+        for (size_t i = 0; i < cfg_.nodes.size(); ++i) found.insert(i);
+        continue;
+      }
+      if (auto it = node_index_.find(name); it != node_index_.end()) {
+        found.insert(it->second);
+        continue;
+      }
+      const NodeSet* set = nullptr;
+      if (allow_sets) {
+        for (const NodeSet& s : node_sets_) {
+          if (s.name == name) set = &s;
+        }
+      }
+      if (set == nullptr) {
+        return InvalidArgument(Where(p, context) + ": unknown node '" + name + "'");
+      }
+      // NodeSets were resolved into NodeName-style entries first.
+      Result<std::vector<size_t>> members =
+          NodeIndices(*set->nodes, "NodeSet " + set->name, false);
+      if (!members.ok()) return members.status();
+      found.insert(members->begin(), members->end());
+    }
+  }
+  return std::vector<size_t>(found.begin(), found.end());
+}
+
+// A NodeSet given by Feature= becomes the list of nodes with the feature,
+// so partitions can expand every set the same way.
+Status Parser::ResolveNodeSets() {
+  for (NodeSet& set : node_sets_) {
+    if (node_index_.count(set.name) != 0) {
+      return InvalidArgument(set.loc.Str() + ": NodeSet " + set.name +
+                             ": name is also a node name");
+    }
+    if (set.feature) {
+      std::vector<std::string> members;
+      for (const core::NodeConfig& n : cfg_.nodes) {
+        if (ContainsIgnoreCase(n.features, set.feature->value)) members.push_back(n.name);
+      }
+      Pair nodes = *set.feature;
+      nodes.key = "Feature";
+      nodes.value = util::Join(members, ",");
+      if (set.nodes) nodes.value += (nodes.value.empty() ? "" : ",") + set.nodes->value;
+      set.nodes = nodes;
+    }
+    if (!set.nodes) {
+      return InvalidArgument(set.loc.Str() + ": NodeSet " + set.name +
+                             ": needs Nodes= or Feature=");
+    }
+    Result<std::vector<size_t>> check = NodeIndices(*set.nodes, "NodeSet " + set.name, false);
+    if (!check.ok()) return check.status();
+  }
+  return Status::Ok();
+}
+
+Status Parser::ResolvePartitionNodes(core::Partition& part, const PendingPartition& pending) {
+  if (!pending.nodes) return Status::Ok();
+  Result<std::vector<size_t>> idx =
+      NodeIndices(*pending.nodes, "PartitionName " + part.name, true);
+  if (!idx.ok()) return idx.status();
+  for (size_t i : *idx) part.nodes.push_back(cfg_.nodes[i].name);
+  return Status::Ok();
+}
+
+Status Parser::ApplyDownNodes() {
+  for (const std::vector<Pair>& pairs : down_nodes_) {
+    const Pair& head = pairs.front();
+    std::string state = "DOWN";
+    for (size_t i = 1; i < pairs.size(); ++i) {
+      if (pairs[i].lower() != "state") continue;
+      state = util::ToUpper(pairs[i].value);
+      if (kDownNodeStates.count(state) == 0) {
+        return BadValue(pairs[i], "DownNodes",
+                        "expected DOWN, DRAIN, FAIL, FAILING or FUTURE");
+      }
+    }
+    if (head.value.empty()) return BadValue(head, "");
+    Result<std::vector<size_t>> idx = NodeIndices(head, "", false);
+    if (!idx.ok()) return idx.status();
+    for (size_t i : *idx) cfg_.nodes[i].initial_state = state;
+  }
+  return Status::Ok();
+}
+
+// Slurm refuses a node Gres= whose name is not in GresTypes.
+Status Parser::CheckGresTypes() const {
+  for (size_t i = 0; i < cfg_.nodes.size(); ++i) {
+    for (const core::GresSpec& g : cfg_.nodes[i].gres) {
+      if (!ContainsIgnoreCase(cfg_.gres_types, g.name)) {
+        return InvalidArgument(node_locs_[i].Str() + ": NodeName " + cfg_.nodes[i].name +
+                               ": Gres '" + g.name + "' is not listed in GresTypes");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::Finish() {
+  if (slurmctld_host_ && control_machine_) {
+    return InvalidArgument(control_machine_->loc.Str() + ": " + control_machine_->key +
+                           " conflicts with " + slurmctld_host_->key + " at " +
+                           slurmctld_host_->loc.Str() + " (use only SlurmctldHost)");
+  }
+  if (control_machine_) {
+    cfg_.control_host = control_machine_->value;
+    if (control_addr_) cfg_.control_addr = control_addr_->value;
+  } else if (control_addr_) {
+    RecordIgnored(*control_addr_);
+  }
+  MUSTER_RETURN_IF_ERROR(ResolveNodeSets());
+  for (size_t i = 0; i < cfg_.partitions.size(); ++i) {
+    MUSTER_RETURN_IF_ERROR(ResolvePartitionNodes(cfg_.partitions[i], pending_partitions_[i]));
+  }
+  // Several Default=YES: the last one wins, as in Slurm.
+  bool seen_default = false;
+  for (auto it = cfg_.partitions.rbegin(); it != cfg_.partitions.rend(); ++it) {
+    if (it->is_default && seen_default) it->is_default = false;
+    seen_default = seen_default || it->is_default;
+  }
+  MUSTER_RETURN_IF_ERROR(ApplyDownNodes());
+  return CheckGresTypes();
+}
+
+// ---------------------------------------------------------------------------
+// gres.conf.
+
+// The node's GresSpec that a gres.conf (Name, Type) record describes: the
+// same name and type; without Type, the untyped entry or the only entry of
+// that name. -1 when none.
+int FindGres(const core::NodeConfig& node, const std::string& name, const std::string& type) {
+  int only = -1;
+  int count = 0;
+  for (size_t i = 0; i < node.gres.size(); ++i) {
+    const core::GresSpec& g = node.gres[i];
+    if (!util::EqualsIgnoreCase(g.name, name)) continue;
+    if (util::EqualsIgnoreCase(g.type, type)) return static_cast<int>(i);
+    only = static_cast<int>(i);
+    ++count;
+  }
+  return type.empty() && count == 1 ? only : -1;
+}
+
+std::string GresLabel(const std::string& name, const std::string& type) {
+  return type.empty() ? name : name + ":" + type;
+}
+
+Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path) {
+  // What gres.conf says about one GresSpec of one node, summed over lines
+  // (a GPU node often has one line per socket with its own Cores=).
+  struct Seen {
+    int64_t count = 0;
+    std::vector<std::string> files;
+    std::vector<std::string> cores;
+    Loc first;
+  };
+  std::map<std::pair<size_t, int>, Seen> seen;
+  const std::set<std::string> keys = {"name", "type", "file", "count", "cores",
+                                      "corecnt", "links", "flags", "multiplefiles",
+                                      "autodetect", "nodename"};
+  Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
+  for (const LogicalLine& line : SplitLines(text)) {
+    Loc loc = base;
+    loc.line = line.line;
+    Result<std::vector<Pair>> pairs = Tokenize(line.text, loc);
+    if (!pairs.ok()) return pairs.status();
+    std::map<std::string, Pair> attrs;
+    for (const Pair& p : *pairs) {
+      std::string k = p.lower();
+      if (keys.count(k) == 0) return InvalidArgument(loc.Str() + ": unknown key '" + p.key + "'");
+      if (k == "autodetect" && kGresAutoDetect.count(util::ToLower(p.value)) == 0) {
+        return BadValue(p, "", "expected off, nvml, rsmi, oneapi or nrt");
+      }
+      attrs[k] = p;
+    }
+    auto get = [&](const char* key) -> const Pair* {
+      auto it = attrs.find(key);
+      return it == attrs.end() ? nullptr : &it->second;
+    };
+    const Pair* name = get("name");
+    if (name == nullptr) {
+      for (const char* k : {"type", "file", "count", "cores", "multiplefiles"}) {
+        if (get(k) != nullptr) return InvalidArgument(loc.Str() + ": " + get(k)->key + " without Name");
+      }
+      continue;  // AutoDetect=, Flags=... alone
+    }
+    const std::string type = get("type") ? get("type")->value : "";
+    std::vector<std::string> files;
+    const Pair* file = get("file") ? get("file") : get("multiplefiles");
+    if (file != nullptr) {
+      Result<std::vector<std::string>> f = util::ExpandHostlist(file->value);
+      if (!f.ok() || f->empty()) {
+        return BadValue(*file, "", f.ok() ? "no files" : f.status().message());
+      }
+      files = std::move(*f);
+    }
+    // MultipleFiles= lists the files of one device.
+    int64_t count = get("multiplefiles") ? 1 : (file ? static_cast<int64_t>(files.size()) : 1);
+    if (const Pair* c = get("count")) {
+      Result<int64_t> n = GresCount(*c);
+      if (!n.ok()) return n.status();
+      if (file != nullptr && get("file") != nullptr && *n != count) {
+        return InvalidArgument(loc.Str() + ": Count=" + c->value + " does not match the " +
+                               std::to_string(files.size()) + " devices of File=" +
+                               file->value);
+      }
+      count = *n;
+    }
+    // Lines without NodeName apply to every node that has this GRES; named
+    // nodes missing from the configuration are skipped, as a gres.conf may
+    // be shared by clusters.
+    std::vector<size_t> targets;
+    const Pair* nodes = get("nodename");
+    if (nodes != nullptr) {
+      Result<std::vector<std::string>> hosts = util::ExpandHostlist(nodes->value);
+      if (!hosts.ok()) return BadValue(*nodes, "", hosts.status().message());
+      for (const std::string& h : *hosts) {
+        if (auto it = node_index_.find(h); it != node_index_.end()) targets.push_back(it->second);
+      }
+    } else {
+      for (size_t i = 0; i < cfg_.nodes.size(); ++i) targets.push_back(i);
+    }
+    for (size_t idx : targets) {
+      const core::NodeConfig& node = cfg_.nodes[idx];
+      int g = FindGres(node, name->value, type);
+      if (g < 0) {
+        if (nodes == nullptr) continue;
+        return InvalidArgument(loc.Str() + ": " + GresLabel(name->value, type) + " for node " +
+                               node.name + ", which has no such Gres (" +
+                               node_locs_[idx].Str() + ": Gres=" + core::FormatGres(node.gres) +
+                               ")");
+      }
+      Seen& s = seen[{idx, g}];
+      if (s.first.line == 0) s.first = loc;
+      s.count += count;
+      s.files.insert(s.files.end(), files.begin(), files.end());
+      if (const Pair* c = get("cores")) {
+        if (std::find(s.cores.begin(), s.cores.end(), c->value) == s.cores.end()) {
+          s.cores.push_back(c->value);
+        }
+      }
+    }
+  }
+  for (auto& [key, s] : seen) {
+    core::NodeConfig& node = cfg_.nodes[key.first];
+    core::GresSpec& spec = node.gres[key.second];
+    if (s.count != spec.count) {
+      return InvalidArgument(s.first.Str() + ": node " + node.name + ": gres.conf gives " +
+                             std::to_string(s.count) + " " + GresLabel(spec.name, spec.type) +
+                             " but Gres= says " + std::to_string(spec.count) + " (" +
+                             node_locs_[key.first].Str() + ")");
+    }
+    spec.files = std::move(s.files);
+    // GresSpec holds one Cores string; lines with different Cores= for the
+    // same GRES are joined into the union.
+    spec.cores = util::Join(s.cores, ",");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Public API.
+
+const core::Partition* Config::DefaultPartition() const {
+  const core::Partition* found = nullptr;
+  for (const core::Partition& p : partitions) {
+    if (p.is_default) found = &p;
+  }
+  return found;
+}
+
+const core::Partition* Config::FindPartition(const std::string& name) const {
+  for (const core::Partition& p : partitions) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+const core::NodeConfig* Config::FindNode(const std::string& name) const {
+  for (const core::NodeConfig& n : nodes) {
+    if (n.name == name) return &n;
+  }
+  return nullptr;
+}
+
+util::Result<Config> ParseConfig(const std::string& text, const std::string& path,
+                                 const std::string& gres_text, bool read_gres_file) {
+  std::error_code ec;
+  std::string abs = AbsolutePath(path, fs::current_path(ec).string());
+  Parser parser(abs);
+  MUSTER_RETURN_IF_ERROR(parser.ParseText(text, abs));
+  MUSTER_RETURN_IF_ERROR(parser.Finish());
+  std::string gres_path = (fs::path(abs).parent_path() / "gres.conf").string();
+  if (!gres_text.empty()) {
+    MUSTER_RETURN_IF_ERROR(parser.ApplyGresConf(gres_text, gres_path));
+  } else if (read_gres_file && fs::exists(gres_path, ec)) {
+    Result<std::string> g = ReadFile(gres_path);
+    if (!g.ok()) return InvalidArgument("cannot read " + g.status().message());
+    MUSTER_RETURN_IF_ERROR(parser.ApplyGresConf(*g, gres_path));
+  }
+  return parser.Take();
+}
+
+util::Result<Config> LoadConfig(const std::string& path) {
+  std::error_code ec;
+  std::string abs = AbsolutePath(path, fs::current_path(ec).string());
+  Result<std::string> text = ReadFile(abs);
+  if (!text.ok()) return InvalidArgument("cannot read " + text.status().message());
+  return ParseConfig(*text, abs);
+}
+
+std::string DefaultConfigPath() {
+  for (const char* var : {"MUSTER_CONF", "SLURM_CONF"}) {
+    const char* v = std::getenv(var);
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return "/etc/muster/muster.conf";
+}
+
+std::string ControllerSocketPath(const Config& cfg) {
+  return (fs::path(cfg.state_save_location) / "musterd.sock").string();
+}
+
+std::string AgentSocketPath(const Config& cfg) {
+  return (fs::path(cfg.state_save_location) / "agent.sock").string();
+}
+
+}  // namespace muster::config

@@ -1,0 +1,159 @@
+#include "core/json.h"
+
+#include <string>
+
+namespace muster::core {
+namespace {
+
+using nlohmann::json;
+
+// Object fields, listed once for both directions.
+#define MUSTER_GRES_SPEC_FIELDS(X) X(name) X(type) X(count) X(files) X(cores)
+#define MUSTER_GRES_REQUEST_FIELDS(X) X(name) X(type) X(count) X(per_job)
+#define MUSTER_NODE_ALLOC_FIELDS(X) X(node) X(cpus) X(mem_mb) X(tasks) X(gpu_indices)
+#define MUSTER_JOB_REQUEST_FIELDS(X)                                                     \
+  X(name) X(partition) X(account) X(comment) X(qos) X(reservation) X(wckey) X(constraint) \
+  X(uid) X(gid) X(user_name) X(groups) X(work_dir) X(submit_host) X(std_out) X(std_err)  \
+  X(std_in) X(open_append) X(min_nodes) X(max_nodes) X(ntasks) X(ntasks_per_node)        \
+  X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb)             \
+  X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time)           \
+  X(requeue) X(nice) X(signal_spec) X(nodelist) X(exclude) X(export_mode)                \
+  X(environment) X(argv) X(script) X(command)
+#define MUSTER_JOB_FIELDS(X)                                                            \
+  X(id) X(req) X(state) X(reason) X(priority) X(held) X(held_by_admin) X(submit_time)   \
+  X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
+  X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by)                 \
+  X(restart_count) X(failure_detail)
+#define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \
+  X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \
+  X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
+#define MUSTER_NODE_FIELDS(X)                                                      \
+  X(config) X(registered) X(down) X(drain) X(reason) X(reason_uid) X(reason_time)  \
+  X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
+
+#define MUSTER_TO_JSON(field) j[#field] = v.field;
+#define MUSTER_FROM_JSON(field) Get(j, #field, v.field);
+
+void RequireObject(const json& j, const char* what) {
+  if (!j.is_object()) {
+    throw json::type_error::create(
+        302, std::string(what) + " must be an object, not " + j.type_name(), &j);
+  }
+}
+
+// Reads j[key] into field when present and not null; otherwise keeps the
+// field as it is (its default), so partial objects are accepted.
+template <typename T>
+void Get(const json& j, const char* key, T& field) {
+  auto it = j.find(key);
+  if (it != j.end() && !it->is_null()) it->get_to(field);
+}
+
+[[noreturn]] void UnknownName(const json& j, const char* what) {
+  throw json::other_error::create(501, std::string("unknown ") + what + " " + j.dump(), &j);
+}
+
+}  // namespace
+
+void to_json(json& j, JobState v) { j = std::string(JobStateName(v)); }
+void from_json(const json& j, JobState& v) {
+  std::optional<JobState> s = ParseJobState(j.get<std::string>());
+  if (!s) UnknownName(j, "job state");
+  v = *s;
+}
+
+void to_json(json& j, PendingReason v) { j = std::string(PendingReasonName(v)); }
+void from_json(const json& j, PendingReason& v) {
+  std::optional<PendingReason> r = ParsePendingReason(j.get<std::string>());
+  if (!r) UnknownName(j, "pending reason");
+  v = *r;
+}
+
+void to_json(json& j, ExportMode v) {
+  switch (v) {
+    case ExportMode::kAll: j = "ALL"; return;
+    case ExportMode::kNone: j = "NONE"; return;
+    case ExportMode::kList: j = "LIST"; return;
+  }
+  j = "ALL";
+}
+void from_json(const json& j, ExportMode& v) {
+  const std::string s = j.get<std::string>();
+  if (s == "ALL") {
+    v = ExportMode::kAll;
+  } else if (s == "NONE") {
+    v = ExportMode::kNone;
+  } else if (s == "LIST") {
+    v = ExportMode::kList;
+  } else {
+    UnknownName(j, "export mode");
+  }
+}
+
+void to_json(json& j, const GresSpec& v) {
+  j = json::object();
+  MUSTER_GRES_SPEC_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, GresSpec& v) {
+  RequireObject(j, "gres spec");
+  MUSTER_GRES_SPEC_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const GresRequest& v) {
+  j = json::object();
+  MUSTER_GRES_REQUEST_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, GresRequest& v) {
+  RequireObject(j, "gres request");
+  MUSTER_GRES_REQUEST_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const NodeAlloc& v) {
+  j = json::object();
+  MUSTER_NODE_ALLOC_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, NodeAlloc& v) {
+  RequireObject(j, "node allocation");
+  MUSTER_NODE_ALLOC_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const JobRequest& v) {
+  j = json::object();
+  MUSTER_JOB_REQUEST_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, JobRequest& v) {
+  RequireObject(j, "job request");
+  MUSTER_JOB_REQUEST_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const Job& v) {
+  j = json::object();
+  MUSTER_JOB_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, Job& v) {
+  RequireObject(j, "job");
+  MUSTER_JOB_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const NodeConfig& v) {
+  j = json::object();
+  MUSTER_NODE_CONFIG_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, NodeConfig& v) {
+  RequireObject(j, "node config");
+  MUSTER_NODE_CONFIG_FIELDS(MUSTER_FROM_JSON)
+}
+
+void to_json(json& j, const Node& v) {
+  j = json::object();
+  MUSTER_NODE_FIELDS(MUSTER_TO_JSON)
+}
+void from_json(const json& j, Node& v) {
+  RequireObject(j, "node");
+  MUSTER_NODE_FIELDS(MUSTER_FROM_JSON)
+}
+
+#undef MUSTER_TO_JSON
+#undef MUSTER_FROM_JSON
+
+}  // namespace muster::core

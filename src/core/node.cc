@@ -1,0 +1,101 @@
+#include "core/node.h"
+
+namespace muster::core {
+namespace {
+
+bool Matches(const GresSpec& g, const std::string& name, const std::string& type) {
+  return g.name == name && (type.empty() || g.type == type);
+}
+
+}  // namespace
+
+NodeBase Node::Base() const {
+  if (down) return NodeBase::kDown;
+  bool gpus_used = false;
+  for (bool used : gpu_used) gpus_used = gpus_used || used;
+  if (alloc_cpus == 0 && !gpus_used) return NodeBase::kIdle;
+  if (alloc_cpus >= config.cpus) return NodeBase::kAllocated;
+  return NodeBase::kMixed;
+}
+
+std::string Node::SinfoState(bool long_form) const {
+  // Precedence as sinfo shows it: DOWN hides DRAIN; DRAIN shows as draining
+  // while work remains and drained after; a node that never registered and
+  // runs nothing is "unknown". "*" marks a node that is not responding.
+  NodeBase base = Base();
+  bool busy = alloc_cpus > 0 || running_jobs > 0 || base == NodeBase::kMixed ||
+              base == NodeBase::kAllocated;
+  std::string out;
+  if (base == NodeBase::kDown) {
+    out = "down";
+  } else if (drain) {
+    if (busy) {
+      out = long_form ? "draining" : "drng";
+    } else {
+      out = long_form ? "drained" : "drain";
+    }
+  } else if (base == NodeBase::kIdle && !registered) {
+    out = long_form ? "unknown" : "unk";
+  } else if (base == NodeBase::kAllocated) {
+    out = long_form ? "allocated" : "alloc";
+  } else if (base == NodeBase::kMixed) {
+    out = long_form ? "mixed" : "mix";
+  } else {
+    out = "idle";
+  }
+  if (!Responding()) out += '*';
+  return out;
+}
+
+std::string Node::ScontrolState() const {
+  // Base name, then flags in Slurm's order (DRAIN before NOT_RESPONDING).
+  std::string out;
+  switch (Base()) {
+    case NodeBase::kDown: out = "DOWN"; break;
+    case NodeBase::kAllocated: out = "ALLOCATED"; break;
+    case NodeBase::kMixed: out = "MIXED"; break;
+    case NodeBase::kFuture: out = "FUTURE"; break;
+    case NodeBase::kUnknown: out = "UNKNOWN"; break;
+    case NodeBase::kIdle: out = registered ? "IDLE" : "UNKNOWN"; break;
+  }
+  if (drain) out += "+DRAIN";
+  if (!Responding()) out += "+NOT_RESPONDING";
+  return out;
+}
+
+int64_t Node::TotalGres(const std::string& name, const std::string& type) const {
+  int64_t total = 0;
+  for (const GresSpec& g : config.gres) {
+    if (Matches(g, name, type)) total += g.count;
+  }
+  return total;
+}
+
+int64_t Node::FreeGres(const std::string& name, const std::string& type) const {
+  if (name != "gpu") return TotalGres(name, type);  // only GPUs are tracked so far
+  int64_t free = 0;
+  size_t index = 0;
+  for (const GresSpec& g : config.gres) {
+    if (g.name != "gpu") continue;
+    for (int64_t k = 0; k < g.count; ++k, ++index) {
+      bool used = index < gpu_used.size() && gpu_used[index];
+      if (!used && (type.empty() || g.type == type)) ++free;
+    }
+  }
+  return free;
+}
+
+std::string Node::GpuType(int index) const {
+  if (index < 0) return "";
+  int64_t remaining = index;
+  for (const GresSpec& g : config.gres) {
+    if (g.name != "gpu") continue;
+    if (remaining < g.count) return g.type;
+    remaining -= g.count;
+  }
+  return "";
+}
+
+int Node::TotalGpus() const { return static_cast<int>(TotalGres("gpu", "")); }
+
+}  // namespace muster::core

@@ -1,0 +1,122 @@
+#include "core/node.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace muster::core {
+namespace {
+
+Node MakeNode() {
+  Node n;
+  n.config.name = "gpu01";
+  n.config.cpus = 32;
+  n.config.gres = {{"gpu", "a100", 2}, {"nic", "", 1}, {"gpu", "h100", 2}};
+  n.gpu_used.assign(4, false);
+  n.registered = true;
+  return n;
+}
+
+struct StateCase {
+  std::string what;
+  bool registered;
+  bool down;
+  bool drain;
+  int alloc_cpus;
+  int running_jobs;
+  bool gpu0_used;
+  NodeBase base;
+  std::string sinfo_short;
+  std::string sinfo_long;
+  std::string scontrol;
+};
+
+TEST(NodeStateTest, DerivesSlurmStates) {
+  const std::vector<StateCase> cases = {
+      {"idle", true, false, false, 0, 0, false, NodeBase::kIdle, "idle", "idle", "IDLE"},
+      {"mixed", true, false, false, 4, 1, false, NodeBase::kMixed, "mix", "mixed", "MIXED"},
+      {"gpu only", true, false, false, 0, 1, true, NodeBase::kMixed, "mix", "mixed", "MIXED"},
+      {"allocated", true, false, false, 32, 1, false, NodeBase::kAllocated, "alloc",
+       "allocated", "ALLOCATED"},
+      {"down", true, true, false, 0, 0, false, NodeBase::kDown, "down", "down", "DOWN"},
+      {"drained", true, false, true, 0, 0, false, NodeBase::kIdle, "drain", "drained",
+       "IDLE+DRAIN"},
+      {"draining mixed", true, false, true, 4, 1, false, NodeBase::kMixed, "drng",
+       "draining", "MIXED+DRAIN"},
+      {"draining alloc", true, false, true, 32, 1, false, NodeBase::kAllocated, "drng",
+       "draining", "ALLOCATED+DRAIN"},
+      {"draining jobs only", true, false, true, 0, 1, false, NodeBase::kIdle, "drng",
+       "draining", "IDLE+DRAIN"},
+      {"down hides drain", true, true, true, 0, 0, false, NodeBase::kDown, "down", "down",
+       "DOWN+DRAIN"},
+      {"never registered", false, false, false, 0, 0, false, NodeBase::kIdle, "unk*",
+       "unknown*", "UNKNOWN+NOT_RESPONDING"},
+      {"down not responding", false, true, false, 0, 0, false, NodeBase::kDown, "down*",
+       "down*", "DOWN+NOT_RESPONDING"},
+      {"drained not responding", false, false, true, 0, 0, false, NodeBase::kIdle,
+       "drain*", "drained*", "UNKNOWN+DRAIN+NOT_RESPONDING"},
+      {"busy not responding", false, false, false, 4, 1, false, NodeBase::kMixed, "mix*",
+       "mixed*", "MIXED+NOT_RESPONDING"},
+      {"alloc not responding", false, false, false, 32, 1, false, NodeBase::kAllocated,
+       "alloc*", "allocated*", "ALLOCATED+NOT_RESPONDING"},
+  };
+  for (const StateCase& c : cases) {
+    SCOPED_TRACE(c.what);
+    Node n = MakeNode();
+    n.registered = c.registered;
+    n.down = c.down;
+    n.drain = c.drain;
+    n.alloc_cpus = c.alloc_cpus;
+    n.running_jobs = c.running_jobs;
+    n.gpu_used[0] = c.gpu0_used;
+    EXPECT_EQ(n.Base(), c.base);
+    EXPECT_EQ(n.Responding(), c.registered);
+    EXPECT_EQ(n.SinfoState(false), c.sinfo_short);
+    EXPECT_EQ(n.SinfoState(true), c.sinfo_long);
+    EXPECT_EQ(n.ScontrolState(), c.scontrol);
+  }
+}
+
+TEST(NodeGresTest, TotalsAndFree) {
+  Node n = MakeNode();
+  EXPECT_EQ(n.TotalGpus(), 4);
+  EXPECT_EQ(n.TotalGres("gpu", ""), 4);
+  EXPECT_EQ(n.TotalGres("gpu", "a100"), 2);
+  EXPECT_EQ(n.TotalGres("gpu", "h100"), 2);
+  EXPECT_EQ(n.TotalGres("gpu", "v100"), 0);
+  EXPECT_EQ(n.TotalGres("nic", ""), 1);
+  EXPECT_EQ(n.TotalGres("fpga", ""), 0);
+  EXPECT_EQ(n.FreeGres("gpu", ""), 4);
+
+  n.gpu_used = {true, false, false, true};  // one a100, one h100 used
+  EXPECT_EQ(n.FreeGres("gpu", ""), 2);
+  EXPECT_EQ(n.FreeGres("gpu", "a100"), 1);
+  EXPECT_EQ(n.FreeGres("gpu", "h100"), 1);
+  EXPECT_EQ(n.FreeGres("gpu", "v100"), 0);
+  EXPECT_EQ(n.FreeGres("nic", ""), 1);  // non-GPU GRES are not tracked yet
+
+  n.gpu_used.clear();  // not initialised yet: every GPU counts as free
+  EXPECT_EQ(n.FreeGres("gpu", ""), 4);
+}
+
+TEST(NodeGresTest, GpuTypeByIndex) {
+  Node n = MakeNode();
+  EXPECT_EQ(n.GpuType(0), "a100");
+  EXPECT_EQ(n.GpuType(1), "a100");
+  EXPECT_EQ(n.GpuType(2), "h100");  // the nic entry does not count
+  EXPECT_EQ(n.GpuType(3), "h100");
+  EXPECT_EQ(n.GpuType(4), "");
+  EXPECT_EQ(n.GpuType(-1), "");
+
+  Node untyped;
+  untyped.config.gres = {{"gpu", "", 2}};
+  EXPECT_EQ(untyped.TotalGpus(), 2);
+  EXPECT_EQ(untyped.GpuType(0), "");
+  Node none;
+  EXPECT_EQ(none.TotalGpus(), 0);
+  EXPECT_EQ(none.FreeGres("gpu", ""), 0);
+}
+
+}  // namespace
+}  // namespace muster::core

@@ -1,0 +1,161 @@
+#include "ctld/api_handlers.h"
+
+#include <nlohmann/json.hpp>
+
+#include "cli/render/render.h"
+#include "core/json.h"
+#include "util/strings.h"
+
+namespace muster::ctld {
+namespace {
+
+using nlohmann::json;
+
+api::HttpResponse JsonReply(int status, const json& body) {
+  api::HttpResponse r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, json::error_handler_t::replace);
+  return r;
+}
+
+api::HttpResponse Error(int status, const std::string& message, const std::string& detail = {}) {
+  json body = {{"error", message}};
+  if (!detail.empty()) body["detail"] = detail;
+  return JsonReply(status, body);
+}
+
+int HttpStatusFor(const util::Status& st) {
+  switch (st.code()) {
+    case util::Code::kInvalidArgument: return 400;
+    case util::Code::kPermissionDenied: return 403;
+    case util::Code::kNotFound: return 404;
+    case util::Code::kFailedPrecondition: return 409;
+    case util::Code::kUnavailable: return 422;
+    default: return 500;
+  }
+}
+
+api::HttpResponse TextReply(const util::Result<std::string>& text) {
+  if (!text.ok()) return Error(HttpStatusFor(text.status()), text.status().message());
+  api::HttpResponse r;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = *text;
+  return r;
+}
+
+json ActionResults(const std::vector<JobActionResult>& results) {
+  json out = json::array();
+  for (const auto& r : results) out.push_back({{"job_id", r.job_id}, {"error", r.error}});
+  return json{{"results", out}};
+}
+
+render::ClusterView MakeView(const Controller& ctl, uint32_t uid) {
+  render::ClusterView view;
+  view.config = &ctl.config();
+  view.now = ctl.Now();
+  view.caller_uid = uid;
+  view.jobs.reserve(ctl.jobs().size());
+  for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
+  for (const auto& n : ctl.nodes()) view.nodes.push_back(&n);
+  return view;
+}
+
+api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json& body,
+                        const Caller& caller) {
+  std::string path = req.target.substr(0, req.target.find('?'));
+  std::vector<std::string> parts = util::Split(path, '/');
+  if (parts.empty() || parts[0] != "v1") return Error(404, "no such endpoint: " + path);
+  const std::string& what = parts.size() > 1 ? parts[1] : "";
+  bool get = req.method == "GET";
+  bool post = req.method == "POST";
+
+  if (what == "ping" && get) {
+    return JsonReply(200, {{"status", "ok"}, {"cluster", ctl.config().cluster_name}});
+  }
+  if (what == "jobs" && parts.size() == 2 && post) {
+    core::JobRequest jr = body.get<core::JobRequest>();
+    std::string detail;
+    auto id = ctl.Submit(std::move(jr), caller, &detail);
+    if (!id.ok()) return Error(HttpStatusFor(id.status()), id.status().message(), detail);
+    return JsonReply(201, {{"job_id", *id}, {"cluster", ctl.config().cluster_name}});
+  }
+  if (what == "jobs" && parts.size() == 2 && get) {
+    json out = json::array();
+    for (const auto& [id, job] : ctl.jobs()) out.push_back(job);
+    return JsonReply(200, {{"jobs", out}});
+  }
+  if (what == "jobs" && parts.size() == 3 && get) {
+    auto num = util::ParseInt(parts[2]);
+    auto it = num.ok() ? ctl.jobs().find(static_cast<core::JobId>(*num)) : ctl.jobs().end();
+    if (it == ctl.jobs().end()) return Error(404, "Invalid job id specified");
+    return JsonReply(200, it->second);
+  }
+  if (what == "jobs" && parts.size() == 3 && post && parts[2] == "cancel") {
+    return JsonReply(200, ActionResults(ctl.Cancel(body, caller)));
+  }
+  if (what == "jobs" && parts.size() == 3 && post && (parts[2] == "hold" || parts[2] == "release")) {
+    auto ids = body.value("job_ids", std::vector<std::string>{});
+    bool user_hold = body.value("user_hold", false);
+    return JsonReply(200, ActionResults(ctl.Hold(ids, parts[2] == "hold", user_hold, caller)));
+  }
+  if (what == "jobs" && parts.size() == 4 && post && parts[3] == "steps") {
+    auto num = util::ParseInt(parts[2]);
+    if (!num.ok()) return Error(400, "Invalid job id specified");
+    auto step = ctl.CreateStep(static_cast<core::JobId>(*num), body, caller);
+    if (!step.ok()) return Error(HttpStatusFor(step.status()), step.status().message());
+    return JsonReply(201, *step);
+  }
+  if (what == "nodes" && parts.size() == 2 && get) {
+    json out = json::array();
+    for (const auto& n : ctl.nodes()) out.push_back(n);
+    return JsonReply(200, {{"nodes", out}});
+  }
+  if (what == "nodes" && parts.size() == 3 && parts[2] == "update" && post) {
+    util::Status st = ctl.UpdateNodes(body.value("nodes", ""), body.value("state", ""),
+                                      body.value("reason", ""), caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
+  if (what == "render" && parts.size() == 3 && post) {
+    render::ClusterView view = MakeView(ctl, caller.uid);
+    if (parts[2] == "squeue") {
+      auto r = render::SqueueRequestFromJson(body);
+      if (!r.ok()) return Error(400, r.status().message());
+      return TextReply(render::RenderSqueue(*r, view));
+    }
+    if (parts[2] == "sinfo") {
+      auto r = render::SinfoRequestFromJson(body);
+      if (!r.ok()) return Error(400, r.status().message());
+      return TextReply(render::RenderSinfo(*r, view));
+    }
+    if (parts[2] == "show") {
+      auto r = render::ShowRequestFromJson(body);
+      if (!r.ok()) return Error(400, r.status().message());
+      return TextReply(render::RenderShow(*r, view));
+    }
+  }
+  return Error(404, "no such endpoint: " + req.method + " " + path);
+}
+
+}  // namespace
+
+api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req) {
+  Caller caller;
+  caller.uid = req.peer.uid;
+  caller.gid = req.peer.gid;
+  caller.admin = ctl.IsAdmin(caller.uid);
+  json body;
+  if (!req.body.empty()) {
+    body = json::parse(req.body, nullptr, false);
+    if (body.is_discarded()) return Error(400, "malformed JSON body");
+  }
+  if (body.is_null()) body = json::object();
+  try {
+    return Route(ctl, req, body, caller);
+  } catch (const std::exception& e) {
+    // Type errors in a client's JSON (e.g. a string where a number belongs).
+    return Error(400, std::string("invalid request: ") + e.what());
+  }
+}
+
+}  // namespace muster::ctld

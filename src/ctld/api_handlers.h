@@ -1,0 +1,14 @@
+// The HTTP API of musterd (/v1/...), mapping requests onto the Controller.
+// Runs on the controller's event loop. Every error is answered as JSON
+// {"error": "...", "detail": "..."} with a 4xx/5xx status; malformed JSON
+// or oversized bodies never reach the controller.
+#pragma once
+
+#include "api/http.h"
+#include "ctld/controller.h"
+
+namespace muster::ctld {
+
+api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req);
+
+}  // namespace muster::ctld

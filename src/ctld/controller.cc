@@ -1,0 +1,833 @@
+#include "ctld/controller.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include <boost/asio/post.hpp>
+
+#include "core/json.h"
+#include "ctld/job_env.h"
+#include "sched/scheduler.h"
+#include "stepd/step.h"
+#include "util/hostlist.h"
+#include "util/log.h"
+#include "util/strings.h"
+#include "util/users.h"
+
+namespace muster::ctld {
+
+namespace fs = std::filesystem;
+using core::Job;
+using core::JobId;
+using core::JobState;
+using nlohmann::json;
+
+namespace {
+
+// Slurm's priority/basic counts down from this value in submission order.
+constexpr uint32_t kBasePriority = 4294901760u;
+
+util::Status WriteFileAtomic(const std::string& path, const std::string& data) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return util::Internal("cannot write " + tmp);
+    out << data;
+    if (!out) return util::Internal("cannot write " + tmp);
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) return util::Internal("cannot rename " + tmp + ": " + ec.message());
+  return util::Status::Ok();
+}
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// --signal=[{R|B}:]SIG[@TIME] -> (signal number, seconds, batch only).
+struct WarnSignal {
+  int sig = 0;
+  int time_s = 60;
+  bool batch_only = false;
+};
+
+std::optional<int> SignalNumber(std::string name) {
+  name = util::ToUpper(name);
+  if (util::StartsWith(name, "SIG")) name = name.substr(3);
+  static const std::pair<const char*, int> kSignals[] = {
+      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
+      {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
+      {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP},
+      {"TSTP", SIGTSTP}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}};
+  for (auto& [n, v] : kSignals) {
+    if (name == n) return v;
+  }
+  auto num = util::ParseInt(name);
+  if (num.ok() && *num > 0 && *num < 64) return static_cast<int>(*num);
+  return std::nullopt;
+}
+
+util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
+  WarnSignal w;
+  std::string s = spec;
+  if (s.size() > 2 && s[1] == ':' && (s[0] == 'B' || s[0] == 'R')) {
+    w.batch_only = s[0] == 'B';
+    s = s.substr(2);
+  }
+  auto at = s.find('@');
+  if (at != std::string::npos) {
+    auto t = util::ParseInt(s.substr(at + 1));
+    if (!t.ok()) return util::InvalidArgument("Invalid --signal specification: " + spec);
+    w.time_s = static_cast<int>(*t);
+    s = s.substr(0, at);
+  }
+  auto sig = SignalNumber(s);
+  if (!sig) return util::InvalidArgument("Invalid --signal specification: " + spec);
+  w.sig = *sig;
+  return w;
+}
+
+}  // namespace
+
+Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
+    : io_(io), cfg_(std::move(cfg)), clock_(clock), housekeeping_(io) {
+  next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
+  for (const auto& nc : cfg_.nodes) {
+    core::Node n;
+    n.config = nc;
+    n.gpu_used.assign(static_cast<size_t>(n.TotalGpus()), false);
+    if (util::EqualsIgnoreCase(nc.initial_state, "DOWN")) {
+      n.down = true;
+      n.reason = "Set in configuration";
+    } else if (util::EqualsIgnoreCase(nc.initial_state, "DRAIN")) {
+      n.drain = true;
+      n.reason = "Set in configuration";
+    }
+    node_index_[nc.name] = nodes_.size();
+    nodes_.push_back(std::move(n));
+  }
+  ArmHousekeeping();
+}
+
+bool Controller::IsAdmin(uint32_t uid) const {
+  if (uid == 0) return true;
+  std::string name = util::UserName(uid);
+  return std::find(cfg_.admin_users.begin(), cfg_.admin_users.end(), name) !=
+         cfg_.admin_users.end();
+}
+
+core::Node* Controller::FindNode(const std::string& name) {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : &nodes_[it->second];
+}
+
+// ---------------------------------------------------------------- state ----
+
+std::string JobDir(const config::Config& cfg, JobId id) {
+  return cfg.state_save_location + "/jobs/" + std::to_string(id);
+}
+
+util::Status Controller::Save() const {
+  json state;
+  state["version"] = 1;
+  state["next_job_id"] = next_job_id_;
+  json jobs = json::array();
+  for (const auto& [id, job] : jobs_) jobs.push_back(job);
+  state["jobs"] = std::move(jobs);
+  json nodes = json::object();
+  for (const auto& n : nodes_) {
+    if (!n.drain && !n.down) continue;
+    nodes[n.config.name] = {{"drain", n.drain},
+                            {"down", n.down},
+                            {"reason", n.reason},
+                            {"reason_uid", n.reason_uid},
+                            {"reason_time", n.reason_time}};
+  }
+  state["nodes"] = std::move(nodes);
+  return WriteFileAtomic(cfg_.state_save_location + "/state.json", state.dump());
+}
+
+void Controller::SaveSoon() {
+  if (save_posted_) return;
+  save_posted_ = true;
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(2));
+  timer->async_wait([this, timer](boost::system::error_code) {
+    save_posted_ = false;
+    util::Status st = Save();
+    if (!st.ok()) util::LogError("saving state: {}", st.message());
+  });
+}
+
+util::Status Controller::Recover() {
+  std::error_code ec;
+  fs::create_directories(cfg_.state_save_location + "/jobs", ec);
+  if (ec) {
+    return util::Internal("cannot create " + cfg_.state_save_location + ": " + ec.message());
+  }
+  auto text = ReadFile(cfg_.state_save_location + "/state.json");
+  if (!text) return util::Status::Ok();
+  json state = json::parse(*text, nullptr, false);
+  if (state.is_discarded() || !state.is_object()) {
+    return util::Internal(cfg_.state_save_location + "/state.json is corrupt; move it away to start empty");
+  }
+  try {
+    next_job_id_ = std::max<JobId>(next_job_id_, state.value("next_job_id", 1u));
+    for (const auto& j : state.at("jobs")) {
+      Job job = j.get<Job>();
+      jobs_[job.id] = std::move(job);
+    }
+    for (const auto& [name, n] : state.value("nodes", json::object()).items()) {
+      core::Node* node = FindNode(name);
+      if (!node) continue;
+      node->drain = n.value("drain", false);
+      node->down = n.value("down", false);
+      node->reason = n.value("reason", "");
+      node->reason_uid = n.value("reason_uid", 0u);
+      node->reason_time = n.value("reason_time", int64_t{0});
+    }
+  } catch (const std::exception& e) {
+    return util::Internal(std::string("reading saved state: ") + e.what());
+  }
+  // Running jobs hold their resources again until their agent reports.
+  for (auto& [id, job] : jobs_) {
+    if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
+    for (const auto& a : job.alloc) {
+      core::Node* node = FindNode(a.node);
+      if (!node) continue;
+      node->alloc_cpus += a.cpus;
+      node->alloc_mem_mb += a.mem_mb;
+      node->running_jobs += 1;
+      for (int g : a.gpu_indices) {
+        if (g >= 0 && static_cast<size_t>(g) < node->gpu_used.size()) node->gpu_used[g] = true;
+      }
+    }
+  }
+  util::LogInfo("recovered {} jobs, next job id {}", jobs_.size(), next_job_id_);
+  return util::Status::Ok();
+}
+
+// ----------------------------------------------------------- submission ----
+
+util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& caller,
+                                       std::string* detail) {
+  // Identity comes from the kernel, never from the request.
+  req.uid = caller.uid;
+  req.gid = caller.gid;
+  req.user_name = util::UserName(caller.uid);
+  req.groups = util::UserGroups(caller.uid, caller.gid);
+  if (req.account.empty()) req.account = req.user_name;
+
+  const core::Partition* part = nullptr;
+  if (req.partition.empty()) {
+    part = cfg_.DefaultPartition();
+    if (!part) return util::InvalidArgument("No partition specified or system default partition");
+  } else {
+    // -p a,b: the first partition listed that exists and admits the job.
+    for (const auto& name : util::Split(req.partition, ',')) {
+      part = cfg_.FindPartition(name);
+      if (!part) return util::InvalidArgument("invalid partition specified: " + name);
+      break;
+    }
+  }
+  if (!part->allow_groups.empty()) {
+    bool allowed = caller.uid == 0;
+    for (const auto& g : part->allow_groups) {
+      auto gid = util::LookupGid(g);
+      if (!gid) continue;
+      if (std::find(req.groups.begin(), req.groups.end(), *gid) != req.groups.end()) allowed = true;
+    }
+    if (!allowed) {
+      return util::PermissionDenied("User's group not permitted to use this partition");
+    }
+  }
+  if (!req.signal_spec.empty()) {
+    auto ws = ParseSignalSpec(req.signal_spec);
+    if (!ws.ok()) return ws.status();
+  }
+  auto rr = sched::MakeResourceRequest(req, cfg_.def_mem_per_cpu_mb);
+  if (!rr.ok()) return rr.status();
+  util::Status sat = sched::CheckSatisfiable(req, *part, cfg_, detail);
+  if (!sat.ok()) return sat;
+
+  Job job;
+  job.id = next_job_id_++;
+  job.partition = part->name;
+  job.submit_time = Now();
+  job.eligible_time = std::max(job.submit_time, req.begin_time);
+  if (req.time_limit_s == -2) {
+    job.time_limit_s = part->default_time_s != -1 ? part->default_time_s : part->max_time_s;
+  } else {
+    job.time_limit_s = req.time_limit_s;
+  }
+  job.held = req.hold;
+  job.priority = job.held ? 0 : kBasePriority - job.id;
+  job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
+
+  // The script and environment live on disk, not in the job table, so a
+  // pending job costs little memory.
+  std::string dir = JobDir(cfg_, job.id);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  json env = req.environment;
+  util::Status st = WriteFileAtomic(dir + "/script", req.script);
+  if (st.ok()) st = WriteFileAtomic(dir + "/environment", env.dump());
+  if (!st.ok()) {
+    --next_job_id_;
+    return util::Internal("Unable to write job files: " + st.message());
+  }
+  req.script.clear();
+  req.script.shrink_to_fit();
+  req.environment.clear();
+  req.environment.shrink_to_fit();
+  job.req = std::move(req);
+  JobId id = job.id;
+  jobs_.emplace(id, std::move(job));
+  SaveSoon();
+  RequestSchedule();
+  return id;
+}
+
+// ----------------------------------------------------------- scheduling ----
+
+void Controller::RequestSchedule() {
+  if (schedule_posted_) return;
+  schedule_posted_ = true;
+  boost::asio::post(io_, [this] {
+    schedule_posted_ = false;
+    RunSchedule();
+  });
+}
+
+void Controller::RunSchedule() {
+  sched::Snapshot snap;
+  snap.config = &cfg_;
+  snap.now = Now();
+  for (const auto& n : nodes_) snap.nodes.push_back(&n);
+  for (auto& [id, job] : jobs_) {
+    if (job.state != JobState::kPending) continue;
+    const core::Partition* part = cfg_.FindPartition(job.partition);
+    if (part && part->max_time_s >= 0 &&
+        (job.time_limit_s < 0 || job.time_limit_s > part->max_time_s) && !job.held) {
+      job.reason = core::PendingReason::kPartitionTimeLimit;
+      continue;
+    }
+    snap.pending.push_back(&job);
+  }
+  if (snap.pending.empty()) return;
+  std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
+    if (a->priority != b->priority) return a->priority > b->priority;
+    return a->id < b->id;
+  });
+  sched::Plan plan = sched::Schedule(snap);
+  for (const auto& p : plan.pending) {
+    auto it = jobs_.find(p.job_id);
+    if (it != jobs_.end()) it->second.reason = p.reason;
+  }
+  for (const auto& start : plan.starts) {
+    auto it = jobs_.find(start.job_id);
+    if (it == jobs_.end()) continue;
+    Job& job = it->second;
+    job.alloc = start.alloc;
+    job.partition = start.partition.empty() ? job.partition : start.partition;
+    std::vector<std::string> names;
+    for (const auto& a : job.alloc) {
+      names.push_back(a.node);
+      core::Node* node = FindNode(a.node);
+      if (!node) continue;
+      node->alloc_cpus += a.cpus;
+      node->alloc_mem_mb += a.mem_mb;
+      node->running_jobs += 1;
+      node->last_busy = snap.now;
+      for (int g : a.gpu_indices) node->gpu_used[g] = true;
+    }
+    job.nodelist = util::CompressHostlist(names);
+    job.batch_host = job.alloc.empty() ? "" : job.alloc.front().node;
+    job.state = JobState::kRunning;
+    job.reason = core::PendingReason::kNone;
+    job.start_time = snap.now;
+    Launch(job);
+  }
+  if (!plan.starts.empty()) SaveSoon();
+}
+
+void Controller::Launch(Job& job) {
+  std::string dir = JobDir(cfg_, job.id);
+  auto script = ReadFile(dir + "/script");
+  auto env_text = ReadFile(dir + "/environment");
+  if (!script || !env_text) {
+    FinishJob(job, JobState::kFailed, 1, 0, Now(), "job script missing from " + dir);
+    return;
+  }
+  std::vector<std::string> user_env;
+  json env = json::parse(*env_text, nullptr, false);
+  if (env.is_array()) user_env = env.get<std::vector<std::string>>();
+
+  stepd::StepSpec spec;
+  spec.job_id = job.id;
+  spec.uid = job.req.uid;
+  spec.gid = job.req.gid;
+  spec.groups = job.req.groups;
+  spec.user_name = job.req.user_name;
+  spec.work_dir = job.req.work_dir;
+  spec.argv = job.req.argv;
+  spec.env = BuildBatchEnvironment(job, cfg_, user_env);
+  spec.std_out = core::ExpandOutputPattern(
+      job.req.std_out.empty() ? "slurm-%j.out" : job.req.std_out, job);
+  spec.std_err = job.req.std_err.empty() ? "" : core::ExpandOutputPattern(job.req.std_err, job);
+  spec.std_in = job.req.std_in;
+  spec.open_append = job.req.open_append;
+  spec.time_limit_s = job.time_limit_s;
+  spec.kill_wait_s = cfg_.kill_wait_s;
+  if (!job.req.signal_spec.empty()) {
+    auto ws = ParseSignalSpec(job.req.signal_spec);
+    if (ws.ok()) {
+      spec.warn_signal = ws->sig;
+      spec.warn_time_s = ws->time_s;
+      spec.warn_batch_only = ws->batch_only;
+    }
+  }
+  json msg = {{"type", "launch"},
+              {"job_id", job.id},
+              {"node", job.batch_host},
+              {"spec", stepd::ToJson(spec)},
+              {"script", *script}};
+  SendToAgentOf(job, msg);
+}
+
+void Controller::SendToAgentOf(const Job& job, const json& msg) {
+  for (auto& [host, agent] : agents_) {
+    if (std::find(agent.nodes.begin(), agent.nodes.end(), job.batch_host) != agent.nodes.end()) {
+      agent.conn->Send(msg);
+      return;
+    }
+  }
+  util::LogWarn("no agent hosts node {} for job {}", job.batch_host, job.id);
+}
+
+void Controller::ReleaseResources(Job& job) {
+  for (const auto& a : job.alloc) {
+    core::Node* node = FindNode(a.node);
+    if (!node) continue;
+    node->alloc_cpus = std::max(0, node->alloc_cpus - a.cpus);
+    node->alloc_mem_mb = std::max<int64_t>(0, node->alloc_mem_mb - a.mem_mb);
+    node->running_jobs = std::max(0, node->running_jobs - 1);
+    node->last_busy = Now();
+    for (int g : a.gpu_indices) {
+      if (g >= 0 && static_cast<size_t>(g) < node->gpu_used.size()) node->gpu_used[g] = false;
+    }
+  }
+}
+
+void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_signal,
+                           int64_t end_time, const std::string& detail) {
+  bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
+  if (held_resources) ReleaseResources(job);
+  auto pend = pending_end_state_.find(job.id);
+  if (pend != pending_end_state_.end()) {
+    state = pend->second;
+    pending_end_state_.erase(pend);
+  }
+  job.state = state;
+  job.exit_code = exit_code;
+  job.exit_signal = exit_signal;
+  job.end_time = end_time > 0 ? end_time : Now();
+  job.failure_detail = detail;
+  job.reason = core::PendingReason::kNone;
+  std::error_code ec;
+  fs::remove_all(JobDir(cfg_, job.id), ec);
+  SaveSoon();
+  RequestSchedule();
+}
+
+// --------------------------------------------------------------- agents ----
+
+void Controller::AcceptAgent(std::shared_ptr<api::LineConn> conn) {
+  std::weak_ptr<api::LineConn> weak = conn;
+  conn->Start(
+      [this, weak](const json& msg) {
+        if (auto c = weak.lock()) OnAgentMessage(c, msg);
+      },
+      [this, weak] {
+        if (auto c = weak.lock()) OnAgentClosed(c);
+      });
+}
+
+void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  std::string type = msg.value("type", "");
+  try {
+    if (type == "register") {
+      OnAgentRegister(conn, msg);
+    } else if (type == "ended") {
+      auto result = stepd::StepResultFromJson(msg.at("result"));
+      if (!result.ok()) return;
+      auto it = jobs_.find(result->job_id);
+      if (it != jobs_.end() && !core::IsFinished(it->second.state)) {
+        auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
+        FinishJob(it->second, state, result->exit_code, result->exit_signal, result->end_time,
+                  result->detail);
+      }
+      conn->Send({{"type", "ack"}, {"job_id", result->job_id}});
+    } else {
+      util::LogWarn("unknown agent message type '{}'", type);
+    }
+  } catch (const std::exception& e) {
+    util::LogWarn("bad agent message: {}", e.what());
+  }
+}
+
+void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  std::string host = msg.at("host").get<std::string>();
+  AgentInfo info;
+  info.conn = conn;
+  for (const auto& n : msg.at("nodes")) {
+    std::string name = n.get<std::string>();
+    core::Node* node = FindNode(name);
+    if (!node) {
+      util::LogWarn("agent {} hosts unknown node {}", host, name);
+      continue;
+    }
+    node->registered = true;
+    node->boot_time = msg.value("boot_time", Now());
+    info.nodes.push_back(name);
+  }
+  std::set<JobId> running;
+  for (const auto& r : msg.value("running", json::array())) running.insert(r.get<JobId>());
+  std::map<JobId, stepd::StepResult> finished;
+  for (const auto& r : msg.value("finished", json::array())) {
+    auto res = stepd::StepResultFromJson(r);
+    if (res.ok()) finished[res->job_id] = *res;
+  }
+  // Reconcile: what ran on this agent's nodes while we were apart.
+  for (auto& [id, job] : jobs_) {
+    if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
+    if (std::find(info.nodes.begin(), info.nodes.end(), job.batch_host) == info.nodes.end()) {
+      continue;
+    }
+    auto f = finished.find(id);
+    if (f != finished.end()) {
+      auto state = core::ParseJobState(f->second.state).value_or(JobState::kFailed);
+      FinishJob(job, state, f->second.exit_code, f->second.exit_signal, f->second.end_time,
+                f->second.detail);
+    } else if (!running.count(id)) {
+      FinishJob(job, JobState::kNodeFail, 0, 0, Now(), "step lost while the agent was away");
+    }
+  }
+  for (const auto& [id, r] : finished) conn->Send({{"type", "ack"}, {"job_id", id}});
+  agents_[host] = std::move(info);
+  util::LogInfo("agent {} registered {} nodes", host, agents_[host].nodes.size());
+  RequestSchedule();
+}
+
+void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
+  for (auto it = agents_.begin(); it != agents_.end(); ++it) {
+    if (it->second.conn != conn) continue;
+    for (const auto& name : it->second.nodes) {
+      if (core::Node* node = FindNode(name)) node->registered = false;
+    }
+    util::LogWarn("agent {} disconnected", it->first);
+    agents_.erase(it);
+    return;
+  }
+}
+
+// -------------------------------------------------------------- actions ----
+
+util::Status Controller::CheckJobAccess(const Job& job, const Caller& caller) const {
+  if (caller.admin || job.req.uid == caller.uid) return util::Status::Ok();
+  return util::PermissionDenied("Access/permission denied");
+}
+
+std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& caller) {
+  std::vector<JobActionResult> out;
+  int signal = body.value("signal", 0);
+  bool batch_only = body.value("batch_only", false);
+  std::vector<Job*> targets;
+  std::vector<std::string> ids = body.value("job_ids", std::vector<std::string>{});
+  std::optional<uint32_t> user;
+  if (body.contains("user")) {
+    user = util::LookupUid(body["user"].get<std::string>());
+    if (!user) {
+      out.push_back({"", "Invalid user name: " + body["user"].get<std::string>()});
+      return out;
+    }
+  }
+  std::string name = body.value("name", "");
+  std::string partition = body.value("partition", "");
+  std::vector<std::string> states = body.value("states", std::vector<std::string>{});
+  std::vector<JobState> state_filter;
+  for (const auto& s : states) {
+    auto st = core::ParseJobState(s);
+    if (!st) {
+      out.push_back({"", "Invalid job state specified: " + s});
+      return out;
+    }
+    state_filter.push_back(*st);
+  }
+  bool filtered = user || !name.empty() || !partition.empty() || !state_filter.empty();
+  auto matches = [&](const Job& job) {
+    if (user && job.req.uid != *user) return false;
+    if (!name.empty() && job.req.name != name) return false;
+    if (!partition.empty() && job.partition != partition) return false;
+    if (!state_filter.empty() &&
+        std::find(state_filter.begin(), state_filter.end(), job.state) == state_filter.end()) {
+      return false;
+    }
+    return true;
+  };
+  if (!ids.empty()) {
+    for (const auto& sid : ids) {
+      auto num = util::ParseInt(sid);
+      auto it = num.ok() ? jobs_.find(static_cast<JobId>(*num)) : jobs_.end();
+      if (it == jobs_.end()) {
+        out.push_back({sid, "Invalid job id specified"});
+        continue;
+      }
+      if (filtered && !matches(it->second)) continue;
+      targets.push_back(&it->second);
+    }
+  } else if (filtered) {
+    for (auto& [id, job] : jobs_) {
+      if (core::IsFinished(job.state) || !matches(job)) continue;
+      // Filters without ids only ever reach the caller's own jobs unless admin.
+      if (!caller.admin && job.req.uid != caller.uid) continue;
+      targets.push_back(&job);
+    }
+  }
+  for (Job* job : targets) {
+    std::string sid = std::to_string(job->id);
+    util::Status access = CheckJobAccess(*job, caller);
+    if (!access.ok()) {
+      out.push_back({sid, access.message()});
+      continue;
+    }
+    if (core::IsFinished(job->state) || job->state == JobState::kCompleting) {
+      out.push_back({sid, "Job/step already completing or completed"});
+      continue;
+    }
+    if (job->state == JobState::kPending) {
+      if (signal != 0 && signal != SIGKILL && signal != SIGTERM) {
+        out.push_back({sid, "Job is pending execution"});
+        continue;
+      }
+      job->cancelled_by = caller.uid;
+      job->state = JobState::kCancelled;
+      job->end_time = Now();
+      job->reason = core::PendingReason::kNone;
+      std::error_code ec;
+      fs::remove_all(JobDir(cfg_, job->id), ec);
+      out.push_back({sid, ""});
+      continue;
+    }
+    if (signal != 0) {
+      SendToAgentOf(*job, {{"type", "signal"},
+                           {"job_id", job->id},
+                           {"signal", signal},
+                           {"batch_only", batch_only}});
+    } else {
+      job->cancelled_by = caller.uid;
+      job->state = JobState::kCompleting;
+      pending_end_state_[job->id] = JobState::kCancelled;
+      SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
+    }
+    out.push_back({sid, ""});
+  }
+  SaveSoon();
+  RequestSchedule();
+  return out;
+}
+
+std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& ids, bool hold,
+                                              bool user_hold, const Caller& caller) {
+  std::vector<JobActionResult> out;
+  for (const auto& sid : ids) {
+    auto num = util::ParseInt(sid);
+    auto it = num.ok() ? jobs_.find(static_cast<JobId>(*num)) : jobs_.end();
+    if (it == jobs_.end()) {
+      out.push_back({sid, "Invalid job id specified"});
+      continue;
+    }
+    Job& job = it->second;
+    util::Status access = CheckJobAccess(job, caller);
+    if (!access.ok()) {
+      out.push_back({sid, access.message()});
+      continue;
+    }
+    if (job.state != JobState::kPending) {
+      out.push_back({sid, "Job is no longer pending execution"});
+      continue;
+    }
+    if (hold) {
+      job.held = true;
+      job.held_by_admin = caller.admin && !user_hold;
+      job.priority = 0;
+      job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin
+                                     : core::PendingReason::kJobHeldUser;
+    } else {
+      if (job.held_by_admin && !caller.admin) {
+        out.push_back({sid, "Access/permission denied"});
+        continue;
+      }
+      job.held = false;
+      job.held_by_admin = false;
+      job.priority = kBasePriority - job.id;
+      job.reason = core::PendingReason::kNone;
+    }
+    out.push_back({sid, ""});
+  }
+  SaveSoon();
+  RequestSchedule();
+  return out;
+}
+
+util::Status Controller::UpdateNodes(const std::string& nodes, const std::string& state,
+                                     const std::string& reason, const Caller& caller) {
+  if (!caller.admin) return util::PermissionDenied("Access/permission denied");
+  auto names = util::ExpandHostlist(nodes);
+  if (!names.ok()) return util::InvalidArgument("Invalid node name specified");
+  std::vector<core::Node*> targets;
+  for (const auto& n : *names) {
+    core::Node* node = FindNode(n);
+    if (!node) return util::InvalidArgument("Invalid node name specified");
+    targets.push_back(node);
+  }
+  std::string st = util::ToUpper(state);
+  bool needs_reason = st == "DRAIN" || st == "DOWN" || st == "FAIL";
+  if (needs_reason && reason.empty()) {
+    return util::InvalidArgument(
+        "You must specify a reason when DOWNING or DRAINING a node. Request denied");
+  }
+  if (st != "DRAIN" && st != "DOWN" && st != "RESUME" && st != "IDLE" && st != "UNDRAIN") {
+    return util::InvalidArgument("Invalid node state specified");
+  }
+  int64_t now = Now();
+  for (core::Node* node : targets) {
+    if (st == "DRAIN") {
+      node->drain = true;
+    } else if (st == "DOWN") {
+      node->down = true;
+      // A node set DOWN loses its jobs, as in Slurm.
+      for (auto& [id, job] : jobs_) {
+        if (job.state != JobState::kRunning) continue;
+        bool on_node = std::any_of(job.alloc.begin(), job.alloc.end(),
+                                   [&](const core::NodeAlloc& a) { return a.node == node->config.name; });
+        if (!on_node) continue;
+        job.state = JobState::kCompleting;
+        pending_end_state_[id] = JobState::kNodeFail;
+        SendToAgentOf(job, {{"type", "cancel"}, {"job_id", id}});
+      }
+    } else {  // RESUME / IDLE / UNDRAIN
+      node->drain = false;
+      if (st != "UNDRAIN") node->down = false;
+    }
+    if (needs_reason) {
+      node->reason = reason;
+      node->reason_uid = caller.uid;
+      node->reason_time = now;
+    } else if (!node->drain && !node->down) {
+      node->reason.clear();
+      node->reason_uid = 0;
+      node->reason_time = 0;
+    }
+  }
+  SaveSoon();
+  RequestSchedule();
+  return util::Status::Ok();
+}
+
+util::Result<json> Controller::CreateStep(JobId id, const json& body, const Caller& caller) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return util::NotFound("Invalid job id specified");
+  Job& job = it->second;
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(job, caller));
+  if (job.state != JobState::kRunning) {
+    return util::FailedPrecondition("Job/step already completing or completed");
+  }
+  int want_nodes = body.value("nodes", 0);
+  int ntasks = body.value("ntasks", 0);
+  int per_node = body.value("ntasks_per_node", 0);
+  int nalloc = static_cast<int>(job.alloc.size());
+  if (want_nodes > nalloc) {
+    return util::InvalidArgument("Requested node configuration is not available");
+  }
+  int nodes = want_nodes > 0 ? want_nodes : 0;
+  if (ntasks == 0) {
+    if (per_node > 0) {
+      ntasks = per_node * (nodes > 0 ? nodes : nalloc);
+    } else if (nodes > 0) {
+      ntasks = nodes;
+    } else {
+      ntasks = job.NumTasks();
+    }
+  }
+  if (nodes == 0) {
+    nodes = per_node > 0 ? (ntasks + per_node - 1) / per_node : std::min(nalloc, ntasks);
+  }
+  if (nodes > nalloc || nodes > ntasks) {
+    return util::InvalidArgument("Requested node configuration is not available");
+  }
+  // Block distribution: the first nodes get one more task when uneven.
+  json layout = json::array();
+  int task = 0;
+  for (int n = 0; n < nodes; ++n) {
+    int tasks = per_node > 0 ? std::min(per_node, ntasks - task)
+                             : ntasks / nodes + (n < ntasks % nodes ? 1 : 0);
+    const core::NodeAlloc& a = job.alloc[n];
+    layout.push_back({{"node", a.node},
+                      {"tasks", tasks},
+                      {"first_task", task},
+                      {"cpus", a.cpus},
+                      {"mem_mb", a.mem_mb},
+                      {"gpu_indices", a.gpu_indices}});
+    task += tasks;
+  }
+  if (task < ntasks) return util::InvalidArgument("Requested node configuration is not available");
+  int step_id = step_counters_[id]++;
+  std::vector<std::string> names;
+  for (int n = 0; n < nodes; ++n) names.push_back(job.alloc[n].node);
+  return json{{"job_id", id},
+              {"step_id", step_id},
+              {"ntasks", ntasks},
+              {"nodelist", util::CompressHostlist(names)},
+              {"layout", layout}};
+}
+
+// --------------------------------------------------------- housekeeping ----
+
+void Controller::ArmHousekeeping() {
+  housekeeping_.expires_after(std::chrono::seconds(1));
+  housekeeping_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    Housekeeping();
+    ArmHousekeeping();
+  });
+}
+
+void Controller::Housekeeping() {
+  int64_t now = Now();
+  bool begin_waiting = false;
+  for (auto it = jobs_.begin(); it != jobs_.end();) {
+    const Job& job = it->second;
+    if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
+      step_counters_.erase(it->first);
+      it = jobs_.erase(it);
+      SaveSoon();
+      continue;
+    }
+    if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&
+        job.req.begin_time <= now) {
+      begin_waiting = true;
+    }
+    ++it;
+  }
+  if (begin_waiting) RequestSchedule();
+}
+
+}  // namespace muster::ctld

@@ -1,0 +1,121 @@
+// The controller's state and the operations on it: the job table, the
+// nodes, the agents hosting them, and the scheduler driving starts. All
+// methods run on the one event-loop thread (no locks); the HTTP handlers
+// and the agent connections call in from that loop. Owned by musterd's
+// main. The scheduling decision itself is the pure core (src/sched); this
+// class snapshots, applies the plan and dispatches to agents.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <nlohmann/json.hpp>
+
+#include "api/http.h"
+#include "api/line_conn.h"
+#include "config/config.h"
+#include "core/job.h"
+#include "core/node.h"
+#include "util/clock.h"
+#include "util/status.h"
+
+namespace muster::ctld {
+
+// Who is asking: from SO_PEERCRED.
+struct Caller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  bool admin = false;
+};
+
+// The outcome of acting on one job (cancel, hold, ...), for the CLI to print.
+struct JobActionResult {
+  std::string job_id;
+  std::string error;  // empty = done
+};
+
+class Controller {
+ public:
+  Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock);
+
+  // Loads the saved state (if any) from StateSaveLocation.
+  util::Status Recover();
+  // Writes the state to StateSaveLocation (atomically).
+  util::Status Save() const;
+
+  // Submits a job; on success returns its id. Refusals carry Slurm's line in
+  // the status message and a resource detail line in *detail.
+  util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller, std::string* detail);
+
+  // scancel: with filters; `signal` 0 = cancel.
+  std::vector<JobActionResult> Cancel(const nlohmann::json& body, const Caller& caller);
+  // scontrol hold/release (user_hold: uhold vs admin hold).
+  std::vector<JobActionResult> Hold(const std::vector<std::string>& ids, bool hold, bool user_hold,
+                                    const Caller& caller);
+  // scontrol update NodeName=... State=... Reason=...
+  util::Status UpdateNodes(const std::string& nodes, const std::string& state,
+                           const std::string& reason, const Caller& caller);
+
+  // srun inside a batch job: creates step `step_id` and returns its layout.
+  util::Result<nlohmann::json> CreateStep(core::JobId id, const nlohmann::json& body,
+                                          const Caller& caller);
+
+  // Agent connections.
+  void AcceptAgent(std::shared_ptr<api::LineConn> conn);
+
+  // Read access for the API and renderers.
+  const config::Config& config() const { return cfg_; }
+  const std::map<core::JobId, core::Job>& jobs() const { return jobs_; }
+  const std::vector<core::Node>& nodes() const { return nodes_; }
+  int64_t Now() const { return clock_.Now(); }
+  bool IsAdmin(uint32_t uid) const;
+
+ private:
+  struct AgentInfo {
+    std::shared_ptr<api::LineConn> conn;
+    std::vector<std::string> nodes;
+  };
+
+  void RequestSchedule();
+  void RunSchedule();
+  void Launch(core::Job& job);
+  void OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
+  void OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // Ends a job that ran: frees its resources, records the end.
+  void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
+                 int64_t end_time, const std::string& detail);
+  void ReleaseResources(core::Job& job);
+  void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
+  void ArmHousekeeping();
+  void Housekeeping();
+  core::Node* FindNode(const std::string& name);
+  util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
+  void SaveSoon();
+
+  boost::asio::io_context& io_;
+  config::Config cfg_;
+  const util::Clock& clock_;
+  std::map<core::JobId, core::Job> jobs_;
+  core::JobId next_job_id_ = 1;
+  std::vector<core::Node> nodes_;
+  std::unordered_map<std::string, size_t> node_index_;
+  std::map<std::string, AgentInfo> agents_;  // by host name
+  std::map<core::JobId, int> step_counters_;
+  // Final state for jobs whose end was requested (scancel, node down) while
+  // the agent is still stopping them.
+  std::map<core::JobId, core::JobState> pending_end_state_;
+  bool schedule_posted_ = false;
+  bool save_posted_ = false;
+  boost::asio::steady_timer housekeeping_;
+};
+
+}  // namespace muster::ctld

@@ -1,0 +1,104 @@
+#include "ctld/job_env.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "util/hostlist.h"
+#include "util/strings.h"
+
+namespace muster::ctld {
+
+std::string CompressCounts(const std::vector<int>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] == counts[i]) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(counts[i]);
+    if (j - i > 1) out += fmt::format("(x{})", j - i);
+    i = j;
+  }
+  return out;
+}
+
+std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
+                                               const std::vector<std::string>& user_env) {
+  // Later assignments win: user variables first, Slurm's on top, as Slurm
+  // overrides SLURM_* names the submitter happened to carry.
+  std::map<std::string, std::string> env;
+  for (const auto& kv : user_env) {
+    auto eq = kv.find('=');
+    if (eq == std::string::npos) continue;
+    env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  const core::JobRequest& req = job.req;
+  const core::NodeAlloc* first = job.alloc.empty() ? nullptr : &job.alloc.front();
+  std::vector<std::string> node_names;
+  std::vector<int> cpus_per_node, tasks_per_node;
+  for (const auto& a : job.alloc) {
+    node_names.push_back(a.node);
+    cpus_per_node.push_back(a.cpus);
+    tasks_per_node.push_back(a.tasks);
+  }
+  std::string nodelist = util::CompressHostlist(node_names);
+  auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
+  std::string id = std::to_string(job.id);
+  set("SLURM_JOB_ID", id);
+  set("SLURM_JOBID", id);
+  set("SLURM_JOB_NAME", req.name);
+  set("SLURM_JOB_NODELIST", nodelist);
+  set("SLURM_NODELIST", nodelist);
+  set("SLURM_JOB_NUM_NODES", std::to_string(job.alloc.size()));
+  set("SLURM_NNODES", std::to_string(job.alloc.size()));
+  set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(cpus_per_node));
+  set("SLURM_TASKS_PER_NODE", CompressCounts(tasks_per_node));
+  if (req.ntasks > 0 || req.ntasks_per_node > 0) {
+    set("SLURM_NTASKS", std::to_string(job.NumTasks()));
+    set("SLURM_NPROCS", std::to_string(job.NumTasks()));
+  }
+  if (req.ntasks_per_node > 0) set("SLURM_NTASKS_PER_NODE", std::to_string(req.ntasks_per_node));
+  if (req.cpus_per_task_set) set("SLURM_CPUS_PER_TASK", std::to_string(req.cpus_per_task));
+  if (first) {
+    set("SLURM_CPUS_ON_NODE", std::to_string(first->cpus));
+    set("SLURMD_NODENAME", first->node);
+    set("SLURM_TOPOLOGY_ADDR", first->node);
+    set("SLURM_TOPOLOGY_ADDR_PATTERN", "node");
+    if (req.mem_per_cpu_mb > 0) {
+      set("SLURM_MEM_PER_CPU", std::to_string(req.mem_per_cpu_mb));
+    } else {
+      set("SLURM_MEM_PER_NODE", std::to_string(first->mem_mb));
+    }
+    if (!first->gpu_indices.empty()) {
+      std::vector<std::string> idx;
+      for (int g : first->gpu_indices) idx.push_back(std::to_string(g));
+      std::string list = util::Join(idx, ",");
+      set("CUDA_VISIBLE_DEVICES", list);
+      set("GPU_DEVICE_ORDINAL", list);
+      set("SLURM_JOB_GPUS", list);
+      set("SLURM_GPUS_ON_NODE", std::to_string(first->gpu_indices.size()));
+    }
+  }
+  set("SLURM_SUBMIT_DIR", req.work_dir);
+  set("SLURM_SUBMIT_HOST", req.submit_host);
+  set("SLURM_JOB_PARTITION", job.partition);
+  set("SLURM_JOB_ACCOUNT", req.account.empty() ? req.user_name : req.account);
+  set("SLURM_JOB_QOS", req.qos.empty() ? "normal" : req.qos);
+  set("SLURM_JOB_USER", req.user_name);
+  set("SLURM_JOB_UID", std::to_string(req.uid));
+  set("SLURM_JOB_GID", std::to_string(req.gid));
+  set("SLURM_CLUSTER_NAME", cfg.cluster_name);
+  set("SLURM_CONF", cfg.path);
+  set("SLURM_GTIDS", "0");
+  set("SLURM_PROCID", "0");
+  set("SLURM_LOCALID", "0");
+  set("SLURM_NODEID", "0");
+  set("SLURM_PRIO_PROCESS", "0");
+  set("SLURM_NODE_ALIASES", "(null)");
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace muster::ctld

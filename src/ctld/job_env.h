@@ -1,0 +1,23 @@
+// The environment a batch job starts with: the submitter's variables as
+// --export selected them, plus Slurm's SLURM_* variables, as real Slurm
+// 22.05 sets them for the batch step on the first node of the allocation.
+// Pure: a function of the job, the configuration and the user's variables.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "core/job.h"
+
+namespace muster::ctld {
+
+// Slurm's compressed per-node counts: {2,2,2,1} -> "2(x3),1".
+std::string CompressCounts(const std::vector<int>& counts);
+
+// Builds the batch step's environment. `user_env` is what sbatch sent
+// ("K=V"); `conf_path` becomes SLURM_CONF.
+std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
+                                               const std::vector<std::string>& user_env);
+
+}  // namespace muster::ctld

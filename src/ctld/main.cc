@@ -1,0 +1,125 @@
+// musterd: the controller daemon. Thin: loads the configuration, recovers
+// state, serves the API and the agent socket on one event loop.
+//   musterd [--conf FILE] [--validate]
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "api/http.h"
+#include "api/line_conn.h"
+#include "config/config.h"
+#include "ctld/api_handlers.h"
+#include "ctld/controller.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+namespace {
+
+namespace asio = boost::asio;
+using namespace muster;
+
+void AcceptAgents(asio::local::stream_protocol::acceptor& acceptor, ctld::Controller& ctl) {
+  acceptor.async_accept([&](boost::system::error_code ec, asio::local::stream_protocol::socket s) {
+    if (ec == asio::error::operation_aborted) return;
+    if (!ec) ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(s)));
+    AcceptAgents(acceptor, ctl);
+  });
+}
+
+int Usage() {
+  std::cerr << "usage: musterd [--conf FILE] [--validate]\n";
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string conf_path;
+  bool validate = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if ((a == "--conf" || a == "-f") && i + 1 < argc) {
+      conf_path = argv[++i];
+    } else if (a.rfind("--conf=", 0) == 0) {
+      conf_path = a.substr(7);
+    } else if (a == "--validate") {
+      validate = true;
+    } else if (a == "-D") {
+      // Foreground is the only mode; accepted for slurmctld compatibility.
+    } else {
+      return Usage();
+    }
+  }
+  if (conf_path.empty()) conf_path = config::DefaultConfigPath();
+  util::SetLogName("musterd");
+  auto cfg = config::LoadConfig(conf_path);
+  if (!cfg.ok()) {
+    std::cerr << "musterd: error: " << cfg.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& k : cfg->ignored_keys) {
+    util::LogWarn("{}: accepted but has no effect in Muster", k);
+  }
+  if (validate) {
+    std::cout << "musterd: configuration " << cfg->path << " is valid (" << cfg->nodes.size()
+              << " nodes, " << cfg->partitions.size() << " partitions)\n";
+    return 0;
+  }
+  ::signal(SIGPIPE, SIG_IGN);
+
+  asio::io_context io;
+  util::RealClock clock;
+  ctld::Controller ctl(io, *cfg, clock);
+  util::Status st = ctl.Recover();
+  if (!st.ok()) {
+    util::LogError("{}", st.message());
+    return 1;
+  }
+  std::string sock = config::ControllerSocketPath(ctl.config());
+  auto server = api::HttpServer::Listen(
+      io, sock, [&](const api::HttpRequest& r) { return ctld::HandleApiRequest(ctl, r); });
+  if (!server.ok()) {
+    util::LogError("{}", server.status().message());
+    return 1;
+  }
+  std::string agent_sock = config::AgentSocketPath(ctl.config());
+  ::unlink(agent_sock.c_str());
+  asio::local::stream_protocol::acceptor agents(io);
+  boost::system::error_code ec;
+  agents.open(asio::local::stream_protocol(), ec);
+  if (!ec) agents.bind(asio::local::stream_protocol::endpoint(agent_sock), ec);
+  if (!ec) agents.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) {
+    util::LogError("cannot listen on {}: {}", agent_sock, ec.message());
+    return 1;
+  }
+  AcceptAgents(agents, ctl);
+
+  {
+    std::ofstream pid(ctl.config().state_save_location + "/musterd.pid");
+    pid << getpid() << "\n";
+  }
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code, int sig) {
+    util::LogInfo("signal {}: saving state and stopping", sig);
+    util::Status saved = ctl.Save();
+    if (!saved.ok()) util::LogError("{}", saved.message());
+    (*server)->Close();
+    agents.close();
+    io.stop();
+  });
+  util::LogInfo("musterd {} serving cluster {} on {}", "0.1.0", ctl.config().cluster_name, sock);
+  io.run();
+  ::unlink(sock.c_str());
+  ::unlink(agent_sock.c_str());
+  std::filesystem::remove(ctl.config().state_save_location + "/musterd.pid", ec);
+  return 0;
+}

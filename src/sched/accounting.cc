@@ -1,0 +1,111 @@
+// Applying a plan's starts to live nodes, and giving resources back: the
+// one place the controller's accounting and the scheduler's overlay agree
+// on (NodeAlloc.cpus/mem_mb/gpu_indices added to alloc_cpus/alloc_mem_mb/
+// gpu_used, one running_jobs per job per node).
+#include <algorithm>
+#include <string>
+
+#include "sched/pipeline.h"
+
+namespace muster::sched {
+namespace {
+
+core::Node* Find(const std::vector<core::Node*>& nodes, const std::string& name) {
+  for (core::Node* n : nodes) {
+    if (n != nullptr && n->config.name == name) return n;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node*>& nodes) {
+  return ApplyStart(start.alloc, nodes);
+}
+
+util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
+                        const std::vector<core::Node*>& nodes) {
+  // Check everything first so a stale plan changes nothing.
+  std::vector<core::Node*> targets;
+  targets.reserve(alloc.size());
+  for (const auto& a : alloc) {
+    core::Node* n = Find(nodes, a.node);
+    if (n == nullptr) return util::FailedPrecondition("node " + a.node + " is not known");
+    if (std::find(targets.begin(), targets.end(), n) != targets.end()) {
+      return util::FailedPrecondition("node " + a.node + " appears twice in the allocation");
+    }
+    if (a.cpus < 0 || a.mem_mb < 0 || n->alloc_cpus + a.cpus > n->config.cpus) {
+      return util::FailedPrecondition("node " + a.node + ": " + std::to_string(a.cpus) +
+                                      " CPUs do not fit (" + std::to_string(n->alloc_cpus) +
+                                      " of " + std::to_string(n->config.cpus) + " in use)");
+    }
+    if (n->alloc_mem_mb + a.mem_mb > n->config.real_memory_mb) {
+      return util::FailedPrecondition("node " + a.node + ": " + std::to_string(a.mem_mb) +
+                                      "M memory does not fit (" +
+                                      std::to_string(n->alloc_mem_mb) + "M of " +
+                                      std::to_string(n->config.real_memory_mb) + "M in use)");
+    }
+    const int total = GpuCount(n->config);
+    for (size_t k = 0; k < a.gpu_indices.size(); ++k) {
+      const int g = a.gpu_indices[k];
+      if (g < 0 || g >= total) {
+        return util::FailedPrecondition("node " + a.node + ": GPU index " + std::to_string(g) +
+                                        " out of range (node has " + std::to_string(total) + ")");
+      }
+      const bool used = static_cast<size_t>(g) < n->gpu_used.size() && n->gpu_used[g];
+      const bool twice = std::find(a.gpu_indices.begin(), a.gpu_indices.begin() + k, g) !=
+                         a.gpu_indices.begin() + k;
+      if (used || twice) {
+        return util::FailedPrecondition("node " + a.node + ": GPU " + std::to_string(g) +
+                                        " is already allocated");
+      }
+    }
+    targets.push_back(n);
+  }
+  for (size_t k = 0; k < alloc.size(); ++k) {
+    const core::NodeAlloc& a = alloc[k];
+    core::Node* n = targets[k];
+    n->alloc_cpus += a.cpus;
+    n->alloc_mem_mb += a.mem_mb;
+    n->running_jobs += 1;
+    const size_t total = static_cast<size_t>(GpuCount(n->config));
+    if (n->gpu_used.size() < total) n->gpu_used.resize(total, false);
+    for (int g : a.gpu_indices) n->gpu_used[static_cast<size_t>(g)] = true;
+  }
+  return util::Status::Ok();
+}
+
+util::Status ReleaseJob(const core::Job& job, const std::vector<core::Node*>& nodes) {
+  return ReleaseJob(job.alloc, nodes);
+}
+
+util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
+                        const std::vector<core::Node*>& nodes) {
+  std::string problem;
+  auto note = [&](const std::string& what) {
+    if (problem.empty()) problem = what;
+  };
+  for (const auto& a : alloc) {
+    core::Node* n = Find(nodes, a.node);
+    if (n == nullptr) continue;  // removed from the configuration
+    if (n->alloc_cpus < a.cpus) note("node " + a.node + ": releasing more CPUs than allocated");
+    if (n->alloc_mem_mb < a.mem_mb) {
+      note("node " + a.node + ": releasing more memory than allocated");
+    }
+    if (n->running_jobs < 1) note("node " + a.node + ": no running job to release");
+    n->alloc_cpus = std::max(0, n->alloc_cpus - a.cpus);
+    n->alloc_mem_mb = std::max<int64_t>(0, n->alloc_mem_mb - a.mem_mb);
+    n->running_jobs = std::max(0, n->running_jobs - 1);
+    for (int g : a.gpu_indices) {
+      if (g < 0 || static_cast<size_t>(g) >= n->gpu_used.size() || !n->gpu_used[g]) {
+        note("node " + a.node + ": GPU " + std::to_string(g) + " was not allocated");
+        continue;
+      }
+      n->gpu_used[static_cast<size_t>(g)] = false;
+    }
+  }
+  if (!problem.empty()) return util::FailedPrecondition(problem);
+  return util::Status::Ok();
+}
+
+}  // namespace muster::sched

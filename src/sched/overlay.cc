@@ -1,0 +1,101 @@
+// The pass's overlay of free resources, and GPU counting by type. GPU index
+// i of a node is the i-th GPU across its "gpu" gres entries in config order
+// (Gres=gpu:a100:2,gpu:h100:2: 0-1 a100, 2-3 h100), as Node::gpu_used and
+// CUDA_VISIBLE_DEVICES number them.
+#include <algorithm>
+#include <cassert>
+
+#include "sched/pipeline.h"
+
+namespace muster::sched {
+
+int GpuCount(const core::NodeConfig& node) {
+  int64_t n = 0;
+  for (const auto& g : node.gres) {
+    if (g.name == "gpu") n += g.count;
+  }
+  return static_cast<int>(n);
+}
+
+int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type) {
+  int64_t n = 0;
+  for (const auto& g : node.gres) {
+    if (g.name == "gpu" && (type.empty() || g.type == type)) n += g.count;
+  }
+  return n;
+}
+
+int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type) {
+  int64_t n = 0;
+  int index = 0;
+  const int total = static_cast<int>(ov.at(i).gpu_count);
+  for (const auto& g : node.gres) {
+    if (g.name != "gpu") continue;
+    const bool match = type.empty() || g.type == type;
+    for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
+      if (match && !ov.GpuUsed(i, index)) ++n;
+    }
+  }
+  return n;
+}
+
+Overlay Overlay::FromNodes(std::span<const core::Node* const> nodes) {
+  Overlay ov;
+  ov.free_.resize(nodes.size());
+  size_t total = 0;
+  for (const core::Node* n : nodes) total += static_cast<size_t>(GpuCount(n->config));
+  ov.gpu_used_.assign(total, 0);
+  uint32_t offset = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const core::Node& n = *nodes[i];
+    NodeFree& f = ov.free_[i];
+    f.cpus = std::max(0, n.config.cpus - n.alloc_cpus);
+    f.mem_mb = std::max<int64_t>(0, n.config.real_memory_mb - n.alloc_mem_mb);
+    f.gpu_begin = offset;
+    f.gpu_count = static_cast<uint32_t>(GpuCount(n.config));
+    bool any_gpu = false;
+    // gpu_used may be shorter than the configured count (missing = free).
+    const size_t known = std::min<size_t>(f.gpu_count, n.gpu_used.size());
+    for (size_t g = 0; g < known; ++g) {
+      if (n.gpu_used[g]) {
+        ov.gpu_used_[offset + g] = 1;
+        any_gpu = true;
+      }
+    }
+    f.idle = n.alloc_cpus == 0 && n.alloc_mem_mb == 0 && n.running_jobs == 0 && !any_gpu;
+    offset += f.gpu_count;
+  }
+  return ov;
+}
+
+Overlay Overlay::Empty(std::span<const core::NodeConfig* const> configs) {
+  Overlay ov;
+  ov.free_.resize(configs.size());
+  uint32_t offset = 0;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    NodeFree& f = ov.free_[i];
+    f.cpus = configs[i]->cpus;
+    f.mem_mb = configs[i]->real_memory_mb;
+    f.idle = true;
+    f.gpu_begin = offset;
+    f.gpu_count = static_cast<uint32_t>(GpuCount(*configs[i]));
+    offset += f.gpu_count;
+  }
+  ov.gpu_used_.assign(offset, 0);
+  return ov;
+}
+
+void Overlay::Reserve(int node, const core::NodeAlloc& share) {
+  NodeFree& f = free_[node];
+  // The selection only hands out shares that fit; anything else is a bug.
+  assert(share.cpus <= f.cpus && share.mem_mb <= f.mem_mb);
+  f.cpus -= share.cpus;
+  f.mem_mb -= share.mem_mb;
+  f.idle = false;
+  for (int g : share.gpu_indices) {
+    assert(g >= 0 && static_cast<uint32_t>(g) < f.gpu_count && !gpu_used_[f.gpu_begin + g]);
+    gpu_used_[f.gpu_begin + g] = 1;
+  }
+}
+
+}  // namespace muster::sched

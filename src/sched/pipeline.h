@@ -1,0 +1,150 @@
+// Internal to src/sched: the pieces one scheduling pass is assembled from
+// (see scheduler.cc for the assembly). Each stage is a small pure function
+// in its own stage_*.cc file; they share the types below. Nothing here is
+// part of the interface the controller codes against.
+//
+// Per pass the cost is O(jobs x candidate nodes) at worst, with early exits:
+// a partition blocked for Resources costs O(1) per later job, single-node
+// jobs stop at the first fitting node, node predicates allocate nothing, and
+// scratch buffers live in the pass, not in the job loop.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "core/node.h"
+#include "core/partition.h"
+#include "sched/scheduler.h"
+
+namespace muster::sched {
+
+// The fixed set of answers a stage gives.
+enum class Verdict {
+  kOk,
+  kUnschedulableNow,   // fits the hardware, not the current free resources
+  kNeverSchedulable,   // no node of this kind could ever take it
+  kWait,               // not yet (held, begin time, blocked partition)
+  kInternal,
+};
+
+// A stage's answer with a static reason (for explanations and tests; no
+// allocation on the hot path).
+struct FilterResult {
+  Verdict verdict = Verdict::kOk;
+  std::string_view reason;
+  bool ok() const { return verdict == Verdict::kOk; }
+};
+
+// Free resources of one node as the pass sees them: starts from the live
+// node (or the configured hardware for "could it ever run" questions) and
+// is reduced by every reservation of the pass.
+struct NodeFree {
+  int cpus = 0;
+  int64_t mem_mb = 0;
+  bool idle = true;        // nothing allocated at all (for --exclusive)
+  uint32_t gpu_begin = 0;  // offset of this node's flags in Overlay::gpu_used_
+  uint32_t gpu_count = 0;
+};
+
+// The pass's private copy of free counts (the input is never mutated). One
+// allocation per pass for all nodes; GPU flags in one flat array.
+class Overlay {
+ public:
+  // From live nodes: free = configured - allocated.
+  static Overlay FromNodes(std::span<const core::Node* const> nodes);
+  // Every node entirely free: what the hardware could ever offer.
+  static Overlay Empty(std::span<const core::NodeConfig* const> configs);
+
+  const NodeFree& at(int node) const { return free_[node]; }
+  bool GpuUsed(int node, int gpu) const { return gpu_used_[free_[node].gpu_begin + gpu] != 0; }
+  // Takes a node's share of an allocation (cpus, memory, GPU indices).
+  void Reserve(int node, const core::NodeAlloc& share);
+
+ private:
+  std::vector<NodeFree> free_;
+  std::vector<uint8_t> gpu_used_;
+};
+
+// The nodes a pass works over: configured hardware by index (snapshot or
+// config order), shared by the overlay.
+using NodeConfigs = std::span<const core::NodeConfig* const>;
+
+// Number of GPUs of a node (all "gpu" gres entries) and how many of them
+// match a type ("" = any).
+int GpuCount(const core::NodeConfig& node);
+int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type);
+// Free GPUs of a type on node `i` of the overlay.
+int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type);
+
+// ---- stage_eligibility.cc: job-level checks before any node is looked at.
+// Mirrors Slurm's held / BeginTime / partition state and limit reasons.
+// Returns kNone when the job may be placed. `part` may be null (unknown).
+core::PendingReason CheckEligibility(const core::Job& job, const core::Partition* part,
+                                     int64_t now);
+
+// ---- stage_node_state.cc: is the node usable at all now (registered, not
+// DOWN, not DRAIN, not FUTURE)? Mirrors sinfo's idle/mix/alloc vs the rest.
+FilterResult FilterNodeState(const core::Node& node);
+
+// ---- request.cc: MakeResourceRequest, telling CheckSatisfiable which
+// errors Slurm reports as "Requested node configuration is not available"
+// (inconsistent node/task counts) rather than as bad input.
+enum class RequestError { kNone, kMalformed, kCounts };
+util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
+                                                   int64_t def_mem_per_cpu_mb,
+                                                   RequestError* kind);
+
+// ---- stage_node_match.cc: per job, the static node predicates
+// (-C features, -w/-x lists) compiled against node indices.
+struct NodeMatch {
+  const ResourceRequest* request = nullptr;
+  std::vector<int> required;  // -w as node indices, sorted
+  std::vector<int> excluded;  // -x as node indices, sorted
+  bool required_unknown = false;  // -w names a node not in the node set
+};
+// Does the node have the features, and is it allowed by -x? (-w is handled
+// by the selection, which places required nodes first.)
+FilterResult FilterNodeMatch(const NodeMatch& m, const core::NodeConfig& node, int index);
+bool HasFeature(const core::NodeConfig& node, std::string_view feature);
+bool NodeHasOtherGres(const core::NodeConfig& node, const ResourceRequest& r);
+
+// ---- stage_fit.cc: does a share fit on one node? (CPUs, memory, GPUs,
+// --exclusive; Slurm's cons_tres per-node test.)
+struct Share {
+  int tasks = 0;
+  int64_t gpus = 0;  // on this node (per node + this node's part of --gpus)
+};
+// The CPUs a share's tasks need, and what it takes on a node (all of them
+// with --exclusive); the memory it takes.
+int NeedCpus(const ResourceRequest& r, int tasks);
+int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks);
+int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus);
+FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node,
+                      const Overlay& ov, int i, const Share& share);
+// The most tasks (<= want) that fit on the node with `gpus` GPUs; 0 if none.
+int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                   int i, int64_t gpus, int want);
+// Fills a NodeAlloc for a fitting share (lowest free GPU indices of the type).
+void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                    int i, const Share& share, core::NodeAlloc* out);
+
+// ---- stage_select.cc: choose the nodes (fixed count or spreading), all or
+// nothing. `candidates` are node indices in preference order. On success
+// fills `out` (one entry per chosen node, candidate order) and returns true.
+struct SelectScratch {
+  std::vector<int> chosen;
+  std::vector<Share> shares;
+};
+bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out);
+
+// Sorts node indices the way Slurm prefers them: lower Weight first, then
+// the given (config) order.
+void SortByWeight(NodeConfigs configs, std::vector<int>* indices);
+
+}  // namespace muster::sched

@@ -1,0 +1,99 @@
+// Stage: does a job's share fit on one node? Slurm's cons_tres per-node
+// test with CR_Core_Memory: CPUs (tasks * --cpus-per-task, or
+// --ntasks-per-node * --cpus-per-task, or the whole node with --exclusive),
+// memory (--mem per node, --mem-per-cpu/DefMemPerCPU times the CPUs taken
+// there, or the whole node's memory), GPUs of the requested type.
+#include <algorithm>
+
+#include "sched/pipeline.h"
+
+namespace muster::sched {
+
+int NeedCpus(const ResourceRequest& r, int tasks) {
+  if (r.ntasks_per_node > 0) return r.ntasks_per_node * r.cpus_per_task;
+  return tasks * r.cpus_per_task;
+}
+
+int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks) {
+  return r.exclusive ? node.cpus : NeedCpus(r, tasks);
+}
+
+int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus) {
+  if (r.whole_node_mem) return node.real_memory_mb;
+  if (r.mem_per_node_mb > 0) return r.mem_per_node_mb;
+  return r.mem_per_cpu_mb * cpus;
+}
+
+FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                      int i, const Share& share) {
+  const NodeFree& f = ov.at(i);
+  if (NeedCpus(r, share.tasks) > node.cpus) return {Verdict::kNeverSchedulable, "too few CPUs"};
+  const int cpus = ShareCpus(r, node, share.tasks);
+  const int64_t mem = ShareMem(r, node, cpus);
+  if (mem > node.real_memory_mb) return {Verdict::kNeverSchedulable, "too little memory"};
+  if (share.gpus > 0 && GpuCountOfType(node, r.gpu_type) < share.gpus) {
+    return {Verdict::kNeverSchedulable, "too few GPUs of the type"};
+  }
+  if (r.exclusive && !f.idle) return {Verdict::kUnschedulableNow, "node not idle (--exclusive)"};
+  if (cpus > f.cpus) return {Verdict::kUnschedulableNow, "CPUs busy"};
+  if (mem > f.mem_mb) return {Verdict::kUnschedulableNow, "memory busy"};
+  if (share.gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < share.gpus) {
+    return {Verdict::kUnschedulableNow, "GPUs busy"};
+  }
+  return {};
+}
+
+int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                   int i, int64_t gpus, int want) {
+  const NodeFree& f = ov.at(i);
+  if (want <= 0) return 0;
+  if (r.exclusive && !f.idle) return 0;
+  if (gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < gpus) return 0;
+  const int cpt = r.cpus_per_task;
+  // With --exclusive the node is idle, so all its CPUs are free.
+  const int cpus_free = r.exclusive ? node.cpus : f.cpus;
+  int64_t cap;
+  if (r.ntasks_per_node > 0) {
+    cap = cpus_free >= r.ntasks_per_node * cpt ? r.ntasks_per_node : 0;
+  } else {
+    cap = cpus_free / cpt;
+  }
+  if (cap <= 0) return 0;
+  if (r.whole_node_mem) {
+    if (f.mem_mb < node.real_memory_mb) return 0;
+  } else if (r.mem_per_node_mb > 0) {
+    if (f.mem_mb < r.mem_per_node_mb) return 0;
+  } else if (r.exclusive) {
+    if (f.mem_mb < r.mem_per_cpu_mb * node.cpus) return 0;
+  } else if (r.ntasks_per_node > 0) {
+    if (f.mem_mb < r.mem_per_cpu_mb * r.ntasks_per_node * cpt) return 0;
+  } else if (r.mem_per_cpu_mb > 0) {
+    cap = std::min<int64_t>(cap, f.mem_mb / (r.mem_per_cpu_mb * cpt));
+  }
+  return static_cast<int>(std::min<int64_t>(cap, want));
+}
+
+void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                    int i, const Share& share, core::NodeAlloc* out) {
+  out->node = node.name;
+  out->tasks = share.tasks;
+  out->cpus = ShareCpus(r, node, share.tasks);
+  out->mem_mb = ShareMem(r, node, out->cpus);
+  out->gpu_indices.clear();
+  if (share.gpus <= 0) return;
+  out->gpu_indices.reserve(static_cast<size_t>(share.gpus));
+  // Lowest free indices of the type, in index order.
+  int index = 0;
+  const int total = static_cast<int>(ov.at(i).gpu_count);
+  for (const auto& g : node.gres) {
+    if (g.name != "gpu") continue;
+    const bool match = r.gpu_type.empty() || g.type == r.gpu_type;
+    for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
+      if (!match || ov.GpuUsed(i, index)) continue;
+      out->gpu_indices.push_back(index);
+      if (static_cast<int64_t>(out->gpu_indices.size()) == share.gpus) return;
+    }
+  }
+}
+
+}  // namespace muster::sched

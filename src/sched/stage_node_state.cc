@@ -1,0 +1,20 @@
+// Stage: node state. A node takes new work only when its agent is connected
+// (Slurm: not NOT_RESPONDING), it is not DOWN, not DRAIN (draining nodes
+// finish what runs but take nothing new) and not FUTURE. Node keeps no live
+// FUTURE flag, so State=FUTURE in the configuration keeps a node out.
+#include "sched/pipeline.h"
+#include "util/strings.h"
+
+namespace muster::sched {
+
+FilterResult FilterNodeState(const core::Node& node) {
+  if (node.down) return {Verdict::kUnschedulableNow, "node is down"};
+  if (node.drain) return {Verdict::kUnschedulableNow, "node is drained"};
+  if (util::EqualsIgnoreCase(node.config.initial_state, "FUTURE")) {
+    return {Verdict::kUnschedulableNow, "node is in state FUTURE"};
+  }
+  if (!node.registered) return {Verdict::kUnschedulableNow, "node is not responding"};
+  return {};
+}
+
+}  // namespace muster::sched

@@ -1,0 +1,154 @@
+// Stage: choose the nodes, all or nothing (Slurm allocates a job's nodes
+// at once; there are no partial starts). Nodes named by -w are taken first
+// and must all fit; the rest come from the candidates in preference order.
+//   Fixed count (-N n, or one node): the first n nodes that each hold their
+//   block of the tasks (-N 2 -n 3: 2 + 1) and GPUs (--gpus=3 on 2 nodes:
+//   2 + 1).
+//   Spreading (-n without -N, --gpus without -N/-n, -N min-max): each node
+//   in turn takes as many tasks (and --gpus GPUs) as fit, leaving one task
+//   for every node still needed to reach min_nodes, until the request is
+//   placed or max_nodes is reached.
+#include <algorithm>
+#include <numeric>
+
+#include "sched/pipeline.h"
+
+namespace muster::sched {
+namespace {
+
+// The j-th of n blocks of `total` (the first total % n blocks get one more).
+int64_t Block(int64_t total, int n, int j) { return total / n + (j < total % n ? 1 : 0); }
+
+bool IsRequired(const NodeMatch& m, int index) {
+  return !m.required.empty() && std::binary_search(m.required.begin(), m.required.end(), index);
+}
+
+// Calls visit(index, required) for the candidates: required ones first (in
+// candidate order), then the others. Stops when visit returns false; returns
+// false when stopped because a required node was refused.
+template <typename Visit>
+bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit) {
+  if (!m.required.empty()) {
+    size_t seen = 0;
+    for (int i : candidates) {
+      if (!IsRequired(m, i)) continue;
+      ++seen;
+      if (!visit(i, true)) return false;
+    }
+    if (seen != m.required.size()) return false;  // a named node is not usable
+  }
+  for (int i : candidates) {
+    if (IsRequired(m, i)) continue;
+    if (!visit(i, false)) break;
+  }
+  return true;
+}
+
+bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* s) {
+  const ResourceRequest& r = *m.request;
+  const int n = r.min_nodes;
+  const int per_node_tasks = std::max(r.ntasks_per_node, 1);
+  bool ok = ForEachCandidate(m, candidates, [&](int i, bool required) {
+    if (static_cast<int>(s->chosen.size()) == n) return false;
+    const core::NodeConfig& node = *configs[i];
+    const int j = static_cast<int>(s->chosen.size());
+    Share share;
+    share.tasks = r.ntasks_set ? static_cast<int>(Block(r.ntasks, n, j)) : per_node_tasks;
+    share.gpus = r.gpus_per_node + (r.gpus_per_job > 0 ? Block(r.gpus_per_job, n, j) : 0);
+    if (FilterNodeMatch(m, node, i).ok() && FitShare(r, node, ov, i, share).ok()) {
+      s->chosen.push_back(i);
+      s->shares.push_back(share);
+      return true;
+    }
+    return !required;
+  });
+  return ok && static_cast<int>(s->chosen.size()) == n;
+}
+
+bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                  std::span<const int> candidates, SelectScratch* s) {
+  const ResourceRequest& r = *m.request;
+  const int per_node_tasks = std::max(r.ntasks_per_node, 1);
+  int64_t tasks_left = r.ntasks_set ? r.ntasks : 0;
+  int64_t gpus_left = r.gpus_per_job;
+  auto done = [&] {
+    const int chosen = static_cast<int>(s->chosen.size());
+    if (chosen >= r.max_nodes) return true;
+    if (chosen < r.min_nodes) return false;
+    if (r.ntasks_set) return tasks_left == 0 && gpus_left == 0;
+    return r.gpus_per_job > 0 && gpus_left == 0;
+  };
+  bool ok = ForEachCandidate(m, candidates, [&](int i, bool required) {
+    if (!required && done()) return false;
+    const core::NodeConfig& node = *configs[i];
+    if (!FilterNodeMatch(m, node, i).ok()) return !required;
+    const int chosen = static_cast<int>(s->chosen.size());
+    int64_t gpus_here = 0;
+    if (gpus_left > 0) {
+      int64_t avail = FreeGpus(node, ov, i, r.gpu_type) - r.gpus_per_node;
+      gpus_here = std::clamp<int64_t>(avail, 0, gpus_left);
+      // Without -n a node is only worth taking for its GPUs.
+      if (!r.ntasks_set && gpus_here == 0 && chosen >= r.min_nodes) return !required;
+    }
+    int want;
+    if (r.ntasks_set) {
+      // Leave a task for each node still needed to reach min_nodes (and for
+      // each named node not yet visited).
+      const int still_needed = std::max(r.min_nodes - chosen - 1, 0);
+      want = static_cast<int>(std::min<int64_t>(tasks_left - still_needed, 1 << 30));
+    } else {
+      want = per_node_tasks;
+    }
+    const int tasks = MaxTasksOnNode(r, node, ov, i, r.gpus_per_node + gpus_here, want);
+    if (tasks <= 0 || (!r.ntasks_set && tasks < want)) return !required;
+    s->chosen.push_back(i);
+    s->shares.push_back(Share{tasks, r.gpus_per_node + gpus_here});
+    if (r.ntasks_set) tasks_left -= tasks;
+    gpus_left -= gpus_here;
+    return true;
+  });
+  if (!ok) return false;
+  const int chosen = static_cast<int>(s->chosen.size());
+  return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;
+}
+
+}  // namespace
+
+bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out) {
+  const ResourceRequest& r = *m.request;
+  out->clear();
+  if (m.required_unknown) return false;
+  scratch->chosen.clear();
+  scratch->shares.clear();
+  const bool fixed = r.min_nodes == r.max_nodes;
+  if (!(fixed ? SelectFixed(m, configs, ov, candidates, scratch)
+              : SelectSpread(m, configs, ov, candidates, scratch))) {
+    return false;
+  }
+  // The allocation lists nodes in config order, as Slurm's node bitmap does
+  // (the first is the batch host); each keeps its own share.
+  const size_t n = scratch->chosen.size();
+  out->resize(n);
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return scratch->chosen[a] < scratch->chosen[b]; });
+  for (size_t k = 0; k < n; ++k) {
+    const size_t j = order[k];
+    const int i = scratch->chosen[j];
+    MakeShareAlloc(r, *configs[i], ov, i, scratch->shares[j], &(*out)[k]);
+  }
+  return true;
+}
+
+void SortByWeight(NodeConfigs configs, std::vector<int>* indices) {
+  std::stable_sort(indices->begin(), indices->end(), [&](int a, int b) {
+    if (configs[a]->weight != configs[b]->weight) return configs[a]->weight < configs[b]->weight;
+    return a < b;
+  });
+}
+
+}  // namespace muster::sched

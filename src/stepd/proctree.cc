@@ -1,0 +1,159 @@
+#include "stepd/proctree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace muster::stepd {
+namespace {
+
+// A fork bomb can keep producing new pids; after this many rescans the
+// caller's next event (a SIGCHLD, the kill deadline) sweeps again.
+constexpr int kMaxRescans = 64;
+
+// Raw system calls: glibc 2.36's <sys/pidfd.h> lacks C++ linkage guards,
+// and older glibcs have no wrappers at all.
+int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+int PidfdSendSignal(int pidfd, int sig) {
+  return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
+}
+
+bool ParsePid(std::string_view s, pid_t* out) {
+  if (s.empty()) return false;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && end == s.data() + s.size();
+}
+
+// Reads /proc/<pid>/stat; false when the process is gone.
+bool ReadProcStat(pid_t pid, ProcStat* out) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char buf[1024];  // pid, comm (<= 64 bytes) and the fields we need fit easily
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof(buf));
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n <= 0) return false;
+  return ParseProcStat(std::string_view(buf, static_cast<size_t>(n)), out);
+}
+
+std::vector<ProcStat> ScanProc() {
+  std::vector<ProcStat> procs;
+  DIR* dir = ::opendir("/proc");
+  if (dir == nullptr) return procs;
+  while (struct dirent* e = ::readdir(dir)) {
+    pid_t pid;
+    if (!ParsePid(e->d_name, &pid)) continue;
+    ProcStat st;
+    if (ReadProcStat(pid, &st)) procs.push_back(st);
+  }
+  ::closedir(dir);
+  return procs;
+}
+
+// Sends the signals to one process if it is still a member of the tree
+// (its parent is root or a known member). Returns true if it was signalled.
+bool SignalIfMember(pid_t pid, pid_t root, const std::unordered_set<pid_t>& members,
+                    std::span<const int> signals) {
+  int pidfd = PidfdOpen(pid);
+  if (pidfd < 0 && errno != ENOSYS) return false;  // gone
+  // With the pidfd held, the pid cannot be reused until it is closed, so
+  // the stat read below describes the process the signal will reach (or one
+  // that already exited, in which case pidfd_send_signal fails harmlessly).
+  ProcStat st;
+  bool member = ReadProcStat(pid, &st) && st.state != 'Z' &&
+                (st.ppid == root || members.count(st.ppid) > 0);
+  bool sent = false;
+  if (member) {
+    for (int sig : signals) {
+      int rc = pidfd >= 0 ? PidfdSendSignal(pidfd, sig) : ::kill(pid, sig);
+      sent = sent || rc == 0;
+    }
+  }
+  if (pidfd >= 0) ::close(pidfd);
+  return sent;
+}
+
+}  // namespace
+
+bool ParseProcStat(std::string_view text, ProcStat* out) {
+  size_t open = text.find('(');
+  size_t close = text.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return false;
+  pid_t pid;
+  std::string_view pid_text = text.substr(0, open);
+  while (!pid_text.empty() && pid_text.back() == ' ') pid_text.remove_suffix(1);
+  if (!ParsePid(pid_text, &pid)) return false;
+  // After ") ": "<state> <ppid> ...".
+  std::string_view rest = text.substr(close + 1);
+  if (rest.size() < 4 || rest[0] != ' ' || rest[2] != ' ') return false;
+  char state = rest[1];
+  rest.remove_prefix(3);
+  size_t end = rest.find(' ');
+  pid_t ppid;
+  if (!ParsePid(rest.substr(0, end), &ppid)) return false;
+  out->pid = pid;
+  out->ppid = ppid;
+  out->state = state;
+  return true;
+}
+
+std::vector<pid_t> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs) {
+  std::unordered_map<pid_t, std::vector<const ProcStat*>> children;
+  for (const ProcStat& p : procs) {
+    if (p.pid != root) children[p.ppid].push_back(&p);
+  }
+  // Breadth-first from root: parents come before their children, and a
+  // malformed cycle in the input cannot loop because each pid has one ppid.
+  std::vector<pid_t> out;
+  std::vector<pid_t> frontier{root};
+  std::unordered_set<pid_t> seen{root};
+  while (!frontier.empty()) {
+    std::vector<pid_t> next;
+    for (pid_t parent : frontier) {
+      auto it = children.find(parent);
+      if (it == children.end()) continue;
+      for (const ProcStat* c : it->second) {
+        if (!seen.insert(c->pid).second) continue;
+        next.push_back(c->pid);
+        if (c->state != 'Z' && c->state != 'X') out.push_back(c->pid);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return out;
+}
+
+std::vector<pid_t> Descendants(pid_t root) { return DescendantsIn(root, ScanProc()); }
+
+int SignalDescendants(pid_t root, std::span<const int> signals) {
+  std::unordered_set<pid_t> signalled;
+  int count = 0;
+  for (int round = 0; round < kMaxRescans; ++round) {
+    std::vector<pid_t> tree = Descendants(root);
+    std::unordered_set<pid_t> members(tree.begin(), tree.end());
+    bool found_new = false;
+    for (pid_t pid : tree) {
+      if (!signalled.insert(pid).second) continue;
+      found_new = true;
+      if (SignalIfMember(pid, root, members, signals)) ++count;
+    }
+    if (!found_new) break;
+  }
+  return count;
+}
+
+}  // namespace muster::stepd

@@ -1,0 +1,393 @@
+// muster-step's supervisor: one event loop over a signalfd, with the next
+// deadline (warning signal, time limit, kill escalation, unkillable give-up)
+// as the poll timeout. No polling intervals: the loop wakes only for a
+// signal or a deadline.
+#include "stepd/step.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+
+#include "stepd/launch.h"
+#include "stepd/outcome.h"
+#include "stepd/proctree.h"
+#include "stepd/spool.h"
+#include "util/log.h"
+#include "util/users.h"
+
+namespace muster::stepd {
+namespace {
+
+constexpr const char* kSpecFile = "spec.json";
+constexpr const char* kPidFile = "step.pid";
+constexpr const char* kResultFile = "result.json";
+
+// SIGINT and SIGHUP mean cancel too: nothing else would send them to a
+// process with its own session and no terminal.
+constexpr int kHandledSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
+
+// sigqueue value layout for SIGUSR1 (see step.h).
+constexpr int kSignalMask = 0xff;
+constexpr int kBatchOnlyFlag = 0x100;
+
+// After the batch shell exits, how long leftovers may take to die before
+// muster-step reports anyway and leaves them (a process stuck in
+// uninterruptible sleep ignores SIGKILL). Slurm's UnkillableStepTimeout
+// defaults to 60 s.
+constexpr int64_t kUnkillableTimeoutMs = 60'000;
+
+int64_t MonotonicMs() {
+  struct timespec ts;
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1'000'000;
+}
+
+int64_t WallSeconds() { return static_cast<int64_t>(::time(nullptr)); }
+
+// Supervises one batch shell and its process tree until all of it is gone.
+// Owned by RunStep; single-threaded.
+class Supervisor {
+ public:
+  Supervisor(const StepSpec& spec, int signal_fd) : spec_(spec), signal_fd_(signal_fd) {}
+
+  // Launches the shell, runs the loop to the end, and returns the result.
+  StepResult Run();
+
+ private:
+  void DrainSignals();
+  void HandleSignal(const struct signalfd_siginfo& si);
+  // Reaps every exited child; returns true when muster-step has none left.
+  bool ReapChildren();
+  void OnShellExit(int status);
+  void HandleDeadlines(int64_t now);
+  // Cancel or time limit: SIGCONT+SIGTERM to all, SIGKILL after kill_wait_s.
+  void BeginTermination(EndCause cause, int64_t now);
+  // Sends sig to the batch shell alone or to every job process.
+  void Deliver(int sig, bool batch_only);
+  int PollTimeoutMs(int64_t now) const;
+
+  const StepSpec& spec_;
+  const int signal_fd_;
+  const pid_t self_ = ::getpid();
+  StepResult result_;
+
+  pid_t shell_pid_ = -1;
+  int error_fd_ = -1;
+  bool shell_exited_ = false;
+  int shell_status_ = 0;
+  std::string launch_error_;
+  EndCause cause_ = EndCause::kNone;
+  bool terminating_ = false;
+  bool finished_ = false;
+  bool gave_up_ = false;  // finished with processes that would not die
+
+  // Deadlines on the monotonic clock, in ms; unset = not pending.
+  std::optional<int64_t> warn_at_;
+  std::optional<int64_t> limit_at_;
+  std::optional<int64_t> kill_at_;
+  std::optional<int64_t> give_up_at_;
+};
+
+StepResult Supervisor::Run() {
+  result_.job_id = spec_.job_id;
+  result_.start_time = WallSeconds();
+  const int64_t start = MonotonicMs();
+
+  std::vector<uint32_t> default_groups;
+  if (spec_.groups.empty() && ::geteuid() == 0) default_groups = util::UserGroups(spec_.uid, spec_.gid);
+  util::Result<LaunchPlan> plan = MakeLaunchPlan(spec_, ::geteuid(), default_groups);
+  util::Result<LaunchedShell> shell =
+      plan.ok() ? LaunchBatchShell(*plan) : util::Result<LaunchedShell>(plan.status());
+  if (!shell.ok()) {
+    util::LogError("job {}: cannot launch the batch script: {}", spec_.job_id, shell.status().message());
+    SetOutcome(0, EndCause::kNone, /*launch_failed=*/true, &result_);
+    result_.detail = shell.status().message();
+    result_.end_time = WallSeconds();
+    return result_;
+  }
+  shell_pid_ = shell->pid;
+  error_fd_ = shell->error_fd;
+  util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
+
+  if (spec_.time_limit_s > 0) {
+    limit_at_ = start + spec_.time_limit_s * 1000;
+    if (spec_.warn_signal > 0) {
+      int64_t warn_after_s = std::max<int64_t>(0, spec_.time_limit_s - spec_.warn_time_s);
+      warn_at_ = start + warn_after_s * 1000;
+    }
+  }
+
+  while (!finished_) {
+    struct pollfd pfd = {signal_fd_, POLLIN, 0};
+    int rc = ::poll(&pfd, 1, PollTimeoutMs(MonotonicMs()));
+    if (rc < 0 && errno != EINTR) {
+      // Only a broken signalfd gets here; without it nothing can be supervised.
+      util::LogError("job {}: poll on the signalfd: {}", spec_.job_id, strerror(errno));
+      std::abort();
+    }
+    DrainSignals();
+    // Reap before the deadlines: a script that exited just as its limit
+    // came due completed in time.
+    bool no_children = ReapChildren();
+    HandleDeadlines(MonotonicMs());
+    if (shell_exited_ && !finished_) {
+      if (no_children) {
+        finished_ = true;
+      } else {
+        // Slurm kills what a job leaves behind when its script ends.
+        SignalDescendants(self_, SIGKILL);
+      }
+    }
+  }
+
+  SetOutcome(shell_status_, cause_, !launch_error_.empty(), &result_);
+  if (!launch_error_.empty()) {
+    result_.detail = launch_error_;
+  } else if (gave_up_) {
+    result_.detail = fmt::format("processes of the job could not be killed within {} s",
+                                 kUnkillableTimeoutMs / 1000);
+  }
+  util::LogInfo("job {}: {} exit_code={} exit_signal={}{}{}", spec_.job_id, result_.state,
+                result_.exit_code, result_.exit_signal, result_.detail.empty() ? "" : ": ",
+                result_.detail);
+  return result_;
+}
+
+void Supervisor::DrainSignals() {
+  struct signalfd_siginfo si;
+  for (;;) {
+    ssize_t n = ::read(signal_fd_, &si, sizeof(si));
+    if (n < 0 && errno == EINTR) continue;
+    if (n != static_cast<ssize_t>(sizeof(si))) return;  // EAGAIN: drained
+    HandleSignal(si);
+  }
+}
+
+void Supervisor::HandleSignal(const struct signalfd_siginfo& si) {
+  switch (si.ssi_signo) {
+    case SIGCHLD:
+      return;  // reaping follows every wake-up
+    case SIGTERM:
+    case SIGINT:
+    case SIGHUP:
+      util::LogInfo("job {}: cancelled by signal {} from pid {}", spec_.job_id, si.ssi_signo, si.ssi_pid);
+      BeginTermination(EndCause::kCancelled, MonotonicMs());
+      return;
+    case SIGUSR1: {
+      if (si.ssi_code != SI_QUEUE) {
+        util::LogWarn("job {}: ignoring SIGUSR1 without a sigqueue value from pid {}", spec_.job_id,
+                      si.ssi_pid);
+        return;
+      }
+      int value = si.ssi_int;
+      int sig = value & kSignalMask;
+      if (sig <= 0 || sig >= NSIG) {
+        util::LogWarn("job {}: ignoring request to deliver invalid signal {}", spec_.job_id, sig);
+        return;
+      }
+      bool batch_only = (value & kBatchOnlyFlag) != 0;
+      util::LogInfo("job {}: delivering signal {} to {}", spec_.job_id, sig,
+                    batch_only ? "the batch shell" : "all job processes");
+      Deliver(sig, batch_only);
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+bool Supervisor::ReapChildren() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      if (pid == shell_pid_) OnShellExit(status);
+      continue;
+    }
+    if (pid < 0 && errno == EINTR) continue;
+    return pid < 0;  // ECHILD: no children at all; 0: some still running
+  }
+}
+
+void Supervisor::OnShellExit(int status) {
+  shell_exited_ = true;
+  shell_status_ = status;
+  result_.end_time = WallSeconds();
+  // The child has exited, so every write end of the pipe is closed and this
+  // read cannot block.
+  launch_error_ = ReadLaunchError(error_fd_);
+  ::close(error_fd_);
+  error_fd_ = -1;
+  warn_at_.reset();
+  limit_at_.reset();
+  kill_at_.reset();
+  give_up_at_ = MonotonicMs() + kUnkillableTimeoutMs;
+}
+
+void Supervisor::HandleDeadlines(int64_t now) {
+  if (warn_at_ && now >= *warn_at_) {
+    warn_at_.reset();
+    util::LogInfo("job {}: sending warning signal {}", spec_.job_id, spec_.warn_signal);
+    Deliver(spec_.warn_signal, spec_.warn_batch_only);
+  }
+  if (limit_at_ && now >= *limit_at_) {
+    limit_at_.reset();
+    util::LogInfo("job {}: time limit of {} s reached", spec_.job_id, spec_.time_limit_s);
+    BeginTermination(EndCause::kTimeout, now);
+  }
+  if (kill_at_ && now >= *kill_at_) {
+    kill_at_.reset();
+    util::LogInfo("job {}: kill wait over, sending SIGKILL", spec_.job_id);
+    SignalDescendants(self_, SIGKILL);
+  }
+  if (give_up_at_ && now >= *give_up_at_) {
+    give_up_at_.reset();
+    util::LogError("job {}: processes left after {} s of SIGKILL; giving up on them", spec_.job_id,
+                   kUnkillableTimeoutMs / 1000);
+    finished_ = true;
+    gave_up_ = true;
+  }
+}
+
+void Supervisor::BeginTermination(EndCause cause, int64_t now) {
+  if (shell_exited_) return;  // already ending; the outcome is settled
+  if (cause_ == EndCause::kNone) cause_ = cause;
+  if (terminating_) return;
+  terminating_ = true;
+  // SIGCONT first so stopped processes can act on the SIGTERM.
+  static constexpr int kTermSignals[] = {SIGCONT, SIGTERM};
+  SignalDescendants(self_, kTermSignals);
+  kill_at_ = now + std::max(0, spec_.kill_wait_s) * int64_t{1000};
+}
+
+void Supervisor::Deliver(int sig, bool batch_only) {
+  if (batch_only) {
+    // The shell is an unreaped child, so its pid cannot have been reused.
+    if (!shell_exited_) ::kill(shell_pid_, sig);
+    return;
+  }
+  SignalDescendants(self_, sig);
+}
+
+int Supervisor::PollTimeoutMs(int64_t now) const {
+  std::optional<int64_t> next;
+  for (const std::optional<int64_t>& d : {warn_at_, limit_at_, kill_at_, give_up_at_}) {
+    if (d && (!next || *d < *next)) next = d;
+  }
+  if (!next) return -1;
+  return static_cast<int>(std::clamp<int64_t>(*next - now, 0, INT_MAX));
+}
+
+// fds 0-2 must be open so that files opened later never land on them (the
+// child dup2s its job files onto 0-2).
+void EnsureStdFds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    int null_fd = ::open("/dev/null", O_RDWR);
+    if (null_fd >= 0 && null_fd != fd) ::close(null_fd);
+  }
+}
+
+// Whatever the agent leaked to us must not reach the user's script.
+void MarkInheritedFdsCloseOnExec() {
+  if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0) return;
+  for (int fd = 3; fd < 65536; ++fd) {
+    int flags = ::fcntl(fd, F_GETFD);
+    if (flags >= 0) ::fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
+}
+
+int WriteResult(int dir_fd, const std::string& dir, const StepResult& result) {
+  util::Status st = WriteFileAtomic(dir_fd, kResultFile, ToJson(result).dump(2) + "\n");
+  if (!st.ok()) {
+    util::LogError("cannot write the result of job {} to {}: {}", result.job_id, dir, st.message());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int RunStep(const std::string& dir) {
+  EnsureStdFds();
+  MarkInheritedFdsCloseOnExec();
+
+  // Block first: a cancel that arrives while we start up must wait for the
+  // signalfd, not kill muster-step before it can write a result.
+  sigset_t handled;
+  sigemptyset(&handled);
+  for (int sig : kHandledSignals) sigaddset(&handled, sig);
+  ::sigprocmask(SIG_BLOCK, &handled, nullptr);
+  // An inherited SIG_IGN for SIGCHLD would make children vanish unreaped.
+  for (int sig : kHandledSignals) ::signal(sig, SIG_DFL);
+
+  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
+    util::LogError("cannot open the job spool directory {}: {}", dir, strerror(errno));
+    return 1;
+  }
+
+  util::Result<StepSpec> spec = util::Status(util::Code::kInternal, "");
+  util::Result<std::string> text = ReadFileAt(dir_fd, kSpecFile);
+  if (text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    spec = j.is_discarded() ? util::Result<StepSpec>(util::InvalidArgument("not valid JSON"))
+                            : StepSpecFromJson(j);
+  } else {
+    spec = text.status();
+  }
+  if (!spec.ok()) {
+    StepResult result;
+    result.state = "FAILED";
+    result.exit_code = 1;
+    result.detail = fmt::format("invalid {}/{}: {}", dir, kSpecFile, spec.status().message());
+    result.start_time = result.end_time = WallSeconds();
+    util::LogError("{}", result.detail);
+    return WriteResult(dir_fd, dir, result);
+  }
+  util::SetLogName(fmt::format("muster-step[{}]", spec->job_id));
+
+  util::Status st = WriteFileAtomic(dir_fd, kPidFile, fmt::format("{}\n", ::getpid()));
+  if (!st.ok()) util::LogWarn("cannot write {}/{}: {}", dir, kPidFile, st.message());
+  // Own session: an agent restart (or its session's SIGHUP) must not take
+  // the job down. Fails only if the agent made us a group leader.
+  if (::setsid() < 0) util::LogWarn("setsid: {}", strerror(errno));
+  // Orphans of the job reparent to us, not to init, so the whole tree stays
+  // visible and killable.
+  if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
+    util::LogWarn("prctl(PR_SET_CHILD_SUBREAPER): {}", strerror(errno));
+  }
+
+  int signal_fd = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (signal_fd < 0) {
+    StepResult result;
+    result.job_id = spec->job_id;
+    result.state = "FAILED";
+    result.exit_code = 1;
+    result.detail = fmt::format("signalfd: {}", strerror(errno));
+    result.start_time = result.end_time = WallSeconds();
+    return WriteResult(dir_fd, dir, result);
+  }
+  Supervisor supervisor(*spec, signal_fd);
+  StepResult result = supervisor.Run();
+  ::close(signal_fd);
+  int rc = WriteResult(dir_fd, dir, result);
+  ::close(dir_fd);
+  return rc;
+}
+
+}  // namespace muster::stepd

@@ -1,0 +1,487 @@
+// End-to-end tests of the real muster-step binary: each test writes a spec
+// into a temp spool dir, spawns <build>/bin/muster-step on it, waits, and
+// checks result.json and what the script left behind. As root the job runs
+// as an unprivileged user (uid 1000 if it exists, else nobody) and the
+// identity assertions are made; as anyone else the job runs as the caller.
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "stepd/step.h"
+
+extern char** environ;
+
+namespace muster::stepd {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+bool IsRoot() { return ::geteuid() == 0; }
+
+struct JobUser {
+  uid_t uid;
+  gid_t gid;
+};
+
+JobUser TestUser() {
+  if (!IsRoot()) return {::getuid(), ::getgid()};
+  if (struct passwd* pw = ::getpwuid(1000)) return {pw->pw_uid, pw->pw_gid};
+  return {65534, 65534};
+}
+
+std::string StepBinary() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return "muster-step";
+  return (fs::path(std::string(buf, static_cast<size_t>(n))).parent_path() / "muster-step").string();
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
+
+// Polls for a file the script writes; the only way to know it reached a point.
+bool WaitForFile(const std::string& path, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) == 0 && st.st_size > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+std::string MakeTempDir(const char* prefix, uid_t owner, gid_t group) {
+  std::string tmpl = (fs::temp_directory_path() / (std::string(prefix) + "XXXXXX")).string();
+  char* dir = ::mkdtemp(tmpl.data());
+  if (dir == nullptr) return "";
+  ::chmod(dir, 0755);
+  if (IsRoot() && ::chown(dir, owner, group) != 0) return "";
+  return dir;
+}
+
+class StepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    user_ = TestUser();
+    // The spool dir stays root's (the user only traverses it to exec the
+    // script); the work dir is the user's, as a job's would be.
+    spool_ = MakeTempDir("muster-step-spool-", ::geteuid(), ::getegid());
+    work_ = MakeTempDir("muster-step-work-", user_.uid, user_.gid);
+    ASSERT_FALSE(spool_.empty());
+    ASSERT_FALSE(work_.empty());
+    spec_.job_id = 42;
+    spec_.uid = user_.uid;
+    spec_.gid = user_.gid;
+    spec_.groups = {user_.gid};
+    spec_.work_dir = work_;
+    spec_.std_out = "slurm-42.out";
+    spec_.env = {"PATH=/usr/bin:/bin", "HOME=" + work_};
+    spec_.kill_wait_s = 1;
+  }
+
+  void TearDown() override {
+    if (HasFailure()) std::cerr << "muster-step log:\n" << ReadFile(spool_ + "/step.log");
+    std::error_code ec;
+    fs::remove_all(spool_, ec);
+    fs::remove_all(work_, ec);
+  }
+
+  // Installs the batch script (bash, like most batch scripts).
+  void Script(const std::string& body, mode_t mode = 0700) {
+    spec_.script_path = spool_ + "/script";
+    WriteFile(spec_.script_path, "#!/bin/bash\n" + body + "\n");
+    ASSERT_EQ(::chmod(spec_.script_path.c_str(), mode), 0);
+    if (IsRoot()) ASSERT_EQ(::chown(spec_.script_path.c_str(), user_.uid, user_.gid), 0);
+  }
+
+  // A file in the work dir, owned by the job's user.
+  void UserFile(const std::string& name, const std::string& content) {
+    std::string path = work_ + "/" + name;
+    WriteFile(path, content);
+    if (IsRoot()) ASSERT_EQ(::chown(path.c_str(), user_.uid, user_.gid), 0);
+  }
+
+  std::string Work(const std::string& name) const { return work_ + "/" + name; }
+
+  pid_t Start() {
+    WriteFile(spool_ + "/spec.json", ToJson(spec_).dump());
+    return Spawn({StepBinary(), spool_});
+  }
+
+  pid_t Spawn(const std::vector<std::string>& args) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    std::string log = spool_ + "/step.log";
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    EXPECT_EQ(rc, 0) << "cannot spawn " << argv[0];
+    return rc == 0 ? pid : -1;
+  }
+
+  // Waits for muster-step; expects exit 0 and a parseable result.json.
+  StepResult Wait(pid_t pid) {
+    int status = 0;
+    EXPECT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
+    nlohmann::json j = nlohmann::json::parse(ReadFile(spool_ + "/result.json"), nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << "result.json is not JSON";
+    util::Result<StepResult> r = StepResultFromJson(j);
+    EXPECT_TRUE(r.ok()) << r.status().message();
+    return r.ok() ? *r : StepResult{};
+  }
+
+  StepResult Run() { return Wait(Start()); }
+
+  JobUser user_{};
+  std::string spool_;
+  std::string work_;
+  StepSpec spec_;
+};
+
+TEST_F(StepTest, CompletedScriptWritesOutputAsTheUser) {
+  spec_.env.push_back("SLURM_UMASK=0027");
+  Script("echo hello; id -u; id -g; echo oops >&2");
+  pid_t pid = Start();
+  StepResult r = Wait(pid);
+  EXPECT_EQ(r.job_id, 42u);
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.exit_signal, 0);
+  EXPECT_EQ(r.detail, "");
+  EXPECT_GT(r.start_time, 0);
+  EXPECT_LE(r.start_time, r.end_time);
+  EXPECT_EQ(ReadFile(spool_ + "/step.pid"), std::to_string(pid) + "\n");
+  // stderr empty: both streams share the one file, in order.
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")),
+            "hello\n" + std::to_string(user_.uid) + "\n" + std::to_string(user_.gid) + "\noops\n");
+  struct stat st;
+  ASSERT_EQ(::stat(Work("slurm-42.out").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, user_.uid);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);  // 0644 under the user's umask 027
+}
+
+TEST_F(StepTest, SupplementaryGroupsAreSetAsRoot) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root to change groups";
+  spec_.groups = {user_.gid, 4242};
+  Script("id -G");
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), std::to_string(user_.gid) + " 4242\n");
+}
+
+TEST_F(StepTest, ExitStatusMapsToState) {
+  struct Case {
+    const char* body;
+    const char* state;
+    int exit_code;
+    int exit_signal;
+  };
+  const Case cases[] = {
+      {"exit 0", "COMPLETED", 0, 0},
+      {"exit 3", "FAILED", 3, 0},
+      {"kill -9 $$", "FAILED", 0, 9},
+      {"kill -USR2 $$", "FAILED", 0, SIGUSR2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    Script(c.body);
+    StepResult r = Run();
+    EXPECT_EQ(r.state, c.state);
+    EXPECT_EQ(r.exit_code, c.exit_code);
+    EXPECT_EQ(r.exit_signal, c.exit_signal);
+  }
+}
+
+TEST_F(StepTest, SeparateErrorFile) {
+  spec_.std_err = Work("err.txt");  // absolute works as well as relative
+  Script("echo out; echo err >&2");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), "out\n");
+  EXPECT_EQ(ReadFile(Work("err.txt")), "err\n");
+}
+
+TEST_F(StepTest, OpenModeAppendOrTruncate) {
+  for (bool append : {false, true}) {
+    SCOPED_TRACE(append ? "append" : "truncate");
+    UserFile("slurm-42.out", "old\n");
+    spec_.open_append = append;
+    Script("echo new");
+    EXPECT_EQ(Run().state, "COMPLETED");
+    EXPECT_EQ(ReadFile(Work("slurm-42.out")), append ? "old\nnew\n" : "new\n");
+  }
+}
+
+TEST_F(StepTest, UnopenableOutputFileFailsTheJob) {
+  // A directory the user cannot write: root's, or the user's own made read-only.
+  ASSERT_EQ(::mkdir(Work("ro").c_str(), 0555), 0);
+  struct Case {
+    std::string path;
+    std::string error;
+  };
+  const Case cases[] = {
+      {"/nonexistent-muster-dir/x.out", "No such file or directory"},
+      {Work("ro/x.out"), "Permission denied"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.path);
+    if (!IsRoot() && c.error == "Permission denied" && ::access(Work("ro").c_str(), W_OK) == 0) {
+      continue;  // a capability lets us write anyway
+    }
+    spec_.std_out = c.path;
+    Script("echo should-not-run > " + Work("ran"));
+    StepResult r = Run();
+    EXPECT_EQ(r.state, "FAILED");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.detail, "could not open output file " + c.path + ": " + c.error);
+    EXPECT_FALSE(Exists(Work("ran")));
+  }
+}
+
+TEST_F(StepTest, MissingWorkDirFallsBackToTmp) {
+  spec_.work_dir = "/nonexistent-muster-wd";
+  spec_.std_out = Work("out.txt");
+  Script("pwd");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("out.txt")),
+            "muster-step: error: couldn't chdir to `/nonexistent-muster-wd': No such file or "
+            "directory: going to /tmp instead\n/tmp\n");
+}
+
+TEST_F(StepTest, EnvironmentIsPassedExactly) {
+  spec_.env = {"PATH=/usr/bin:/bin", "A=1", "SPACES=x y=z", "EMPTY=", "SLURM_JOB_ID=42"};
+  // /proc/<pid>/environ is exactly what execve received; env -0 also shows
+  // what bash adds on top (PWD, SHLVL, _).
+  Script("cat /proc/$$/environ > environ.dump; env -0 > env.dump");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  std::string expected;
+  for (const std::string& kv : spec_.env) expected += kv + '\0';
+  EXPECT_EQ(ReadFile(Work("environ.dump")), expected);
+  std::string dumped = ReadFile(Work("env.dump"));
+  for (const std::string& kv : spec_.env) {
+    EXPECT_NE(dumped.find(kv + '\0'), std::string::npos) << kv;
+  }
+}
+
+TEST_F(StepTest, ArgvIsPassed) {
+  spec_.argv = {"a b", "", "c'd", "--flag"};
+  Script("printf '[%s]\\n' \"$0\" \"$@\"");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), "[" + spec_.script_path + "]\n[a b]\n[]\n[c'd]\n[--flag]\n");
+}
+
+TEST_F(StepTest, StdinFromFileOrDevNull) {
+  UserFile("in.txt", "input data\n");
+  spec_.std_in = "in.txt";
+  Script("cat; echo end");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), "input data\nend\n");
+
+  spec_.std_in = "";
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), "end\n");
+}
+
+TEST_F(StepTest, UnexecutableScriptFailsWithDetail) {
+  Script("echo hi", 0600);
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.detail, "could not execute batch script " + spec_.script_path + ": Permission denied");
+  EXPECT_EQ(ReadFile(Work("slurm-42.out")), "muster-step: error: " + r.detail + "\n");
+}
+
+TEST_F(StepTest, TimeLimitEscalatesToSigkill) {
+  spec_.time_limit_s = 1;
+  spec_.kill_wait_s = 1;
+  Script("trap '' TERM; sleep 100");
+  auto begin = Clock::now();
+  StepResult r = Run();
+  double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+  EXPECT_EQ(r.state, "TIMEOUT");
+  EXPECT_EQ(r.exit_signal, SIGKILL);
+  EXPECT_GE(elapsed, 1.9);  // limit + kill wait
+  EXPECT_LT(elapsed, 4.0);
+}
+
+TEST_F(StepTest, TimeLimitSigtermEndsACooperativeScript) {
+  spec_.time_limit_s = 1;
+  spec_.kill_wait_s = 10;
+  Script("sleep 100");
+  auto begin = Clock::now();
+  StepResult r = Run();
+  double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+  EXPECT_EQ(r.state, "TIMEOUT");
+  EXPECT_EQ(r.exit_signal, SIGTERM);
+  EXPECT_LT(elapsed, 3.0);  // no waiting out kill_wait_s
+}
+
+TEST_F(StepTest, WarningSignalReachesTheBatchShellBeforeTheLimit) {
+  spec_.time_limit_s = 2;
+  spec_.warn_signal = SIGUSR2;
+  spec_.warn_time_s = 1;
+  spec_.warn_batch_only = true;
+  Script("trap 'echo warned > marker; exit 0' USR2; while :; do sleep 0.02; done");
+  auto begin = Clock::now();
+  StepResult r = Run();
+  double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("marker")), "warned\n");
+  EXPECT_GE(elapsed, 0.9);
+  EXPECT_LT(elapsed, 1.9);
+}
+
+TEST_F(StepTest, DetachedDescendantsAreKilledWhenTheScriptExits) {
+  Script(
+      "setsid sleep 1000 & echo $! > setsid.pid\n"
+      "nohup sleep 1000 >/dev/null 2>&1 & echo $! > nohup.pid\n"
+      // Double fork: the subshell exits at once, orphaning sleep, which
+      // reparents to muster-step (the subreaper) instead of init.
+      "( setsid sh -c 'echo $$ > orphan.pid; exec sleep 1000' & )\n"
+      "while [ ! -s orphan.pid ]; do sleep 0.01; done\n"
+      "exit 0");
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "COMPLETED");
+  for (const char* name : {"setsid.pid", "nohup.pid", "orphan.pid"}) {
+    SCOPED_TRACE(name);
+    std::string text = ReadFile(Work(name));
+    ASSERT_FALSE(text.empty());
+    pid_t pid = std::atoi(text.c_str());
+    ASSERT_GT(pid, 0);
+    EXPECT_EQ(::kill(pid, 0), -1);
+    EXPECT_EQ(errno, ESRCH);
+  }
+}
+
+TEST_F(StepTest, SigtermCancelsTheJob) {
+  Script("echo up > ready; sleep 100");
+  pid_t pid = Start();
+  ASSERT_TRUE(WaitForFile(Work("ready")));
+  EXPECT_EQ(::getsid(pid), pid);  // detached into its own session
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  StepResult r = Wait(pid);
+  EXPECT_EQ(r.state, "CANCELLED");
+  EXPECT_EQ(r.exit_signal, SIGTERM);
+}
+
+TEST_F(StepTest, CancelEscalatesToSigkillAfterKillWait) {
+  spec_.kill_wait_s = 1;
+  Script("trap '' TERM; echo up > ready; sleep 100");
+  pid_t pid = Start();
+  ASSERT_TRUE(WaitForFile(Work("ready")));
+  auto begin = Clock::now();
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  StepResult r = Wait(pid);
+  double elapsed = std::chrono::duration<double>(Clock::now() - begin).count();
+  EXPECT_EQ(r.state, "CANCELLED");
+  EXPECT_EQ(r.exit_signal, SIGKILL);
+  EXPECT_GE(elapsed, 0.9);
+  EXPECT_LT(elapsed, 3.0);
+}
+
+// sigqueue(SIGUSR1, v): signal v & 0xff to every job process, or to the
+// batch shell only when v & 0x100.
+TEST_F(StepTest, SigqueueDeliversSignals) {
+  for (bool batch_only : {false, true}) {
+    SCOPED_TRACE(batch_only ? "batch shell only" : "all processes");
+    std::error_code ec;
+    for (const char* f : {"ready", "child.ready", "marker", "child.marker"}) fs::remove(Work(f), ec);
+    Script(
+        "trap 'echo shell >> marker' USR2\n"
+        "sh -c 'trap \"echo child >> child.marker; exit 0\" USR2; echo up > child.ready;"
+        " while :; do sleep 0.01; done' &\n"
+        "while [ ! -s child.ready ]; do sleep 0.01; done\n"
+        "echo up > ready\n"
+        "while [ ! -s marker ]; do sleep 0.01; done\n"
+        // Give a wrongly signalled child time to show it.
+        "sleep 0.1\n"
+        "exit 0");
+    pid_t pid = Start();
+    ASSERT_TRUE(WaitForFile(Work("ready")));
+    union sigval v;
+    v.sival_int = SIGUSR2 | (batch_only ? 0x100 : 0);
+    ASSERT_EQ(::sigqueue(pid, SIGUSR1, v), 0);
+    StepResult r = Wait(pid);
+    EXPECT_EQ(r.state, "COMPLETED");
+    EXPECT_EQ(ReadFile(Work("marker")), "shell\n");
+    EXPECT_EQ(Exists(Work("child.marker")), !batch_only);
+  }
+}
+
+TEST_F(StepTest, PlainSigusr1IsIgnored) {
+  Script("echo up > ready; while [ ! -e done ]; do sleep 0.01; done");
+  pid_t pid = Start();
+  ASSERT_TRUE(WaitForFile(Work("ready")));
+  ASSERT_EQ(::kill(pid, SIGUSR1), 0);  // no value: not a delivery request
+  UserFile("done", "");
+  EXPECT_EQ(Wait(pid).state, "COMPLETED");
+}
+
+TEST_F(StepTest, InvalidSpecStillWritesAResult) {
+  WriteFile(spool_ + "/spec.json", "{not json");
+  StepResult r = Wait(Spawn({StepBinary(), spool_}));
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.detail.find("spec.json"), std::string::npos) << r.detail;
+
+  WriteFile(spool_ + "/spec.json", R"({"job_id": 5, "uid": -1})");
+  r = Wait(Spawn({StepBinary(), spool_}));
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_NE(r.detail.find("\"uid\""), std::string::npos) << r.detail;
+}
+
+TEST_F(StepTest, OtherUidWithoutRootFails) {
+  if (IsRoot()) GTEST_SKIP() << "root may run jobs as anyone";
+  spec_.uid = spec_.uid + 1;
+  Script("echo hi > " + Work("ran"));
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_NE(r.detail.find("cannot start a job as uid"), std::string::npos) << r.detail;
+  EXPECT_FALSE(Exists(Work("ran")));
+}
+
+TEST_F(StepTest, ExitStatusOfMusterStepItself) {
+  int status = 0;
+  pid_t pid = Spawn({StepBinary()});
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(status), 2);  // usage
+  pid = Spawn({StepBinary(), "/nonexistent-muster-spool"});
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(status), 1);  // nowhere to write a result
+}
+
+}  // namespace
+}  // namespace muster::stepd

@@ -1,0 +1,94 @@
+#include "util/slurm_time.h"
+
+#include <time.h>
+
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "util/strings.h"
+
+namespace muster::util {
+namespace {
+
+Status BadTime(std::string_view text) {
+  return InvalidArgument("Invalid time specification '" + std::string(text) + "'");
+}
+
+// Splits "a:b:c" into numbers; false on an empty or non-numeric field.
+bool ParseFields(std::string_view text, std::vector<int64_t>* out) {
+  size_t start = 0;
+  while (true) {
+    size_t pos = text.find(':', start);
+    std::string_view field = text.substr(
+        start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
+    Result<int64_t> v = ParseInt(field);
+    if (!v.ok() || *v > 1000000000) return false;
+    out->push_back(*v);
+    if (pos == std::string_view::npos) return true;
+    start = pos + 1;
+  }
+}
+
+}  // namespace
+
+Result<int64_t> ParseTimeLimitSeconds(std::string_view text) {
+  std::string_view t = Trim(text);
+  if (t == "-1" || EqualsIgnoreCase(t, "UNLIMITED") || EqualsIgnoreCase(t, "INFINITE")) {
+    return kUnlimited;
+  }
+  if (t.empty()) return BadTime(text);
+  // Like Slurm, fields are not range-checked: "1:90" is 150 seconds.
+  size_t dash = t.find('-');
+  std::vector<int64_t> f;
+  if (dash != std::string_view::npos) {
+    Result<int64_t> days = ParseInt(t.substr(0, dash));
+    if (!days.ok() || *days > 1000000) return BadTime(text);
+    if (!ParseFields(t.substr(dash + 1), &f) || f.size() > 3) return BadTime(text);
+    // D-HH, D-HH:MM, D-HH:MM:SS
+    int64_t secs = *days * 86400 + f[0] * 3600;
+    if (f.size() > 1) secs += f[1] * 60;
+    if (f.size() > 2) secs += f[2];
+    return secs;
+  }
+  if (!ParseFields(t, &f) || f.size() > 3) return BadTime(text);
+  switch (f.size()) {
+    case 1: return f[0] * 60;                         // MM
+    case 2: return f[0] * 60 + f[1];                  // MM:SS
+    default: return f[0] * 3600 + f[1] * 60 + f[2];   // HH:MM:SS
+  }
+}
+
+std::string FormatDuration(int64_t seconds) {
+  if (seconds == kUnlimited) return "UNLIMITED";
+  if (seconds < 0) return "INVALID";
+  int64_t days = seconds / 86400;
+  int64_t hours = seconds / 3600 % 24;
+  int64_t minutes = seconds / 60 % 60;
+  int64_t secs = seconds % 60;
+  if (days > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", days, hours, minutes, secs);
+  if (hours > 0) return fmt::format("{}:{:02d}:{:02d}", hours, minutes, secs);
+  return fmt::format("{}:{:02d}", minutes, secs);
+}
+
+std::string FormatDurationLong(int64_t seconds) {
+  if (seconds == kUnlimited) return "UNLIMITED";
+  if (seconds < 0) return "INVALID";
+  int64_t days = seconds / 86400;
+  int64_t hours = seconds / 3600 % 24;
+  int64_t minutes = seconds / 60 % 60;
+  int64_t secs = seconds % 60;
+  if (days > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", days, hours, minutes, secs);
+  return fmt::format("{:02d}:{:02d}:{:02d}", hours, minutes, secs);
+}
+
+std::string FormatTimestamp(int64_t unix_seconds) {
+  if (unix_seconds == 0) return "Unknown";
+  time_t t = static_cast<time_t>(unix_seconds);
+  struct tm tm;
+  if (::localtime_r(&t, &tm) == nullptr) return "Unknown";
+  return fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+}  // namespace muster::util

@@ -1,0 +1,113 @@
+#include "util/strings.h"
+
+#include <cctype>
+#include <limits>
+
+namespace muster::util {
+
+std::vector<std::string> Split(std::string_view s, char sep, bool skip_empty) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t pos = s.find(sep, start);
+    std::string_view part =
+        s.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start);
+    if (!skip_empty || !part.empty()) out.emplace_back(part);
+    if (pos == std::string_view::npos) break;
+    start = pos + 1;
+  }
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  size_t b = 0;
+  while (b < s.size() && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  size_t e = s.size();
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return s.substr(b, e - b);
+}
+
+std::string ToLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string ToUpper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool StartsWith(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+Result<int64_t> ParseInt(std::string_view s) {
+  if (s.empty()) return InvalidArgument("empty number");
+  int64_t value = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return InvalidArgument("invalid number '" + std::string(s) + "'");
+    int digit = c - '0';
+    if (value > (std::numeric_limits<int64_t>::max() - digit) / 10) {
+      return InvalidArgument("number out of range '" + std::string(s) + "'");
+    }
+    value = value * 10 + digit;
+  }
+  return value;
+}
+
+Result<int64_t> ParseMemoryMb(std::string_view s) {
+  // Slurm skips leading blanks (strtol) but rejects anything trailing other
+  // than one unit letter, optionally followed by 'B' ("4GB" is accepted).
+  std::string_view t = s;
+  while (!t.empty() && std::isspace(static_cast<unsigned char>(t.front()))) t.remove_prefix(1);
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9') ++digits;
+  auto bad = [&] { return InvalidArgument("Invalid memory specification '" + std::string(s) + "'"); };
+  if (digits == 0) return bad();
+  Result<int64_t> number = ParseInt(t.substr(0, digits));
+  if (!number.ok()) return bad();
+  std::string_view suffix = t.substr(digits);
+  if (suffix.size() == 2 && (suffix[1] == 'b' || suffix[1] == 'B')) suffix.remove_suffix(1);
+  int64_t n = *number;
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  if (suffix.empty()) return n;
+  if (suffix.size() != 1) return bad();
+  switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
+    case 'K':
+      return n / 1024 + (n % 1024 != 0 ? 1 : 0);
+    case 'M':
+      return n;
+    case 'G':
+      if (n > kMax / 1024) return bad();
+      return n * 1024;
+    case 'T':
+      if (n > kMax / (1024 * 1024)) return bad();
+      return n * 1024 * 1024;
+    default:
+      return bad();
+  }
+}
+
+std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out.append(sep);
+    out.append(parts[i]);
+  }
+  return out;
+}
+
+}  // namespace muster::util

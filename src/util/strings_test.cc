@@ -1,0 +1,116 @@
+#include "util/strings.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace muster::util {
+namespace {
+
+TEST(SplitTest, Splits) {
+  struct Case {
+    std::string in;
+    char sep;
+    bool skip_empty;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"a,b,c", ',', true, {"a", "b", "c"}},
+      {"a,,b,", ',', true, {"a", "b"}},
+      {"a,,b,", ',', false, {"a", "", "b", ""}},
+      {"", ',', true, {}},
+      {"", ',', false, {""}},
+      {"abc", ',', true, {"abc"}},
+      {"k=v=w", '=', true, {"k", "v", "w"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.in);
+    EXPECT_EQ(Split(c.in, c.sep, c.skip_empty), c.want);
+  }
+}
+
+TEST(StringsTest, TrimCaseAndPrefix) {
+  EXPECT_EQ(Trim("  a b \t\n"), "a b");
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_EQ(Trim("   "), "");
+  EXPECT_EQ(Trim("x"), "x");
+  EXPECT_EQ(ToLower("AbC1"), "abc1");
+  EXPECT_EQ(ToUpper("AbC1"), "ABC1");
+  EXPECT_TRUE(EqualsIgnoreCase("Unlimited", "UNLIMITED"));
+  EXPECT_FALSE(EqualsIgnoreCase("UNLIMITE", "UNLIMITED"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_TRUE(StartsWith("gpu01", "gpu"));
+  EXPECT_TRUE(StartsWith("gpu", ""));
+  EXPECT_FALSE(StartsWith("gp", "gpu"));
+  EXPECT_EQ(Join({"a", "b", "c"}, ","), "a,b,c");
+  EXPECT_EQ(Join({"a"}, ", "), "a");
+  EXPECT_EQ(Join({}, ","), "");
+}
+
+TEST(ParseIntTest, ParsesAndRejects) {
+  struct Case {
+    std::string in;
+    bool ok;
+    int64_t want;
+  };
+  const std::vector<Case> cases = {
+      {"0", true, 0},
+      {"42", true, 42},
+      {"007", true, 7},
+      {"9223372036854775807", true, INT64_MAX},
+      {"9223372036854775808", false, 0},
+      {"", false, 0},
+      {"-1", false, 0},
+      {"+1", false, 0},
+      {" 1", false, 0},
+      {"1 ", false, 0},
+      {"1a", false, 0},
+      {"1.0", false, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.in);
+    Result<int64_t> got = ParseInt(c.in);
+    ASSERT_EQ(got.ok(), c.ok);
+    if (c.ok) {
+      EXPECT_EQ(*got, c.want);
+    }
+  }
+}
+
+TEST(ParseMemoryMbTest, ParsesLikeSbatchMem) {
+  struct Case {
+    std::string in;
+    int64_t want_mb;
+  };
+  // Checked against `sbatch --test-only --mem=...` (Slurm 22.05).
+  const std::vector<Case> cases = {
+      {"100", 100},       {"0", 0},           {"4G", 4096},      {"4g", 4096},
+      {"4M", 4},          {"4m", 4},          {"1T", 1048576},   {"1t", 1048576},
+      {"512K", 1},        {"1024K", 1},       {"1025K", 2},      {"1k", 1},
+      {"0K", 0},          {"4GB", 4096},      {"100MB", 100},    {"4KB", 1},
+      {" 4G", 4096},      // leading blanks are skipped, as strtol does
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.in);
+    Result<int64_t> got = ParseMemoryMb(c.in);
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    EXPECT_EQ(*got, c.want_mb);
+  }
+}
+
+TEST(ParseMemoryMbTest, RejectsWhatSbatchRejects) {
+  const std::vector<std::string> cases = {
+      "1.5G", "abc", "-5", "", "G", "4X", "4Gx", "4GiB", "4B", "4G ", "+4", "4 G",
+      "9999999999999999999", "9999999999999999T",
+  };
+  for (const std::string& in : cases) {
+    SCOPED_TRACE(in);
+    Result<int64_t> got = ParseMemoryMb(in);
+    ASSERT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), Code::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace muster::util
