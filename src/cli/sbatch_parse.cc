@@ -1,6 +1,7 @@
 #include "cli/sbatch_parse.h"
 
-#include <signal.h>
+#include <ctime>
+#include <cstdio>
 
 #include "cli/options.h"
 #include "core/gres.h"

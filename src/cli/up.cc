@@ -18,6 +18,8 @@
 #include <iostream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "api/http.h"
 #include "cli/commands.h"
 #include "cli/options.h"

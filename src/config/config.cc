@@ -181,11 +181,10 @@ bool IsKeyChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '.';
 }
 
-// Drops a comment: '#' outside double quotes starts one; "\#" stands for a
-// literal '#', as in Slurm.
+// Drops a comment: '#' starts one even inside double quotes (Slurm 22.05
+// reads Reason="a # b" as Reason="a); "\#" stands for a literal '#'.
 std::string StripComment(std::string_view line) {
   std::string out;
-  bool quoted = false;
   for (size_t i = 0; i < line.size(); ++i) {
     char c = line[i];
     if (c == '\\' && i + 1 < line.size() && line[i + 1] == '#') {
@@ -193,8 +192,7 @@ std::string StripComment(std::string_view line) {
       ++i;
       continue;
     }
-    if (c == '"') quoted = !quoted;
-    if (c == '#' && !quoted) break;
+    if (c == '#') break;
     out += c;
   }
   return out;
@@ -240,23 +238,22 @@ bool LooksLikePair(std::string_view s, size_t i) {
   return j < s.size() && s[j] == '=';
 }
 
-// Reads a value at s[*i]: a "quoted string" or a run of non-blanks.
-Status ReadValue(std::string_view s, size_t* i, const Loc& loc, std::string* value) {
+// Reads a value at s[*i]: a "quoted string" or a run of non-blanks. A
+// quote with no closing one is an ordinary character, as in Slurm (where
+// Reason="a # b" is read as the value `"a`).
+void ReadValue(std::string_view s, size_t* i, std::string* value) {
   if (*i < s.size() && s[*i] == '"') {
     size_t close = s.find('"', *i + 1);
-    if (close == std::string_view::npos) {
-      return InvalidArgument(loc.Str() + ": unterminated quote in '" +
-                             std::string(util::Trim(s.substr(*i))) + "'");
+    if (close != std::string_view::npos) {
+      *value = std::string(s.substr(*i + 1, close - *i - 1));
+      *i = close + 1;
+      return;
     }
-    *value = std::string(s.substr(*i + 1, close - *i - 1));
-    *i = close + 1;
-    return Status::Ok();
   }
   size_t end = *i;
   while (end < s.size() && !IsSpace(s[end])) ++end;
   *value = std::string(s.substr(*i, end - *i));
   *i = end;
-  return Status::Ok();
 }
 
 // Splits a logical line into Key=Value pairs. Blanks may surround '='; a
@@ -280,13 +277,13 @@ Result<std::vector<Pair>> Tokenize(std::string_view s, const Loc& loc) {
     while (s[i] != '=') ++i;
     ++i;
     if (i < s.size() && !IsSpace(s[i])) {
-      MUSTER_RETURN_IF_ERROR(ReadValue(s, &i, loc, &pair.value));
+      ReadValue(s, &i, &pair.value);
     } else {
       size_t next = i;
       while (next < s.size() && IsSpace(s[next])) ++next;
       if (next < s.size() && !LooksLikePair(s, next)) {
         i = next;
-        MUSTER_RETURN_IF_ERROR(ReadValue(s, &i, loc, &pair.value));
+        ReadValue(s, &i, &pair.value);
       }
     }
     out.push_back(std::move(pair));
@@ -419,6 +416,49 @@ bool ContainsIgnoreCase(const std::vector<std::string>& list, std::string_view s
 // Attributes of a NodeName/PartitionName record: lower-case key -> pair.
 using Attrs = std::map<std::string, Pair>;
 
+const Pair* Find(const Attrs& attrs, const char* key) {
+  auto it = attrs.find(key);
+  return it == attrs.end() ? nullptr : &it->second;
+}
+
+// Reads attrs[key], when present, as an integer in [min, max].
+Status OptInt(const Attrs& attrs, const char* key, const std::string& context, int64_t min,
+              int64_t max, std::optional<int64_t>* out) {
+  if (const Pair* p = Find(attrs, key)) {
+    Result<int64_t> v = IntValue(*p, context, min, max);
+    if (!v.ok()) return v.status();
+    *out = *v;
+  }
+  return Status::Ok();
+}
+
+// Sets *field from attrs[key] when present; with `unlimited`, the words
+// UNLIMITED/INFINITE are accepted and stored as that value.
+template <typename T>
+Status SetInt(const Attrs& attrs, const char* key, const std::string& context, int64_t min,
+              int64_t max, T* field, std::optional<int64_t> unlimited = std::nullopt) {
+  const Pair* p = Find(attrs, key);
+  if (p == nullptr) return Status::Ok();
+  if (unlimited && IsUnlimited(p->value)) {
+    *field = static_cast<T>(*unlimited);
+    return Status::Ok();
+  }
+  std::optional<int64_t> v;
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, key, context, min, max, &v));
+  *field = static_cast<T>(*v);
+  return Status::Ok();
+}
+
+Status SetTime(const Attrs& attrs, const char* key, const std::string& context,
+               int64_t* field) {
+  if (const Pair* p = Find(attrs, key)) {
+    Result<int64_t> s = TimeValue(*p, context);
+    if (!s.ok()) return s.status();
+    *field = *s;
+  }
+  return Status::Ok();
+}
+
 class Parser {
  public:
   explicit Parser(const std::string& main_path)
@@ -465,6 +505,7 @@ class Parser {
   Status CheckGresTypes() const;
   Result<std::vector<size_t>> NodeIndices(const Pair& p, const std::string& context,
                                           bool allow_sets) const;
+  std::vector<size_t> GresTargets(const std::optional<Pair>& nodes) const;
 
   Config cfg_;
   std::string main_dir_;
@@ -594,7 +635,7 @@ void Parser::RecordRaw(const Pair& p) {
 }
 
 template <typename T>
-Status SetInt(const Pair& p, T* field, int64_t min, int64_t max) {
+Status SetTopInt(const Pair& p, T* field, int64_t min, int64_t max) {
   Result<int64_t> n = IntValue(p, "", min, max);
   if (!n.ok()) return n.status();
   *field = static_cast<T>(*n);
@@ -638,11 +679,11 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     (k == "statesavelocation" ? cfg_.state_save_location : cfg_.slurmd_spool_dir) = path;
     return Status::Ok();
   }
-  if (k == "defmempercpu") return SetInt(p, &cfg_.def_mem_per_cpu_mb, 0, kMaxInt64);
-  if (k == "maxmempercpu") return SetInt(p, &cfg_.max_mem_per_cpu_mb, 0, kMaxInt64);
-  if (k == "killwait") return SetInt(p, &cfg_.kill_wait_s, 0, 65535);
-  if (k == "minjobage") return SetInt(p, &cfg_.min_job_age_s, 0, kMaxInt);
-  if (k == "slurmdtimeout") return SetInt(p, &cfg_.slurmd_timeout_s, 0, 65535);
+  if (k == "defmempercpu") return SetTopInt(p, &cfg_.def_mem_per_cpu_mb, 0, kMaxInt64);
+  if (k == "maxmempercpu") return SetTopInt(p, &cfg_.max_mem_per_cpu_mb, 0, kMaxInt64);
+  if (k == "killwait") return SetTopInt(p, &cfg_.kill_wait_s, 0, 65535);
+  if (k == "minjobage") return SetTopInt(p, &cfg_.min_job_age_s, 0, kMaxInt);
+  if (k == "slurmdtimeout") return SetTopInt(p, &cfg_.slurmd_timeout_s, 0, 65535);
   if (k == "slurmctldport") {
     // Slurm allows a range ("6817-6820") for several listening ports; the
     // first is the one clients use.
@@ -664,8 +705,8 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     cfg_.admin_users = ListValue(p.value);
     return Status::Ok();
   }
-  if (k == "maxjobcount") return SetInt(p, &cfg_.max_job_count, 1, kMaxInt64);
-  if (k == "firstjobid") return SetInt(p, &cfg_.first_job_id, 1, kMaxInt);
+  if (k == "maxjobcount") return SetTopInt(p, &cfg_.max_job_count, 1, kMaxInt64);
+  if (k == "firstjobid") return SetTopInt(p, &cfg_.first_job_id, 1, kMaxInt);
   if (k == "slurmuser") {
     if (p.value.empty()) return BadValue(p, "");
     cfg_.slurm_user = p.value;
@@ -719,110 +760,89 @@ Status Parser::CheckKeys(const std::vector<Pair>& pairs, const std::string& reco
   return Status::Ok();
 }
 
-// Slurm's synonyms among NodeName= attributes map to one key, so that the
-// later of the two wins as with any repeated key.
-std::string NodeAttrKey(const std::string& lower) {
-  if (lower == "procs") return "cpus";
-  if (lower == "features") return "feature";
-  return lower;
-}
-
-// Builds a node's hardware (all but its name) from its attributes. Slurm's
-// rules: CPUs defaults to Boards*Sockets*CoresPerSocket*ThreadsPerCore;
-// Sockets, when absent, is inferred as CPUs/(CoresPerSocket*ThreadsPerCore);
-// CPUs may equal the sockets, cores or threads count (CPUs=cores schedules
-// cores only on a hyper-threaded node). Any other CPUs value contradicts
-// the topology, which Slurm "corrects" with a log line; here it is an error.
-Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& context) {
-  core::NodeConfig n;
-  n.initial_state = "UNKNOWN";
-  auto get = [&](const char* key) -> const Pair* {
-    auto it = attrs.find(key);
-    return it == attrs.end() ? nullptr : &it->second;
-  };
-  auto get_int = [&](const char* key, int64_t min, int64_t max,
-                     std::optional<int64_t>* out) -> Status {
-    if (const Pair* p = get(key)) {
-      Result<int64_t> v = IntValue(*p, context, min, max);
-      if (!v.ok()) return v.status();
-      *out = *v;
-    }
-    return Status::Ok();
-  };
-  std::optional<int64_t> cpus, boards, sockets, spb, cores, threads;
-  MUSTER_RETURN_IF_ERROR(get_int("cpus", 1, 65535, &cpus));
-  MUSTER_RETURN_IF_ERROR(get_int("boards", 1, 65535, &boards));
-  MUSTER_RETURN_IF_ERROR(get_int("sockets", 1, 65535, &sockets));
-  MUSTER_RETURN_IF_ERROR(get_int("socketsperboard", 1, 65535, &spb));
-  MUSTER_RETURN_IF_ERROR(get_int("corespersocket", 1, 65535, &cores));
-  MUSTER_RETURN_IF_ERROR(get_int("threadspercore", 1, 65535, &threads));
+// Builds a node's hardware (all but its name) from its attributes, with
+// the rules slurmctld 22.05 applies (checked against it, not the man page):
+//  - Sockets is the node's total; with Boards, SocketsPerBoard multiplies
+//    (the man page says Sockets means per board then, but slurmctld shows
+//    Boards=2 Sockets=3 CoresPerSocket=8 as 3 sockets and 24 CPUs);
+//  - CPUs defaults to Sockets*CoresPerSocket*ThreadsPerCore;
+//  - without Sockets, Sockets = CPUs/(CoresPerSocket*ThreadsPerCore), so
+//    CPUs=8 alone is 8 sockets of one core;
+//  - CPUs may equal the sockets, cores or threads count (CPUs=cores
+//    schedules cores only on a hyper-threaded node); any other value
+//    contradicts the topology, which Slurm "corrects" with a log line and
+//    Muster reports as an error;
+//  - CPUs beats its synonym Procs, and Feature beats Features, whatever
+//    their order.
+Status SetTopology(const Attrs& attrs, const std::string& context, core::NodeConfig* n) {
+  std::optional<int64_t> cpus, procs, boards, sockets, spb, cores, threads;
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "cpus", context, 1, 65535, &cpus));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "procs", context, 1, 65535, &procs));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "boards", context, 1, 65535, &boards));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "sockets", context, 1, 65535, &sockets));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "socketsperboard", context, 1, 65535, &spb));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "corespersocket", context, 1, 65535, &cores));
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "threadspercore", context, 1, 65535, &threads));
+  const Pair* cpus_pair = cpus ? Find(attrs, "cpus") : Find(attrs, "procs");
+  if (!cpus) cpus = procs;
   if (sockets && spb) {
-    return InvalidArgument(get("socketsperboard")->loc.Str() + ": " + context +
+    return InvalidArgument(Find(attrs, "socketsperboard")->loc.Str() + ": " + context +
                            ": Sockets and SocketsPerBoard are mutually exclusive");
   }
-  int64_t c = cores.value_or(1);
-  int64_t t = threads.value_or(1);
-  int64_t total_sockets = 1;
-  if (sockets || spb) {
-    // With Boards, Sockets means sockets per board.
-    total_sockets = boards.value_or(1) * (sockets ? *sockets : *spb);
+  const int64_t c = cores.value_or(1);
+  const int64_t t = threads.value_or(1);
+  int64_t total_sockets = boards.value_or(1);
+  if (sockets) {
+    total_sockets = *sockets;
+  } else if (spb) {
+    total_sockets = boards.value_or(1) * *spb;
   } else if (cpus) {
     total_sockets = std::max<int64_t>(1, *cpus / (c * t));
-  } else {
-    total_sockets = boards.value_or(1);
   }
-  int64_t threads_total = total_sockets * c * t;
-  if (threads_total > (1 << 20)) {
-    return InvalidArgument(attrs.begin()->second.loc.Str() + ": " + context +
-                           ": Sockets*CoresPerSocket*ThreadsPerCore is too large");
-  }
+  const int64_t threads_total = total_sockets * c * t;
   if (!cpus) {
+    if (threads_total > 65535) {
+      return InvalidArgument(attrs.begin()->second.loc.Str() + ": " + context +
+                             ": Sockets*CoresPerSocket*ThreadsPerCore=" +
+                             std::to_string(threads_total) + " is over 65535 CPUs");
+    }
     cpus = threads_total;
   } else if (*cpus != total_sockets && *cpus != total_sockets * c && *cpus != threads_total) {
-    const Pair* p = get("cpus");
-    return InvalidArgument(Where(*p, context) + "=" + p->value +
+    return InvalidArgument(Where(*cpus_pair, context) + "=" + cpus_pair->value +
                            " does not match Sockets*CoresPerSocket*ThreadsPerCore=" +
                            std::to_string(total_sockets) + "*" + std::to_string(c) + "*" +
                            std::to_string(t) + "=" + std::to_string(threads_total));
   }
-  n.cpus = static_cast<int>(*cpus);
-  n.sockets = static_cast<int>(total_sockets);
-  n.cores_per_socket = static_cast<int>(c);
-  n.threads_per_core = static_cast<int>(t);
+  n->cpus = static_cast<int>(*cpus);
+  n->sockets = static_cast<int>(total_sockets);
+  n->cores_per_socket = static_cast<int>(c);
+  n->threads_per_core = static_cast<int>(t);
+  return Status::Ok();
+}
 
-  if (const Pair* p = get("realmemory")) {
-    Result<int64_t> v = IntValue(*p, context, 1, kMaxInt64);
-    if (!v.ok()) return v.status();
-    n.real_memory_mb = *v;
-  }
-  if (const Pair* p = get("tmpdisk")) {
-    Result<int64_t> v = IntValue(*p, context, 0, kMaxInt64);
-    if (!v.ok()) return v.status();
-    n.tmp_disk_mb = *v;
-  }
-  if (const Pair* p = get("weight")) {
-    if (IsUnlimited(p->value)) {
-      n.weight = static_cast<int>(kMaxInt);
-    } else {
-      Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
-      if (!v.ok()) return v.status();
-      n.weight = static_cast<int>(*v);
-    }
-  }
-  if (const Pair* p = get("gres")) {
+Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& context) {
+  core::NodeConfig n;
+  n.initial_state = "UNKNOWN";
+  MUSTER_RETURN_IF_ERROR(SetTopology(attrs, context, &n));
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "realmemory", context, 1, kMaxInt64, &n.real_memory_mb));
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "tmpdisk", context, 0, kMaxInt64, &n.tmp_disk_mb));
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "weight", context, 0, kMaxInt, &n.weight, kMaxInt));
+  if (const Pair* p = Find(attrs, "gres")) {
     if (!p->value.empty() && !util::EqualsIgnoreCase(p->value, "(null)")) {
       Result<std::vector<core::GresSpec>> g = core::ParseNodeGres(p->value);
       if (!g.ok()) return BadValue(*p, context, g.status().message());
       n.gres = std::move(*g);
     }
   }
-  if (const Pair* p = get("feature")) n.features = ListValue(p->value);
-  if (const Pair* p = get("state")) {
-    std::string s = util::ToUpper(p->value);
-    if (kNodeStates.count(s) == 0) {
+  const Pair* feature = Find(attrs, "feature");
+  if (const Pair* p = feature != nullptr ? feature : Find(attrs, "features")) {
+    n.features = ListValue(p->value);
+  }
+  if (const Pair* p = Find(attrs, "state")) {
+    n.initial_state = util::ToUpper(p->value);
+    if (kNodeStates.count(n.initial_state) == 0) {
       return BadValue(*p, context, "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE or UNKNOWN");
     }
-    n.initial_state = s;
   }
   return n;
 }
@@ -835,8 +855,18 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
     return BadValue(head, "", "ALL is a reserved word");
   }
   const bool is_default = util::EqualsIgnoreCase(head.value, "DEFAULT");
+  if (is_default) {
+    // Per-node addresses make no sense as defaults; Slurm refuses them too.
+    for (size_t i = 1; i < pairs.size(); ++i) {
+      const std::string k = pairs[i].lower();
+      if (k == "nodeaddr" || k == "nodehostname" || k == "bcastaddr") {
+        return InvalidArgument(pairs[i].loc.Str() + ": " + pairs[i].key +
+                               " is not allowed with NodeName=DEFAULT");
+      }
+    }
+  }
   Attrs attrs = node_defaults_;
-  for (size_t i = 1; i < pairs.size(); ++i) attrs[NodeAttrKey(pairs[i].lower())] = pairs[i];
+  for (size_t i = 1; i < pairs.size(); ++i) attrs[pairs[i].lower()] = pairs[i];
   const std::string context = "NodeName " + head.value;
   Result<core::NodeConfig> tmpl = BuildNode(attrs, context);
   if (!tmpl.ok()) return tmpl.status();
@@ -864,73 +894,42 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
 // Builds a partition's settings (all but its nodes) from its attributes.
 Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& context) {
   core::Partition part;
-  auto get = [&](const char* key) -> const Pair* {
-    auto it = attrs.find(key);
-    return it == attrs.end() ? nullptr : &it->second;
-  };
-  if (const Pair* p = get("default")) {
+  if (const Pair* p = Find(attrs, "default")) {
     Result<bool> b = BoolValue(*p, context);
     if (!b.ok()) return b.status();
     part.is_default = *b;
   }
-  if (const Pair* p = get("maxtime")) {
-    Result<int64_t> s = TimeValue(*p, context);
-    if (!s.ok()) return s.status();
-    part.max_time_s = *s;
+  MUSTER_RETURN_IF_ERROR(SetTime(attrs, "maxtime", context, &part.max_time_s));
+  MUSTER_RETURN_IF_ERROR(SetTime(attrs, "defaulttime", context, &part.default_time_s));
+  if (const Pair* p = Find(attrs, "defaulttime"); p && part.max_time_s != util::kUnlimited &&
+      (part.default_time_s == util::kUnlimited || part.default_time_s > part.max_time_s)) {
+    // slurmctld only logs this; it is a contradiction, so an error here.
+    return InvalidArgument(Where(*p, context) + "=" + p->value + " exceeds MaxTime=" +
+                           Find(attrs, "maxtime")->value);
   }
-  if (const Pair* p = get("defaulttime")) {
-    Result<int64_t> s = TimeValue(*p, context);
-    if (!s.ok()) return s.status();
-    part.default_time_s = *s;
-    if (part.max_time_s != util::kUnlimited &&
-        (*s == util::kUnlimited || *s > part.max_time_s)) {
-      return InvalidArgument(Where(*p, context) + "=" + p->value + " exceeds MaxTime=" +
-                             get("maxtime")->value);
-    }
-  }
-  if (const Pair* p = get("state")) {
-    std::string s = util::ToUpper(p->value);
-    if (kPartitionStates.count(s) == 0) {
+  if (const Pair* p = Find(attrs, "state")) {
+    part.state = util::ToUpper(p->value);
+    if (kPartitionStates.count(part.state) == 0) {
       return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
     }
-    part.state = s;
   }
-  if (const Pair* p = get("allowgroups")) {
+  if (const Pair* p = Find(attrs, "allowgroups")) {
     part.allow_groups = ListValue(p->value);
     if (ContainsIgnoreCase(part.allow_groups, "ALL")) part.allow_groups.clear();
   }
-  // The old Priority sets both factors; the specific keys override it.
-  if (const Pair* p = get("priority")) {
-    Result<int64_t> v = IntValue(*p, context, 0, 65533);
-    if (!v.ok()) return v.status();
-    part.priority_tier = part.priority_job_factor = static_cast<int>(*v);
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "prioritytier", context, 0, 65533, &part.priority_tier));
+  MUSTER_RETURN_IF_ERROR(
+      SetInt(attrs, "priorityjobfactor", context, 0, 65533, &part.priority_job_factor));
+  // The old Priority sets both and, as slurmctld 22.05 does, beats
+  // PriorityTier/PriorityJobFactor even when those are given too.
+  if (Find(attrs, "priority") != nullptr) {
+    MUSTER_RETURN_IF_ERROR(SetInt(attrs, "priority", context, 0, 65533, &part.priority_tier));
+    part.priority_job_factor = part.priority_tier;
   }
-  if (const Pair* p = get("prioritytier")) {
-    Result<int64_t> v = IntValue(*p, context, 0, 65533);
-    if (!v.ok()) return v.status();
-    part.priority_tier = static_cast<int>(*v);
-  }
-  if (const Pair* p = get("priorityjobfactor")) {
-    Result<int64_t> v = IntValue(*p, context, 0, 65533);
-    if (!v.ok()) return v.status();
-    part.priority_job_factor = static_cast<int>(*v);
-  }
-  if (const Pair* p = get("maxnodes")) {
-    if (IsUnlimited(p->value)) {
-      part.max_nodes = -1;
-    } else {
-      Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
-      if (!v.ok()) return v.status();
-      part.max_nodes = static_cast<int>(*v);
-    }
-  }
-  if (const Pair* p = get("minnodes")) {
-    Result<int64_t> v = IntValue(*p, context, 0, kMaxInt);
-    if (!v.ok()) return v.status();
-    part.min_nodes = static_cast<int>(*v);
-  }
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "maxnodes", context, 0, kMaxInt, &part.max_nodes, -1));
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "minnodes", context, 0, kMaxInt, &part.min_nodes));
   if (part.max_nodes >= 0 && part.min_nodes > part.max_nodes) {
-    const Pair* p = get("minnodes") != nullptr ? get("minnodes") : get("maxnodes");
+    const Pair* p = Find(attrs, "minnodes") ? Find(attrs, "minnodes") : Find(attrs, "maxnodes");
     return InvalidArgument(p->loc.Str() + ": " + context + ": MinNodes=" +
                            std::to_string(part.min_nodes) + " exceeds MaxNodes=" +
                            std::to_string(part.max_nodes));
@@ -1142,6 +1141,68 @@ std::string GresLabel(const std::string& name, const std::string& type) {
   return type.empty() ? name : name + ":" + type;
 }
 
+// One gres.conf line that describes devices.
+struct GresLine {
+  Loc loc;
+  std::string name;
+  std::string type;
+  std::vector<std::string> files;
+  int64_t count = 1;
+  std::string cores;
+  std::optional<Pair> nodes;  // NodeName=, when given
+};
+
+// Parses a gres.conf line; nullopt for a line without Name= (a global
+// AutoDetect=off, say).
+Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, const Loc& loc) {
+  static const std::set<std::string> kKeys = {"name", "type", "file", "count", "cores",
+                                              "corecnt", "links", "flags", "multiplefiles",
+                                              "autodetect", "nodename"};
+  Attrs attrs;
+  for (const Pair& p : pairs) {
+    std::string k = p.lower();
+    if (kKeys.count(k) == 0) return InvalidArgument(loc.Str() + ": unknown key '" + p.key + "'");
+    if (k == "autodetect" && kGresAutoDetect.count(util::ToLower(p.value)) == 0) {
+      return BadValue(p, "", "expected off, nvml, rsmi, oneapi or nrt");
+    }
+    attrs[k] = p;
+  }
+  const Pair* name = Find(attrs, "name");
+  if (name == nullptr) {
+    for (const char* k : {"type", "file", "count", "cores", "multiplefiles"}) {
+      if (const Pair* p = Find(attrs, k)) {
+        return InvalidArgument(loc.Str() + ": " + p->key + " without Name");
+      }
+    }
+    return std::optional<GresLine>();
+  }
+  GresLine line{loc, name->value, "", {}, 1, "", std::nullopt};
+  if (const Pair* p = Find(attrs, "type")) line.type = p->value;
+  if (const Pair* p = Find(attrs, "cores")) line.cores = p->value;
+  if (const Pair* p = Find(attrs, "nodename")) line.nodes = *p;
+  // MultipleFiles= lists the several files of one device.
+  const Pair* multi = Find(attrs, "multiplefiles");
+  const Pair* file = Find(attrs, "file");
+  if (const Pair* f = file != nullptr ? file : multi) {
+    Result<std::vector<std::string>> files = util::ExpandHostlist(f->value);
+    if (!files.ok() || files->empty()) {
+      return BadValue(*f, "", files.ok() ? "no files" : files.status().message());
+    }
+    line.files = std::move(*files);
+    if (f == file) line.count = static_cast<int64_t>(line.files.size());
+  }
+  if (const Pair* c = Find(attrs, "count")) {
+    Result<int64_t> n = GresCount(*c);
+    if (!n.ok()) return n.status();
+    if (file != nullptr && *n != line.count) {
+      return InvalidArgument(loc.Str() + ": Count=" + c->value + " does not match the " +
+                             std::to_string(line.count) + " devices of File=" + file->value);
+    }
+    line.count = *n;
+  }
+  return std::optional<GresLine>(std::move(line));
+}
+
 Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path) {
   // What gres.conf says about one GresSpec of one node, summed over lines
   // (a GPU node often has one line per socket with its own Cores=).
@@ -1152,89 +1213,34 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
     Loc first;
   };
   std::map<std::pair<size_t, int>, Seen> seen;
-  const std::set<std::string> keys = {"name", "type", "file", "count", "cores",
-                                      "corecnt", "links", "flags", "multiplefiles",
-                                      "autodetect", "nodename"};
   Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
-  for (const LogicalLine& line : SplitLines(text)) {
+  for (const LogicalLine& logical : SplitLines(text)) {
     Loc loc = base;
-    loc.line = line.line;
-    Result<std::vector<Pair>> pairs = Tokenize(line.text, loc);
+    loc.line = logical.line;
+    Result<std::vector<Pair>> pairs = Tokenize(logical.text, loc);
     if (!pairs.ok()) return pairs.status();
-    std::map<std::string, Pair> attrs;
-    for (const Pair& p : *pairs) {
-      std::string k = p.lower();
-      if (keys.count(k) == 0) return InvalidArgument(loc.Str() + ": unknown key '" + p.key + "'");
-      if (k == "autodetect" && kGresAutoDetect.count(util::ToLower(p.value)) == 0) {
-        return BadValue(p, "", "expected off, nvml, rsmi, oneapi or nrt");
-      }
-      attrs[k] = p;
-    }
-    auto get = [&](const char* key) -> const Pair* {
-      auto it = attrs.find(key);
-      return it == attrs.end() ? nullptr : &it->second;
-    };
-    const Pair* name = get("name");
-    if (name == nullptr) {
-      for (const char* k : {"type", "file", "count", "cores", "multiplefiles"}) {
-        if (get(k) != nullptr) return InvalidArgument(loc.Str() + ": " + get(k)->key + " without Name");
-      }
-      continue;  // AutoDetect=, Flags=... alone
-    }
-    const std::string type = get("type") ? get("type")->value : "";
-    std::vector<std::string> files;
-    const Pair* file = get("file") ? get("file") : get("multiplefiles");
-    if (file != nullptr) {
-      Result<std::vector<std::string>> f = util::ExpandHostlist(file->value);
-      if (!f.ok() || f->empty()) {
-        return BadValue(*file, "", f.ok() ? "no files" : f.status().message());
-      }
-      files = std::move(*f);
-    }
-    // MultipleFiles= lists the files of one device.
-    int64_t count = get("multiplefiles") ? 1 : (file ? static_cast<int64_t>(files.size()) : 1);
-    if (const Pair* c = get("count")) {
-      Result<int64_t> n = GresCount(*c);
-      if (!n.ok()) return n.status();
-      if (file != nullptr && get("file") != nullptr && *n != count) {
-        return InvalidArgument(loc.Str() + ": Count=" + c->value + " does not match the " +
-                               std::to_string(files.size()) + " devices of File=" +
-                               file->value);
-      }
-      count = *n;
-    }
-    // Lines without NodeName apply to every node that has this GRES; named
-    // nodes missing from the configuration are skipped, as a gres.conf may
-    // be shared by clusters.
-    std::vector<size_t> targets;
-    const Pair* nodes = get("nodename");
-    if (nodes != nullptr) {
-      Result<std::vector<std::string>> hosts = util::ExpandHostlist(nodes->value);
-      if (!hosts.ok()) return BadValue(*nodes, "", hosts.status().message());
-      for (const std::string& h : *hosts) {
-        if (auto it = node_index_.find(h); it != node_index_.end()) targets.push_back(it->second);
-      }
-    } else {
-      for (size_t i = 0; i < cfg_.nodes.size(); ++i) targets.push_back(i);
-    }
-    for (size_t idx : targets) {
+    Result<std::optional<GresLine>> parsed = ParseGresLine(*pairs, loc);
+    if (!parsed.ok()) return parsed.status();
+    if (!parsed->has_value()) continue;
+    const GresLine& line = **parsed;
+    for (size_t idx : GresTargets(line.nodes)) {
       const core::NodeConfig& node = cfg_.nodes[idx];
-      int g = FindGres(node, name->value, type);
+      int g = FindGres(node, line.name, line.type);
       if (g < 0) {
-        if (nodes == nullptr) continue;
-        return InvalidArgument(loc.Str() + ": " + GresLabel(name->value, type) + " for node " +
-                               node.name + ", which has no such Gres (" +
+        // Lines without NodeName= describe only the nodes that have the GRES.
+        if (!line.nodes) continue;
+        return InvalidArgument(loc.Str() + ": " + GresLabel(line.name, line.type) +
+                               " for node " + node.name + ", which has no such Gres (" +
                                node_locs_[idx].Str() + ": Gres=" + core::FormatGres(node.gres) +
                                ")");
       }
       Seen& s = seen[{idx, g}];
       if (s.first.line == 0) s.first = loc;
-      s.count += count;
-      s.files.insert(s.files.end(), files.begin(), files.end());
-      if (const Pair* c = get("cores")) {
-        if (std::find(s.cores.begin(), s.cores.end(), c->value) == s.cores.end()) {
-          s.cores.push_back(c->value);
-        }
+      s.count += line.count;
+      s.files.insert(s.files.end(), line.files.begin(), line.files.end());
+      if (!line.cores.empty() &&
+          std::find(s.cores.begin(), s.cores.end(), line.cores) == s.cores.end()) {
+        s.cores.push_back(line.cores);
       }
     }
   }
@@ -1253,6 +1259,23 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
     spec.cores = util::Join(s.cores, ",");
   }
   return Status::Ok();
+}
+
+// The nodes a gres.conf line is about: those NodeName= names (nodes not in
+// this configuration skipped, as one gres.conf may serve several clusters),
+// else every node.
+std::vector<size_t> Parser::GresTargets(const std::optional<Pair>& nodes) const {
+  std::vector<size_t> out;
+  if (!nodes) {
+    for (size_t i = 0; i < cfg_.nodes.size(); ++i) out.push_back(i);
+    return out;
+  }
+  Result<std::vector<std::string>> hosts = util::ExpandHostlist(nodes->value);
+  if (!hosts.ok()) return out;
+  for (const std::string& h : *hosts) {
+    if (auto it = node_index_.find(h); it != node_index_.end()) out.push_back(it->second);
+  }
+  return out;
 }
 
 }  // namespace

@@ -6,13 +6,15 @@
 // bad values are errors naming file:line and the key.
 //
 // Syntax (slurm.conf's): `Key=Value` pairs, several per line allowed; keys
-// case-insensitive; `#` starts a comment outside double quotes (`\#` is a
-// literal '#'); a trailing backslash joins the next line; values may be
-// "quoted". `Include <file>` (relative to the including file's directory,
-// `%c` replaced by ClusterName, shell globs allowed) reads a file inline.
-// NodeName=, PartitionName=, NodeSet=, DownNodes= and FrontendName= lines
-// take the rest of their line as attributes; `NodeName=DEFAULT` and
-// `PartitionName=DEFAULT` set defaults for the lines after them.
+// case-insensitive; `#` starts a comment, even inside quotes as in Slurm
+// (`\#` is a literal '#'); a trailing backslash joins the next line; values
+// may be "quoted". `Include <file>` (relative to the including file's
+// directory, `%c` replaced by ClusterName, shell globs allowed) reads a file
+// inline. NodeName=, PartitionName=, NodeSet=, DownNodes= and FrontendName=
+// lines take the rest of their line as attributes; `NodeName=DEFAULT` and
+// `PartitionName=DEFAULT` set defaults for the lines after them. gres.conf
+// beside the main file fills in GresSpec files/cores; a count there that
+// differs from the node's Gres= is an error.
 //
 // Muster extension: a relative StateSaveLocation or SlurmdSpoolDir is
 // resolved against the directory of the file it is written in, so a test

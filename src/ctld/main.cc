@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
   io.run();
   ::unlink(sock.c_str());
   ::unlink(agent_sock.c_str());
-  std::filesystem::remove(ctl.config().state_save_location + "/musterd.pid", ec);
+  std::error_code fs_ec;
+  std::filesystem::remove(ctl.config().state_save_location + "/musterd.pid", fs_ec);
   return 0;
 }

@@ -10,11 +10,13 @@
 namespace muster::sched {
 namespace {
 
-core::Node* Find(const std::vector<core::Node*>& nodes, const std::string& name) {
-  for (core::Node* n : nodes) {
-    if (n != nullptr && n->config.name == name) return n;
-  }
-  return nullptr;
+NodeLookup Linear(const std::vector<core::Node*>& nodes) {
+  return [&nodes](const std::string& name) -> core::Node* {
+    for (core::Node* n : nodes) {
+      if (n != nullptr && n->config.name == name) return n;
+    }
+    return nullptr;
+  };
 }
 
 }  // namespace
@@ -25,11 +27,20 @@ util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node
 
 util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
                         const std::vector<core::Node*>& nodes) {
+  return ApplyStart(alloc, Linear(nodes));
+}
+
+util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
+                        const std::vector<core::Node*>& nodes) {
+  return ReleaseJob(alloc, Linear(nodes));
+}
+
+util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup) {
   // Check everything first so a stale plan changes nothing.
   std::vector<core::Node*> targets;
   targets.reserve(alloc.size());
   for (const auto& a : alloc) {
-    core::Node* n = Find(nodes, a.node);
+    core::Node* n = lookup(a.node);
     if (n == nullptr) return util::FailedPrecondition("node " + a.node + " is not known");
     if (std::find(targets.begin(), targets.end(), n) != targets.end()) {
       return util::FailedPrecondition("node " + a.node + " appears twice in the allocation");
@@ -79,14 +90,13 @@ util::Status ReleaseJob(const core::Job& job, const std::vector<core::Node*>& no
   return ReleaseJob(job.alloc, nodes);
 }
 
-util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
-                        const std::vector<core::Node*>& nodes) {
+util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup) {
   std::string problem;
   auto note = [&](const std::string& what) {
     if (problem.empty()) problem = what;
   };
   for (const auto& a : alloc) {
-    core::Node* n = Find(nodes, a.node);
+    core::Node* n = lookup(a.node);
     if (n == nullptr) continue;  // removed from the configuration
     if (n->alloc_cpus < a.cpus) note("node " + a.node + ": releasing more CPUs than allocated");
     if (n->alloc_mem_mb < a.mem_mb) {

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -158,5 +159,11 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
 util::Status ReleaseJob(const core::Job& job, const std::vector<core::Node*>& nodes);
 util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
                         const std::vector<core::Node*>& nodes);
+
+// The same with the controller's own name lookup (e.g. its node map), so a
+// start costs O(nodes of the job), not O(cluster). Returns null for unknown.
+using NodeLookup = std::function<core::Node*(const std::string& name)>;
+util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup);
+util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup);
 
 }  // namespace muster::sched

@@ -64,22 +64,21 @@ std::vector<ProcStat> ScanProc() {
   return procs;
 }
 
-// Sends the signals to one process if it is still a member of the tree
-// (its parent is root or a known member). Returns true if it was signalled.
-bool SignalIfMember(pid_t pid, pid_t root, const std::unordered_set<pid_t>& members,
-                    std::span<const int> signals) {
-  int pidfd = PidfdOpen(pid);
+// Sends the signals to the process `seen` describes, if that process still
+// exists. Returns true if it was signalled.
+bool SignalIfSame(const ProcStat& seen, std::span<const int> signals) {
+  int pidfd = PidfdOpen(seen.pid);
   if (pidfd < 0 && errno != ENOSYS) return false;  // gone
   // With the pidfd held, the pid cannot be reused until it is closed, so
   // the stat read below describes the process the signal will reach (or one
   // that already exited, in which case pidfd_send_signal fails harmlessly).
-  ProcStat st;
-  bool member = ReadProcStat(pid, &st) && st.state != 'Z' &&
-                (st.ppid == root || members.count(st.ppid) > 0);
+  // A different start time means the pid was recycled since the scan.
+  ProcStat now;
+  bool same = ReadProcStat(seen.pid, &now) && now.start_time == seen.start_time && now.state != 'Z';
   bool sent = false;
-  if (member) {
+  if (same) {
     for (int sig : signals) {
-      int rc = pidfd >= 0 ? PidfdSendSignal(pidfd, sig) : ::kill(pid, sig);
+      int rc = pidfd >= 0 ? PidfdSendSignal(pidfd, sig) : ::kill(seen.pid, sig);
       sent = sent || rc == 0;
     }
   }
@@ -97,28 +96,43 @@ bool ParseProcStat(std::string_view text, ProcStat* out) {
   std::string_view pid_text = text.substr(0, open);
   while (!pid_text.empty() && pid_text.back() == ' ') pid_text.remove_suffix(1);
   if (!ParsePid(pid_text, &pid)) return false;
-  // After ") ": "<state> <ppid> ...".
+  // Fields 3.. (proc(5) numbering) follow ") ": state, ppid, ..., starttime (22).
   std::string_view rest = text.substr(close + 1);
-  if (rest.size() < 4 || rest[0] != ' ' || rest[2] != ' ') return false;
-  char state = rest[1];
-  rest.remove_prefix(3);
-  size_t end = rest.find(' ');
-  pid_t ppid;
-  if (!ParsePid(rest.substr(0, end), &ppid)) return false;
-  out->pid = pid;
-  out->ppid = ppid;
-  out->state = state;
+  constexpr int kStateField = 3, kPpidField = 4, kStartTimeField = 22;
+  ProcStat st;
+  st.pid = pid;
+  int field = kStateField;
+  size_t pos = 0;
+  while (field <= kStartTimeField) {
+    while (pos < rest.size() && rest[pos] == ' ') ++pos;
+    size_t end = rest.find_first_of(" \n", pos);
+    if (end == std::string_view::npos) end = rest.size();
+    std::string_view token = rest.substr(pos, end - pos);
+    if (token.empty()) return false;
+    if (field == kStateField) {
+      if (token.size() != 1) return false;
+      st.state = token[0];
+    } else if (field == kPpidField) {
+      if (!ParsePid(token, &st.ppid)) return false;
+    } else if (field == kStartTimeField) {
+      auto [p, ec] = std::from_chars(token.data(), token.data() + token.size(), st.start_time);
+      if (ec != std::errc() || p != token.data() + token.size()) return false;
+    }
+    pos = end;
+    ++field;
+  }
+  *out = st;
   return true;
 }
 
-std::vector<pid_t> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs) {
+std::vector<ProcStat> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs) {
   std::unordered_map<pid_t, std::vector<const ProcStat*>> children;
   for (const ProcStat& p : procs) {
     if (p.pid != root) children[p.ppid].push_back(&p);
   }
   // Breadth-first from root: parents come before their children, and a
   // malformed cycle in the input cannot loop because each pid has one ppid.
-  std::vector<pid_t> out;
+  std::vector<ProcStat> out;
   std::vector<pid_t> frontier{root};
   std::unordered_set<pid_t> seen{root};
   while (!frontier.empty()) {
@@ -129,7 +143,7 @@ std::vector<pid_t> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs)
       for (const ProcStat* c : it->second) {
         if (!seen.insert(c->pid).second) continue;
         next.push_back(c->pid);
-        if (c->state != 'Z' && c->state != 'X') out.push_back(c->pid);
+        if (c->state != 'Z' && c->state != 'X') out.push_back(*c);
       }
     }
     frontier = std::move(next);
@@ -137,19 +151,21 @@ std::vector<pid_t> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs)
   return out;
 }
 
-std::vector<pid_t> Descendants(pid_t root) { return DescendantsIn(root, ScanProc()); }
+std::vector<pid_t> Descendants(pid_t root) {
+  std::vector<pid_t> pids;
+  for (const ProcStat& p : DescendantsIn(root, ScanProc())) pids.push_back(p.pid);
+  return pids;
+}
 
 int SignalDescendants(pid_t root, std::span<const int> signals) {
   std::unordered_set<pid_t> signalled;
   int count = 0;
   for (int round = 0; round < kMaxRescans; ++round) {
-    std::vector<pid_t> tree = Descendants(root);
-    std::unordered_set<pid_t> members(tree.begin(), tree.end());
     bool found_new = false;
-    for (pid_t pid : tree) {
-      if (!signalled.insert(pid).second) continue;
+    for (const ProcStat& p : DescendantsIn(root, ScanProc())) {
+      if (!signalled.insert(p.pid).second) continue;
       found_new = true;
-      if (SignalIfMember(pid, root, members, signals)) ++count;
+      if (SignalIfSame(p, signals)) ++count;
     }
     if (!found_new) break;
   }

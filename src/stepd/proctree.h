@@ -8,6 +8,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,9 @@ struct ProcStat {
   pid_t pid = 0;
   pid_t ppid = 0;
   char state = '?';  // R, S, D, Z, ...
+  // Clock ticks after boot at which the process started: with the pid, an
+  // identity that a recycled pid cannot fake.
+  uint64_t start_time = 0;
 };
 
 // Parses the text of /proc/<pid>/stat. The command name sits in parentheses
@@ -30,7 +34,7 @@ bool ParseProcStat(std::string_view text, ProcStat* out);
 // Pure part of the walk: the pids in `procs` whose chain of parents reaches
 // `root` (root itself excluded), parents before children. Zombies are left
 // out (they have no children and cannot be signalled).
-std::vector<pid_t> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs);
+std::vector<ProcStat> DescendantsIn(pid_t root, const std::vector<ProcStat>& procs);
 
 // Live descendants of `root` as /proc shows them now.
 std::vector<pid_t> Descendants(pid_t root);
@@ -38,8 +42,8 @@ std::vector<pid_t> Descendants(pid_t root);
 // Sends each of `signals` (in order) to every descendant of `root`. Processes
 // forked while the signals go out are caught by rescanning until a scan finds
 // no descendant that was not already signalled (bounded, against fork bombs).
-// Each pid is pinned with a pidfd and its parent re-checked before the signal,
-// so a pid recycled by an unrelated process is never hit. Returns the number
+// Each pid is pinned with a pidfd and its start time re-checked before the
+// signal, so a pid recycled by an unrelated process is never hit. Returns the number
 // of processes signalled.
 int SignalDescendants(pid_t root, std::span<const int> signals);
 inline int SignalDescendants(pid_t root, int sig) {

@@ -23,15 +23,31 @@ TEST(ProcStatTest, Parses) {
     pid_t pid;
     pid_t ppid;
     char state;
+    uint64_t start_time;
+  };
+  // Fields 5..21 of a real line, then starttime (22) and more.
+  const std::string mid = " 123 123 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ";
+  const std::string cases_text[] = {
+      "123 (bash) S 1" + mid + "555 8000 9 ...\n",
+      "77 (a) (b) c) Z 5" + mid + "6 7",  // ')' and spaces in comm
+      "9 () R 8" + mid + "18446744073709551615",
+      "9 (x) R 8" + mid,                      // no starttime
+      "9 (x) R 8" + mid + "-4",               // bad starttime
+      "9 (x) R",
+      "x (sh) S 1" + mid + "1",
+      "12 sh S 1" + mid + "1",
+      "",
   };
   const Case cases[] = {
-      {"123 (bash) S 1 123 123 0 -1 4194560 ...", true, 123, 1, 'S'},
-      {"77 (a) (b) c) Z 5 77 ...", true, 77, 5, 'Z'},  // ')' and spaces in comm
-      {"9 () R 8", true, 9, 8, 'R'},
-      {"9 (x) R", false, 0, 0, 0},
-      {"x (sh) S 1 2", false, 0, 0, 0},
-      {"12 sh S 1", false, 0, 0, 0},
-      {"", false, 0, 0, 0},
+      {cases_text[0].c_str(), true, 123, 1, 'S', 555},
+      {cases_text[1].c_str(), true, 77, 5, 'Z', 6},
+      {cases_text[2].c_str(), true, 9, 8, 'R', 18446744073709551615ull},
+      {cases_text[3].c_str(), false, 0, 0, 0, 0},
+      {cases_text[4].c_str(), false, 0, 0, 0, 0},
+      {cases_text[5].c_str(), false, 0, 0, 0, 0},
+      {cases_text[6].c_str(), false, 0, 0, 0, 0},
+      {cases_text[7].c_str(), false, 0, 0, 0, 0},
+      {cases_text[8].c_str(), false, 0, 0, 0, 0},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -41,18 +57,24 @@ TEST(ProcStatTest, Parses) {
     EXPECT_EQ(st.pid, c.pid);
     EXPECT_EQ(st.ppid, c.ppid);
     EXPECT_EQ(st.state, c.state);
+    EXPECT_EQ(st.start_time, c.start_time);
   }
 }
 
 TEST(DescendantsTest, WalksParentLinksBreadthFirst) {
   const std::vector<ProcStat> procs = {
       {1, 0, 'S'},   {10, 1, 'S'},  // root and its parent chain
-      {20, 10, 'S'}, {21, 10, 'S'}, {30, 20, 'S'}, {31, 21, 'Z'}, {40, 30, 'R'},
+      {40, 30, 'R'}, {20, 10, 'S'}, {21, 10, 'S'}, {30, 20, 'S'}, {31, 21, 'Z'},
       {50, 1, 'S'},  {51, 50, 'S'},  // another tree
   };
-  EXPECT_EQ(DescendantsIn(10, procs), (std::vector<pid_t>{20, 21, 30, 40}));  // zombie 31 left out
-  EXPECT_EQ(DescendantsIn(40, procs), std::vector<pid_t>{});
-  EXPECT_EQ(DescendantsIn(99, procs), std::vector<pid_t>{});
+  auto pids = [&](pid_t root) {
+    std::vector<pid_t> out;
+    for (const ProcStat& p : DescendantsIn(root, procs)) out.push_back(p.pid);
+    return out;
+  };
+  EXPECT_EQ(pids(10), (std::vector<pid_t>{20, 21, 30, 40}));  // zombie 31 left out
+  EXPECT_EQ(pids(40), std::vector<pid_t>{});
+  EXPECT_EQ(pids(99), std::vector<pid_t>{});
 }
 
 TEST(DescendantsTest, FindsAndKillsLiveChildren) {

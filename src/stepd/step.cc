@@ -50,6 +50,8 @@ constexpr int kBatchOnlyFlag = 0x100;
 // defaults to 60 s.
 constexpr int64_t kUnkillableTimeoutMs = 60'000;
 
+constexpr int64_t kMaxTimeLimitS = int64_t{1} << 40;
+
 int64_t MonotonicMs() {
   struct timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -124,9 +126,12 @@ StepResult Supervisor::Run() {
   util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
 
   if (spec_.time_limit_s > 0) {
-    limit_at_ = start + spec_.time_limit_s * 1000;
+    // Bounded so the ms arithmetic cannot overflow (31,000 years is unlimited enough).
+    int64_t limit_s = std::min<int64_t>(spec_.time_limit_s, kMaxTimeLimitS);
+    limit_at_ = start + limit_s * 1000;
     if (spec_.warn_signal > 0) {
-      int64_t warn_after_s = std::max<int64_t>(0, spec_.time_limit_s - spec_.warn_time_s);
+      // A warning longer than the limit goes out at once, as in Slurm.
+      int64_t warn_after_s = std::max<int64_t>(0, limit_s - std::max(0, spec_.warn_time_s));
       warn_at_ = start + warn_after_s * 1000;
     }
   }

@@ -64,7 +64,12 @@ nlohmann::json ToJson(const StepResult& r);
 util::Result<StepResult> StepResultFromJson(const nlohmann::json& j);
 
 // Runs the step described in <dir>/spec.json to completion and writes
-// <dir>/result.json. Returns the process exit code for muster-step itself.
+// <dir>/result.json. Returns the process exit code for muster-step itself:
+// 0 when result.json was written (whatever the job's state, including a
+// spec.json that could not be read or parsed: FAILED with a detail), 1 when
+// no result could be written (the directory is unusable). main() returns 2
+// for bad usage. Exits only once no process of the job remains, or after
+// giving up on unkillable ones for 60 s (detail says so).
 int RunStep(const std::string& dir);
 
 }  // namespace muster::stepd

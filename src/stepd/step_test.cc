@@ -119,14 +119,18 @@ class StepTest : public ::testing::Test {
     spec_.script_path = spool_ + "/script";
     WriteFile(spec_.script_path, "#!/bin/bash\n" + body + "\n");
     ASSERT_EQ(::chmod(spec_.script_path.c_str(), mode), 0);
-    if (IsRoot()) ASSERT_EQ(::chown(spec_.script_path.c_str(), user_.uid, user_.gid), 0);
+    if (IsRoot()) {
+      ASSERT_EQ(::chown(spec_.script_path.c_str(), user_.uid, user_.gid), 0);
+    }
   }
 
   // A file in the work dir, owned by the job's user.
   void UserFile(const std::string& name, const std::string& content) {
     std::string path = work_ + "/" + name;
     WriteFile(path, content);
-    if (IsRoot()) ASSERT_EQ(::chown(path.c_str(), user_.uid, user_.gid), 0);
+    if (IsRoot()) {
+      ASSERT_EQ(::chown(path.c_str(), user_.uid, user_.gid), 0);
+    }
   }
 
   std::string Work(const std::string& name) const { return work_ + "/" + name; }

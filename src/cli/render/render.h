@@ -50,14 +50,52 @@ struct SqueueRequest {
   bool start = false;                    // --start
   bool only_job_state = false;           // --only-job-state
   bool me = false;
-  std::string sort;                      // -S
+  std::string sort;                      // -S; empty = Slurm's default "P,t,-p" ("S" with --start)
+  std::vector<std::string> clusters;     // -M: must name this cluster or "all"
+  std::vector<std::string> qos;          // -q
+  std::vector<std::string> reservations; // -R
+  std::vector<std::string> licenses;     // -L (Muster has no licenses: matches no job)
+  int iterate_s = 0;                     // -i; the CLI repeats the request, the daemon ignores it
+
+  // Filled by ParseSqueueArgs for the CLI; not sent to the daemon.
+  bool help = false;                     // --help
+  bool usage = false;                    // --usage
+  bool version = false;                  // -V/--version
+  // Non-fatal diagnostics squeue prints to stderr before its output, each a
+  // full line without its newline ("squeue: error: Invalid user: bob").
+  // Some end in "\n" where Slurm prints an empty line after them.
+  std::vector<std::string> warnings;
 };
+// The JSON carries every filter/format field (not help/usage/version/warnings).
 nlohmann::json ToJson(const SqueueRequest& r);
 util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j);
-// Parses squeue's argv (without argv[0]) and SQUEUE_FORMAT/SQUEUE_FORMAT2
-// style environment; errors are squeue's messages.
+// Parses squeue's argv (without argv[0]) and the SQUEUE_* environment
+// (SQUEUE_ACCOUNT, SQUEUE_FORMAT, SQUEUE_FORMAT2, SQUEUE_NAMES,
+// SQUEUE_PARTITION, SQUEUE_QOS, SQUEUE_SORT, SQUEUE_STATES, SQUEUE_USERS,
+// SLURM_CLUSTERS; the command line wins). The result has `format` or
+// `format_long` resolved (default, -l, --start, -o, -O, environment), the
+// states/sort that --start implies, and user names turned into uids.
+// Errors carry squeue's complete stderr text (one or more lines, without
+// the final newline; a trailing "\n" means Slurm prints an empty line
+// after it); the CLI prints it and exits 1.
+util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
+                                            const std::map<std::string, std::string>& env);
+// The same, reading the environment with getenv(3).
 util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args);
+// squeue's stdout for the jobs of `view` that pass the request's filters.
+// Errors are squeue's messages as above (unknown -w node, unknown -M
+// cluster, "slurm_load_jobs error: Invalid job id specified" when a single
+// -j id names no job in the view).
 util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view);
+
+// The `scontrol show job` record of one job, Slurm 22.05's layout: lines
+// indented three spaces, the record ending `Power=\n   \n\n` (so records
+// are separated by an empty line), or with `one_liner` (-o) all fields on
+// one line ending " \n". `details` (-d) adds DerivedExitCode and the per-node allocation
+// lines (JOB_GRES=, Nodes= CPU_IDs= Mem= GRES=). Records concatenate as
+// scontrol prints them.
+std::string RenderJobRecord(const core::Job& job, const ClusterView& view, bool one_liner,
+                            bool details);
 
 // ---- sinfo ----
 struct SinfoRequest {
@@ -110,8 +148,12 @@ util::Result<ShowRequest> ShowRequestFromJson(const nlohmann::json& j);
 // specified", "Node x not found", "Partition x not found".
 util::Result<std::string> RenderShow(const ShowRequest& req, const ClusterView& view);
 
-// One `scontrol show job` record, complete as scontrol prints it: ending in
-// "\n\n" (the blank line between records) or, one_liner, in "\n".
-std::string RenderJobRecord(const core::Job& job, const ClusterView& view, bool one_liner, bool details);
+// GRES in use on a node as sinfo's GresUsed and `scontrol -d show node`
+// print it: "gpu:h100:2(IDX:0-1)", "gpu:0" for a GresTypes entry the node
+// lacks, "(null)" when there is nothing to list.
+std::string NodeGresUsed(const core::Node& node, const config::Config& cfg);
+// Node-name order of Slurm 22.05's node table (sinfo -N, scontrol show node):
+// by prefix, then by the trailing number ("n9" before "n10").
+bool NodeNameLess(const std::string& a, const std::string& b);
 
 }  // namespace muster::render

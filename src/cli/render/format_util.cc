@@ -1,0 +1,382 @@
+#include "cli/render/format_util.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "util/strings.h"
+#include "util/users.h"
+
+namespace muster::render {
+
+// ---- widths ----
+
+void AppendField(std::string* out, std::string_view value, int width, bool right,
+                 bool null_value) {
+  if (width <= 0) {
+    out->append(value);
+    return;
+  }
+  // glibc prints a NULL "%.*s" as "(null)" only when the precision allows
+  // all six characters; squeue shows such narrow columns blank.
+  if (null_value && width < 6) value = {};
+  size_t w = static_cast<size_t>(width);
+  if (value.size() > w) value = value.substr(0, w);
+  size_t pad = w - value.size();
+  if (right) out->append(pad, ' ');
+  out->append(value);
+  if (!right) out->append(pad, ' ');
+}
+
+std::string FitField(std::string_view value, int width, bool right, bool null_value) {
+  std::string out;
+  AppendField(&out, value, width, right, null_value);
+  return out;
+}
+
+// ---- format parsing ----
+
+PercentFormat ParsePercentFormat(std::string_view format, bool (*valid_type)(char)) {
+  PercentFormat out;
+  size_t pos = format.find('%');
+  out.prefix = std::string(format.substr(0, pos));
+  while (pos != std::string_view::npos) {
+    // Like strtok(3): a run of delimiters separates two tokens, and empty
+    // tokens are never produced.
+    while (pos < format.size() && format[pos] == '%') ++pos;
+    if (pos >= format.size()) break;
+    size_t end = format.find('%', pos);
+    std::string_view token =
+        format.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    pos = end;
+
+    PercentField field;
+    size_t i = 0;
+    if (i < token.size() && token[i] == '.') {
+      field.right = true;
+      ++i;
+    }
+    int width = 0;
+    while (i < token.size() && token[i] >= '0' && token[i] <= '9') {
+      width = std::min(width * 10 + (token[i] - '0'), 100000);
+      ++i;
+    }
+    field.width = width;
+    char type = i < token.size() ? token[i] : '\0';
+    if (type == '\0' || !valid_type(type)) {
+      out.invalid.push_back(type == '\0' ? std::string() : std::string(1, type));
+      field.literal = "%" + std::string(token);
+      field.width = 0;
+      field.right = false;
+    } else {
+      field.type = type;
+      field.suffix = std::string(token.substr(i + 1));
+    }
+    out.fields.push_back(std::move(field));
+  }
+  return out;
+}
+
+std::vector<LongField> ParseLongFormat(std::string_view format, int default_width) {
+  std::vector<LongField> out;
+  for (const std::string& item : util::Split(format, ',')) {
+    LongField f;
+    size_t colon = item.find(':');
+    f.name = item.substr(0, colon);
+    f.width = default_width;
+    if (colon != std::string::npos) {
+      std::string_view rest = std::string_view(item).substr(colon + 1);
+      size_t i = 0;
+      if (i < rest.size() && rest[i] == '.') {
+        f.right = true;
+        ++i;
+      }
+      int width = 0;
+      while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') {
+        width = std::min(width * 10 + (rest[i] - '0'), 100000);
+        ++i;
+      }
+      f.width = width;  // "Name:" alone means natural width
+      f.suffix = std::string(rest.substr(i));
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+// ---- values ----
+
+std::string FormatMemoryMb(int64_t mb) {
+  if (mb <= 0) return "0";
+  static constexpr char kUnits[] = {'M', 'G', 'T', 'P', 'E'};
+  double v = static_cast<double>(mb);
+  size_t unit = 0;
+  while (v >= 1024 && std::fmod(v, 512) == 0 && unit + 1 < sizeof(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kUnits[unit]);
+  return fmt::format("{:.2f}{}", v, kUnits[unit]);
+}
+
+std::string FormatIndexRanges(const std::vector<int>& sorted) {
+  std::string out;
+  size_t i = 0;
+  while (i < sorted.size()) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(sorted[i]);
+    if (j > i) out += "-" + std::to_string(sorted[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+namespace {
+
+using core::JobState;
+
+bool HoldsResources(JobState s) {
+  return s == JobState::kRunning || s == JobState::kSuspended || s == JobState::kCompleting;
+}
+
+bool Ended(JobState s) {
+  return s != JobState::kPending && !HoldsResources(s);
+}
+
+constexpr int64_t kYearSeconds = 365 * 86400;
+
+int RequestedNodes(const core::Job& job) {
+  return job.req.min_nodes > 0 ? job.req.min_nodes : 1;
+}
+
+// Real memory of the first node of the job's partition (what --mem=0 gets
+// on a homogeneous partition); 0 when the configuration is not at hand.
+int64_t PartitionNodeMemory(const core::Job& job, const ClusterView& view) {
+  if (view.config == nullptr) return 0;
+  const core::Partition* part = view.config->FindPartition(JobPartition(job, view));
+  if (part == nullptr || part->nodes.empty()) return 0;
+  const core::NodeConfig* node = view.config->FindNode(part->nodes.front());
+  return node == nullptr ? 0 : node->real_memory_mb;
+}
+
+std::string AbsoluteInWorkDir(const core::Job& job, const std::string& path) {
+  if (path.empty() || path.front() == '/' || job.req.work_dir.empty()) return path;
+  std::string dir = job.req.work_dir;
+  if (dir.back() != '/') dir += '/';
+  return dir + path;
+}
+
+std::string GresTres(const core::Job& job, bool per_job) {
+  std::vector<std::string> parts;
+  for (const core::GresRequest& g : job.req.gres) {
+    if (g.per_job != per_job) continue;
+    std::string s = "gres:" + g.name;
+    if (!g.type.empty()) s += ":" + g.type;
+    s += ":" + std::to_string(g.count);
+    parts.push_back(std::move(s));
+  }
+  return util::Join(parts, ",");
+}
+
+}  // namespace
+
+std::string JobReasonText(const core::Job& job) {
+  switch (job.state) {
+    case JobState::kPending:
+    case JobState::kCancelled:
+    case JobState::kPreempted:
+      return std::string(core::PendingReasonName(job.reason));
+    case JobState::kRunning:
+    case JobState::kSuspended:
+    case JobState::kCompleting:
+    case JobState::kCompleted:
+      return "None";
+    case JobState::kFailed:
+      if (job.reason != core::PendingReason::kNone) {
+        return std::string(core::PendingReasonName(job.reason));
+      }
+      // Slurm 22.05: a batch script killed by a signal, or one that could
+      // not be launched (bad output file), is a JobLaunchFailure; a plain
+      // non-zero exit is NonZeroExitCode.
+      if (job.exit_signal != 0 || !job.failure_detail.empty()) return "JobLaunchFailure";
+      return "NonZeroExitCode";
+    case JobState::kTimeout:
+      return "TimeLimit";
+    case JobState::kOutOfMemory:
+      return "OutOfMemory";
+    case JobState::kNodeFail:
+    case JobState::kBootFail:
+      return "NodeDown";
+    case JobState::kDeadline:
+      return "DeadLine";
+  }
+  return "None";
+}
+
+bool ReasonInNodelistColumn(const core::Job& job) {
+  switch (job.state) {
+    case JobState::kPending:
+    case JobState::kFailed:
+    case JobState::kTimeout:
+    case JobState::kNodeFail:
+    case JobState::kBootFail:
+    case JobState::kDeadline:
+    case JobState::kOutOfMemory:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string JobExplanation(const core::Job& job) {
+  if (job.state != JobState::kPending) return "";
+  using core::PendingReason;
+  switch (job.reason) {
+    case PendingReason::kNone: return "waiting for the scheduler to consider the job";
+    case PendingReason::kPriority: return "higher priority jobs are queued ahead of this one";
+    case PendingReason::kResources: return "waiting for resources to become free";
+    case PendingReason::kJobHeldUser: return "held by its user (scontrol release to start)";
+    case PendingReason::kJobHeldAdmin: return "held by an administrator";
+    case PendingReason::kBeginTime: return "its --begin time has not been reached";
+    case PendingReason::kReqNodeNotAvail: return "a node it requires is not available";
+    case PendingReason::kPartitionDown: return "its partition is down";
+    case PendingReason::kPartitionInactive: return "its partition is inactive";
+    case PendingReason::kPartitionTimeLimit: return "its time limit exceeds the partition's";
+    case PendingReason::kPartitionNodeLimit: return "its node count is outside the partition's limits";
+    case PendingReason::kBadConstraints: return "no node satisfies its constraints";
+    case PendingReason::kNodeDown: return "a node it needs is down";
+  }
+  return "";
+}
+
+int64_t JobElapsed(const core::Job& job, int64_t now) {
+  if (job.state == JobState::kPending || job.start_time <= 0) return 0;
+  if (job.state == JobState::kCompleting && job.end_time >= job.start_time) {
+    return job.end_time - job.start_time;
+  }
+  if (HoldsResources(job.state)) return now > job.start_time ? now - job.start_time : 0;
+  return job.end_time > job.start_time ? job.end_time - job.start_time : 0;
+}
+
+int64_t JobDisplayStart(const core::Job& job, int64_t now) {
+  if (job.start_time > 0) return job.start_time;
+  if (job.state == JobState::kPending) {
+    return job.req.begin_time > now ? job.req.begin_time : 0;
+  }
+  if (Ended(job.state)) return job.end_time;
+  return 0;
+}
+
+int64_t JobDisplayEnd(const core::Job& job, int64_t now) {
+  if (Ended(job.state)) return job.end_time;
+  if (job.state == JobState::kCompleting && job.end_time > 0) return job.end_time;
+  int64_t start = JobDisplayStart(job, now);
+  if (start <= 0) return 0;
+  int64_t limit = job.time_limit_s < 0 ? kYearSeconds : job.time_limit_s;
+  return start + limit;
+}
+
+std::string JobPartition(const core::Job& job, const ClusterView& view) {
+  if (!job.partition.empty()) return job.partition;
+  if (!job.req.partition.empty()) return job.req.partition;
+  if (view.config != nullptr) {
+    if (const core::Partition* p = view.config->DefaultPartition()) return p->name;
+  }
+  return "";
+}
+
+std::string JobUserName(const core::Job& job) {
+  if (!job.req.user_name.empty()) return job.req.user_name;
+  return util::UserName(job.req.uid);
+}
+
+std::string OrNull(const std::string& s) { return s.empty() ? "(null)" : s; }
+
+int64_t JobMemoryTotalMb(const core::Job& job, const ClusterView& view) {
+  if (!job.alloc.empty()) {
+    int64_t sum = 0;
+    for (const core::NodeAlloc& a : job.alloc) sum += a.mem_mb;
+    return sum;
+  }
+  const core::JobRequest& r = job.req;
+  int64_t nodes = RequestedNodes(job);
+  int64_t cpus = job.NumCpus();
+  if (r.mem_per_cpu_mb > 0) return r.mem_per_cpu_mb * cpus;
+  if (r.mem_whole_node) return PartitionNodeMemory(job, view) * nodes;
+  if (r.mem_per_node_mb > 0) return r.mem_per_node_mb * nodes;
+  if (view.config != nullptr && view.config->def_mem_per_cpu_mb > 0) {
+    return view.config->def_mem_per_cpu_mb * cpus;
+  }
+  return PartitionNodeMemory(job, view) * nodes;
+}
+
+int64_t JobGpuTotal(const core::Job& job) {
+  if (!job.alloc.empty()) {
+    int64_t sum = 0;
+    for (const core::NodeAlloc& a : job.alloc) sum += static_cast<int64_t>(a.gpu_indices.size());
+    return sum;
+  }
+  int64_t sum = 0;
+  for (const core::GresRequest& g : job.req.gres) {
+    if (g.name != "gpu") continue;
+    sum += g.per_job ? g.count : g.count * RequestedNodes(job);
+  }
+  return sum;
+}
+
+std::string JobTresString(const core::Job& job, const ClusterView& view) {
+  int cpus = job.NumCpus();
+  int nodes = job.alloc.empty() ? RequestedNodes(job) : static_cast<int>(job.alloc.size());
+  std::string out = fmt::format("cpu={},mem={},node={},billing={}", cpus,
+                                FormatMemoryMb(JobMemoryTotalMb(job, view)), nodes, cpus);
+  int64_t gpus = JobGpuTotal(job);
+  if (gpus > 0) out += fmt::format(",gres/gpu={}", gpus);
+  return out;
+}
+
+std::string JobTresPerNode(const core::Job& job) { return GresTres(job, false); }
+std::string JobTresPerJob(const core::Job& job) { return GresTres(job, true); }
+
+std::string JobMinMemory(const core::Job& job, const ClusterView& view) {
+  const core::JobRequest& r = job.req;
+  if (r.mem_per_cpu_mb > 0) return FormatMemoryMb(r.mem_per_cpu_mb);
+  if (r.mem_whole_node) return "0";
+  if (r.mem_per_node_mb > 0) return FormatMemoryMb(r.mem_per_node_mb);
+  if (view.config != nullptr && view.config->def_mem_per_cpu_mb > 0) {
+    return FormatMemoryMb(view.config->def_mem_per_cpu_mb);
+  }
+  return "0";
+}
+
+int JobMinCpusNode(const core::Job& job) {
+  int cpt = job.req.cpus_per_task > 0 ? job.req.cpus_per_task : 1;
+  int per_node = job.req.ntasks_per_node > 0 ? job.req.ntasks_per_node : 1;
+  return cpt * per_node;
+}
+
+std::string JobStdOut(const core::Job& job) {
+  std::string pattern = job.req.std_out.empty() ? "slurm-%j.out" : job.req.std_out;
+  return AbsoluteInWorkDir(job, core::ExpandOutputPattern(pattern, job));
+}
+
+std::string JobStdErr(const core::Job& job) {
+  if (job.req.std_err.empty()) return JobStdOut(job);
+  return AbsoluteInWorkDir(job, core::ExpandOutputPattern(job.req.std_err, job));
+}
+
+std::string JobStdIn(const core::Job& job) {
+  if (job.req.std_in.empty()) return "/dev/null";
+  return AbsoluteInWorkDir(job, core::ExpandOutputPattern(job.req.std_in, job));
+}
+
+std::string JobCommand(const core::Job& job) {
+  const std::string& cmd = job.req.command;
+  if (cmd.empty() || cmd == "(null)") return "(null)";
+  std::string out = cmd;
+  for (const std::string& a : job.req.argv) out += " " + a;
+  return out;
+}
+
+}  // namespace muster::render

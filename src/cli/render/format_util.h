@@ -1,0 +1,129 @@
+// Field-width handling and value formatting shared by Muster's renderers of
+// Slurm's text outputs (squeue, sinfo, scontrol show). Pure functions,
+// thread-safe. Behaviour observed on Slurm 22.05 (see squeue_render_test.cc
+// for the oracle commands).
+//
+// Width semantics (squeue -o and -O, sinfo -o):
+//   width 0        the value as is, no padding, no truncation;
+//   width N        left-justified: padded on the right to N, cut to N;
+//   width N, right right-justified: padded on the left to N, cut to N
+//                  (the cut keeps the leading N characters either way).
+// Slurm's -o has no '-' flag: "%-5i" is an invalid specification there
+// (see ParsePercentFormat).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/job.h"
+#include "cli/render/render.h"
+
+namespace muster::render {
+
+// Appends `value` to `out` fitted to `width` as described above. When
+// `null_value` is set the value stands for a C NULL string printed by
+// glibc's printf: "(null)", except that a precision below 6 prints nothing
+// (Slurm passes NULL to "%.*s"; squeue -o "%3k" shows blanks, not "(nu").
+void AppendField(std::string* out, std::string_view value, int width, bool right,
+                 bool null_value = false);
+std::string FitField(std::string_view value, int width, bool right, bool null_value = false);
+
+// One "%[.][size]type[suffix]" item of a percent format (squeue -o, sinfo -o).
+struct PercentField {
+  char type = 0;       // the field letter; 0 when `literal` holds the text instead
+  int width = 0;       // 0 = natural width
+  bool right = false;  // '.' given
+  std::string suffix;  // text printed after the field
+  std::string literal; // for an invalid specification: "%" + the token, printed verbatim
+};
+struct PercentFormat {
+  std::string prefix;  // text before the first '%'
+  std::vector<PercentField> fields;
+  // One entry per invalid specification: the offending character ("" at end
+  // of token). squeue prints "squeue: error: Invalid job format
+  // specification: <c>" for each and then goes on.
+  std::vector<std::string> invalid;
+};
+// Splits a percent format the way Slurm does: the text is cut at every run
+// of '%' characters (so "%%b" is "%b", and there is no escape for a literal
+// '%'); each piece is [.][digits]<type><suffix>. A piece whose type character
+// fails `valid_type` is kept as literal text "%<piece>" and reported in
+// `invalid`.
+PercentFormat ParsePercentFormat(std::string_view format, bool (*valid_type)(char));
+
+// One "Name[:[.][size][suffix]]" item of a comma-separated long format
+// (squeue -O, sinfo -O). Width defaults to `default_width` when no size is given.
+struct LongField {
+  std::string name;  // as written
+  int width = 20;
+  bool right = false;
+  std::string suffix;
+};
+std::vector<LongField> ParseLongFormat(std::string_view format, int default_width = 20);
+
+// Memory in megabytes as Slurm prints TRES and MinMemory values: the value
+// is divided by 1024 as long as it is at least 1024 and a multiple of 512,
+// and printed with unit M/G/T/P, as an integer when whole and with two
+// decimals otherwise: 1000 -> "1000M", 2048 -> "2G", 1536 -> "1.50G",
+// 64000 -> "62.50G", 1025 -> "1025M", 1048576 -> "1T".
+std::string FormatMemoryMb(int64_t mb);
+
+// Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
+std::string FormatIndexRanges(const std::vector<int>& sorted);
+
+// ---- job-derived values shared by squeue and scontrol show job ----
+
+// The reason text Slurm shows for a job (squeue %r, scontrol Reason=).
+// Running-like states show "None"; failed states derive Slurm's failure
+// reason (NonZeroExitCode, JobLaunchFailure, TimeLimit, ...) when the job
+// carries none; pending and cancelled jobs show their recorded reason.
+std::string JobReasonText(const core::Job& job);
+// Whether squeue's %R shows "(reason)" rather than the node list: pending
+// jobs and jobs that ended in failure (not COMPLETED, not CANCELLED).
+bool ReasonInNodelistColumn(const core::Job& job);
+// A short human sentence on why the job waits (squeue -O Explanation);
+// empty for jobs that do not wait.
+std::string JobExplanation(const core::Job& job);
+
+// Seconds the job has run: 0 pending, now-start while it holds resources,
+// end-start once finished.
+int64_t JobElapsed(const core::Job& job, int64_t now);
+// Start time as Slurm displays it: the real start; for a pending job held
+// back by --begin the begin time; for a job that ended without starting its
+// end time; 0 when unknown.
+int64_t JobDisplayStart(const core::Job& job, int64_t now);
+// End time as displayed: the real end once finished; start + time limit
+// (a year for UNLIMITED, as slurmctld does) while running or when a start is
+// known; 0 when unknown.
+int64_t JobDisplayEnd(const core::Job& job, int64_t now);
+// The partition name: the chosen one, else the requested one, else the
+// configuration's default.
+std::string JobPartition(const core::Job& job, const ClusterView& view);
+// The user name: the recorded one, else the uid's from the passwd database.
+std::string JobUserName(const core::Job& job);
+// "(null)" for an empty string, the string otherwise.
+std::string OrNull(const std::string& s);
+
+// Requested (pending) or allocated totals, as TRES= and squeue show them.
+int64_t JobMemoryTotalMb(const core::Job& job, const ClusterView& view);
+int64_t JobGpuTotal(const core::Job& job);
+// "cpu=4,mem=4000M,node=2,billing=4[,gres/gpu=N]".
+std::string JobTresString(const core::Job& job, const ClusterView& view);
+// Slurm's TresPerNode / TresPerJob values: "gres:gpu:2", "gres:gpu:h100:8";
+// empty when none.
+std::string JobTresPerNode(const core::Job& job);
+std::string JobTresPerJob(const core::Job& job);
+// squeue %m: per-CPU or per-node minimum memory ("1000M", "2G", "0").
+std::string JobMinMemory(const core::Job& job, const ClusterView& view);
+// MinCPUsNode / squeue %c: cpus-per-task x ntasks-per-node.
+int JobMinCpusNode(const core::Job& job);
+// Expanded --output/--error/--input paths, absolute against the work dir.
+std::string JobStdOut(const core::Job& job);
+std::string JobStdErr(const core::Job& job);
+std::string JobStdIn(const core::Job& job);
+// "(null)" for --wrap jobs, else the script path and its arguments.
+std::string JobCommand(const core::Job& job);
+
+}  // namespace muster::render

@@ -1,0 +1,1142 @@
+// sinfo: option parsing, the request's JSON form and the renderer.
+//
+// The renderer mirrors how sinfo builds its table: every (partition, node)
+// pair that passes the filters is a candidate row; in the partition view
+// pairs whose displayed per-partition and per-node fields are equal merge
+// into one record (node lists, counts and CPU/node tallies aggregate, CPUs,
+// memory, disk and weight show "min+" unless -e), while -N keeps one row per
+// pair. Records sort by "#P,-t" (partitions as configured, node state
+// descending) or "N" with -N, then print through the -o/-O field list.
+// Behaviour was taken from Slurm 22.05.8's sinfo output and man page.
+
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/render/format_util.h"
+#include "cli/render/render.h"
+#include "core/gres.h"
+#include "util/hostlist.h"
+#include "util/slurm_time.h"
+#include "util/strings.h"
+#include "util/users.h"
+
+namespace muster::render {
+namespace {
+
+using util::InvalidArgument;
+using util::Result;
+using util::Status;
+
+// ---------------------------------------------------------------------------
+// Fields
+
+enum class Fid {
+  kAvail, kActiveFeatures, kMaxCpusPerNode, kCpus, kCpusState, kDisk, kNodes,
+  kFreeMem, kReason, kFeatures, kNodeAiot, kGroups, kGres, kOversubscribe,
+  kTimestamp, kPrioJobFactor, kTime, kDefaultTime, kMemory, kPreemptMode,
+  kHostnames, kNodeList, kNodeAddr, kCpuLoad, kPrioTier, kPartition, kRoot,
+  kPartitionName, kSize, kAllocNodes, kStateCompact, kStateLong, kUser,
+  kUserLong, kVersion, kCluster, kWeight, kSockets, kCores, kThreads, kSct,
+  kNodeAi, kAllocMem, kComment, kExtra, kGresUsed, kPort, kStateComplete,
+};
+
+// How a field combines over the nodes of a record.
+enum class Agg {
+  kPartition,  // a property of the partition: part of the record's identity
+  kNode,       // a property of the node: part of the identity too
+  kRanged,     // a number shown as "min+" over the nodes (identity with -e)
+  kSum,        // a count or list over the nodes
+};
+
+struct FieldInfo {
+  Fid id;
+  char letter;  // -o type, 0 when only -O has it
+  const char* name;  // -O name
+  const char* header;
+  Agg agg;
+};
+
+constexpr FieldInfo kFields[] = {
+    {Fid::kAvail, 'a', "Available", "AVAIL", Agg::kPartition},
+    {Fid::kActiveFeatures, 'b', "features_act", "ACTIVE_FEATURES", Agg::kNode},
+    {Fid::kMaxCpusPerNode, 'B', "MaxCPUsPerNode", "MAX_CPUS_PER_NODE", Agg::kPartition},
+    {Fid::kCpus, 'c', "CPUs", "CPUS", Agg::kRanged},
+    {Fid::kCpusState, 'C', "CPUsState", "CPUS(A/I/O/T)", Agg::kSum},
+    {Fid::kDisk, 'd', "Disk", "TMP_DISK", Agg::kRanged},
+    {Fid::kNodes, 'D', "Nodes", "NODES", Agg::kSum},
+    {Fid::kFreeMem, 'e', "FreeMem", "FREE_MEM", Agg::kSum},
+    {Fid::kReason, 'E', "Reason", "REASON", Agg::kNode},
+    {Fid::kFeatures, 'f', "Features", "AVAIL_FEATURES", Agg::kNode},
+    {Fid::kNodeAiot, 'F', "NodeAIOT", "NODES(A/I/O/T)", Agg::kSum},
+    {Fid::kGroups, 'g', "Groups", "GROUPS", Agg::kPartition},
+    {Fid::kGres, 'G', "Gres", "GRES", Agg::kNode},
+    {Fid::kOversubscribe, 'h', "OverSubscribe", "OVERSUBSCRIBE", Agg::kPartition},
+    {Fid::kTimestamp, 'H', "TimeStamp", "TIMESTAMP", Agg::kNode},
+    {Fid::kPrioJobFactor, 'I', "PriorityJobFactor", "PRIO_JOB_FACTOR", Agg::kPartition},
+    {Fid::kTime, 'l', "Time", "TIMELIMIT", Agg::kPartition},
+    {Fid::kDefaultTime, 'L', "DefaultTime", "DEFAULTTIME", Agg::kPartition},
+    {Fid::kMemory, 'm', "Memory", "MEMORY", Agg::kRanged},
+    {Fid::kPreemptMode, 'M', "PreemptMode", "PREEMPT_MODE", Agg::kPartition},
+    {Fid::kHostnames, 'n', "NodeHost", "HOSTNAMES", Agg::kSum},
+    {Fid::kNodeList, 'N', "NodeList", "NODELIST", Agg::kSum},
+    {Fid::kNodeAddr, 'o', "NodeAddr", "NODE_ADDR", Agg::kSum},
+    {Fid::kCpuLoad, 'O', "CPUsLoad", "CPU_LOAD", Agg::kSum},
+    {Fid::kPrioTier, 'p', "PriorityTier", "PRIO_TIER", Agg::kPartition},
+    {Fid::kPartition, 'P', "Partition", "PARTITION", Agg::kPartition},
+    {Fid::kRoot, 'r', "Root", "ROOT", Agg::kPartition},
+    {Fid::kPartitionName, 'R', "PartitionName", "PARTITION", Agg::kPartition},
+    {Fid::kSize, 's', "Size", "JOB_SIZE", Agg::kPartition},
+    {Fid::kAllocNodes, 'S', "AllocNodes", "ALLOCNODES", Agg::kPartition},
+    {Fid::kStateCompact, 't', "StateCompact", "STATE", Agg::kNode},
+    {Fid::kStateLong, 'T', "StateLong", "STATE", Agg::kNode},
+    {Fid::kUser, 'u', "User", "USER", Agg::kNode},
+    {Fid::kUserLong, 'U', "UserLong", "USER", Agg::kNode},
+    {Fid::kVersion, 'v', "Version", "VERSION", Agg::kNode},
+    {Fid::kCluster, 'V', "Cluster", "CLUSTER", Agg::kPartition},
+    {Fid::kWeight, 'w', "Weight", "WEIGHT", Agg::kRanged},
+    {Fid::kSockets, 'X', "Sockets", "SOCKETS", Agg::kRanged},
+    {Fid::kCores, 'Y', "Cores", "CORES", Agg::kRanged},
+    {Fid::kThreads, 'Z', "Threads", "THREADS", Agg::kRanged},
+    {Fid::kSct, 'z', "SocketCoreThread", "S:C:T", Agg::kRanged},
+    {Fid::kNodeAi, 'A', "NodeAI", "NODES(A/I)", Agg::kSum},
+    {Fid::kAllocMem, 0, "AllocMem", "ALLOCMEM", Agg::kNode},
+    {Fid::kComment, 0, "Comment", "COMMENT", Agg::kNode},
+    {Fid::kExtra, 0, "Extra", "EXTRA", Agg::kNode},
+    {Fid::kGresUsed, 0, "GresUsed", "GRES_USED", Agg::kNode},
+    {Fid::kPort, 0, "Port", "PORT", Agg::kNode},
+    {Fid::kStateComplete, 0, "StateComplete", "STATECOMPLETE", Agg::kNode},
+};
+
+const FieldInfo& Info(Fid id) {
+  for (const FieldInfo& f : kFields) {
+    if (f.id == id) return f;
+  }
+  return kFields[0];  // unreachable: every Fid has a row
+}
+
+const FieldInfo* ByLetter(char c) {
+  for (const FieldInfo& f : kFields) {
+    if (f.letter != 0 && f.letter == c) return &f;
+  }
+  return nullptr;
+}
+
+const FieldInfo* ByName(std::string_view name) {
+  for (const FieldInfo& f : kFields) {
+    if (util::EqualsIgnoreCase(f.name, name)) return &f;
+  }
+  return nullptr;
+}
+
+// One piece of a format: literal text or a field.
+struct Spec {
+  bool literal = false;
+  std::string text;  // the literal text
+  Fid id = Fid::kPartition;
+  int width = 0;          // 0 = as wide as the value
+  bool right = false;     // '.': right-justified
+  bool computed = false;  // '#': widest value (internal formats only)
+  std::string suffix;     // -O only
+};
+
+// What sinfo's "%all" / -O All expands to.
+constexpr std::string_view kAllFormat =
+    "%a|%b|%c|%d|%e|%f|%g|%h|%l|%m|%n|%o|%p|%r|%s|%t|%u|%v|%w|%z|%A |%B |%C |%D |%E |"
+    "%F |%G |%H |%I |%L |%M |%N |%O |%P |%R |%S |%T |%U |%V |%X |%Y |%Z ";
+
+void AddLiteral(std::vector<Spec>* out, std::string_view text) {
+  if (text.empty()) return;
+  if (!out->empty() && out->back().literal) {
+    out->back().text += text;
+    return;
+  }
+  Spec s;
+  s.literal = true;
+  s.text = std::string(text);
+  out->push_back(std::move(s));
+}
+
+// Parses an -o format "%[.][size]type[suffix]". As in sinfo, the text is
+// cut at every run of '%' characters ("%%P" is "%P"; there is no escape for
+// a literal '%'), a piece whose type is unknown prints as written ("%x")
+// and an empty piece at the end vanishes. `internal` allows '#' (computed
+// width) for the built-in formats.
+std::vector<Spec> ParseFormat(std::string_view fmt, bool internal) {
+  std::vector<Spec> out;
+  size_t pct = fmt.find('%');
+  AddLiteral(&out, fmt.substr(0, pct));
+  while (pct != std::string_view::npos) {
+    size_t start = fmt.find_first_not_of('%', pct);
+    if (start == std::string_view::npos) break;
+    size_t end = fmt.find('%', start);
+    std::string_view piece = fmt.substr(start, end == std::string_view::npos ? end : end - start);
+    pct = end;
+    if (piece.substr(0, 3) == "all") {
+      std::vector<Spec> all = ParseFormat(kAllFormat, false);
+      for (Spec& s : all) {
+        if (s.literal) {
+          AddLiteral(&out, s.text);
+        } else {
+          out.push_back(std::move(s));
+        }
+      }
+      AddLiteral(&out, piece.substr(3));
+      continue;
+    }
+    Spec s;
+    size_t j = 0;
+    if (j < piece.size() && piece[j] == '.') {
+      s.right = true;
+      ++j;
+    }
+    if (internal && j < piece.size() && piece[j] == '#') {
+      s.computed = true;
+      ++j;
+    }
+    while (j < piece.size() && piece[j] >= '0' && piece[j] <= '9') {
+      s.width = std::min(s.width * 10 + (piece[j] - '0'), 100000);
+      ++j;
+    }
+    const FieldInfo* f = j < piece.size() ? ByLetter(piece[j]) : nullptr;
+    if (f == nullptr) {
+      AddLiteral(&out, "%" + std::string(piece));
+      continue;
+    }
+    s.id = f->id;
+    out.push_back(std::move(s));
+    AddLiteral(&out, piece.substr(j + 1));
+  }
+  return out;
+}
+
+// Parses an -O list "Name[:[.][size][suffix]],...": 20 columns by default.
+Result<std::vector<Spec>> ParseFormatLong(std::string_view fmt) {
+  std::vector<Spec> out;
+  for (const std::string& item : util::Split(fmt, ',')) {
+    size_t colon = item.find(':');
+    std::string name = item.substr(0, colon);
+    if (util::EqualsIgnoreCase(name, "All")) {
+      std::vector<Spec> all = ParseFormat(kAllFormat, false);
+      out.insert(out.end(), all.begin(), all.end());
+      continue;
+    }
+    const FieldInfo* f = ByName(name);
+    if (f == nullptr) {
+      return InvalidArgument("sinfo: error: Invalid job format specification: " + name);
+    }
+    Spec s;
+    s.id = f->id;
+    s.width = 20;
+    if (colon != std::string::npos) {
+      size_t j = colon + 1;
+      s.width = 0;
+      if (j < item.size() && item[j] == '.') {
+        s.right = true;
+        ++j;
+      }
+      while (j < item.size() && item[j] >= '0' && item[j] <= '9') {
+        s.width = std::min(s.width * 10 + (item[j] - '0'), 100000);
+        ++j;
+      }
+      s.suffix = item.substr(j);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// sinfo's built-in formats ('#' = widest value, see the man page).
+constexpr std::string_view kDefaultFormat = "%#P %.5a %.10l %.6D %.6t %N";
+constexpr std::string_view kSummarizeFormat = "%#P %.5a %.10l %.16F  %N";
+constexpr std::string_view kLongFormat = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";
+// In the node formats sinfo right-justifies the computed partition column.
+constexpr std::string_view kNodeFormat = "%#N %.6D %.#P %6t";
+constexpr std::string_view kNodeLongFormat =
+    "%#N %.6D %.#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E";
+constexpr std::string_view kReasonsFormat = "%20E %9u %19H %N";
+constexpr std::string_view kReasonsLongFormat = "%20E %12U %19H %6t %N";
+
+// ---------------------------------------------------------------------------
+// Node states
+
+bool Busy(const core::Node& n) {
+  core::NodeBase b = n.Base();
+  return n.alloc_cpus > 0 || n.running_jobs > 0 || b == core::NodeBase::kMixed ||
+         b == core::NodeBase::kAllocated;
+}
+
+// Slurm sorts by its numeric node state: base (unknown 0, down 1, idle 2,
+// allocated 3, mixed 5, future 6) plus flag bits (drain, not responding),
+// so "-t" lists draining before mixed before allocated before idle.
+int StateRank(const core::Node& n) {
+  int rank = 2;
+  switch (n.Base()) {
+    case core::NodeBase::kUnknown: rank = 0; break;
+    case core::NodeBase::kDown: rank = 1; break;
+    case core::NodeBase::kIdle: rank = n.registered ? 2 : 0; break;
+    case core::NodeBase::kAllocated: rank = 3; break;
+    case core::NodeBase::kMixed: rank = 5; break;
+    case core::NodeBase::kFuture: rank = 6; break;
+  }
+  if (n.drain && n.Base() != core::NodeBase::kDown) rank += 0x200;
+  if (!n.Responding()) rank += 0x800;
+  return rank;
+}
+
+// sinfo -t names, lower case. The error lists them as sinfo does.
+const std::set<std::string>& ValidStates() {
+  static const std::set<std::string> states = {
+      "all", "alloc", "allocated", "cloud", "comp", "completing", "down", "drain",
+      "drained", "draining", "drng", "fail", "failg", "failing", "future", "futr",
+      "idle", "inval", "maint", "mix", "mixed", "no_respond", "npc", "perfctrs",
+      "planned", "plnd", "pow_dn", "pow_up", "power_down", "powered_down",
+      "powering_down", "powering_up", "reboot", "reboot^", "reboot_issued",
+      "reboot_requested", "reserved", "resv", "unk", "unknown"};
+  return states;
+}
+
+Status CheckStates(const std::vector<std::string>& states) {
+  for (const std::string& token : states) {
+    for (const std::string& s : util::Split(token, '&')) {
+      if (ValidStates().count(util::ToLower(s)) == 0) {
+        return InvalidArgument(
+            "sinfo: error: Bad state string: \"" + s +
+            "\"\nsinfo: error: valid states: unknown,down,idle,allocated,?,mixed,future,"
+            "drain,drained,draining,no_respond,reserved,perfctrs,cloud,completing,"
+            "powering_down,powered_down,power_down,powering_up,fail,maint,reboot,reboot^,"
+            "unknown");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+// Whether a node is in state `s` (one lower-case -t name). A drained or
+// draining node matches only the drain names (and down/no_respond), as in
+// sinfo, where "-t mix" leaves out a mixed node that drains.
+bool StateMatches(const core::Node& n, const std::string& s) {
+  if (s == "all") return true;
+  bool down = n.Base() == core::NodeBase::kDown;
+  bool plain = !down && !n.drain;
+  core::NodeBase b = n.Base();
+  if (s == "down") return down;
+  if (s == "drain") return n.drain;
+  if (s == "drained") return n.drain && !Busy(n);
+  if (s == "draining" || s == "drng") return n.drain && Busy(n);
+  if (s == "no_respond") return !n.Responding();
+  if (s == "future" || s == "futr") return b == core::NodeBase::kFuture;
+  if (s == "unknown" || s == "unk") {
+    return plain && (b == core::NodeBase::kUnknown || (b == core::NodeBase::kIdle && !n.registered));
+  }
+  if (s == "idle") return plain && b == core::NodeBase::kIdle && n.registered;
+  if (s == "alloc" || s == "allocated") {
+    return plain && (b == core::NodeBase::kAllocated || b == core::NodeBase::kMixed);
+  }
+  if (s == "mix" || s == "mixed") return plain && b == core::NodeBase::kMixed;
+  return false;  // states Muster's nodes never take (maint, cloud, ...)
+}
+
+bool NodeInStates(const core::Node& n, const std::vector<std::string>& states) {
+  if (states.empty()) return true;
+  for (const std::string& token : states) {
+    bool all = true;
+    for (const std::string& s : util::Split(token, '&')) {
+      all = all && StateMatches(n, util::ToLower(s));
+    }
+    if (all) return true;
+  }
+  return false;
+}
+
+// The node is unavailable in the sense of %C/%F's "other" column.
+bool Other(const core::Node& n) {
+  return n.Base() == core::NodeBase::kDown || n.drain || !n.Responding();
+}
+
+bool Allocated(const core::Node& n) {
+  core::NodeBase b = n.Base();
+  return b == core::NodeBase::kAllocated || b == core::NodeBase::kMixed;
+}
+
+// StateComplete: the base state and every flag, lower case.
+std::string StateComplete(const core::Node& n) {
+  std::string out;
+  switch (n.Base()) {
+    case core::NodeBase::kDown: out = "down"; break;
+    case core::NodeBase::kAllocated: out = "allocated"; break;
+    // Slurm keeps a partly used node as "allocated" internally and names it
+    // "mixed" only when no flag is set.
+    case core::NodeBase::kMixed: out = n.drain || !n.Responding() ? "allocated" : "mixed"; break;
+    case core::NodeBase::kFuture: out = "future"; break;
+    case core::NodeBase::kUnknown: out = "unknown"; break;
+    case core::NodeBase::kIdle: out = n.registered ? "idle" : "unknown"; break;
+  }
+  if (n.drain) out += "+drain";
+  if (!n.Responding()) out += "+not_responding";
+  return out;
+}
+
+// "0-1,4" from GPU indices; "N/A" when none.
+std::string IndexRanges(const std::vector<int>& idx) {
+  return idx.empty() ? "N/A" : FormatIndexRanges(idx);
+}
+
+}  // namespace
+
+bool NodeNameLess(const std::string& a, const std::string& b) {
+  auto split = [](const std::string& s) {
+    size_t k = s.size();
+    while (k > 0 && s[k - 1] >= '0' && s[k - 1] <= '9') --k;
+    return k;
+  };
+  size_t ka = split(a);
+  size_t kb = split(b);
+  int c = a.compare(0, ka, b, 0, kb);
+  if (c != 0) return c < 0;
+  std::string_view na = std::string_view(a).substr(ka);
+  std::string_view nb = std::string_view(b).substr(kb);
+  std::string_view ta = na.substr(std::min(na.find_first_not_of('0'), na.size()));
+  std::string_view tb = nb.substr(std::min(nb.find_first_not_of('0'), nb.size()));
+  if (ta.size() != tb.size()) return ta.size() < tb.size();
+  if (ta != tb) return ta < tb;
+  return a < b;
+}
+
+std::string NodeGresUsed(const core::Node& n, const config::Config& cfg) {
+  std::vector<std::string> parts;
+  std::set<std::string> seen;
+  auto spec_text = [&](const core::GresSpec& g, int first_index) {
+    std::string head = g.name + (g.type.empty() ? "" : ":" + g.type);
+    if (g.name != "gpu") {
+      int64_t used = n.TotalGres(g.name, g.type) - n.FreeGres(g.name, g.type);
+      return fmt::format("{}:{}", head, used);
+    }
+    std::vector<int> idx;
+    for (int k = 0; k < g.count; ++k) {
+      size_t i = static_cast<size_t>(first_index + k);
+      if (i < n.gpu_used.size() && n.gpu_used[i]) idx.push_back(first_index + k);
+    }
+    return fmt::format("{}:{}(IDX:{})", head, idx.size(), IndexRanges(idx));
+  };
+  auto add_name = [&](const std::string& name) {
+    if (!seen.insert(name).second) return;
+    bool any = false;
+    int gpu_index = 0;
+    for (const core::GresSpec& g : n.config.gres) {
+      if (g.name == name) {
+        parts.push_back(spec_text(g, gpu_index));
+        any = true;
+      }
+      if (g.name == "gpu") gpu_index += static_cast<int>(g.count);
+    }
+    if (!any) parts.push_back(name + ":0");
+  };
+  for (const std::string& t : cfg.gres_types) add_name(t);
+  for (const core::GresSpec& g : n.config.gres) add_name(g.name);
+  if (parts.empty()) return "(null)";
+  return util::Join(parts, ",");
+}
+
+namespace {
+
+std::string Features(const core::Node& n) {
+  if (n.config.features.empty()) return "(null)";
+  return util::Join(n.config.features, ",");
+}
+
+std::string SlurmdPort(const config::Config& cfg) {
+  for (const auto& [k, v] : cfg.raw) {
+    if (util::EqualsIgnoreCase(k, "SlurmdPort")) return v;
+  }
+  return "6818";
+}
+
+// ---------------------------------------------------------------------------
+// Records
+
+struct Record {
+  int part = -1;  // index into config.partitions
+  std::vector<const core::Node*> nodes;
+};
+
+struct Ctx {
+  const ClusterView& view;
+  const config::Config& cfg;
+  bool exact = false;
+};
+
+std::string PartitionState(const std::string& state) {
+  std::string s = util::ToLower(state);
+  return s == "inactive" ? "inact" : s;
+}
+
+std::string PartitionDisplayName(const core::Partition& p) {
+  return p.name + (p.is_default ? "*" : "");
+}
+
+std::string PartitionValue(Fid id, const core::Partition& p) {
+  switch (id) {
+    case Fid::kAvail: return PartitionState(p.state);
+    case Fid::kMaxCpusPerNode: return "UNLIMITED";
+    case Fid::kGroups: return p.allow_groups.empty() ? "all" : util::Join(p.allow_groups, ",");
+    case Fid::kOversubscribe: return "NO";
+    case Fid::kPrioJobFactor: return std::to_string(p.priority_job_factor);
+    case Fid::kTime: return p.max_time_s < 0 ? "infinite" : util::FormatDuration(p.max_time_s);
+    case Fid::kDefaultTime:
+      return p.default_time_s < 0 ? "n/a" : util::FormatDuration(p.default_time_s);
+    case Fid::kPreemptMode: return "OFF";
+    case Fid::kPrioTier: return std::to_string(p.priority_tier);
+    case Fid::kPartition: return PartitionDisplayName(p);
+    case Fid::kRoot: return "no";
+    case Fid::kPartitionName: return p.name;
+    case Fid::kSize: {
+      int lo = std::max(1, p.min_nodes);
+      if (p.max_nodes < 0) return fmt::format("{}-infinite", lo);
+      if (p.max_nodes == lo) return std::to_string(lo);
+      return fmt::format("{}-{}", lo, p.max_nodes);
+    }
+    case Fid::kAllocNodes: return "all";
+    case Fid::kCluster: return "N/A";
+    default: return "";
+  }
+}
+
+std::string NodeValue(Fid id, const core::Node& n, const Ctx& c) {
+  bool has_reason = !n.reason.empty();
+  switch (id) {
+    case Fid::kActiveFeatures:
+    case Fid::kFeatures: return Features(n);
+    case Fid::kReason: return has_reason ? n.reason : "none";
+    case Fid::kGres: return core::FormatGres(n.config.gres);
+    case Fid::kTimestamp:
+      return has_reason ? util::FormatTimestamp(n.reason_time) : "Unknown";
+    case Fid::kStateCompact: return n.SinfoState(false);
+    case Fid::kStateLong: return n.SinfoState(true);
+    case Fid::kUser: return has_reason ? util::UserName(n.reason_uid) : "Unknown";
+    case Fid::kUserLong:
+      return has_reason ? fmt::format("{}({})", util::UserName(n.reason_uid), n.reason_uid)
+                        : "Unknown";
+    case Fid::kVersion: return c.view.version;
+    case Fid::kAllocMem: return std::to_string(n.alloc_mem_mb);
+    case Fid::kComment:
+    case Fid::kExtra: return "(null)";
+    case Fid::kGresUsed: return NodeGresUsed(n, c.cfg);
+    case Fid::kPort: return SlurmdPort(c.cfg);
+    case Fid::kStateComplete: return StateComplete(n);
+    default: return "";
+  }
+}
+
+// "min" or "min+" over the record's nodes.
+std::string Ranged(const Record& r, int64_t (*get)(const core::Node&)) {
+  int64_t lo = get(*r.nodes[0]);
+  int64_t hi = lo;
+  for (const core::Node* n : r.nodes) {
+    lo = std::min(lo, get(*n));
+    hi = std::max(hi, get(*n));
+  }
+  return std::to_string(lo) + (hi != lo ? "+" : "");
+}
+
+int64_t GetCpus(const core::Node& n) { return n.config.cpus; }
+int64_t GetMem(const core::Node& n) { return n.config.real_memory_mb; }
+int64_t GetDisk(const core::Node& n) { return n.config.tmp_disk_mb; }
+int64_t GetWeight(const core::Node& n) { return n.config.weight; }
+int64_t GetSockets(const core::Node& n) { return n.config.sockets; }
+int64_t GetCores(const core::Node& n) { return n.config.cores_per_socket; }
+int64_t GetThreads(const core::Node& n) { return n.config.threads_per_core; }
+
+std::vector<std::string> NodeNames(const Record& r) {
+  std::vector<std::string> names;
+  names.reserve(r.nodes.size());
+  for (const core::Node* n : r.nodes) names.push_back(n->config.name);
+  return names;
+}
+
+// The values of a partition row with no nodes left after filtering, as
+// sinfo prints them (a zeroed record).
+std::string EmptyValue(Fid id, const Ctx& c) {
+  switch (id) {
+    case Fid::kNodes:
+    case Fid::kCpus:
+    case Fid::kMemory:
+    case Fid::kDisk:
+    case Fid::kWeight:
+    case Fid::kSockets:
+    case Fid::kCores:
+    case Fid::kThreads:
+    case Fid::kFreeMem:
+    case Fid::kAllocMem:
+    case Fid::kPort: return "0";
+    case Fid::kHostnames:
+    case Fid::kNodeList:
+    case Fid::kNodeAddr: return "";
+    case Fid::kStateCompact:
+    case Fid::kStateLong:
+    case Fid::kStateComplete: return "n/a";
+    case Fid::kCpusState:
+    case Fid::kNodeAiot: return "0/0/0/0";
+    case Fid::kNodeAi: return "0/0";
+    case Fid::kSct: return "0:0:0";
+    case Fid::kCpuLoad: return "0.00";
+    case Fid::kReason: return "none";
+    case Fid::kUser: return util::UserName(0);
+    case Fid::kUserLong: return util::UserName(0) + "(0)";
+    case Fid::kTimestamp: return "Unknown";
+    case Fid::kVersion: return c.view.version;
+    default: return "(null)";
+  }
+}
+
+std::string Value(Fid id, const Record& r, const Ctx& c) {
+  const FieldInfo& info = Info(id);
+  if (info.agg == Agg::kPartition) {
+    if (r.part < 0) return "n/a";
+    return PartitionValue(id, c.cfg.partitions[static_cast<size_t>(r.part)]);
+  }
+  if (r.nodes.empty()) return EmptyValue(id, c);
+  const core::Node& first = *r.nodes[0];
+  if (info.agg == Agg::kNode) return NodeValue(id, first, c);
+  switch (id) {
+    case Fid::kCpus: return Ranged(r, GetCpus);
+    case Fid::kMemory: return Ranged(r, GetMem);
+    case Fid::kDisk: return Ranged(r, GetDisk);
+    case Fid::kWeight: return Ranged(r, GetWeight);
+    case Fid::kSockets: return Ranged(r, GetSockets);
+    case Fid::kCores: return Ranged(r, GetCores);
+    case Fid::kThreads: return Ranged(r, GetThreads);
+    case Fid::kSct:
+      return Ranged(r, GetSockets) + ":" + Ranged(r, GetCores) + ":" + Ranged(r, GetThreads);
+    case Fid::kNodes: return std::to_string(r.nodes.size());
+    case Fid::kHostnames:
+    case Fid::kNodeList:
+    case Fid::kNodeAddr: return util::CompressHostlist(NodeNames(r));
+    // Muster's agents report neither load nor free memory.
+    case Fid::kCpuLoad:
+    case Fid::kFreeMem: return "N/A";
+    case Fid::kCpusState: {
+      int64_t a = 0, i = 0, o = 0, t = 0;
+      for (const core::Node* n : r.nodes) {
+        int64_t total = n->config.cpus;
+        int64_t used = std::min<int64_t>(n->alloc_cpus, total);
+        a += used;
+        (Other(*n) ? o : i) += total - used;
+        t += total;
+      }
+      return fmt::format("{}/{}/{}/{}", a, i, o, t);
+    }
+    case Fid::kNodeAiot:
+    case Fid::kNodeAi: {
+      int64_t a = 0, i = 0, o = 0;
+      for (const core::Node* n : r.nodes) {
+        if (Allocated(*n)) {
+          ++a;
+        } else if (Other(*n)) {
+          ++o;
+        } else {
+          ++i;
+        }
+      }
+      if (id == Fid::kNodeAi) return fmt::format("{}/{}", a, i);
+      return fmt::format("{}/{}/{}/{}", a, i, o, r.nodes.size());
+    }
+    default: return "";
+  }
+}
+
+// Whether a field separates records in the partition view.
+bool Groups(Fid id, bool exact) {
+  Agg a = Info(id).agg;
+  return a == Agg::kPartition || a == Agg::kNode || (a == Agg::kRanged && exact);
+}
+
+// ---------------------------------------------------------------------------
+// Sorting
+
+struct SortKey {
+  char letter = 'P';
+  bool desc = false;
+  bool config_order = false;  // "#P"
+};
+
+std::vector<SortKey> ParseSort(std::string_view text) {
+  std::vector<SortKey> keys;
+  for (const std::string& item : util::Split(text, ',')) {
+    SortKey k;
+    size_t i = 0;
+    if (i < item.size() && (item[i] == '+' || item[i] == '-')) k.desc = item[i++] == '-';
+    if (i < item.size() && item[i] == '#') {
+      k.config_order = true;
+      ++i;
+    }
+    if (i >= item.size() || ByLetter(item[i]) == nullptr) continue;
+    k.letter = item[i];
+    keys.push_back(k);
+  }
+  return keys;
+}
+
+// Negative, zero or positive as a sorts before, with or after b.
+int CompareBy(const SortKey& k, const Record& a, const Record& b, const Ctx& c) {
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  switch (k.letter) {
+    case 'P':
+      if (k.config_order) return cmp(a.part, b.part);
+      break;
+    case 't':
+    case 'T':
+      return cmp(a.nodes.empty() ? -1 : StateRank(*a.nodes[0]),
+                 b.nodes.empty() ? -1 : StateRank(*b.nodes[0]));
+    case 'N': {
+      std::string na = a.nodes.empty() ? "" : a.nodes[0]->config.name;
+      std::string nb = b.nodes.empty() ? "" : b.nodes[0]->config.name;
+      return NodeNameLess(na, nb) ? -1 : (NodeNameLess(nb, na) ? 1 : 0);
+    }
+    case 'D': return cmp(a.nodes.size(), b.nodes.size());
+    case 'c': case 'm': case 'd': case 'w': case 'X': case 'Y': case 'Z':
+    case 'p': case 'I': {
+      Fid id = ByLetter(k.letter)->id;
+      return cmp(std::atoll(Value(id, a, c).c_str()), std::atoll(Value(id, b, c).c_str()));
+    }
+    case 'l':
+    case 'L': {
+      auto secs = [&](const Record& r) -> int64_t {
+        if (r.part < 0) return 0;
+        const core::Partition& p = c.cfg.partitions[static_cast<size_t>(r.part)];
+        int64_t s = k.letter == 'l' ? p.max_time_s : p.default_time_s;
+        return s < 0 ? INT64_MAX : s;
+      };
+      return cmp(secs(a), secs(b));
+    }
+    default: break;
+  }
+  Fid id = ByLetter(k.letter)->id;
+  return Value(id, a, c).compare(Value(id, b, c));
+}
+
+void SortRecords(std::vector<Record>* records, const std::vector<SortKey>& keys, const Ctx& c) {
+  std::stable_sort(records->begin(), records->end(), [&](const Record& a, const Record& b) {
+    for (const SortKey& k : keys) {
+      int r = CompareBy(k, a, b, c);
+      if (r != 0) return k.desc ? r > 0 : r < 0;
+    }
+    return false;
+  });
+}
+
+// ---------------------------------------------------------------------------
+// Output
+
+// Pads or cuts a value to its column.
+std::string Fit(std::string v, int width, bool right) {
+  if (width <= 0) return v;
+  size_t w = static_cast<size_t>(width);
+  if (v.size() > w) v.resize(w);
+  if (v.size() < w) {
+    std::string pad(w - v.size(), ' ');
+    v = right ? pad + v : v + pad;
+  }
+  return v;
+}
+
+std::string Cell(const Spec& s, int width, const Record& r, const Ctx& c) {
+  std::string v = Value(s.id, r, c);
+  // A default partition cut to its column keeps its '*': "sh*".
+  if (s.id == Fid::kPartition && width > 0 && static_cast<size_t>(width) < v.size() &&
+      !v.empty() && v.back() == '*') {
+    v = v.substr(0, static_cast<size_t>(width - 1)) + "*";
+  }
+  return Fit(std::move(v), width, s.right) + s.suffix;
+}
+
+std::string HeaderCell(const Spec& s, int width) {
+  std::string h = Info(s.id).header;
+  // sinfo right-justifies host-list headers without cutting them.
+  bool hostlist = s.id == Fid::kNodeList || s.id == Fid::kHostnames || s.id == Fid::kNodeAddr;
+  if (s.right && hostlist && width > 0 && h.size() > static_cast<size_t>(width)) {
+    return h + s.suffix;
+  }
+  return Fit(std::move(h), width, s.right) + s.suffix;
+}
+
+// The width a '#' column takes: the widest value, at least sinfo's minimum.
+int ComputedWidth(const Spec& s, const std::vector<Record>& records, const Ctx& c) {
+  size_t w = s.id == Fid::kNodeList ? 10 : std::string_view(Info(s.id).header).size();
+  for (const Record& r : records) w = std::max(w, Value(s.id, r, c).size());
+  return static_cast<int>(w);
+}
+
+std::string DateLine(int64_t now) {
+  time_t t = static_cast<time_t>(now);
+  struct tm tm;
+  char buf[64] = {0};
+  if (::localtime_r(&t, &tm) != nullptr) ::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", &tm);
+  return buf;
+}
+
+bool HasPartitionName(const std::vector<Spec>& specs) {
+  for (const Spec& s : specs) {
+    if (!s.literal && (s.id == Fid::kPartition || s.id == Fid::kPartitionName)) return true;
+  }
+  return false;
+}
+
+
+// ---------------------------------------------------------------------------
+// Options
+
+struct LongOpt {
+  const char* name;
+  char key;  // the short option it stands for, or a private code
+  bool takes_arg;
+};
+
+// Order matters only for the "ambiguous" message, listed as sinfo lists.
+constexpr LongOpt kLongOpts[] = {
+    {"all", 'a', false},          {"dead", 'd', false},        {"exact", 'e', false},
+    {"federation", '1', false},   {"format", 'o', true},       {"Format", 'O', true},
+    {"help", '2', false},         {"hide", '3', false},        {"iterate", 'i', true},
+    {"json", '4', false},         {"list-reasons", 'R', false}, {"local", '5', false},
+    {"long", 'l', false},         {"Node", 'N', false},        {"nodes", 'n', true},
+    {"noconvert", '6', false},    {"noheader", 'h', false},    {"partition", 'p', true},
+    {"responding", 'r', false},   {"reservation", 'T', false}, {"sort", 'S', true},
+    {"states", 't', true},        {"summarize", 's', false},   {"usage", '2', false},
+    {"verbose", 'v', false},      {"version", 'V', false},     {"yaml", '7', false},
+    {"clusters", 'M', true},
+};
+constexpr std::string_view kShortWithArg = "iMnoOpSt";
+constexpr std::string_view kShortFlags = "adehlNrRsTvV";
+
+Status UsageError(const std::string& first_line) {
+  return InvalidArgument(first_line + "\nTry \"sinfo --help\" for more information");
+}
+
+struct ParseState {
+  SinfoRequest req;
+  bool cmd_format = false;  // -o or -O on the command line
+};
+
+Status Apply(char key, const std::string& arg, ParseState* st) {
+  SinfoRequest& r = st->req;
+  switch (key) {
+    case 'a': r.all = true; break;
+    case 'd': r.dead = true; break;
+    case 'e': r.exact = true; break;
+    case 'h': r.noheader = true; break;
+    case 'i': {
+      Result<int64_t> n = util::ParseInt(arg);
+      if (!n.ok() || *n <= 0) return InvalidArgument("sinfo: error: invalid --iterate value: " + arg);
+      r.iterate_s = static_cast<int>(std::min<int64_t>(*n, 1 << 30));
+      break;
+    }
+    case 'l': r.long_view = true; break;
+    case 'M': break;  // one cluster
+    case 'N': r.node_view = true; break;
+    case 'n': r.nodes = arg; break;
+    case 'o': r.format = arg; r.format_long.clear(); st->cmd_format = true; break;
+    case 'O': r.format_long = arg; r.format.clear(); st->cmd_format = true; break;
+    case 'p': r.partitions = util::Split(arg, ','); break;
+    case 'r': r.responding = true; break;
+    case 'R': r.reasons = true; break;
+    case 's': r.summarize = true; break;
+    case 'S': r.sort = arg; break;
+    case 't': {
+      r.states = util::Split(arg, ',');
+      MUSTER_RETURN_IF_ERROR(CheckStates(r.states));
+      break;
+    }
+    case 'T': return InvalidArgument("sinfo: error: reservations are not supported by Muster");
+    case 'v': break;
+    case 'V': r.version = true; break;
+    case '2': r.help = true; break;
+    case '4': return InvalidArgument("sinfo: error: --json is not supported by Muster");
+    case '7': return InvalidArgument("sinfo: error: --yaml is not supported by Muster");
+    default: break;  // --federation, --hide, --local, --noconvert
+  }
+  return Status::Ok();
+}
+
+// Resolves a long option name as getopt_long does: exact, else a unique prefix.
+Result<const LongOpt*> FindLong(const std::string& name, const std::string& arg_text) {
+  std::vector<const LongOpt*> hits;
+  for (const LongOpt& o : kLongOpts) {
+    if (name == o.name) return &o;
+    if (std::string_view(o.name).substr(0, name.size()) == name) hits.push_back(&o);
+  }
+  if (hits.size() == 1) return hits[0];
+  if (hits.empty()) return UsageError("sinfo: unrecognized option '" + arg_text + "'");
+  std::string msg = "sinfo: option '--" + name + "' is ambiguous; possibilities:";
+  for (const LongOpt* o : hits) msg += std::string(" '--") + o->name + "'";
+  return UsageError(msg);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Public
+
+nlohmann::json ToJson(const SinfoRequest& r) {
+  return nlohmann::json{
+      {"node_view", r.node_view}, {"long_view", r.long_view}, {"summarize", r.summarize},
+      {"reasons", r.reasons},     {"noheader", r.noheader},   {"all", r.all},
+      {"format", r.format},       {"format_long", r.format_long},
+      {"partitions", r.partitions}, {"states", r.states},     {"nodes", r.nodes},
+      {"exact", r.exact},         {"dead", r.dead},           {"responding", r.responding},
+      {"sort", r.sort},           {"iterate_s", r.iterate_s}, {"help", r.help},
+      {"version", r.version},
+  };
+}
+
+Result<SinfoRequest> SinfoRequestFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("sinfo request: expected a JSON object");
+  try {
+    SinfoRequest r;
+    r.node_view = j.value("node_view", false);
+    r.long_view = j.value("long_view", false);
+    r.summarize = j.value("summarize", false);
+    r.reasons = j.value("reasons", false);
+    r.noheader = j.value("noheader", false);
+    r.all = j.value("all", false);
+    r.format = j.value("format", std::string());
+    r.format_long = j.value("format_long", std::string());
+    r.partitions = j.value("partitions", std::vector<std::string>{});
+    r.states = j.value("states", std::vector<std::string>{});
+    r.nodes = j.value("nodes", std::string());
+    r.exact = j.value("exact", false);
+    r.dead = j.value("dead", false);
+    r.responding = j.value("responding", false);
+    r.sort = j.value("sort", std::string());
+    r.iterate_s = j.value("iterate_s", 0);
+    r.help = j.value("help", false);
+    r.version = j.value("version", false);
+    return r;
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("sinfo request: ") + e.what());
+  }
+}
+
+Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"SINFO_FORMAT", "SINFO_PARTITION", "SINFO_SORT", "SINFO_ALL"}) {
+    if (const char* v = std::getenv(name)) env[name] = v;
+  }
+  return ParseSinfoArgs(args, env);
+}
+
+Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args,
+                                    const std::map<std::string, std::string>& env) {
+  ParseState st;
+  // The environment first; the command line overrides it.
+  if (auto it = env.find("SINFO_ALL"); it != env.end()) st.req.all = true;
+  if (auto it = env.find("SINFO_PARTITION"); it != env.end()) {
+    st.req.partitions = util::Split(it->second, ',');
+  }
+  if (auto it = env.find("SINFO_SORT"); it != env.end()) st.req.sort = it->second;
+
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      size_t eq = a.find('=');
+      std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      Result<const LongOpt*> opt = FindLong(name, a);
+      if (!opt.ok()) return opt.status();
+      const LongOpt& o = **opt;
+      std::string arg;
+      if (o.takes_arg) {
+        if (eq != std::string::npos) {
+          arg = a.substr(eq + 1);
+        } else if (i + 1 < args.size()) {
+          arg = args[++i];
+        } else {
+          return UsageError(std::string("sinfo: option '--") + o.name + "' requires an argument");
+        }
+      } else if (eq != std::string::npos) {
+        return UsageError(std::string("sinfo: option '--") + o.name + "' doesn't allow an argument");
+      }
+      MUSTER_RETURN_IF_ERROR(Apply(o.key, arg, &st));
+      continue;
+    }
+    if (a.size() < 2 || a[0] != '-') continue;  // operands are ignored, as by sinfo
+    for (size_t k = 1; k < a.size(); ++k) {
+      char c = a[k];
+      if (kShortWithArg.find(c) != std::string_view::npos) {
+        std::string arg;
+        if (k + 1 < a.size()) {
+          arg = a.substr(k + 1);
+        } else if (i + 1 < args.size()) {
+          arg = args[++i];
+        } else {
+          return UsageError(std::string("sinfo: option requires an argument -- '") + c + "'");
+        }
+        MUSTER_RETURN_IF_ERROR(Apply(c, arg, &st));
+        break;
+      }
+      if (kShortFlags.find(c) == std::string_view::npos) {
+        return UsageError(std::string("sinfo: invalid option -- '") + c + "'");
+      }
+      MUSTER_RETURN_IF_ERROR(Apply(c, "", &st));
+    }
+  }
+  if (st.cmd_format && st.req.long_view) {
+    return InvalidArgument(
+        "sinfo: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+        "Please remove one and retry.");
+  }
+  if (!st.cmd_format && !st.req.long_view) {
+    if (auto it = env.find("SINFO_FORMAT"); it != env.end()) st.req.format = it->second;
+  }
+  if (!st.req.format_long.empty()) {
+    Result<std::vector<Spec>> specs = ParseFormatLong(st.req.format_long);
+    if (!specs.ok()) return specs.status();
+  }
+  return st.req;
+}
+
+std::string SinfoUsage() {
+  return "Usage: sinfo [OPTIONS]\n"
+         "  -a, --all                 all partitions\n"
+         "  -d, --dead                only non-responding nodes\n"
+         "  -e, --exact               group nodes only on exactly equal configuration\n"
+         "  -h, --noheader            no headers on output\n"
+         "  -l, --long                long output\n"
+         "  -n, --nodes=NODES         report on these nodes (hostlist)\n"
+         "  -N, --Node                node-oriented format\n"
+         "  -o, --format=FORMAT       format specification (%P %a %l %D %t %N ...)\n"
+         "  -O, --Format=FIELDS       long format specification (Partition,NodeList,...)\n"
+         "  -p, --partition=PARTS     report on these partitions\n"
+         "  -r, --responding          only responding nodes\n"
+         "  -R, --list-reasons        reasons nodes are down or drained\n"
+         "  -s, --summarize           partition summary\n"
+         "  -S, --sort=FIELDS         sort order\n"
+         "  -t, --states=STATES       report on nodes in these states\n"
+         "  -V, --version             version\n"
+         "      --help, --usage       this text\n";
+}
+
+Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view) {
+  if (view.config == nullptr) return util::Internal("sinfo: no configuration");
+  const config::Config& cfg = *view.config;
+  MUSTER_RETURN_IF_ERROR(CheckStates(req.states));
+  Ctx ctx{view, cfg, req.exact};
+
+  // The field list: -O, else -o, else the format the options imply.
+  std::vector<Spec> specs;
+  if (!req.format_long.empty()) {
+    Result<std::vector<Spec>> parsed = ParseFormatLong(req.format_long);
+    if (!parsed.ok()) return parsed.status();
+    specs = std::move(*parsed);
+  } else if (!req.format.empty()) {
+    specs = ParseFormat(req.format, false);
+  } else if (req.summarize) {
+    specs = ParseFormat(kSummarizeFormat, true);
+  } else if (req.node_view) {
+    specs = ParseFormat(req.long_view ? kNodeLongFormat : kNodeFormat, true);
+  } else if (req.reasons) {
+    specs = ParseFormat(req.long_view ? kReasonsLongFormat : kReasonsFormat, true);
+  } else {
+    specs = ParseFormat(req.long_view ? kLongFormat : kDefaultFormat, true);
+  }
+
+  // Filters.
+  std::set<std::string> only_nodes;
+  bool filter_nodes = !req.nodes.empty();
+  if (filter_nodes) {
+    Result<std::vector<std::string>> names = util::ExpandHostlist(req.nodes);
+    std::vector<std::string> list = names.ok() ? *names : util::Split(req.nodes, ',');
+    only_nodes.insert(list.begin(), list.end());
+  }
+  std::set<std::string> only_parts(req.partitions.begin(), req.partitions.end());
+  auto node_passes = [&](const core::Node& n) {
+    if (filter_nodes && only_nodes.count(n.config.name) == 0) return false;
+    if (!NodeInStates(n, req.states)) return false;
+    if (req.dead && n.Responding()) return false;
+    if (req.responding && !n.Responding()) return false;
+    if (req.reasons && !(n.Base() == core::NodeBase::kDown || n.drain)) return false;
+    return true;
+  };
+
+  std::map<std::string, const core::Node*> by_name;
+  for (const core::Node* n : view.nodes) {
+    if (n != nullptr) by_name[n->config.name] = n;
+  }
+
+  // Candidate rows: (partition, node) pairs, partitions as configured and
+  // each partition's nodes in node-name order.
+  bool partition_rows = !req.node_view && HasPartitionName(specs);
+  std::vector<Record> records;
+  std::map<std::string, size_t> by_key;
+  for (size_t p = 0; p < cfg.partitions.size(); ++p) {
+    const core::Partition& part = cfg.partitions[p];
+    if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
+    std::vector<const core::Node*> members;
+    for (const std::string& name : part.nodes) {
+      auto it = by_name.find(name);
+      if (it != by_name.end() && node_passes(*it->second)) members.push_back(it->second);
+    }
+    std::sort(members.begin(), members.end(), [](const core::Node* a, const core::Node* b) {
+      return NodeNameLess(a->config.name, b->config.name);
+    });
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    if (members.empty() && partition_rows) {
+      records.push_back(Record{static_cast<int>(p), {}});
+      continue;
+    }
+    for (const core::Node* n : members) {
+      Record single{static_cast<int>(p), {n}};
+      if (req.node_view) {
+        records.push_back(std::move(single));
+        continue;
+      }
+      std::string key;
+      for (const Spec& s : specs) {
+        if (s.literal || !Groups(s.id, req.exact)) continue;
+        key += Value(s.id, single, ctx);
+        key += '\x1f';
+      }
+      auto [it, inserted] = by_key.emplace(key, records.size());
+      if (inserted) {
+        records.push_back(std::move(single));
+      } else {
+        std::vector<const core::Node*>& nodes = records[it->second].nodes;
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+      }
+    }
+  }
+
+  std::string sort = req.sort;
+  if (sort.empty()) sort = req.node_view ? "N" : "#P,-t";
+  SortRecords(&records, ParseSort(sort), ctx);
+
+  std::vector<int> widths;
+  for (const Spec& s : specs) {
+    widths.push_back(s.computed ? ComputedWidth(s, records, ctx) : s.width);
+  }
+
+  std::string out;
+  if (!req.noheader) {
+    if (req.long_view) out += DateLine(view.now) + "\n";
+    for (size_t i = 0; i < specs.size(); ++i) {
+      out += specs[i].literal ? specs[i].text : HeaderCell(specs[i], widths[i]);
+    }
+    out += '\n';
+  }
+  for (const Record& r : records) {
+    for (size_t i = 0; i < specs.size(); ++i) {
+      out += specs[i].literal ? specs[i].text : Cell(specs[i], widths[i], r, ctx);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace muster::render

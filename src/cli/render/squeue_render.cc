@@ -1,0 +1,1116 @@
+// squeue: argv parsing (in the CLI), request JSON, and the rendering of the
+// job table (in musterd, from live core::Job objects). Formats, widths,
+// sort order and messages follow Slurm 22.05 as observed; the oracle
+// commands are named in squeue_render_test.cc.
+#include <fmt/format.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <limits>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cli/render/format_util.h"
+#include "cli/render/render.h"
+#include "util/hostlist.h"
+#include "util/slurm_time.h"
+#include "util/strings.h"
+#include "util/users.h"
+
+namespace muster::render {
+namespace {
+
+using core::Job;
+using core::JobState;
+
+constexpr std::string_view kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+constexpr std::string_view kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+constexpr std::string_view kStartFormat = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
+// --only-job-state is newer than 22.05; without -o Muster prints id/state pairs.
+constexpr std::string_view kOnlyJobStateFormat = "%.18i %.8T";
+constexpr std::string_view kDefaultSort = "P,t,-p";
+constexpr std::string_view kTryHelp = "Try \"squeue --help\" for more information";
+
+// ---------------------------------------------------------------------------
+// Job states as squeue's -t accepts them. Slurm knows more states than
+// Muster has; they are valid filters that match nothing. The order is that
+// of squeue's "Valid job states include:" message.
+struct SlurmState {
+  std::string_view name;
+  std::string_view short_name;
+  std::optional<JobState> state;
+};
+constexpr SlurmState kSlurmStates[] = {
+    {"PENDING", "PD", JobState::kPending},
+    {"RUNNING", "R", JobState::kRunning},
+    {"SUSPENDED", "S", JobState::kSuspended},
+    {"COMPLETED", "CD", JobState::kCompleted},
+    {"CANCELLED", "CA", JobState::kCancelled},
+    {"FAILED", "F", JobState::kFailed},
+    {"TIMEOUT", "TO", JobState::kTimeout},
+    {"NODE_FAIL", "NF", JobState::kNodeFail},
+    {"PREEMPTED", "PR", JobState::kPreempted},
+    {"BOOT_FAIL", "BF", JobState::kBootFail},
+    {"DEADLINE", "DL", JobState::kDeadline},
+    {"OUT_OF_MEMORY", "OOM", JobState::kOutOfMemory},
+    {"COMPLETING", "CG", JobState::kCompleting},
+    {"CONFIGURING", "CF", std::nullopt},
+    {"RESIZING", "RS", std::nullopt},
+    {"RESV_DEL_HOLD", "RD", std::nullopt},
+    {"REQUEUED", "RQ", std::nullopt},
+    {"REQUEUE_FED", "RF", std::nullopt},
+    {"REQUEUE_HOLD", "RH", std::nullopt},
+    {"REVOKED", "RV", std::nullopt},
+    {"SIGNALING", "SI", std::nullopt},
+    {"SPECIAL_EXIT", "SE", std::nullopt},
+    {"STAGE_OUT", "SO", std::nullopt},
+    {"STOPPED", "ST", std::nullopt},
+};
+
+const SlurmState* FindSlurmState(std::string_view s) {
+  for (const SlurmState& st : kSlurmStates) {
+    if (util::EqualsIgnoreCase(s, st.name) || util::EqualsIgnoreCase(s, st.short_name)) return &st;
+  }
+  return nullptr;
+}
+
+util::Status InvalidStateError(const std::string& s) {
+  std::vector<std::string> names;
+  for (const SlurmState& st : kSlurmStates) names.emplace_back(st.name);
+  return util::InvalidArgument("squeue: error: Invalid job state specified: " + s +
+                               "\nsqueue: error: Valid job states include: " +
+                               util::Join(names, ",") + "\n");
+}
+
+// Bit per core::JobState.
+using StateMask = uint32_t;
+StateMask Bit(JobState s) { return StateMask{1} << static_cast<int>(s); }
+
+// Without -t squeue shows the jobs that are not finished.
+StateMask DefaultStateMask() {
+  return Bit(JobState::kPending) | Bit(JobState::kRunning) | Bit(JobState::kSuspended) |
+         Bit(JobState::kCompleting);
+}
+
+// ---------------------------------------------------------------------------
+// Rendering context: the view plus per-call caches (a passwd lookup per
+// job would dominate a 100,000-job listing).
+class Ctx {
+ public:
+  explicit Ctx(const ClusterView& view) : view_(view) {}
+  const ClusterView& view() const { return view_; }
+  int64_t now() const { return view_.now; }
+  std::string Cluster() const {
+    return view_.config != nullptr ? view_.config->cluster_name : "cluster";
+  }
+  const std::string& User(const Job& job) const {
+    auto it = users_.find(job.req.uid);
+    if (it != users_.end()) return it->second;
+    return users_.emplace(job.req.uid, JobUserName(job)).first->second;
+  }
+  const std::string& Group(uint32_t gid) const {
+    auto it = groups_.find(gid);
+    if (it != groups_.end()) return it->second;
+    return groups_.emplace(gid, util::GroupName(gid)).first->second;
+  }
+  const std::string& Partition(const Job& job) const {
+    if (!job.partition.empty()) return job.partition;
+    if (!job.req.partition.empty()) return job.req.partition;
+    if (!default_partition_) default_partition_ = JobPartition(job, view_);
+    return *default_partition_;
+  }
+
+ private:
+  const ClusterView& view_;
+  mutable std::unordered_map<uint32_t, std::string> users_;
+  mutable std::unordered_map<uint32_t, std::string> groups_;
+  mutable std::optional<std::string> default_partition_;
+};
+
+std::string Timestamp(int64_t t) { return t > 0 ? util::FormatTimestamp(t) : "N/A"; }
+
+std::string StateShort(const Job& j) { return std::string(core::JobStateShort(j.state)); }
+std::string StateLong(const Job& j) { return std::string(core::JobStateName(j.state)); }
+
+std::string TimeLimitText(const Job& j) {
+  if (j.time_limit_s < -1) return "NOT_SET";
+  return util::FormatDuration(j.time_limit_s);
+}
+
+int64_t TimeLeftSeconds(const Job& j, int64_t now) {
+  if (j.time_limit_s < 0) return util::kUnlimited;
+  int64_t left = j.time_limit_s - JobElapsed(j, now);
+  return left < 0 ? -2 : left;  // FormatDuration prints INVALID for negatives
+}
+
+std::string ReasonList(const Ctx& c, const Job& j) {
+  (void)c;
+  if (ReasonInNodelistColumn(j)) return "(" + JobReasonText(j) + ")";
+  return j.nodelist;
+}
+
+std::string PriorityFloat(const Job& j) {
+  return fmt::format("{:.14f}", static_cast<double>(j.priority) / 4294967295.0);
+}
+
+int64_t PendingSeconds(const Job& j, int64_t now) {
+  int64_t start = j.start_time > 0 ? j.start_time : (j.state == JobState::kPending ? now : 0);
+  if (start <= 0 && core::IsFinished(j.state)) start = j.end_time;
+  return start > j.submit_time ? start - j.submit_time : 0;
+}
+
+// ---------------------------------------------------------------------------
+// The field table: one entry per -o letter and/or -O name. Headers and
+// values as squeue 22.05 prints them (oracle: `squeue -o '%all'` and
+// `squeue -O <name>:40` for each name).
+using ValueFn = std::string (*)(const Ctx&, const Job&);
+
+struct FieldDef {
+  char letter;            // -o type, 0 if none
+  std::string_view name;  // -O name, empty if none
+  std::string_view header;
+  ValueFn value;
+  // The value is a NULL string in Slurm (see AppendField): for -o, for -O.
+  bool null_short = false;
+  bool null_long = false;
+};
+
+#define F(body) [](const Ctx& c, const Job& j) -> std::string { (void)c; (void)j; body }
+
+const FieldDef kFields[] = {
+    {'a', "Account", "ACCOUNT", F(return OrNull(j.req.account);)},
+    {'b', "tres-per-node", "TRES_PER_NODE",
+     F(std::string s = JobTresPerNode(j); return s.empty() ? "N/A" : s;)},
+    {'b', "Gres", "TRES_PER_NODE",
+     F(std::string s = JobTresPerNode(j); return s.empty() ? "N/A" : s;)},
+    {'c', "MinCpus", "MIN_CPUS", F(return std::to_string(JobMinCpusNode(j));)},
+    {'d', "MinTmpDisk", "MIN_TMP_DISK", F(return "0";)},
+    {'e', "EndTime", "END_TIME", F(return Timestamp(JobDisplayEnd(j, c.now()));)},
+    {'f', "Feature", "FEATURES", F(return OrNull(j.req.constraint);), false, true},
+    {'g', "GroupName", "GROUP", F(return c.Group(j.req.gid);)},
+    {'h', "OverSubscribe", "OVER_SUBSCRIBE", F(return j.req.exclusive ? "NO" : "OK";)},
+    {'i', "JobID", "JOBID", F(return std::to_string(j.id);)},
+    {'j', "Name", "NAME", F(return j.req.name;)},
+    {'k', "Comment", "COMMENT", F(return OrNull(j.req.comment);), true, true},
+    {'l', "TimeLimit", "TIME_LIMIT", F(return TimeLimitText(j);)},
+    {'m', "MinMemory", "MIN_MEMORY", F(return JobMinMemory(j, c.view());)},
+    {'n', "ReqNodes", "REQ_NODES", F(return j.req.nodelist;)},
+    {'o', "Command", "COMMAND", F(return JobCommand(j);), true, true},
+    {'p', "Priority", "PRIORITY", F(return PriorityFloat(j);)},
+    {'q', "QOS", "QOS", F(return j.req.qos.empty() ? "normal" : j.req.qos;)},
+    {'r', "Reason", "REASON", F(return JobReasonText(j);)},
+    {'s', "SelectJobInfo", "", F(return "";)},
+    {'t', "StateCompact", "ST", F(return StateShort(j);)},
+    {'u', "UserName", "USER", F(return c.User(j);)},
+    {'v', "Reservation", "RESERVATION", F(return OrNull(j.req.reservation);), true, true},
+    {'w', "WCKey", "WCKEY", F(return OrNull(j.req.wckey);), true, true},
+    {'x', "", "EXC_NODES", F(return j.req.exclude;)},
+    {'y', "Nice", "NICE", F(return std::to_string(j.req.nice);)},
+    {'z', "SCT", "S:C:T", F(return "*:*:*";)},
+    {'A', "", "JOBID", F(return std::to_string(j.id);)},
+    {'B', "BatchHost", "EXEC_HOST", F(return j.batch_host.empty() ? "n/a" : j.batch_host;)},
+    {'C', "NumCPUs", "CPUS", F(return std::to_string(j.NumCpus());)},
+    {'D', "NumNodes", "NODES", F(return std::to_string(j.NumNodes());)},
+    {'E', "Dependency", "DEPENDENCY", F(return "(null)";), true, true},
+    {'F', "ArrayJobID", "ARRAY_JOB_ID", F(return std::to_string(j.id);)},
+    {'G', "GroupID", "GROUP", F(return std::to_string(j.req.gid);)},
+    {'H', "Sockets", "SOCKETS_PER_NODE", F(return "*";)},
+    {'I', "Cores", "CORES_PER_SOCKET", F(return "*";)},
+    {'J', "Threads", "THREADS_PER_CORE", F(return "*";)},
+    {'K', "ArrayTaskID", "ARRAY_TASK_ID", F(return "N/A";)},
+    {'L', "TimeLeft", "TIME_LEFT", F(return util::FormatDuration(TimeLeftSeconds(j, c.now()));)},
+    {'M', "TimeUsed", "TIME", F(return util::FormatDuration(JobElapsed(j, c.now()));)},
+    {'N', "NodeList", "NODELIST", F(return j.nodelist;)},
+    {'O', "Contiguous", "CONTIGUOUS", F(return "0";)},
+    {'P', "Partition", "PARTITION", F(return c.Partition(j);)},
+    {'Q', "PriorityLong", "PRIORITY", F(return std::to_string(j.priority);)},
+    {'R', "ReasonList", "NODELIST(REASON)", F(return ReasonList(c, j);)},
+    {'S', "StartTime", "START_TIME", F(return Timestamp(JobDisplayStart(j, c.now()));)},
+    {'T', "State", "STATE", F(return StateLong(j);)},
+    {'U', "UserID", "UID", F(return std::to_string(j.req.uid);)},
+    {'V', "SubmitTime", "SUBMIT_TIME", F(return Timestamp(j.submit_time);)},
+    {'W', "Licenses", "LICENSES", F(return "(null)";), true, true},
+    {'X', "CoreSpec", "CORE_SPEC", F(return "N/A";)},
+    {'Y', "SchedNodes", "SCHEDNODES", F(return "(null)";), true, true},
+    {'Z', "WorkDir", "WORK_DIR", F(return j.req.work_dir;)},
+    // -O only.
+    {0, "AccrueTime", "ACCRUE_TIME",
+     F(return Timestamp(j.held || (j.state == JobState::kPending && j.req.begin_time > c.now())
+                            ? 0
+                            : j.eligible_time);)},
+    {0, "admin_comment", "ADMIN_COMMENT", F(return "(null)";), false, true},
+    {0, "AllocNodes", "ALLOC_NODES", F(return OrNull(j.req.submit_host);)},
+    {0, "AllocSID", "ALLOC_SID", F(return "0";)},
+    {0, "BatchFlag", "BATCH_FLAG", F(return "1";)},
+    {0, "BurstBuffer", "BURST_BUFFER", F(return "(null)";), false, true},
+    {0, "BurstBufferState", "BURST_BUFFER_STATE", F(return "(null)";), false, true},
+    {0, "Cluster", "CLUSTER", F(return c.Cluster();)},
+    {0, "ClusterFeature", "CLUSTER_FEATURES", F(return "(null)";), false, true},
+    {0, "Container", "CONTAINER", F(return "(null)";), false, true},
+    {0, "cpus-per-task", "CPUS_PER_TASK", F(return std::to_string(std::max(j.req.cpus_per_task, 1));)},
+    {0, "cpus-per-tres", "CPUS_PER_TRES", F(return "N/A";)},
+    {0, "Deadline", "DEADLINE", F(return "N/A";)},
+    {0, "DelayBoot", "DELAY_BOOT", F(return "0:00";)},
+    {0, "DerivedEC", "DERIVED_EC", F(return "0";)},
+    {0, "EligibleTime", "ELIGIBLE_TIME", F(return Timestamp(j.held ? 0 : j.eligible_time);)},
+    {0, "exit_code", "EXIT_CODE",
+     F(return std::to_string((j.exit_code & 0xff) << 8 | (j.exit_signal & 0x7f));)},
+    {0, "Explanation", "EXPLANATION", F(return JobExplanation(j);)},
+    {0, "HetJobID", "HET_JOB_ID", F(return "N/A";)},
+    {0, "HetJobIDSet", "HET_JOB_ID_SET", F(return "N/A";)},
+    {0, "HetJobOffset", "HET_JOB_OFFSET", F(return "N/A";)},
+    {0, "JobArrayID", "JOBID", F(return std::to_string(j.id);)},
+    {0, "LastSchedEval", "LAST_SCHED_EVAL",
+     F(return Timestamp(j.start_time > 0 ? j.start_time : j.submit_time);)},
+    {0, "MaxCPUs", "MAX_CPUS", F(return std::to_string(j.NumCpus());)},
+    {0, "MaxNodes", "MAX_NODES",
+     F(return std::to_string(j.alloc.empty() && j.req.max_nodes > 0 ? j.req.max_nodes
+                                                                     : j.NumNodes());)},
+    {0, "MCSLabel", "MCSLABEL", F(return "(null)";), false, true},
+    {0, "mem-per-tres", "MEM_PER_TRES", F(return "N/A";)},
+    {0, "MinTime", "TIME_MIN", F(return "0:00";)},
+    {0, "Network", "NETWORK", F(return "(null)";), false, true},
+    {0, "NTPerNode", "NTASKS_PER_NODE", F(return std::to_string(j.req.ntasks_per_node);)},
+    {0, "NumTasks", "TASKS", F(return std::to_string(j.NumTasks());)},
+    {0, "Origin", "ORIGIN", F(return "NA";)},
+    {0, "PendingTime", "PENDING_TIME", F(return std::to_string(PendingSeconds(j, c.now()));)},
+    {0, "PreemptTime", "PREEMPT_TIME", F(return "N/A";)},
+    {0, "Prefer", "PREFER", F(return "(null)";), false, true},
+    {0, "Profile", "PROFILE", F(return "NotSet";)},
+    {0, "Reboot", "REBOOT", F(return "0";)},
+    {0, "Requeue", "REQUEUE", F(return j.req.requeue ? "1" : "0";)},
+    {0, "ResizeTime", "RESIZE_TIME", F(return "N/A";)},
+    {0, "RestartCnt", "RESTART_COUNT", F(return std::to_string(j.restart_count);)},
+    {0, "STDERR", "STDERR", F(return JobStdErr(j);)},
+    {0, "STDIN", "STDIN", F(return JobStdIn(j);)},
+    {0, "STDOUT", "STDOUT", F(return JobStdOut(j);)},
+    {0, "system_comment", "SYSTEM_COMMENT", F(return "(null)";), false, true},
+    {0, "tres-alloc", "TRES_ALLOC", F(return JobTresString(j, c.view());)},
+    {0, "tres-bind", "TRES_BIND", F(return "N/A";)},
+    {0, "tres-freq", "TRES_FREQ", F(return "N/A";)},
+    {0, "tres-per-job", "TRES_PER_JOB",
+     F(std::string s = JobTresPerJob(j); return s.empty() ? "N/A" : s;)},
+    {0, "tres-per-socket", "TRES_PER_SOCKET", F(return "N/A";)},
+    {0, "tres-per-task", "TRES_PER_TASK", F(return "N/A";)},
+};
+
+#undef F
+
+const FieldDef* FieldByLetter(char c) {
+  for (const FieldDef& f : kFields) {
+    if (f.letter == c) return &f;
+  }
+  return nullptr;
+}
+
+bool ValidLetter(char c) { return FieldByLetter(c) != nullptr; }
+
+const FieldDef* FieldByName(std::string_view name) {
+  for (const FieldDef& f : kFields) {
+    if (!f.name.empty() && util::EqualsIgnoreCase(f.name, name)) return &f;
+  }
+  return nullptr;
+}
+
+// "%all": every letter, a-z then A-Z, separated by '|'.
+std::string ExpandAll(std::string_view format) {
+  if (format != "%all") return std::string(format);
+  std::string out;
+  for (char c = 'a'; c <= 'z'; ++c) out += out.empty() ? fmt::format("%{}", c) : fmt::format("|%{}", c);
+  for (char c = 'A'; c <= 'Z'; ++c) out += fmt::format("|%{}", c);
+  return out;
+}
+
+// A compiled output format: prefix plus columns, for -o and -O alike.
+struct Column {
+  const FieldDef* def = nullptr;  // null: `literal` printed as is
+  std::string literal;
+  int width = 0;
+  bool right = false;
+  bool null_ok = false;  // the def's NULL behaviour applies
+  std::string suffix;
+};
+struct Layout {
+  std::string prefix;
+  std::vector<Column> columns;
+};
+
+Layout CompilePercent(std::string_view format, std::vector<std::string>* warnings) {
+  PercentFormat pf = ParsePercentFormat(ExpandAll(format), &ValidLetter);
+  if (warnings != nullptr) {
+    for (const std::string& bad : pf.invalid) {
+      warnings->push_back("squeue: error: Invalid job format specification: " + bad);
+    }
+  }
+  Layout layout;
+  layout.prefix = pf.prefix;
+  for (const PercentField& f : pf.fields) {
+    Column col;
+    if (f.type == 0) {
+      col.literal = f.literal;
+    } else {
+      col.def = FieldByLetter(f.type);
+      col.width = f.width;
+      col.right = f.right;
+      col.null_ok = col.def->null_short;
+      col.suffix = f.suffix;
+    }
+    layout.columns.push_back(std::move(col));
+  }
+  return layout;
+}
+
+Layout CompileLong(std::string_view format, std::vector<std::string>* warnings) {
+  Layout layout;
+  for (const LongField& f : ParseLongFormat(format)) {
+    const FieldDef* def = FieldByName(f.name);
+    if (def == nullptr) {
+      if (warnings != nullptr) {
+        warnings->push_back("squeue: error: Invalid job format specification: " + f.name);
+      }
+      continue;
+    }
+    Column col;
+    col.def = def;
+    col.width = f.width;
+    col.right = f.right;
+    col.null_ok = def->null_long;
+    col.suffix = f.suffix;
+    layout.columns.push_back(std::move(col));
+  }
+  return layout;
+}
+
+void AppendHeader(const Layout& layout, std::string* out) {
+  out->append(layout.prefix);
+  for (const Column& col : layout.columns) {
+    if (col.def == nullptr) {
+      out->append(col.literal);
+      continue;
+    }
+    AppendField(out, col.def->header, col.width, col.right);
+    out->append(col.suffix);
+  }
+  out->push_back('\n');
+}
+
+void AppendRow(const Layout& layout, const Ctx& ctx, const Job& job, std::string* out) {
+  out->append(layout.prefix);
+  for (const Column& col : layout.columns) {
+    if (col.def == nullptr) {
+      out->append(col.literal);
+      continue;
+    }
+    std::string value = col.def->value(ctx, job);
+    AppendField(out, value, col.width, col.right, col.null_ok && value == "(null)");
+    out->append(col.suffix);
+  }
+  out->push_back('\n');
+}
+
+// ---------------------------------------------------------------------------
+// Sorting (-S). squeue accepts only some letters as sort keys; 'b' is
+// accepted with a warning and ignored; others are errors.
+constexpr std::string_view kSortLetters = "cdefghijlmnptuvzBCDGHIJLMNOPQSTUV";
+
+struct SortKey {
+  char letter;
+  bool descending;
+};
+
+util::Result<std::vector<SortKey>> ParseSort(std::string_view spec,
+                                             std::vector<std::string>* warnings) {
+  std::vector<SortKey> keys;
+  bool descending = false;
+  for (char c : spec) {
+    if (c == '+') {
+      descending = false;
+    } else if (c == '-') {
+      descending = true;
+    } else if (c == ',') {
+      descending = false;
+    } else if (c == 'b') {
+      if (warnings != nullptr) warnings->push_back("squeue: Invalid sort specification: b");
+      descending = false;
+    } else if (kSortLetters.find(c) != std::string_view::npos) {
+      keys.push_back({c, descending});
+      descending = false;
+    } else {
+      return util::InvalidArgument("squeue: error: Invalid sort specification: " +
+                                   std::string(1, c));
+    }
+  }
+  return keys;
+}
+
+// One sort value: numeric keys compare as numbers, the others as strings.
+struct SortValue {
+  int64_t num = 0;
+  std::string str;
+};
+
+bool IsNumericKey(char c) {
+  return std::string_view("cdeilmpDCGHLMOQSUVy").find(c) != std::string_view::npos;
+}
+
+SortValue SortValueOf(char key, const Ctx& ctx, const Job& j) {
+  SortValue v;
+  int64_t now = ctx.now();
+  switch (key) {
+    case 'c': v.num = JobMinCpusNode(j); break;
+    case 'd': v.num = 0; break;
+    case 'e': v.num = JobDisplayEnd(j, now); break;
+    case 'i': v.num = j.id; break;
+    case 'l': v.num = j.time_limit_s < 0 ? std::numeric_limits<int64_t>::max() : j.time_limit_s; break;
+    case 'm': {
+      const core::JobRequest& r = j.req;
+      v.num = r.mem_per_cpu_mb > 0 ? r.mem_per_cpu_mb : r.mem_per_node_mb;
+      break;
+    }
+    case 'p':
+    case 'Q': v.num = j.priority; break;
+    case 'C': v.num = j.NumCpus(); break;
+    case 'D': v.num = j.NumNodes(); break;
+    case 'G': v.num = j.req.gid; break;
+    case 'L': {
+      int64_t left = TimeLeftSeconds(j, now);
+      v.num = left == util::kUnlimited ? std::numeric_limits<int64_t>::max() : left;
+      break;
+    }
+    case 'M': v.num = JobElapsed(j, now); break;
+    case 'O': v.num = 0; break;
+    case 'S': {
+      // Jobs without a known start sort after those with one.
+      int64_t s = JobDisplayStart(j, now);
+      v.num = s > 0 ? s : std::numeric_limits<int64_t>::max();
+      break;
+    }
+    case 'U': v.num = j.req.uid; break;
+    case 'V': v.num = j.submit_time; break;
+    case 'y': v.num = j.req.nice; break;
+    case 'f': v.str = j.req.constraint; break;
+    case 'g': v.str = ctx.Group(j.req.gid); break;
+    case 'h': v.str = j.req.exclusive ? "NO" : "OK"; break;
+    case 'j': v.str = j.req.name; break;
+    case 'n': v.str = j.req.nodelist; break;
+    // squeue orders states by name: CA < CD < F < PD < R.
+    case 't': v.str = StateShort(j); break;
+    case 'T': v.str = StateLong(j); break;
+    case 'u': v.str = ctx.User(j); break;
+    case 'v': v.str = j.req.reservation; break;
+    case 'z': v.str = "*:*:*"; break;
+    case 'B': v.str = j.batch_host; break;
+    case 'H':
+    case 'I':
+    case 'J': v.str = "*"; break;
+    case 'N': v.str = j.nodelist; break;
+    case 'P': v.str = ctx.Partition(j); break;
+    default: break;
+  }
+  return v;
+}
+
+int CompareValues(char key, const SortValue& a, const SortValue& b) {
+  if (IsNumericKey(key)) return a.num < b.num ? -1 : (a.num > b.num ? 1 : 0);
+  if (key == 'N' && a.str.empty() != b.str.empty()) {
+    return a.str.empty() ? 1 : -1;  // jobs without nodes last
+  }
+  int c = a.str.compare(b.str);
+  return c < 0 ? -1 : (c > 0 ? 1 : 0);
+}
+
+// Sorts stably by the keys, then by job id. Slurm's ties follow slurmctld's
+// internal job list order, which is not reproducible; job id is the
+// deterministic stand-in.
+void SortJobs(const std::vector<SortKey>& keys, const Ctx& ctx, std::vector<const Job*>* jobs) {
+  if (keys.empty()) return;
+  size_t n = jobs->size();
+  std::vector<std::vector<SortValue>> values(n);
+  for (size_t i = 0; i < n; ++i) {
+    values[i].reserve(keys.size());
+    for (const SortKey& k : keys) values[i].push_back(SortValueOf(k.letter, ctx, *(*jobs)[i]));
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    for (size_t k = 0; k < keys.size(); ++k) {
+      int c = CompareValues(keys[k].letter, values[a][k], values[b][k]);
+      if (c != 0) return keys[k].descending ? c > 0 : c < 0;
+    }
+    return (*jobs)[a]->id < (*jobs)[b]->id;
+  });
+  std::vector<const Job*> sorted(n);
+  for (size_t i = 0; i < n; ++i) sorted[i] = (*jobs)[order[i]];
+  *jobs = std::move(sorted);
+}
+
+// ---------------------------------------------------------------------------
+// Option parsing with getopt_long's rules and messages (glibc): bundled
+// short options, attached or separate values, unique prefixes of long
+// options, "--" ending options.
+enum class Arg { kNone, kRequired, kOptional };
+
+struct OptionDef {
+  std::string_view name;  // long name
+  char short_name;        // 0 if none
+  Arg arg;
+  int id;
+};
+
+enum OptId {
+  kAccount = 1, kAll, kArray, kArrayUnique, kClusters, kFederation, kFormat, kFormatLong,
+  kHelp, kHide, kIterate, kJobs, kJson, kLicenses, kLocal, kLong, kMe, kName, kNoConvert,
+  kNodelist, kNoheader, kOnlyJobState, kPartition, kPriority, kQos, kReservation, kSibling,
+  kSort, kStart, kStates, kSteps, kUsage, kUser, kVerbose, kVersion, kYaml,
+};
+
+constexpr OptionDef kOptions[] = {
+    {"account", 'A', Arg::kRequired, kAccount},
+    {"all", 'a', Arg::kNone, kAll},
+    {"array", 'r', Arg::kNone, kArray},
+    {"array-unique", 0, Arg::kNone, kArrayUnique},
+    {"clusters", 'M', Arg::kRequired, kClusters},
+    {"federation", 0, Arg::kNone, kFederation},
+    {"format", 'o', Arg::kRequired, kFormat},
+    {"Format", 'O', Arg::kRequired, kFormatLong},
+    {"help", 0, Arg::kNone, kHelp},
+    {"hide", 0, Arg::kNone, kHide},
+    {"iterate", 'i', Arg::kRequired, kIterate},
+    {"jobs", 'j', Arg::kOptional, kJobs},
+    {"json", 0, Arg::kNone, kJson},
+    {"licenses", 'L', Arg::kRequired, kLicenses},
+    {"local", 0, Arg::kNone, kLocal},
+    {"long", 'l', Arg::kNone, kLong},
+    {"me", 0, Arg::kNone, kMe},
+    {"name", 'n', Arg::kRequired, kName},
+    {"noconvert", 0, Arg::kNone, kNoConvert},
+    {"nodelist", 'w', Arg::kRequired, kNodelist},
+    {"noheader", 'h', Arg::kNone, kNoheader},
+    {"only-job-state", 0, Arg::kNone, kOnlyJobState},
+    {"partition", 'p', Arg::kRequired, kPartition},
+    {"priority", 'P', Arg::kNone, kPriority},
+    {"qos", 'q', Arg::kRequired, kQos},
+    {"reservation", 'R', Arg::kRequired, kReservation},
+    {"sibling", 0, Arg::kNone, kSibling},
+    {"sort", 'S', Arg::kRequired, kSort},
+    {"start", 0, Arg::kNone, kStart},
+    // steps before states: glibc lists ambiguous candidates in table
+    // order, and squeue says "'--start' '--steps' '--states'".
+    {"steps", 's', Arg::kOptional, kSteps},
+    {"states", 't', Arg::kRequired, kStates},
+    {"usage", 0, Arg::kNone, kUsage},
+    {"user", 'u', Arg::kRequired, kUser},
+    {"users", 0, Arg::kRequired, kUser},
+    {"verbose", 'v', Arg::kNone, kVerbose},
+    {"version", 'V', Arg::kNone, kVersion},
+    {"yaml", 0, Arg::kNone, kYaml},
+};
+
+util::Status GetoptError(const std::string& what) {
+  return util::InvalidArgument("squeue: " + what + "\n" + std::string(kTryHelp));
+}
+
+struct ParsedOption {
+  int id;
+  std::optional<std::string> value;
+};
+
+// Turns argv into options; positional arguments are an error, as in squeue.
+util::Result<std::vector<ParsedOption>> Getopt(const std::vector<std::string>& args) {
+  std::vector<ParsedOption> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    // -j/--jobs and -s/--steps take an optional value; squeue also takes a
+    // separate following word that is not an option ("-j 5").
+    auto optional_next = [&]() -> std::optional<std::string> {
+      if (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
+        return args[++i];
+      }
+      return std::nullopt;
+    };
+    if (a == "--") {
+      if (i + 1 < args.size()) {
+        return util::InvalidArgument("squeue: error: Unrecognized option: " + args[i + 1]);
+      }
+      break;
+    }
+    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
+      std::string body = a.substr(2);
+      size_t eq = body.find('=');
+      std::string name = body.substr(0, eq);
+      std::optional<std::string> value;
+      if (eq != std::string::npos) value = body.substr(eq + 1);
+      const OptionDef* found = nullptr;
+      std::vector<const OptionDef*> candidates;
+      for (const OptionDef& o : kOptions) {
+        if (o.name == name) {
+          found = &o;
+          break;
+        }
+        if (util::StartsWith(o.name, name)) candidates.push_back(&o);
+      }
+      if (found == nullptr) {
+        if (candidates.empty()) return GetoptError("unrecognized option '" + a + "'");
+        bool same = std::all_of(candidates.begin(), candidates.end(), [&](const OptionDef* o) {
+          return o->id == candidates.front()->id && o->arg == candidates.front()->arg;
+        });
+        if (!same) {
+          std::string msg = "option '" + a + "' is ambiguous; possibilities:";
+          for (const OptionDef* o : candidates) msg += " '--" + std::string(o->name) + "'";
+          return GetoptError(msg);
+        }
+        found = candidates.front();
+      }
+      std::string full = "--" + std::string(found->name);
+      switch (found->arg) {
+        case Arg::kNone:
+          if (value) return GetoptError("option '" + full + "' doesn't allow an argument");
+          break;
+        case Arg::kRequired:
+          if (!value) {
+            if (i + 1 >= args.size()) return GetoptError("option '" + full + "' requires an argument");
+            value = args[++i];
+          }
+          break;
+        case Arg::kOptional:
+          if (!value) value = optional_next();
+          break;
+      }
+      out.push_back({found->id, value});
+      continue;
+    }
+    if (a.size() > 1 && a[0] == '-') {
+      for (size_t k = 1; k < a.size(); ++k) {
+        char c = a[k];
+        const OptionDef* found = nullptr;
+        for (const OptionDef& o : kOptions) {
+          if (o.short_name == c) {
+            found = &o;
+            break;
+          }
+        }
+        if (found == nullptr) return GetoptError(fmt::format("invalid option -- '{}'", c));
+        std::optional<std::string> value;
+        if (found->arg != Arg::kNone) {
+          if (k + 1 < a.size()) {
+            value = a.substr(k + 1);
+          } else if (found->arg == Arg::kRequired) {
+            if (i + 1 >= args.size()) {
+              return GetoptError(fmt::format("option requires an argument -- '{}'", c));
+            }
+            value = args[++i];
+          } else {
+            value = optional_next();
+          }
+          out.push_back({found->id, value});
+          break;
+        }
+        out.push_back({found->id, std::nullopt});
+      }
+      continue;
+    }
+    return util::InvalidArgument("squeue: error: Unrecognized option: " + a);
+  }
+  return out;
+}
+
+std::vector<std::string> CommaList(const std::string& s) { return util::Split(s, ','); }
+
+util::Status ValidateStates(const std::vector<std::string>& states) {
+  for (const std::string& s : states) {
+    if (util::EqualsIgnoreCase(s, "all")) continue;
+    if (FindSlurmState(s) == nullptr) return InvalidStateError(s);
+  }
+  return util::Status::Ok();
+}
+
+// Names become uid strings; unknown users stay as written (they match no
+// job) and draw squeue's warning.
+std::vector<std::string> ResolveUsers(const std::vector<std::string>& users,
+                                      std::vector<std::string>* warnings) {
+  std::vector<std::string> out;
+  for (const std::string& u : users) {
+    std::optional<uint32_t> uid = util::LookupUid(u);
+    // A number counts only when the passwd database knows it, as in Slurm.
+    if (uid && util::UserName(*uid) == std::to_string(*uid) && u == std::to_string(*uid)) {
+      uid.reset();
+    }
+    if (!uid) {
+      warnings->push_back("squeue: error: Invalid user: " + u + "\n");
+      out.push_back(u);
+      continue;
+    }
+    out.push_back(std::to_string(*uid));
+  }
+  return out;
+}
+
+bool ValidJobId(const std::string& id) {
+  // "N" or an array form "N_M" / "N_[...]"; N a positive integer.
+  size_t us = id.find('_');
+  std::string base = id.substr(0, us);
+  util::Result<int64_t> n = util::ParseInt(base);
+  return n.ok() && *n > 0 && *n <= std::numeric_limits<uint32_t>::max();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// JSON
+
+nlohmann::json ToJson(const SqueueRequest& r) {
+  return nlohmann::json{
+      {"users", r.users},
+      {"states", r.states},
+      {"job_ids", r.job_ids},
+      {"partitions", r.partitions},
+      {"nodes", r.nodes},
+      {"names", r.names},
+      {"accounts", r.accounts},
+      {"format", r.format},
+      {"format_long", r.format_long},
+      {"noheader", r.noheader},
+      {"long_view", r.long_view},
+      {"start", r.start},
+      {"only_job_state", r.only_job_state},
+      {"me", r.me},
+      {"sort", r.sort},
+      {"clusters", r.clusters},
+      {"qos", r.qos},
+      {"reservations", r.reservations},
+      {"licenses", r.licenses},
+      {"iterate_s", r.iterate_s},
+  };
+}
+
+util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return util::InvalidArgument("squeue request: expected a JSON object");
+  SqueueRequest r;
+  try {
+    auto list = [&](const char* key, std::vector<std::string>* out) {
+      if (j.contains(key)) *out = j.at(key).get<std::vector<std::string>>();
+    };
+    auto str = [&](const char* key, std::string* out) {
+      if (j.contains(key)) *out = j.at(key).get<std::string>();
+    };
+    auto flag = [&](const char* key, bool* out) {
+      if (j.contains(key)) *out = j.at(key).get<bool>();
+    };
+    list("users", &r.users);
+    list("states", &r.states);
+    list("job_ids", &r.job_ids);
+    list("partitions", &r.partitions);
+    list("nodes", &r.nodes);
+    list("names", &r.names);
+    list("accounts", &r.accounts);
+    str("format", &r.format);
+    str("format_long", &r.format_long);
+    flag("noheader", &r.noheader);
+    flag("long_view", &r.long_view);
+    flag("start", &r.start);
+    flag("only_job_state", &r.only_job_state);
+    flag("me", &r.me);
+    str("sort", &r.sort);
+    list("clusters", &r.clusters);
+    list("qos", &r.qos);
+    list("reservations", &r.reservations);
+    list("licenses", &r.licenses);
+    if (j.contains("iterate_s")) r.iterate_s = j.at("iterate_s").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    return util::InvalidArgument(std::string("squeue request: ") + e.what());
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------------------
+// Arguments
+
+util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
+                                            const std::map<std::string, std::string>& env) {
+  util::Result<std::vector<ParsedOption>> opts = Getopt(args);
+  if (!opts.ok()) return opts.status();
+
+  SqueueRequest r;
+  std::optional<std::string> format_cmd, format_long_cmd, sort_cmd, states_cmd, users_cmd;
+  std::optional<std::string> accounts_cmd, names_cmd, partitions_cmd, qos_cmd, clusters_cmd;
+  for (const ParsedOption& o : *opts) {
+    const std::string v = o.value.value_or("");
+    switch (o.id) {
+      case kAccount: accounts_cmd = v; break;
+      case kClusters: clusters_cmd = v; break;
+      case kFormat:
+        if (format_long_cmd) {
+          return util::InvalidArgument(
+              "squeue: error: -o (--format) is incompatible with -O (--Format)");
+        }
+        format_cmd = v;
+        break;
+      case kFormatLong:
+        if (format_cmd) {
+          return util::InvalidArgument(
+              "squeue: error: -O (--Format) is incompatible with -o (--format)");
+        }
+        format_long_cmd = v;
+        break;
+      case kHelp: r.help = true; break;
+      case kUsage: r.usage = true; break;
+      case kVersion: r.version = true; break;
+      case kIterate: {
+        util::Result<int64_t> n = util::ParseInt(v);
+        if (!n.ok() || *n <= 0 || *n > 1000000) {
+          return util::InvalidArgument("squeue: error: --iterate=" + v + "\n");
+        }
+        r.iterate_s = static_cast<int>(*n);
+        break;
+      }
+      case kJobs:
+        if (o.value) {
+          for (const std::string& id : CommaList(v)) {
+            if (!ValidJobId(id)) return util::InvalidArgument("squeue: error: Invalid job id: " + id);
+            r.job_ids.push_back(id);
+          }
+        }
+        break;
+      case kJson:
+      case kYaml:
+        return util::InvalidArgument(std::string("squeue: error: --") +
+                                     (o.id == kJson ? "json" : "yaml") +
+                                     " is not supported by Muster");
+      case kSteps:
+        return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
+      case kLicenses: r.licenses = CommaList(v); break;
+      case kLong: r.long_view = true; break;
+      case kMe: r.me = true; break;
+      case kName: names_cmd = v; break;
+      case kNodelist: {
+        util::Result<std::vector<std::string>> hosts = util::ExpandHostlist(v);
+        if (!hosts.ok() || hosts->empty()) {
+          return util::InvalidArgument("squeue: error: Invalid node name " + v);
+        }
+        for (std::string& h : *hosts) r.nodes.push_back(std::move(h));
+        break;
+      }
+      case kNoheader: r.noheader = true; break;
+      case kOnlyJobState: r.only_job_state = true; break;
+      case kPartition: partitions_cmd = v; break;
+      case kQos: qos_cmd = v; break;
+      case kReservation: r.reservations = CommaList(v); break;
+      case kSort: sort_cmd = v; break;
+      case kStart: r.start = true; break;
+      case kStates: states_cmd = v; break;
+      case kUser: users_cmd = v; break;
+      default: break;  // accepted, no effect in Muster: -a -r -P -v --local ...
+    }
+  }
+  if (r.help || r.usage || r.version) return r;
+  if (format_cmd && r.long_view) {
+    return util::InvalidArgument(
+        "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
+        "Please remove one and retry.");
+  }
+
+  auto from_env = [&](const char* key) -> std::optional<std::string> {
+    auto it = env.find(key);
+    if (it == env.end() || it->second.empty()) return std::nullopt;
+    return it->second;
+  };
+  auto pick = [&](const std::optional<std::string>& cmd, const char* key) {
+    return cmd ? cmd : from_env(key);
+  };
+
+  if (auto v = pick(accounts_cmd, "SQUEUE_ACCOUNT")) r.accounts = CommaList(*v);
+  if (auto v = pick(names_cmd, "SQUEUE_NAMES")) r.names = CommaList(*v);
+  if (auto v = pick(partitions_cmd, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
+  if (auto v = pick(qos_cmd, "SQUEUE_QOS")) r.qos = CommaList(*v);
+  if (auto v = pick(clusters_cmd, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
+  if (auto v = pick(users_cmd, "SQUEUE_USERS")) r.users = ResolveUsers(CommaList(*v), &r.warnings);
+
+  if (auto v = pick(states_cmd, "SQUEUE_STATES")) {
+    r.states = CommaList(*v);
+    MUSTER_RETURN_IF_ERROR(ValidateStates(r.states));
+  } else if (r.start) {
+    r.states = {"PENDING"};
+  }
+
+  // Formats: --start's and -l's beat the environment; an explicit -o beats
+  // --start; -O loses to --start (all as squeue 22.05 does).
+  std::optional<std::string> env_format = from_env("SQUEUE_FORMAT");
+  std::optional<std::string> env_format_long = from_env("SQUEUE_FORMAT2");
+  if (format_cmd) {
+    r.format = format_cmd->empty() ? "%" : *format_cmd;  // "-o ''": empty lines
+  } else if (r.start) {
+    r.format = std::string(kStartFormat);
+  } else if (format_long_cmd) {
+    r.format_long = format_long_cmd->empty() ? "," : *format_long_cmd;
+  } else if (r.long_view) {
+    r.format = std::string(kLongFormat);
+  } else if (env_format) {
+    r.format = *env_format;
+  } else if (env_format_long) {
+    r.format_long = *env_format_long;
+  } else if (r.only_job_state) {
+    r.format = std::string(kOnlyJobStateFormat);
+  } else {
+    r.format = std::string(kDefaultFormat);
+  }
+  if (!r.format.empty()) {
+    CompilePercent(r.format, &r.warnings);
+  } else {
+    CompileLong(r.format_long, &r.warnings);
+  }
+
+  if (auto v = pick(sort_cmd, "SQUEUE_SORT")) {
+    r.sort = *v;
+    util::Result<std::vector<SortKey>> keys = ParseSort(r.sort, &r.warnings);
+    if (!keys.ok()) return keys.status();
+  }
+  return r;
+}
+
+util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> env;
+  for (const char* key : {"SQUEUE_ACCOUNT", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_NAMES",
+                          "SQUEUE_PARTITION", "SQUEUE_QOS", "SQUEUE_SORT", "SQUEUE_STATES",
+                          "SQUEUE_USERS", "SLURM_CLUSTERS"}) {
+    if (const char* v = std::getenv(key)) env[key] = v;
+  }
+  return ParseSqueueArgs(args, env);
+}
+
+// ---------------------------------------------------------------------------
+// Rendering
+
+util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view) {
+  Ctx ctx(view);
+
+  // -M: only this cluster exists.
+  std::string cluster = ctx.Cluster();
+  for (const std::string& c : req.clusters) {
+    if (c != cluster && !util::EqualsIgnoreCase(c, "all")) {
+      return util::InvalidArgument(
+          "squeue: error: No cluster '" + c + "' known by database.\nsqueue: error: '" + c +
+          "' can't be reached now, or it is an invalid entry for --cluster.  Use 'sacctmgr "
+          "list clusters' to see available clusters.");
+    }
+  }
+
+  // States.
+  StateMask mask = 0;
+  if (req.states.empty()) {
+    mask = req.start ? Bit(JobState::kPending) : DefaultStateMask();
+  }
+  for (const std::string& s : req.states) {
+    if (util::EqualsIgnoreCase(s, "all")) {
+      mask = ~StateMask{0};
+      continue;
+    }
+    const SlurmState* st = FindSlurmState(s);
+    if (st == nullptr) return InvalidStateError(s);
+    if (st->state) mask |= Bit(*st->state);
+  }
+
+  // -w: every node must exist.
+  std::unordered_set<std::string> nodes(req.nodes.begin(), req.nodes.end());
+  if (!nodes.empty()) {
+    std::unordered_set<std::string> known;
+    for (const core::Node* n : view.nodes) known.insert(n->config.name);
+    if (known.empty() && view.config != nullptr) {
+      for (const core::NodeConfig& n : view.config->nodes) known.insert(n.name);
+    }
+    if (!known.empty()) {
+      for (const std::string& n : req.nodes) {
+        if (known.count(n) == 0) return util::InvalidArgument("squeue: error: Invalid node name " + n);
+      }
+    }
+  }
+
+  std::unordered_set<uint32_t> ids;
+  for (const std::string& id : req.job_ids) {
+    util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find('_')));
+    if (n.ok()) ids.insert(static_cast<uint32_t>(*n));
+  }
+  // squeue loads a single requested job by id and fails when it is gone.
+  if (req.job_ids.size() == 1 && ids.size() == 1) {
+    uint32_t want = *ids.begin();
+    bool exists = std::any_of(view.jobs.begin(), view.jobs.end(),
+                              [&](const Job* j) { return j->id == want; });
+    if (!exists) return util::NotFound("slurm_load_jobs error: Invalid job id specified");
+  }
+
+  std::unordered_set<std::string> users(req.users.begin(), req.users.end());
+  bool filter_users = !users.empty() || req.me;
+  if (req.me) users.insert(std::to_string(view.caller_uid));
+  std::unordered_set<std::string> partitions(req.partitions.begin(), req.partitions.end());
+  std::unordered_set<std::string> names(req.names.begin(), req.names.end());
+  std::unordered_set<std::string> accounts;
+  for (const std::string& a : req.accounts) accounts.insert(util::ToLower(a));
+  std::unordered_set<std::string> qos;
+  for (const std::string& q : req.qos) qos.insert(util::ToLower(q));
+  std::unordered_set<std::string> reservations(req.reservations.begin(), req.reservations.end());
+
+  std::vector<const Job*> jobs;
+  jobs.reserve(view.jobs.size());
+  for (const Job* j : view.jobs) {
+    if ((mask & Bit(j->state)) == 0) continue;
+    if (!ids.empty() && ids.count(j->id) == 0) continue;
+    if (!req.licenses.empty()) continue;
+    if (filter_users && users.count(std::to_string(j->req.uid)) == 0 &&
+        (j->req.user_name.empty() || users.count(j->req.user_name) == 0)) {
+      continue;
+    }
+    if (!partitions.empty() && partitions.count(ctx.Partition(*j)) == 0) continue;
+    if (!names.empty() && names.count(j->req.name) == 0) continue;
+    if (!accounts.empty() && accounts.count(util::ToLower(j->req.account)) == 0) continue;
+    if (!qos.empty() && qos.count(util::ToLower(j->req.qos.empty() ? "normal" : j->req.qos)) == 0) {
+      continue;
+    }
+    if (!reservations.empty() && reservations.count(j->req.reservation) == 0) continue;
+    if (!nodes.empty()) {
+      bool on = std::any_of(j->alloc.begin(), j->alloc.end(),
+                            [&](const core::NodeAlloc& a) { return nodes.count(a.node) > 0; });
+      if (!on) continue;
+    }
+    jobs.push_back(j);
+  }
+
+  std::string sort_spec = req.sort.empty() ? std::string(req.start ? "S" : kDefaultSort) : req.sort;
+  util::Result<std::vector<SortKey>> keys = ParseSort(sort_spec, nullptr);
+  if (!keys.ok()) return keys.status();
+  SortJobs(*keys, ctx, &jobs);
+
+  Layout layout;
+  if (!req.format.empty()) {
+    layout = CompilePercent(req.format, nullptr);
+  } else if (!req.format_long.empty()) {
+    layout = CompileLong(req.format_long, nullptr);
+  } else {
+    std::string_view f = req.start ? kStartFormat
+                         : req.long_view ? kLongFormat
+                         : req.only_job_state ? kOnlyJobStateFormat
+                                              : kDefaultFormat;
+    layout = CompilePercent(f, nullptr);
+  }
+
+  std::string out;
+  out.reserve(64 * (jobs.size() + 2));
+  if (!req.noheader) {
+    if (req.long_view) {
+      // "Wed Dec 02 15:45:20 2026", local time.
+      time_t t = static_cast<time_t>(view.now);
+      struct tm tm;
+      char buf[64];
+      if (localtime_r(&t, &tm) != nullptr && strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm) > 0) {
+        out += buf;
+        out += '\n';
+      }
+    }
+    if (!req.clusters.empty()) out += "CLUSTER: " + cluster + "\n";
+    AppendHeader(layout, &out);
+  }
+  for (const Job* j : jobs) AppendRow(layout, ctx, *j, &out);
+  return out;
+}
+
+}  // namespace muster::render

@@ -1,0 +1,697 @@
+#include "config/config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace muster::config {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// tests/data/conf, found from this file's path (CMake compiles with
+// absolute source paths).
+std::string DataDir() {
+  return (fs::path(__FILE__).parent_path() / ".." / ".." / "tests" / "data" / "conf")
+      .lexically_normal()
+      .string();
+}
+
+// A fresh directory under the system temp dir, removed at destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "muster_config_XXXXXX").string();
+    path_ = mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string Write(const std::string& name, const std::string& text) const {
+    fs::path p = fs::path(path_) / name;
+    fs::create_directories(p.parent_path());
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Parses text as /tmp/none/muster.conf without reading any gres.conf.
+util::Result<Config> Parse(const std::string& text, const std::string& gres = {}) {
+  return ParseConfig(text, "/nonexistent-muster-test/muster.conf", gres, false);
+}
+
+constexpr const char* kTwoNodes =
+    "GresTypes=gpu\n"
+    "NodeName=gpu[01-02] CPUs=8 Gres=gpu:h100:4 RealMemory=1000\n";
+
+// ---------------------------------------------------------------------------
+// The real slurm.conf of the local Slurm loads unchanged.
+
+TEST(OracleConfig, LoadsUnchanged) {
+  auto cfg = LoadConfig(DataDir() + "/slurm-oracle/slurm.conf");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->path, DataDir() + "/slurm-oracle/slurm.conf");
+  EXPECT_EQ(cfg->cluster_name, "anchor");
+  EXPECT_EQ(cfg->control_host, "vm");
+  EXPECT_EQ(cfg->control_addr, "127.0.0.1");
+  EXPECT_EQ(cfg->state_save_location, "/var/tmp/slurm-oracle/state");
+  EXPECT_EQ(cfg->slurmd_spool_dir, "/var/tmp/slurm-oracle/spool/%n");
+  EXPECT_EQ(cfg->def_mem_per_cpu_mb, 1000);
+  EXPECT_EQ(cfg->kill_wait_s, 5);
+  EXPECT_EQ(cfg->slurmd_timeout_s, 120);
+  EXPECT_EQ(cfg->min_job_age_s, 300);
+  EXPECT_EQ(cfg->slurmctld_port, 6817);
+  EXPECT_EQ(cfg->max_job_count, 200000);
+  EXPECT_EQ(cfg->slurm_user, "root");
+  EXPECT_THAT(cfg->gres_types, ElementsAre("gpu"));
+
+  std::vector<std::string> names;
+  for (const auto& n : cfg->nodes) names.push_back(n.name);
+  EXPECT_THAT(names, ElementsAre("gpu01", "gpu02", "gpu03", "gpu04", "cpu01", "cpu02"));
+  for (const auto& n : cfg->nodes) {
+    SCOPED_TRACE(n.name);
+    EXPECT_EQ(n.cpus, 32);
+    EXPECT_EQ(n.sockets, 2);
+    EXPECT_EQ(n.cores_per_socket, 16);
+    EXPECT_EQ(n.threads_per_core, 1);
+    EXPECT_EQ(n.real_memory_mb, 64000);
+    EXPECT_EQ(n.initial_state, "UNKNOWN");
+    if (n.name.rfind("gpu", 0) == 0) {
+      ASSERT_EQ(n.gres.size(), 1u);
+      EXPECT_EQ(n.gres[0].name, "gpu");
+      EXPECT_EQ(n.gres[0].type, "h100");
+      EXPECT_EQ(n.gres[0].count, 8);
+      ASSERT_EQ(n.gres[0].files.size(), 8u);
+      EXPECT_EQ(n.gres[0].files[0], "/var/tmp/slurm-oracle/dev/nvidia0");
+      EXPECT_EQ(n.gres[0].files[7], "/var/tmp/slurm-oracle/dev/nvidia7");
+      EXPECT_THAT(n.features, ElementsAre("h100", "gpu"));
+    } else {
+      EXPECT_TRUE(n.gres.empty());
+      EXPECT_THAT(n.features, ElementsAre("cpu"));
+    }
+  }
+
+  ASSERT_EQ(cfg->partitions.size(), 2u);
+  const core::Partition* def = cfg->DefaultPartition();
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->name, "short");
+  EXPECT_EQ(def->max_time_s, 4 * 3600);
+  EXPECT_EQ(def->default_time_s, 3600);
+  EXPECT_EQ(def->state, "UP");
+  EXPECT_EQ(def->nodes_expr, "gpu[01-04],cpu[01-02]");
+  EXPECT_EQ(def->nodes.size(), 6u);
+  const core::Partition* train = cfg->FindPartition("train");
+  ASSERT_NE(train, nullptr);
+  EXPECT_FALSE(train->is_default);
+  EXPECT_EQ(train->max_time_s, 3 * 86400);
+  EXPECT_EQ(train->default_time_s, 4 * 3600);
+  EXPECT_THAT(train->nodes, ElementsAre("gpu01", "gpu02", "gpu03", "gpu04"));
+
+  // Slurm-only keys are accepted and listed for a warning.
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:5: SlurmdUser"));
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:6: AuthType"));
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:58: NodeAddr"));
+  EXPECT_EQ(cfg->raw.at("ClusterName"), "anchor");
+  EXPECT_EQ(cfg->raw.at("SelectTypeParameters"), "CR_Core_Memory");
+  EXPECT_EQ(cfg->raw.count("NodeName"), 0u);
+}
+
+// ---------------------------------------------------------------------------
+// The Muster-style fixture: Include, DEFAULT records, relative paths.
+
+TEST(MusterConfig, LoadsFixture) {
+  const std::string dir = DataDir() + "/muster";
+  auto cfg = LoadConfig(dir + "/muster.conf");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->cluster_name, "muster-test");  // lower-cased as Slurm does
+  EXPECT_EQ(cfg->control_host, "head");
+  EXPECT_EQ(cfg->control_addr, "10.0.0.1");
+  EXPECT_EQ(cfg->state_save_location, dir + "/state");
+  EXPECT_EQ(cfg->slurmd_spool_dir, dir + "/spool/%n");
+  EXPECT_EQ(ControllerSocketPath(*cfg), dir + "/state/musterd.sock");
+  EXPECT_EQ(AgentSocketPath(*cfg), dir + "/state/agent.sock");
+  EXPECT_EQ(cfg->slurmctld_port, 7817);
+  EXPECT_THAT(cfg->admin_users, ElementsAre("alice", "bob"));
+  EXPECT_EQ(cfg->def_mem_per_cpu_mb, 2048);
+  EXPECT_EQ(cfg->max_mem_per_cpu_mb, 8192);
+  EXPECT_EQ(cfg->kill_wait_s, 10);
+  EXPECT_EQ(cfg->min_job_age_s, 60);
+  EXPECT_EQ(cfg->slurmd_timeout_s, 90);
+  EXPECT_EQ(cfg->max_job_count, 5000);
+  EXPECT_EQ(cfg->first_job_id, 1000);
+  EXPECT_EQ(cfg->slurm_user, "muster");
+  EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:18: SchedulerType"));
+
+  ASSERT_EQ(cfg->nodes.size(), 6u);
+  const core::NodeConfig* gpu = cfg->FindNode("gpu03");
+  ASSERT_NE(gpu, nullptr);
+  EXPECT_EQ(gpu->cpus, 128);
+  EXPECT_EQ(gpu->sockets, 2);
+  EXPECT_EQ(gpu->cores_per_socket, 32);
+  EXPECT_EQ(gpu->threads_per_core, 2);
+  EXPECT_EQ(gpu->real_memory_mb, 256000);  // from NodeName=DEFAULT
+  EXPECT_EQ(gpu->weight, 10);
+  EXPECT_THAT(gpu->features, ElementsAre("a100", "nvlink"));
+  ASSERT_EQ(gpu->gres.size(), 1u);
+  EXPECT_THAT(gpu->gres[0].files,
+              ElementsAre("/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"));
+  EXPECT_EQ(gpu->gres[0].cores, "0-31,32-63");
+  const core::NodeConfig* cpu = cfg->FindNode("cpu2");
+  ASSERT_NE(cpu, nullptr);
+  // CPUs alone: Slurm infers Sockets=CPUs, one core and thread each.
+  EXPECT_EQ(cpu->cpus, 64);
+  EXPECT_EQ(cpu->sockets, 64);
+  EXPECT_EQ(cpu->cores_per_socket, 1);
+  EXPECT_EQ(cpu->threads_per_core, 1);
+  EXPECT_EQ(cpu->tmp_disk_mb, 100000);
+  EXPECT_EQ(cpu->real_memory_mb, 256000);
+  EXPECT_EQ(cfg->FindNode("gpu05"), nullptr);
+
+  ASSERT_EQ(cfg->partitions.size(), 3u);
+  const core::Partition* debug = cfg->FindPartition("debug");
+  ASSERT_NE(debug, nullptr);
+  EXPECT_EQ(debug->nodes.size(), 6u);
+  EXPECT_EQ(debug->max_time_s, 30 * 60);
+  EXPECT_EQ(debug->default_time_s, 10 * 60);
+  EXPECT_EQ(debug->priority_tier, 5);
+  EXPECT_EQ(debug->priority_job_factor, 5);
+  const core::Partition* gpup = cfg->DefaultPartition();
+  ASSERT_NE(gpup, nullptr);
+  EXPECT_EQ(gpup->name, "gpu");
+  EXPECT_EQ(gpup->max_time_s, 86400);  // from PartitionName=DEFAULT
+  EXPECT_THAT(gpup->allow_groups, ElementsAre("ml", "research"));
+  EXPECT_EQ(gpup->priority_tier, 10);
+  EXPECT_EQ(gpup->priority_job_factor, 1);
+  EXPECT_EQ(gpup->max_nodes, 4);
+  const core::Partition* cpup = cfg->FindPartition("cpu");
+  ASSERT_NE(cpup, nullptr);
+  EXPECT_EQ(cpup->state, "DRAIN");
+  EXPECT_THAT(cpup->nodes, ElementsAre("cpu1", "cpu2"));
+  EXPECT_EQ(cfg->FindPartition("GPU"), nullptr);  // names are case-sensitive
+}
+
+// ---------------------------------------------------------------------------
+// Syntax.
+
+TEST(Syntax, CommentsQuotesContinuationsAndCase) {
+  auto cfg = Parse(
+      "# a comment line\n"
+      "   \n"
+      "clustername=Alpha   # trailing comment\n"
+      "SLURMUSER = \"slurm user\"\n"
+      "MailProg=/bin/true KillWait=7 \\\n"
+      "  MinJobAge=9\n"
+      "AdminUsers=a\\#b\n"
+      "GresTypes=gpu\n"
+      "NodeName=n[1-2] \\\n"
+      "   CPUs=4   # cpus\n"
+      "PartitionName=p Nodes=n[1-\\\n"
+      "2] Default=yes\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->cluster_name, "alpha");
+  EXPECT_EQ(cfg->slurm_user, "slurm user");
+  EXPECT_EQ(cfg->kill_wait_s, 7);
+  EXPECT_EQ(cfg->min_job_age_s, 9);
+  EXPECT_THAT(cfg->admin_users, ElementsAre("a#b"));
+  ASSERT_EQ(cfg->nodes.size(), 2u);
+  EXPECT_EQ(cfg->nodes[1].cpus, 4);
+  ASSERT_NE(cfg->DefaultPartition(), nullptr);
+  EXPECT_THAT(cfg->DefaultPartition()->nodes, ElementsAre("n1", "n2"));
+  EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:5: MailProg"));
+  EXPECT_EQ(cfg->raw.at("clustername"), "Alpha");
+  EXPECT_EQ(cfg->raw.at("SLURMUSER"), "slurm user");
+}
+
+TEST(Syntax, HashInQuotesStillStartsAComment) {
+  // Slurm 22.05 strips comments before it looks at quotes.
+  auto cfg = Parse("SlurmUser=\"a # b\"\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->slurm_user, "\"a");
+}
+
+TEST(Syntax, RawKeepsLastValueAndSpelling) {
+  auto cfg = Parse("ClusterName=a\nclustername=b\nKillWait=1\nKillWait=2\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->cluster_name, "b");
+  EXPECT_EQ(cfg->kill_wait_s, 2);
+  EXPECT_EQ(cfg->raw.count("ClusterName"), 0u);
+  EXPECT_EQ(cfg->raw.at("clustername"), "b");
+  EXPECT_EQ(cfg->raw.at("KillWait"), "2");
+}
+
+TEST(Syntax, EmptyPartitionNodes) {
+  auto cfg = Parse("PartitionName=empty Nodes= Default=YES\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  ASSERT_EQ(cfg->partitions.size(), 1u);
+  EXPECT_TRUE(cfg->partitions[0].nodes.empty());
+  EXPECT_TRUE(cfg->partitions[0].is_default);
+}
+
+TEST(Syntax, CrLfLines) {
+  auto cfg = Parse("KillWait=3\r\nMinJobAge=4\r\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->kill_wait_s, 3);
+  EXPECT_EQ(cfg->min_job_age_s, 4);
+}
+
+TEST(Defaults, EmptyConfig) {
+  auto cfg = Parse("");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->path, "/nonexistent-muster-test/muster.conf");
+  EXPECT_EQ(cfg->cluster_name, "cluster");
+  EXPECT_EQ(cfg->state_save_location, "/var/spool/muster/ctld");
+  EXPECT_EQ(cfg->DefaultPartition(), nullptr);
+  EXPECT_EQ(ControllerSocketPath(*cfg), "/var/spool/muster/ctld/musterd.sock");
+}
+
+// ---------------------------------------------------------------------------
+// Top-level keys.
+
+TEST(TopLevel, ControllerForms) {
+  auto a = Parse("SlurmctldHost=c1\nSlurmctldHost=c2(10.1.1.2)\n");
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->control_host, "c1");
+  EXPECT_EQ(a->control_addr, "");
+  EXPECT_THAT(a->backup_control_hosts, ElementsAre("c2"));
+
+  auto b = Parse("ControlMachine=old\nControlAddr=10.0.0.9\nBackupController=old2\n");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  EXPECT_EQ(b->control_host, "old");
+  EXPECT_EQ(b->control_addr, "10.0.0.9");
+  EXPECT_THAT(b->backup_control_hosts, ElementsAre("old2"));
+}
+
+TEST(TopLevel, PortRangeTakesFirst) {
+  auto cfg = Parse("SlurmctldPort=6900-6903\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->slurmctld_port, 6900);
+}
+
+TEST(TopLevel, RelativePathsFollowTheirFile) {
+  auto cfg = ParseConfig("StateSaveLocation=../state/\nSlurmdSpoolDir=/abs/spool\n",
+                         "/srv/cluster/etc/muster.conf", {}, false);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->state_save_location, "/srv/cluster/state");
+  EXPECT_EQ(cfg->slurmd_spool_dir, "/abs/spool");
+}
+
+TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
+  // A sample across the slurm.conf(5) parameter list, in odd cases.
+  const char* keys[] = {"AccountingStorageEnforce", "acctgatherenergytype", "AuthAltTypes",
+                        "BurstBufferType", "CommunicationParameters", "DebugFlags",
+                        "DefMemPerGPU", "EnforcePartLimits", "Epilog", "HealthCheckProgram",
+                        "JobSubmitPlugins", "LaunchParameters", "Licenses", "MaxArraySize",
+                        "MCSPlugin", "MpiParams", "PreemptType", "PriorityWeightTRES",
+                        "PrologFlags", "RebootProgram", "ResumeProgram", "SchedulerParameters",
+                        "SlurmctldParameters", "SrunPortRange", "SuspendTime", "TaskPluginParam",
+                        "TCPTimeout", "TopologyPlugin", "TreeWidth", "UnkillableStepTimeout",
+                        "X11Parameters", "FastSchedule", "BackupAddr"};
+  std::string text;
+  for (const char* k : keys) text += std::string(k) + "=x\n";
+  auto cfg = Parse(text);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->ignored_keys.size(), std::size(keys));
+  EXPECT_EQ(cfg->ignored_keys[1], "muster.conf:2: acctgatherenergytype");
+}
+
+// ---------------------------------------------------------------------------
+// Nodes.
+
+struct CpuCase {
+  const char* attrs;
+  int cpus, sockets, cores, threads;
+};
+
+TEST(Nodes, CpuTopologyInference) {
+  const CpuCase cases[] = {
+      {"", 1, 1, 1, 1},
+      {"CPUs=8", 8, 8, 1, 1},
+      {"Procs=8", 8, 8, 1, 1},
+      {"Sockets=2 CoresPerSocket=4 ThreadsPerCore=2", 16, 2, 4, 2},
+      {"CPUs=8 CoresPerSocket=4", 8, 2, 4, 1},
+      {"CPUs=8 Sockets=2 CoresPerSocket=4 ThreadsPerCore=2", 8, 2, 4, 2},  // cores only
+      {"CPUs=2 Sockets=2 CoresPerSocket=4", 2, 2, 4, 1},                  // sockets only
+      {"Boards=2 SocketsPerBoard=2 CoresPerSocket=8", 32, 4, 8, 1},
+      // Sockets is the total even with Boards (slurmctld, unlike its man page).
+      {"Boards=2 Sockets=2 CoresPerSocket=8", 16, 2, 8, 1},
+      {"Boards=2 Sockets=3 CoresPerSocket=8", 24, 3, 8, 1},
+      {"CPUs=4 Procs=8", 4, 4, 1, 1},  // CPUs beats Procs in either order
+      {"Procs=8 CPUs=4", 4, 4, 1, 1},
+  };
+  for (const CpuCase& c : cases) {
+    SCOPED_TRACE(c.attrs);
+    auto cfg = Parse(std::string("NodeName=n1 ") + c.attrs + "\n");
+    ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+    const core::NodeConfig& n = cfg->nodes[0];
+    EXPECT_EQ(n.cpus, c.cpus);
+    EXPECT_EQ(n.sockets, c.sockets);
+    EXPECT_EQ(n.cores_per_socket, c.cores);
+    EXPECT_EQ(n.threads_per_core, c.threads);
+  }
+}
+
+TEST(Nodes, DefaultsAccumulateAndApplyOnlyLater) {
+  auto cfg = Parse(
+      "NodeName=early\n"
+      "NodeName=DEFAULT RealMemory=100 Weight=5\n"
+      "NodeName=DEFAULT TmpDisk=7\n"
+      "NodeName=a[1-2] Weight=9 State=DOWN Feature=x Features=y\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  ASSERT_EQ(cfg->nodes.size(), 3u);
+  EXPECT_EQ(cfg->nodes[0].real_memory_mb, 1);
+  EXPECT_EQ(cfg->nodes[1].name, "a1");
+  EXPECT_EQ(cfg->nodes[1].real_memory_mb, 100);
+  EXPECT_EQ(cfg->nodes[1].tmp_disk_mb, 7);
+  EXPECT_EQ(cfg->nodes[1].weight, 9);
+  EXPECT_EQ(cfg->nodes[1].initial_state, "DOWN");
+  EXPECT_THAT(cfg->nodes[1].features, ElementsAre("x"));  // Feature beats Features
+}
+
+TEST(Nodes, DownNodesAndNodeSets) {
+  auto cfg = Parse(
+      "NodeName=n[1-4] Feature=big\n"
+      "NodeName=m1\n"
+      "DownNodes=n[2-3] State=DRAIN Reason=\"bad fan\"\n"
+      "NodeSet=bigs Feature=big\n"
+      "NodeSet=pair Nodes=n1,m1\n"
+      "PartitionName=p Nodes=pair,bigs\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->nodes[0].initial_state, "UNKNOWN");
+  EXPECT_EQ(cfg->nodes[1].initial_state, "DRAIN");
+  EXPECT_EQ(cfg->nodes[2].initial_state, "DRAIN");
+  // Config order, no duplicates.
+  EXPECT_THAT(cfg->partitions[0].nodes, ElementsAre("n1", "n2", "n3", "n4", "m1"));
+  EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:3: Reason"));
+}
+
+// ---------------------------------------------------------------------------
+// Partitions.
+
+TEST(Partitions, LastDefaultWinsAndForwardNodes) {
+  auto cfg = Parse(
+      "PartitionName=a Nodes=ALL Default=YES\n"
+      "PartitionName=b Nodes=x[1-2] Default=YES MaxTime=UNLIMITED MaxNodes=UNLIMITED\n"
+      "PartitionName=c Nodes=x1 Default=NO AllowGroups=ALL MaxTime=1:30 Priority=7 "
+      "PriorityTier=3\n"
+      "NodeName=x[1-2]\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_FALSE(cfg->partitions[0].is_default);
+  EXPECT_TRUE(cfg->partitions[1].is_default);
+  ASSERT_NE(cfg->DefaultPartition(), nullptr);
+  EXPECT_EQ(cfg->DefaultPartition()->name, "b");
+  EXPECT_THAT(cfg->partitions[0].nodes, ElementsAre("x1", "x2"));
+  EXPECT_EQ(cfg->partitions[1].max_time_s, -1);
+  EXPECT_EQ(cfg->partitions[1].max_nodes, -1);
+  EXPECT_TRUE(cfg->partitions[2].allow_groups.empty());
+  EXPECT_EQ(cfg->partitions[2].max_time_s, 120);  // 1:30 rounds up to 2 minutes
+  // Priority beats PriorityTier, as in slurmctld.
+  EXPECT_EQ(cfg->partitions[2].priority_tier, 7);
+  EXPECT_EQ(cfg->partitions[2].priority_job_factor, 7);
+}
+
+// ---------------------------------------------------------------------------
+// Errors: every one names file:line.
+
+struct ErrorCase {
+  const char* name;
+  const char* text;
+  const char* gres;
+  const char* want;  // expected message prefix
+};
+
+TEST(Errors, NameFileLineAndKey) {
+  const ErrorCase cases[] = {
+      {"unknown key", "ClusterName=a\nFoo=1\n", "", "muster.conf:2: unknown key 'Foo'"},
+      {"bad int", "\n\nDefMemPerCPU=abc\n", "", "muster.conf:3: DefMemPerCPU: invalid value 'abc'"},
+      {"negative", "MaxMemPerCPU=-1\n", "", "muster.conf:1: MaxMemPerCPU: invalid value '-1'"},
+      {"kill wait range", "KillWait=70000\n", "", "muster.conf:1: KillWait: invalid value '70000'"},
+      {"min job age", "MinJobAge=x\n", "", "muster.conf:1: MinJobAge: invalid value 'x'"},
+      {"slurmd timeout", "SlurmdTimeout=1.5\n", "", "muster.conf:1: SlurmdTimeout: invalid value"},
+      {"port", "SlurmctldPort=99999\n", "", "muster.conf:1: SlurmctldPort: invalid value '99999'"},
+      {"port range", "SlurmctldPort=7000-6000\n", "", "muster.conf:1: SlurmctldPort: invalid value"},
+      {"max job count", "MaxJobCount=0\n", "", "muster.conf:1: MaxJobCount: invalid value '0'"},
+      {"first job id", "FirstJobId=0\n", "", "muster.conf:1: FirstJobId: invalid value '0'"},
+      {"empty cluster", "ClusterName=\n", "", "muster.conf:1: ClusterName: invalid value ''"},
+      {"empty state dir", "StateSaveLocation=\n", "", "muster.conf:1: StateSaveLocation: invalid"},
+      {"empty slurm user", "SlurmUser=\n", "", "muster.conf:1: SlurmUser: invalid value"},
+      {"ctld host", "SlurmctldHost=h(x\n", "", "muster.conf:1: SlurmctldHost: invalid value 'h(x'"},
+      {"ctld host empty addr", "SlurmctldHost=h()\n", "", "muster.conf:1: SlurmctldHost: invalid"},
+      {"ctld and control machine", "SlurmctldHost=a\nControlMachine=b\n", "",
+       "muster.conf:2: ControlMachine conflicts with SlurmctldHost at muster.conf:1"},
+      {"not key value", "KillWait=1\nhello world\n", "", "muster.conf:2: expected Key=Value, got 'hello'"},
+      {"addr in node default", "NodeName=DEFAULT CPUs=2 NodeAddr=10.0.0.1\n", "",
+       "muster.conf:1: NodeAddr is not allowed with NodeName=DEFAULT"},
+      {"nodename mid line", "KillWait=1 NodeName=x\n", "", "muster.conf:1: NodeName must begin its line"},
+      {"node unknown key", "NodeName=n1 Foo=2\n", "", "muster.conf:1: unknown key 'Foo' in NodeName line"},
+      {"node bad cpus", "NodeName=n[1-2] CPUs=x\n", "", "muster.conf:1: NodeName n[1-2]: CPUs: invalid value 'x'"},
+      {"node zero sockets", "NodeName=n1 Sockets=0\n", "", "muster.conf:1: NodeName n1: Sockets: invalid value '0'"},
+      {"node cpus mismatch", "NodeName=n1 CPUs=6 CoresPerSocket=4\n", "",
+       "muster.conf:1: NodeName n1: CPUs=6 does not match Sockets*CoresPerSocket*ThreadsPerCore="},
+      {"sockets and spb", "NodeName=n1 Sockets=2 SocketsPerBoard=2\n", "",
+       "muster.conf:1: NodeName n1: Sockets and SocketsPerBoard are mutually exclusive"},
+      {"node bad memory", "NodeName=n1 RealMemory=64G\n", "", "muster.conf:1: NodeName n1: RealMemory: invalid value '64G'"},
+      {"node bad tmp", "NodeName=n1 TmpDisk=x\n", "", "muster.conf:1: NodeName n1: TmpDisk: invalid value 'x'"},
+      {"node bad weight", "NodeName=n1 Weight=-3\n", "", "muster.conf:1: NodeName n1: Weight: invalid value '-3'"},
+      {"node bad state", "NodeName=n1 State=BUSY\n", "", "muster.conf:1: NodeName n1: State: invalid value 'BUSY'"},
+      {"node bad gres", "GresTypes=gpu\nNodeName=n1 Gres=gpu:h100:x\n", "",
+       "muster.conf:2: NodeName n1: Gres: invalid value 'gpu:h100:x'"},
+      {"gres not in types", "NodeName=n1 Gres=gpu:2\n", "",
+       "muster.conf:1: NodeName n1: Gres 'gpu' is not listed in GresTypes"},
+      {"bad default in later line", "NodeName=DEFAULT CPUs=q\nNodeName=n1\n", "",
+       "muster.conf:1: NodeName DEFAULT: CPUs: invalid value 'q'"},
+      {"bad hostlist", "NodeName=n[1-\n", "", "muster.conf:1: NodeName: invalid value 'n[1-'"},
+      {"node all", "NodeName=ALL\n", "", "muster.conf:1: NodeName: invalid value 'ALL'"},
+      {"duplicate node", "NodeName=n[1-3]\n\nNodeName=n3\n", "",
+       "muster.conf:3: NodeName: duplicate node 'n3' (first defined at muster.conf:1)"},
+      {"part unknown node", "NodeName=n[1-2]\nPartitionName=p Nodes=n[1-3]\n", "",
+       "muster.conf:2: PartitionName p: Nodes: unknown node 'n3'"},
+      {"part unknown key", "PartitionName=p Foo=1\n", "", "muster.conf:1: unknown key 'Foo' in PartitionName line"},
+      {"part bad default", "PartitionName=p Default=maybe\n", "", "muster.conf:1: PartitionName p: Default: invalid value 'maybe'"},
+      {"part bad maxtime", "PartitionName=p MaxTime=soon\n", "", "muster.conf:1: PartitionName p: MaxTime: invalid value 'soon'"},
+      {"part bad deftime", "PartitionName=p DefaultTime=1:2:3:4\n", "", "muster.conf:1: PartitionName p: DefaultTime: invalid value"},
+      {"part deftime over max", "PartitionName=p MaxTime=10 DefaultTime=20\n", "",
+       "muster.conf:1: PartitionName p: DefaultTime=20 exceeds MaxTime=10"},
+      {"part bad state", "PartitionName=p State=OPEN\n", "", "muster.conf:1: PartitionName p: State: invalid value 'OPEN'"},
+      {"part bad priority", "PartitionName=p Priority=70000\n", "", "muster.conf:1: PartitionName p: Priority: invalid value '70000'"},
+      {"part bad tier", "PartitionName=p PriorityTier=x\n", "", "muster.conf:1: PartitionName p: PriorityTier: invalid value 'x'"},
+      {"part bad factor", "PartitionName=p PriorityJobFactor=x\n", "", "muster.conf:1: PartitionName p: PriorityJobFactor: invalid"},
+      {"part bad maxnodes", "PartitionName=p MaxNodes=x\n", "", "muster.conf:1: PartitionName p: MaxNodes: invalid value 'x'"},
+      {"part bad minnodes", "PartitionName=p MinNodes=x\n", "", "muster.conf:1: PartitionName p: MinNodes: invalid value 'x'"},
+      {"part min over max", "PartitionName=p MinNodes=3 MaxNodes=2\n", "",
+       "muster.conf:1: PartitionName p: MinNodes=3 exceeds MaxNodes=2"},
+      {"part duplicate", "PartitionName=p\nPartitionName=p\n", "",
+       "muster.conf:2: PartitionName: duplicate partition 'p' (first defined at muster.conf:1)"},
+      {"part empty name", "PartitionName= Nodes=ALL\n", "", "muster.conf:1: PartitionName: invalid value ''"},
+      {"downnodes unknown", "NodeName=n1\nDownNodes=n2\n", "", "muster.conf:2: DownNodes: unknown node 'n2'"},
+      {"downnodes state", "NodeName=n1\nDownNodes=n1 State=UP\n", "", "muster.conf:2: DownNodes: State: invalid value 'UP'"},
+      {"nodeset unknown", "NodeName=n1\nNodeSet=s Nodes=n9\n", "", "muster.conf:2: NodeSet s: Nodes: unknown node 'n9'"},
+      {"nodeset empty", "NodeSet=s\n", "", "muster.conf:1: NodeSet s: needs Nodes= or Feature="},
+      {"include missing", "\nInclude\n", "", "muster.conf:2: Include: missing file name"},
+      {"include unreadable", "Include nope.conf\n", "",
+       "muster.conf:1: Include 'nope.conf': cannot read /nonexistent-muster-test/nope.conf"},
+      // gres.conf
+      {"gres count mismatch", kTwoNodes, "\nNodeName=gpu01 Name=gpu Type=h100 File=/dev/nvidia[0-1]\n",
+       "gres.conf:2: node gpu01: gres.conf gives 2 gpu:h100 but Gres= says 4 (muster.conf:2)"},
+      {"gres count vs files", kTwoNodes, "Name=gpu Type=h100 File=/dev/nvidia[0-3] Count=3\n",
+       "gres.conf:1: Count=3 does not match the 4 devices of File=/dev/nvidia[0-3]"},
+      {"gres unknown key", kTwoNodes, "Name=gpu Foo=1\n", "gres.conf:1: unknown key 'Foo'"},
+      {"gres bad count", kTwoNodes, "Name=gpu Type=h100 Count=lots\n", "gres.conf:1: Count: invalid value 'lots'"},
+      {"gres bad file", kTwoNodes, "Name=gpu File=/dev/nvidia[0-\n", "gres.conf:1: File: invalid value"},
+      {"gres bad autodetect", kTwoNodes, "AutoDetect=magic\n", "gres.conf:1: AutoDetect: invalid value 'magic'"},
+      {"gres type without name", kTwoNodes, "Type=h100 Count=4\n", "gres.conf:1: Type without Name"},
+      {"gres for node without it", kTwoNodes, "NodeName=gpu01 Name=gpu Type=a100 Count=4\n",
+       "gres.conf:1: gpu:a100 for node gpu01, which has no such Gres (muster.conf:2: Gres=gpu:h100:4)"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = Parse(c.text, c.gres);
+    ASSERT_FALSE(cfg.ok());
+    EXPECT_THAT(cfg.status().message(), StartsWith(c.want));
+    EXPECT_EQ(cfg.status().code(), util::Code::kInvalidArgument);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// gres.conf.
+
+TEST(Gres, LinesWithoutNodeNameApplyToNodesHavingTheGres) {
+  auto cfg = Parse(
+      "GresTypes=gpu,nic\n"
+      "NodeName=g[1-2] Gres=gpu:2,nic:1\n"
+      "NodeName=c1\n",
+      "AutoDetect=off\n"
+      "Name=gpu File=/dev/nvidia[0-1] Cores=0-3\n"
+      "Name=nic Count=1\n"
+      "NodeName=other[1-9] Name=gpu Count=99\n");  // not in this cluster
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_THAT(cfg->nodes[1].gres[0].files, ElementsAre("/dev/nvidia0", "/dev/nvidia1"));
+  EXPECT_EQ(cfg->nodes[1].gres[0].cores, "0-3");
+  EXPECT_TRUE(cfg->nodes[1].gres[1].files.empty());
+  EXPECT_TRUE(cfg->nodes[2].gres.empty());
+}
+
+TEST(Gres, CountWithSuffix) {
+  auto cfg = Parse("GresTypes=bw\nNodeName=n1 Gres=bw:lustre:4G\n",
+                   "Name=bw Type=lustre Count=4G\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+}
+
+TEST(Gres, ReadBesideConfigOnlyWhenAsked) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", kTwoNodes);
+  dir.Write("gres.conf", "Name=gpu Type=h100 Count=3\n");
+  auto loaded = LoadConfig(main);
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), StartsWith("gres.conf:1: node gpu01:"));
+  auto skipped = ParseConfig(kTwoNodes, main, {}, false);
+  EXPECT_TRUE(skipped.ok()) << skipped.status().message();
+}
+
+// ---------------------------------------------------------------------------
+// Include.
+
+TEST(Include, RelativeToIncludingFileNestedAndModifiers) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf",
+                               "ClusterName=Blue\n"
+                               "Include sub/nodes.conf\n"
+                               "include \"%c-parts.conf\"\n");
+  dir.Write("sub/nodes.conf", "GresTypes=gpu\nInclude more.conf\n");
+  dir.Write("sub/more.conf", "NodeName=n[1-2]\nStateSaveLocation=state\nBogusKeyX=1\n");
+  dir.Write("blue-parts.conf", "PartitionName=p Nodes=ALL Default=YES\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(cfg.status().message(), StartsWith("sub/more.conf:3: unknown key 'BogusKeyX'"));
+
+  dir.Write("sub/more.conf", "NodeName=n[1-2]\nStateSaveLocation=state\n");
+  cfg = LoadConfig(main);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->nodes.size(), 2u);
+  EXPECT_EQ(cfg->state_save_location, dir.path() + "/sub/state");
+  ASSERT_NE(cfg->DefaultPartition(), nullptr);
+  EXPECT_EQ(cfg->DefaultPartition()->nodes.size(), 2u);
+}
+
+TEST(Include, Glob) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", "Include conf.d/*.conf\n");
+  dir.Write("conf.d/b.conf", "NodeName=b1\n");
+  dir.Write("conf.d/a.conf", "NodeName=a1\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  ASSERT_EQ(cfg->nodes.size(), 2u);
+  EXPECT_EQ(cfg->nodes[0].name, "a1");  // sorted
+
+  std::string none = dir.Write("none.conf", "Include nothing/*.conf\n");
+  auto bad = LoadConfig(none);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), StartsWith("none.conf:1: Include 'nothing/*.conf': no file"));
+}
+
+TEST(Include, CycleIsAnError) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", "KillWait=1\nInclude a.conf\n");
+  dir.Write("a.conf", "\nInclude b.conf\n");
+  dir.Write("b.conf", "Include muster.conf\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.status().message(),
+            "b.conf:1: Include cycle: muster.conf -> a.conf -> b.conf -> muster.conf");
+
+  std::string self = dir.Write("self.conf", "Include self.conf\n");
+  cfg = LoadConfig(self);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(cfg.status().message(), StartsWith("self.conf:1: Include cycle"));
+}
+
+TEST(Include, ErrorsInIncludedFileNameThatFile) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", "Include nodes.conf\nPartitionName=p Nodes=x9\n");
+  dir.Write("nodes.conf", "NodeName=x1\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(cfg.status().message(),
+              StartsWith("muster.conf:2: PartitionName p: Nodes: unknown node 'x9'"));
+}
+
+// ---------------------------------------------------------------------------
+// Loading and paths.
+
+TEST(Load, MissingFile) {
+  auto cfg = LoadConfig("/nonexistent-muster-test/muster.conf");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_THAT(cfg.status().message(), HasSubstr("/nonexistent-muster-test/muster.conf"));
+  EXPECT_THAT(cfg.status().message(), HasSubstr("No such file"));
+}
+
+TEST(Load, RelativePathBecomesAbsolute) {
+  TempDir dir;
+  dir.Write("muster.conf", "KillWait=4\n");
+  std::string old = fs::current_path().string();
+  fs::current_path(dir.path());
+  auto cfg = LoadConfig("muster.conf");
+  fs::current_path(old);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->path, dir.path() + "/muster.conf");
+  EXPECT_EQ(cfg->kill_wait_s, 4);
+}
+
+// Sets an environment variable for the scope, restoring the old value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(Paths, DefaultConfigPathOrder) {
+  {
+    ScopedEnv a("MUSTER_CONF", "/a/muster.conf");
+    ScopedEnv b("SLURM_CONF", "/b/slurm.conf");
+    EXPECT_EQ(DefaultConfigPath(), "/a/muster.conf");
+  }
+  {
+    ScopedEnv a("MUSTER_CONF", nullptr);
+    ScopedEnv b("SLURM_CONF", "/b/slurm.conf");
+    EXPECT_EQ(DefaultConfigPath(), "/b/slurm.conf");
+  }
+  {
+    ScopedEnv a("MUSTER_CONF", "");
+    ScopedEnv b("SLURM_CONF", nullptr);
+    EXPECT_EQ(DefaultConfigPath(), "/etc/muster/muster.conf");
+  }
+}
+
+}  // namespace
+}  // namespace muster::config

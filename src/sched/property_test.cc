@@ -1,0 +1,286 @@
+// Property tests over random clusters and queues (seeded std::mt19937, so a
+// failure names its seed and repeats): whatever the input, a pass never
+// over-allocates a node (CPUs, memory, GPU indices unique, in range and
+// free), honours each job's request, gives every pending job exactly one
+// decision, respects partition blocking, and is deterministic.
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sched/pipeline.h"
+#include "sched/schedule_harness.h"
+
+namespace muster::sched {
+namespace {
+
+using testing::MakeJob;
+using testing::MakeNode;
+using testing::MakePartition;
+
+class Gen {
+ public:
+  explicit Gen(uint32_t seed) : rng_(seed) {}
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) { return v[static_cast<size_t>(Int(0, static_cast<int>(v.size()) - 1))]; }
+
+ private:
+  std::mt19937 rng_;
+};
+
+const std::vector<std::string> kTypes = {"", "a100", "h100"};
+const std::vector<std::string> kFeatures = {"a", "b", "c"};
+
+Harness RandomCluster(Gen& g) {
+  Harness h;
+  h.cfg.def_mem_per_cpu_mb = g.Chance(0.3) ? 0 : 500;
+  h.cfg.gres_types = {"gpu"};
+  const int n_nodes = g.Int(1, 12);
+  for (int i = 0; i < n_nodes; ++i) {
+    auto b = MakeNode("n" + std::to_string(i))
+                 .Cpus(g.Pick(std::vector<int>{1, 4, 8, 32}))
+                 .Mem(g.Pick(std::vector<int64_t>{1000, 8000, 64000}))
+                 .Weight(g.Int(1, 3));
+    const int gpu_entries = g.Int(0, 2);
+    for (int e = 0; e < gpu_entries; ++e) b.Gpus(g.Pick(kTypes), g.Int(1, 4));
+    std::vector<std::string> f;
+    for (const auto& x : kFeatures) {
+      if (g.Chance(0.5)) f.push_back(x);
+    }
+    b.Features(f);
+    core::Node n = b;
+    n.drain = g.Chance(0.1);
+    n.down = g.Chance(0.1);
+    n.registered = !g.Chance(0.1);
+    if (g.Chance(0.05)) n.config.initial_state = "FUTURE";
+    // Pre-existing use, always consistent with the hardware.
+    if (g.Chance(0.5)) {
+      n.alloc_cpus = g.Int(0, n.config.cpus);
+      n.alloc_mem_mb = g.Int(0, static_cast<int>(n.config.real_memory_mb));
+      for (size_t k = 0; k < n.gpu_used.size(); ++k) n.gpu_used[k] = g.Chance(0.4);
+      n.running_jobs = 1;
+    }
+    h.AddNode(n);
+  }
+  const int n_parts = g.Int(1, 3);
+  for (int p = 0; p < n_parts; ++p) {
+    std::vector<std::string> members;
+    for (int i = 0; i < n_nodes; ++i) {
+      if (g.Chance(0.6)) members.push_back("n" + std::to_string(i));
+    }
+    if (members.empty()) members.push_back("n0");
+    auto part = MakePartition("p" + std::to_string(p)).Nodes(members);
+    if (g.Chance(0.1)) part.State(g.Pick(std::vector<std::string>{"DOWN", "DRAIN", "INACTIVE"}));
+    h.AddPartition(part);
+  }
+  const int n_jobs = g.Int(1, 40);
+  for (int j = 1; j <= n_jobs; ++j) {
+    auto b = MakeJob(static_cast<core::JobId>(j)).Partition("p" + std::to_string(g.Int(0, n_parts - 1)));
+    if (g.Chance(0.05)) b.Held();
+    if (g.Chance(0.05)) b.Begin(h.now + 10);
+    if (g.Chance(0.4)) b.Cpus(g.Int(1, 8));
+    if (g.Chance(0.3)) b.Nodes(g.Int(1, 3));
+    if (g.Chance(0.3)) b.Tasks(g.Int(1, 40));
+    if (g.Chance(0.15)) b.TasksPerNode(g.Int(1, 3));
+    switch (g.Int(0, 4)) {
+      case 0: b.Mem(g.Int(1, 16000)); break;
+      case 1: b.MemPerCpu(g.Int(1, 2000)); break;
+      case 2: if (g.Chance(0.2)) b.MemWholeNode(); break;
+      default: break;
+    }
+    if (g.Chance(0.4)) b.Gpus(g.Int(1, 4), g.Pick(kTypes));
+    else if (g.Chance(0.15)) b.GpusPerJob(g.Int(1, 8), g.Pick(kTypes));
+    if (g.Chance(0.1)) b.Exclusive();
+    if (g.Chance(0.2)) b.Constraint(g.Pick(kFeatures) + (g.Chance(0.5) ? "&" + g.Pick(kFeatures) : ""));
+    if (g.Chance(0.1)) b.Nodelist("n" + std::to_string(g.Int(0, n_nodes - 1)));
+    if (g.Chance(0.1)) b.Exclude("n" + std::to_string(g.Int(0, n_nodes - 1)));
+    h.AddJob(b);
+  }
+  return h;
+}
+
+bool Usable(const core::Node& n) {
+  return n.registered && !n.down && !n.drain && n.config.initial_state != "FUTURE";
+}
+
+void CheckPlan(Harness& h, const Plan& plan, uint32_t seed) {
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  // Exactly one decision per pending job, and nothing else.
+  std::map<core::JobId, int> seen;
+  for (const auto& s : plan.starts) ++seen[s.job_id];
+  for (const auto& d : plan.pending) {
+    ++seen[d.job_id];
+    EXPECT_NE(d.reason, core::PendingReason::kNone);
+  }
+  ASSERT_EQ(seen.size(), h.jobs.size());
+  for (const auto& j : h.jobs) EXPECT_EQ(seen[j.id], 1) << "job " << j.id;
+
+  std::map<std::string, core::Node*> by_name;
+  for (auto& n : h.nodes) by_name[n.config.name] = &n;
+  std::map<core::JobId, const core::Job*> jobs;
+  for (const auto& j : h.jobs) jobs[j.id] = &j;
+
+  // Apply every start on top of the live use; nothing may overflow.
+  std::map<std::string, int> cpus;
+  std::map<std::string, int64_t> mem;
+  std::map<std::string, std::set<int>> gpus;
+  for (const auto& n : h.nodes) {
+    cpus[n.config.name] = n.alloc_cpus;
+    mem[n.config.name] = n.alloc_mem_mb;
+    for (size_t k = 0; k < n.gpu_used.size(); ++k) {
+      if (n.gpu_used[k]) gpus[n.config.name].insert(static_cast<int>(k));
+    }
+  }
+  for (const auto& s : plan.starts) {
+    const core::Job& job = *jobs.at(s.job_id);
+    auto r = MakeResourceRequest(job.req, h.cfg.def_mem_per_cpu_mb);
+    ASSERT_TRUE(r.ok());
+    const core::Partition* part = h.cfg.FindPartition(job.partition);
+    ASSERT_NE(part, nullptr);
+    EXPECT_EQ(s.partition, part->name);
+    EXPECT_GE(static_cast<int>(s.alloc.size()), r->min_nodes) << "job " << job.id;
+    EXPECT_LE(static_cast<int>(s.alloc.size()), r->max_nodes) << "job " << job.id;
+    int tasks = 0;
+    int64_t job_gpus = 0;
+    std::set<std::string> names;
+    for (const auto& a : s.alloc) {
+      ASSERT_TRUE(by_name.count(a.node));
+      const core::Node& n = *by_name[a.node];
+      EXPECT_TRUE(names.insert(a.node).second) << "node twice in job " << job.id;
+      EXPECT_TRUE(Usable(n)) << a.node;
+      EXPECT_NE(std::find(part->nodes.begin(), part->nodes.end(), a.node), part->nodes.end());
+      for (const auto& f : r->features) EXPECT_TRUE(HasFeature(n.config, f)) << f;
+      EXPECT_EQ(std::find(r->excluded_nodes.begin(), r->excluded_nodes.end(), a.node),
+                r->excluded_nodes.end());
+      EXPECT_GE(a.tasks, 1);
+      EXPECT_GE(a.cpus, a.tasks * r->cpus_per_task);
+      if (r->exclusive) {
+        EXPECT_EQ(a.cpus, n.config.cpus);
+        EXPECT_EQ(cpus[a.node], 0) << "exclusive job on a used node";
+      }
+      if (r->whole_node_mem) {
+        EXPECT_EQ(a.mem_mb, n.config.real_memory_mb);
+      }
+      tasks += a.tasks;
+      job_gpus += static_cast<int64_t>(a.gpu_indices.size());
+      EXPECT_GE(static_cast<int64_t>(a.gpu_indices.size()), r->gpus_per_node);
+      cpus[a.node] += a.cpus;
+      mem[a.node] += a.mem_mb;
+      EXPECT_LE(cpus[a.node], n.config.cpus) << "CPUs over-allocated on " << a.node;
+      EXPECT_LE(mem[a.node], n.config.real_memory_mb) << "memory over-allocated on " << a.node;
+      const int total = GpuCount(n.config);
+      for (int gi : a.gpu_indices) {
+        EXPECT_GE(gi, 0);
+        EXPECT_LT(gi, total);
+        EXPECT_TRUE(gpus[a.node].insert(gi).second) << "GPU " << gi << " twice on " << a.node;
+        if (!r->gpu_type.empty()) {
+          EXPECT_EQ(n.GpuType(gi), r->gpu_type);
+        }
+      }
+    }
+    for (const auto& w : r->required_nodes) EXPECT_TRUE(names.count(w)) << w;
+    if (r->ntasks_set) {
+      EXPECT_EQ(tasks, r->ntasks) << "job " << job.id;
+    }
+    EXPECT_EQ(job_gpus, r->gpus_per_job + r->gpus_per_node * static_cast<int64_t>(s.alloc.size()))
+        << "job " << job.id;
+  }
+
+  // No job starts behind one of its partition that waits for Resources.
+  std::map<core::JobId, core::PendingReason> reason;
+  for (const auto& d : plan.pending) reason[d.job_id] = d.reason;
+  std::set<std::string> blocked;
+  for (const auto& j : h.jobs) {
+    auto it = reason.find(j.id);
+    if (it == reason.end()) {
+      EXPECT_FALSE(blocked.count(j.partition)) << "job " << j.id << " started behind a blocker";
+    } else if (it->second == core::PendingReason::kResources) {
+      EXPECT_FALSE(blocked.count(j.partition)) << "second Resources in " << j.partition;
+      blocked.insert(j.partition);
+    } else if (it->second == core::PendingReason::kPriority) {
+      EXPECT_TRUE(blocked.count(j.partition)) << "Priority without a blocker, job " << j.id;
+    }
+  }
+
+  // And the controller's accounting accepts the whole plan.
+  std::vector<core::Node> copy = h.nodes;
+  std::vector<core::Node*> ptrs;
+  for (auto& n : copy) ptrs.push_back(&n);
+  for (const auto& s : plan.starts) {
+    util::Status st = ApplyStart(s, ptrs);
+    EXPECT_TRUE(st.ok()) << st.message();
+  }
+}
+
+TEST(ScheduleProperty, RandomClustersNeverOverAllocate) {
+  int started = 0, waiting = 0;
+  for (uint32_t seed = 1; seed <= 600; ++seed) {
+    Gen g(seed);
+    Harness h = RandomCluster(g);
+    Plan plan = h.Run();
+    CheckPlan(h, plan, seed);
+    started += static_cast<int>(plan.starts.size());
+    waiting += static_cast<int>(plan.pending.size());
+    if (::testing::Test::HasFatalFailure()) return;
+    // Same input, same plan.
+    Plan again = h.Run();
+    ASSERT_EQ(plan.starts.size(), again.starts.size()) << "seed " << seed;
+    for (size_t k = 0; k < plan.starts.size(); ++k) {
+      ASSERT_EQ(plan.starts[k].job_id, again.starts[k].job_id);
+      ASSERT_EQ(plan.starts[k].alloc.size(), again.starts[k].alloc.size());
+      for (size_t n = 0; n < plan.starts[k].alloc.size(); ++n) {
+        ASSERT_EQ(plan.starts[k].alloc[n].node, again.starts[k].alloc[n].node);
+        ASSERT_EQ(plan.starts[k].alloc[n].gpu_indices, again.starts[k].alloc[n].gpu_indices);
+      }
+    }
+    ASSERT_EQ(plan.pending.size(), again.pending.size());
+    for (size_t k = 0; k < plan.pending.size(); ++k) {
+      ASSERT_EQ(plan.pending[k].job_id, again.pending[k].job_id);
+      ASSERT_EQ(plan.pending[k].reason, again.pending[k].reason);
+    }
+  }
+  // The generator must exercise both outcomes.
+  EXPECT_GT(started, 1000);
+  EXPECT_GT(waiting, 1000);
+}
+
+// A job the scheduler calls startable on an idle copy of the partition is
+// one CheckSatisfiable accepts, and BadConstraints only goes to jobs that
+// CheckSatisfiable refuses.
+TEST(ScheduleProperty, BadConstraintsAgreesWithCheckSatisfiable) {
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    Gen g(seed);
+    Harness h = RandomCluster(g);
+    Plan plan = h.Run();
+    for (const auto& d : plan.pending) {
+      if (d.reason != core::PendingReason::kBadConstraints) continue;
+      const core::Job* job = nullptr;
+      for (const auto& j : h.jobs) {
+        if (j.id == d.job_id) job = &j;
+      }
+      std::string detail;
+      util::Status st = CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg,
+                                         &detail);
+      EXPECT_FALSE(st.ok()) << "seed " << seed << " job " << job->id;
+    }
+    for (const auto& s : plan.starts) {
+      const core::Job* job = nullptr;
+      for (const auto& j : h.jobs) {
+        if (j.id == s.job_id) job = &j;
+      }
+      std::string detail;
+      util::Status st = CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg,
+                                         &detail);
+      EXPECT_TRUE(st.ok()) << "seed " << seed << " job " << job->id << ": " << detail;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace muster::sched

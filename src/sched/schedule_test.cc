@@ -1,0 +1,465 @@
+// Schedule(): one pass of Slurm's main scheduler (no backfill), mostly on
+// OracleCluster() (see schedule_harness.h).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "sched/schedule_harness.h"
+
+namespace muster::sched {
+namespace {
+
+using testing::MakeJob;
+using testing::MakeNode;
+using testing::MakePartition;
+
+// The nodes a job started on ("gpu01,gpu02"), else its reason.
+std::string Result(const Plan& p, core::JobId id) {
+  return StartOf(p, id) ? NodesOf(p, id) : Outcome(p, id);
+}
+
+struct Case {
+  const char* name;
+  std::function<void(Harness&)> setup;  // nodes' state, config changes
+  std::vector<testing::JobBuilder> jobs;
+  std::vector<std::string> expect;  // per job: nodes or reason
+};
+
+void RunCases(const std::vector<Case>& cases) {
+  for (const auto& c : cases) {
+    Harness h = OracleCluster();
+    if (c.setup) c.setup(h);
+    for (const auto& j : c.jobs) h.AddJob(j);
+    Plan plan = h.Run();
+    ASSERT_EQ(c.jobs.size(), c.expect.size()) << c.name;
+    EXPECT_EQ(plan.starts.size() + plan.pending.size(), c.jobs.size()) << c.name;
+    for (size_t k = 0; k < c.jobs.size(); ++k) {
+      core::JobId id = c.jobs[k].Build().id;
+      EXPECT_EQ(Result(plan, id), c.expect[k]) << c.name << ", job " << id;
+    }
+  }
+}
+
+TEST(Schedule, PlacementAndSharing) {
+  RunCases({
+      {"first fitting node", nullptr, {MakeJob(1).Partition("short")}, {"gpu01"}},
+      {"CPUs shared until full",
+       nullptr,
+       {MakeJob(1).Partition("short").Cpus(16), MakeJob(2).Partition("short").Cpus(16),
+        MakeJob(3).Partition("short").Cpus(16)},
+       {"gpu01", "gpu01", "gpu02"}},
+      {"memory accounted",
+       nullptr,
+       {MakeJob(1).Partition("short").Mem(40000), MakeJob(2).Partition("short").Mem(40000),
+        MakeJob(3).Partition("short").Mem(20000)},
+       {"gpu01", "gpu02", "gpu01"}},
+      {"mem-per-cpu times CPUs",
+       nullptr,
+       {MakeJob(1).Partition("short").Cpus(10).MemPerCpu(4000),
+        MakeJob(2).Partition("short").Cpus(10).MemPerCpu(4000)},
+       {"gpu01", "gpu02"}},
+      {"GPUs shared until used up",
+       nullptr,
+       {MakeJob(1).Partition("train").Gpus(4), MakeJob(2).Partition("train").Gpus(4),
+        MakeJob(3).Partition("train").Gpus(4)},
+       {"gpu01", "gpu01", "gpu02"}},
+      {"live use respected",
+       [](Harness& h) {
+         h.Node("gpu01")->alloc_cpus = 32;
+         h.Node("gpu02")->alloc_mem_mb = 64000;
+         h.Node("gpu03")->gpu_used.assign(8, true);
+       },
+       {MakeJob(1).Partition("train"), MakeJob(2).Partition("train").Gpus(1)},
+       {"gpu03", "gpu04"}},
+      {"lower Weight first",
+       [](Harness& h) {
+         h.Node("cpu02")->config.weight = 0;
+         h.cfg.nodes[5].weight = 0;
+       },
+       {MakeJob(1).Partition("short"), MakeJob(2).Partition("short").Cpus(32)},
+       {"cpu02", "gpu01"}},
+      {"partition order does not matter, config order does",
+       [](Harness& h) {
+         h.cfg.partitions[1].nodes = {"gpu04", "gpu03", "gpu02", "gpu01"};
+       },
+       {MakeJob(1).Partition("train")},
+       {"gpu01"}},
+  });
+}
+
+TEST(Schedule, NodeStateFilter) {
+  RunCases({
+      {"drained, down, unregistered skipped",
+       [](Harness& h) {
+         h.Node("gpu01")->drain = true;
+         h.Node("gpu02")->down = true;
+         h.Node("gpu03")->registered = false;
+       },
+       {MakeJob(1).Partition("train")},
+       {"gpu04"}},
+      {"FUTURE skipped",
+       [](Harness& h) { h.Node("gpu01")->config.initial_state = "FUTURE"; },
+       {MakeJob(1).Partition("train")},
+       {"gpu02"}},
+      {"no usable node: Resources",
+       [](Harness& h) {
+         for (auto& n : h.nodes) n.registered = false;
+       },
+       {MakeJob(1).Partition("train")},
+       {"Resources"}},
+  });
+}
+
+TEST(Schedule, Eligibility) {
+  RunCases({
+      {"held by user / admin",
+       nullptr,
+       {MakeJob(1).Partition("short").Held(), MakeJob(2).Partition("short").HeldByAdmin(),
+        MakeJob(3).Partition("short")},
+       {"JobHeldUser", "JobHeldAdmin", "gpu01"}},
+      {"begin time",
+       nullptr,
+       {MakeJob(1).Partition("short").Begin(1001), MakeJob(2).Partition("short").Begin(1000)},
+       {"BeginTime", "gpu01"}},
+      {"partition DOWN and INACTIVE; DRAIN still runs queued jobs",
+       [](Harness& h) {
+         h.cfg.partitions[0].state = "DOWN";
+         h.cfg.partitions[1].state = "INACTIVE";
+       },
+       {MakeJob(1).Partition("short"), MakeJob(2).Partition("train")},
+       {"PartitionDown", "PartitionInactive"}},
+      {"DRAIN partition schedules",
+       [](Harness& h) { h.cfg.partitions[1].state = "DRAIN"; },
+       {MakeJob(1).Partition("train")},
+       {"gpu01"}},
+      {"unknown partition",
+       nullptr,
+       {MakeJob(1).Partition("nosuch")},
+       {"PartitionInactive"}},
+      {"partition limits",
+       [](Harness& h) {
+         h.cfg.partitions[0].max_time_s = 3600;
+         h.cfg.partitions[1].max_nodes = 2;
+       },
+       {MakeJob(1).Partition("short").TimeLimit(7200), MakeJob(2).Partition("short").TimeLimit(60),
+        MakeJob(3).Partition("train").Nodes(3), MakeJob(4).Partition("train").Nodes(2)},
+       {"PartitionTimeLimit", "gpu01", "PartitionNodeLimit", "gpu01,gpu02"}},
+      {"held jobs do not block",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodes(4).Exclusive().Held(),
+        MakeJob(2).Partition("train")},
+       {"JobHeldUser", "gpu01"}},
+  });
+}
+
+TEST(Schedule, Exclusive) {
+  RunCases({
+      {"exclusive takes an idle node, others avoid it",
+       nullptr,
+       {MakeJob(1).Partition("train"), MakeJob(2).Partition("train").Exclusive(),
+        MakeJob(3).Partition("train").Cpus(4)},
+       {"gpu01", "gpu02", "gpu01"}},
+      {"exclusive waits when no node is idle",
+       [](Harness& h) {
+         for (int i = 0; i < 4; ++i) h.nodes[i].alloc_cpus = 1, h.nodes[i].running_jobs = 1;
+       },
+       {MakeJob(1).Partition("train").Exclusive(), MakeJob(2).Partition("train")},
+       {"Resources", "Priority"}},
+      {"a node with only GPUs in use is not idle",
+       [](Harness& h) {
+         h.Node("gpu01")->gpu_used[3] = true;
+       },
+       {MakeJob(1).Partition("train").Exclusive()},
+       {"gpu02"}},
+  });
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("train").Exclusive().Gpus(2));
+  Plan p = h.Run();
+  ASSERT_NE(StartOf(p, 1), nullptr);
+  const auto& a = StartOf(p, 1)->alloc.at(0);
+  EXPECT_EQ(a.cpus, 32);           // all CPUs of the node
+  EXPECT_EQ(a.mem_mb, 32 * 1000);  // DefMemPerCPU times the CPUs taken
+  EXPECT_EQ(a.tasks, 1);
+  EXPECT_EQ(a.gpu_indices, (std::vector<int>{0, 1}));
+}
+
+TEST(Schedule, MultiNode) {
+  RunCases({
+      {"-N 2 on two free nodes",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodes(2).Cpus(32)},
+       {"gpu01,gpu02"}},
+      {"-N 2 all or nothing: waits, blocks train, not short",
+       [](Harness& h) {
+         for (int i = 0; i < 3; ++i) h.nodes[i].alloc_cpus = 32, h.nodes[i].running_jobs = 1;
+       },
+       {MakeJob(1).Partition("train").Nodes(2).Cpus(32), MakeJob(2).Partition("train"),
+        MakeJob(3).Partition("short")},
+       {"Resources", "Priority", "gpu04"}},
+      {"-n 40 spreads over 2 nodes",
+       nullptr,
+       {MakeJob(1).Partition("short").Tasks(40)},
+       {"gpu01,gpu02"}},
+      {"-n 64 -c 1 fills 2 nodes",
+       nullptr,
+       {MakeJob(1).Partition("train").Tasks(64), MakeJob(2).Partition("train").Tasks(64)},
+       {"gpu01,gpu02", "gpu03,gpu04"}},
+      {"-n spreading all or nothing",
+       nullptr,
+       {MakeJob(1).Partition("train").Tasks(100), MakeJob(2).Partition("train").Tasks(100)},
+       {"gpu01,gpu02,gpu03,gpu04", "Resources"}},
+      {"-N 3 --ntasks-per-node=2",
+       nullptr,
+       {MakeJob(1).Partition("short").Nodes(3).TasksPerNode(2)},
+       {"gpu01,gpu02,gpu03"}},
+      {"--gpus=12 spreads", nullptr, {MakeJob(1).Partition("train").GpusPerJob(12)},
+       {"gpu01,gpu02"}},
+      {"-N 2-3 takes as many as are free",
+       [](Harness& h) { h.Node("gpu02")->drain = true; },
+       {MakeJob(1).Partition("train").Nodes(2, 3)},
+       {"gpu01,gpu03,gpu04"}},
+  });
+}
+
+TEST(Schedule, TaskAndGpuLayout) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("short").Tasks(40));
+  h.AddJob(MakeJob(2).Partition("short").Nodes(2).Tasks(3).Cpus(2));
+  h.AddJob(MakeJob(3).Partition("short").Tasks(5).TasksPerNode(2));
+  h.AddJob(MakeJob(4).Partition("train").Nodes(2).GpusPerJob(3));
+  h.AddJob(MakeJob(5).Partition("train").GpusPerJob(12));
+  Plan p = h.Run();
+  auto layout = [&](core::JobId id) {
+    std::string out;
+    const StartDecision* s = StartOf(p, id);
+    if (!s) return Outcome(p, id);
+    for (const auto& a : s->alloc) {
+      out += (out.empty() ? "" : " ") + a.node + ":" + std::to_string(a.tasks) + "t/" +
+             std::to_string(a.cpus) + "c/" + std::to_string(a.mem_mb) + "M/" +
+             std::to_string(a.gpu_indices.size()) + "g";
+    }
+    return out;
+  };
+  // Greedy fill: 32 tasks on gpu01, the rest on gpu02.
+  EXPECT_EQ(layout(1), "gpu01:32t/32c/32000M/0g gpu02:8t/8c/8000M/0g");
+  // Block distribution: 2 + 1 tasks of 2 CPUs.
+  EXPECT_EQ(layout(2), "gpu02:2t/4c/4000M/0g gpu03:1t/2c/2000M/0g");
+  // --ntasks-per-node=2 reserves 2 CPUs per node even where 1 task runs
+  // (Slurm: "using 6 processors").
+  EXPECT_EQ(layout(3), "gpu02:2t/2c/2000M/0g gpu03:2t/2c/2000M/0g gpu04:1t/2c/2000M/0g");
+  // --gpus=3 on 2 nodes: 2 + 1 (gpu01's CPUs are all taken by job 1).
+  EXPECT_EQ(layout(4), "gpu02:1t/1c/1000M/2g gpu03:1t/1c/1000M/1g");
+  // --gpus=12: greedy over what is free (6 left on gpu02, 7 on gpu03), one
+  // task per node.
+  EXPECT_EQ(layout(5), "gpu02:1t/1c/1000M/6g gpu03:1t/1c/1000M/6g");
+}
+
+TEST(Schedule, Memory) {
+  RunCases({
+      {"no DefMemPerCPU: a job takes the whole node's memory",
+       [](Harness& h) { h.cfg.def_mem_per_cpu_mb = 0; },
+       {MakeJob(1).Partition("train"), MakeJob(2).Partition("train"),
+        MakeJob(3).Partition("train"), MakeJob(4).Partition("train"),
+        MakeJob(5).Partition("train")},
+       {"gpu01", "gpu02", "gpu03", "gpu04", "Resources"}},
+      {"--mem=0 needs a node with no memory in use",
+       [](Harness& h) { h.Node("gpu01")->alloc_mem_mb = 1; },
+       {MakeJob(1).Partition("train").MemWholeNode()},
+       {"gpu02"}},
+      {"--mem too big for what is free",
+       [](Harness& h) {
+         for (int i = 0; i < 4; ++i) h.nodes[i].alloc_mem_mb = 40000;
+       },
+       {MakeJob(1).Partition("train").Mem(30000), MakeJob(2).Partition("train").Mem(20000)},
+       {"Resources", "Priority"}},
+  });
+  Harness h = OracleCluster();
+  h.cfg.def_mem_per_cpu_mb = 0;
+  h.AddJob(MakeJob(1).Partition("train"));
+  Plan p = h.Run();
+  ASSERT_NE(StartOf(p, 1), nullptr);
+  EXPECT_EQ(StartOf(p, 1)->alloc[0].mem_mb, 64000);
+}
+
+TEST(Schedule, PriorityBlockingByPartition) {
+  RunCases({
+      {"a waiting job blocks its partition only",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodes(5), MakeJob(2).Partition("train").Nodes(4).Cpus(32),
+        MakeJob(3).Partition("train"), MakeJob(4).Partition("short")},
+       // Job 1 can never run (BadConstraints, no block); job 2 takes all
+       // four gpu nodes; job 3 finds train full; short still has cpu01.
+       {"BadConstraints", "gpu01,gpu02,gpu03,gpu04", "Resources", "cpu01"}},
+      {"overlapping partitions: blocked by name, not by nodes",
+       [](Harness& h) {
+         for (int i = 0; i < 4; ++i) h.nodes[i].alloc_cpus = 31, h.nodes[i].running_jobs = 1;
+       },
+       {MakeJob(1).Partition("train").Cpus(2), MakeJob(2).Partition("short"),
+        MakeJob(3).Partition("train"), MakeJob(4).Partition("short").Cpus(2)},
+       {"Resources", "gpu01", "Priority", "cpu01"}},
+      {"a job behind a blocked one never starts even if it fits",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodes(4).Cpus(32), MakeJob(2).Partition("train").Exclusive(),
+        MakeJob(3).Partition("train").Cpus(1)},
+       {"gpu01,gpu02,gpu03,gpu04", "Resources", "Priority"}},
+  });
+}
+
+TEST(Schedule, GpuTypes) {
+  Harness h = OracleCluster();
+  h.AddNode(MakeNode("mix01").Cpus(16).Mem(64000).Gpus("a100", 2).Gpus("h100", 2));
+  h.AddPartition(MakePartition("mix").Nodes({"mix01"}));
+  h.AddJob(MakeJob(1).Partition("mix").Gpus(1, "h100"));
+  h.AddJob(MakeJob(2).Partition("mix").Gpus(1));
+  h.AddJob(MakeJob(3).Partition("mix").Gpus(2, "a100"));  // only a100 index 1 is left
+  h.AddJob(MakeJob(4).Partition("mix").Gpus(1, "h100"));
+  h.AddJob(MakeJob(5).Partition("mix").Gpus(1, "v100"));
+  Plan p = h.Run();
+  EXPECT_EQ(GpusOf(p, 1), "mix01:2");
+  EXPECT_EQ(GpusOf(p, 2), "mix01:0");  // any type: lowest free index
+  EXPECT_EQ(Outcome(p, 3), "Resources");
+  EXPECT_EQ(Outcome(p, 4), "Priority");
+  EXPECT_EQ(Outcome(p, 5), "Priority");
+
+  // Alone, the v100 job can never run there.
+  Harness h2 = OracleCluster();
+  h2.AddNode(MakeNode("mix01").Cpus(16).Mem(64000).Gpus("a100", 2).Gpus("h100", 2));
+  h2.AddPartition(MakePartition("mix").Nodes({"mix01"}));
+  h2.AddJob(MakeJob(5).Partition("mix").Gpus(1, "v100"));
+  h2.AddJob(MakeJob(6).Partition("mix").Gpus(2, "h100"));
+  Plan p2 = h2.Run();
+  EXPECT_EQ(Outcome(p2, 5), "BadConstraints");
+  EXPECT_EQ(GpusOf(p2, 6), "mix01:2,3");
+}
+
+TEST(Schedule, GpuIndicesNeverShared) {
+  Harness h = OracleCluster();
+  h.Node("gpu01")->gpu_used[0] = true;
+  h.Node("gpu01")->gpu_used[2] = true;
+  h.Node("gpu01")->running_jobs = 1;
+  h.Node("gpu01")->alloc_cpus = 1;
+  h.AddJob(MakeJob(1).Partition("train").Gpus(2));
+  h.AddJob(MakeJob(2).Partition("train").Gpus(3));
+  h.AddJob(MakeJob(3).Partition("train").Gpus(2));
+  Plan p = h.Run();
+  EXPECT_EQ(GpusOf(p, 1), "gpu01:1,3");
+  EXPECT_EQ(GpusOf(p, 2), "gpu01:4,5,6");
+  EXPECT_EQ(GpusOf(p, 3), "gpu02:0,1");  // gpu01 has only index 7 left
+}
+
+TEST(Schedule, FeaturesAndNodeLists) {
+  RunCases({
+      {"-C cpu", nullptr, {MakeJob(1).Partition("short").Constraint("cpu")}, {"cpu01"}},
+      {"-C h100&gpu", nullptr, {MakeJob(1).Partition("short").Constraint("h100&gpu")},
+       {"gpu01"}},
+      {"-C gpu,h100 (comma = and)", nullptr,
+       {MakeJob(1).Partition("short").Constraint("gpu,h100")}, {"gpu01"}},
+      {"-C nosuch|cpu", nullptr, {MakeJob(1).Partition("short").Constraint("nosuch|cpu")},
+       {"cpu01"}},
+      {"-C h100&cpu never", nullptr,
+       {MakeJob(1).Partition("short").Constraint("h100&cpu"), MakeJob(2).Partition("short")},
+       {"BadConstraints", "gpu01"}},
+      {"-w gpu03", nullptr, {MakeJob(1).Partition("short").Nodelist("gpu03")}, {"gpu03"}},
+      {"-w gpu03 -N 2 adds a node", nullptr,
+       {MakeJob(1).Partition("short").Nodelist("gpu03").Nodes(2)}, {"gpu01,gpu03"}},
+      {"-w drained node: ReqNodeNotAvail, no block",
+       [](Harness& h) { h.Node("gpu03")->drain = true; },
+       {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
+       {"ReqNodeNotAvail", "gpu01"}},
+      {"-w busy node: Resources",
+       [](Harness& h) { h.Node("gpu03")->alloc_cpus = 32; },
+       {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
+       {"Resources", "Priority"}},
+      {"-w node outside the partition", nullptr,
+       {MakeJob(1).Partition("train").Nodelist("cpu01")}, {"BadConstraints"}},
+      {"-w unknown node", nullptr, {MakeJob(1).Partition("train").Nodelist("gpu09")},
+       {"BadConstraints"}},
+      {"-x gpu[01-03]", nullptr, {MakeJob(1).Partition("train").Exclude("gpu[01-03]")},
+       {"gpu04"}},
+      {"-x every node", nullptr, {MakeJob(1).Partition("train").Exclude("gpu[01-04]")},
+       {"BadConstraints"}},
+      {"--gres=nic:1 needs a node with a nic",
+       [](Harness& h) { h.nodes[4].config.gres.push_back({"nic", "", 1, {}, {}}); },
+       {MakeJob(1).Partition("short").Gres("nic", "", 1)},
+       {"cpu01"}},
+  });
+}
+
+TEST(Schedule, MalformedRequestIsBadConstraints) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("short").Mem(10).MemPerCpu(10));
+  h.AddJob(MakeJob(2).Partition("short"));
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 1), "BadConstraints");
+  EXPECT_EQ(NodesOf(p, 2), "gpu01");
+}
+
+TEST(Schedule, DecisionsInOrderAndInputUntouched) {
+  Harness h = OracleCluster();
+  for (core::JobId id = 10; id > 0; --id) h.AddJob(MakeJob(id).Partition("short").Cpus(8));
+  const std::vector<core::Node> before = h.nodes;
+  Plan p = h.Run();
+  ASSERT_EQ(p.starts.size(), 10u);
+  for (size_t k = 0; k < p.starts.size(); ++k) EXPECT_EQ(p.starts[k].job_id, 10 - k);
+  EXPECT_EQ(p.starts[0].partition, "short");
+  for (size_t k = 0; k < before.size(); ++k) {
+    EXPECT_EQ(h.nodes[k].alloc_cpus, before[k].alloc_cpus);
+    EXPECT_EQ(h.nodes[k].gpu_used, before[k].gpu_used);
+  }
+}
+
+bool SamePlan(const Plan& a, const Plan& b) {
+  if (a.starts.size() != b.starts.size() || a.pending.size() != b.pending.size()) return false;
+  for (size_t k = 0; k < a.starts.size(); ++k) {
+    const auto &x = a.starts[k], &y = b.starts[k];
+    if (x.job_id != y.job_id || x.partition != y.partition || x.alloc.size() != y.alloc.size()) {
+      return false;
+    }
+    for (size_t n = 0; n < x.alloc.size(); ++n) {
+      const auto &p = x.alloc[n], &q = y.alloc[n];
+      if (p.node != q.node || p.cpus != q.cpus || p.mem_mb != q.mem_mb || p.tasks != q.tasks ||
+          p.gpu_indices != q.gpu_indices) {
+        return false;
+      }
+    }
+  }
+  for (size_t k = 0; k < a.pending.size(); ++k) {
+    if (a.pending[k].job_id != b.pending[k].job_id || a.pending[k].reason != b.pending[k].reason) {
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(Schedule, Deterministic) {
+  Harness h = OracleCluster();
+  for (core::JobId id = 1; id <= 30; ++id) {
+    h.AddJob(MakeJob(id).Partition(id % 3 ? "short" : "train").Cpus(1 + id % 7).Gpus(id % 4));
+  }
+  Plan a = h.Run();
+  Plan b = h.Run();
+  EXPECT_TRUE(SamePlan(a, b));
+}
+
+TEST(Schedule, PassesOverTime) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("train").Nodes(4).Cpus(32));
+  h.AddJob(MakeJob(2).Partition("train").Gpus(8));
+  Plan p1 = h.RunAndApply();
+  EXPECT_EQ(NodesOf(p1, 1), "gpu01,gpu02,gpu03,gpu04");
+  EXPECT_EQ(Outcome(p1, 2), "Resources");
+  EXPECT_EQ(h.Node("gpu01")->alloc_cpus, 32);
+  EXPECT_EQ(h.Node("gpu01")->running_jobs, 1);
+
+  h.Finish(1);
+  EXPECT_EQ(h.Node("gpu01")->alloc_cpus, 0);
+  EXPECT_EQ(h.Node("gpu01")->alloc_mem_mb, 0);
+  Plan p2 = h.RunAndApply();
+  EXPECT_EQ(GpusOf(p2, 2), "gpu01:0,1,2,3,4,5,6,7");
+  EXPECT_EQ(h.Node("gpu01")->gpu_used, std::vector<bool>(8, true));
+}
+
+}  // namespace
+}  // namespace muster::sched
