@@ -22,6 +22,7 @@
 #include <limits>
 #include <optional>
 #include <set>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -53,62 +54,56 @@ constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 const std::set<std::string>& SlurmOnlyKeys() {
   static const std::set<std::string> keys = [] {
     const char* names[] = {
-        "AccountingStorageBackupHost", "AccountingStorageEnforce",
-        "AccountingStorageExternalHost", "AccountingStorageHost",
-        "AccountingStorageParameters", "AccountingStoragePass", "AccountingStoragePort",
-        "AccountingStorageTRES", "AccountingStorageType", "AccountingStorageUser",
-        "AccountingStoreFlags", "AcctGatherEnergyType", "AcctGatherFilesystemType",
-        "AcctGatherInterconnectType", "AcctGatherNodeFreq", "AcctGatherProfileType",
-        "AllowSpecResourcesUsage", "AuthAltParameters", "AuthAltTypes", "AuthInfo",
-        "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
+        "AccountingStorageBackupHost", "AccountingStorageEnforce", "AccountingStorageExternalHost",
+        "AccountingStorageHost", "AccountingStorageParameters", "AccountingStoragePass",
+        "AccountingStoragePort", "AccountingStorageTRES", "AccountingStorageType",
+        "AccountingStorageUser", "AccountingStoreFlags", "AcctGatherEnergyType",
+        "AcctGatherFilesystemType", "AcctGatherInterconnectType", "AcctGatherNodeFreq",
+        "AcctGatherProfileType", "AllowSpecResourcesUsage", "AuthAltParameters", "AuthAltTypes",
+        "AuthInfo", "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
         "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
         "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
-        "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters",
-        "DisableRootJobs", "EioTimeout", "EnforcePartLimits", "Epilog", "EpilogMsgTime",
-        "EpilogSlurmctld", "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor",
-        "FederationParameters", "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce",
-        "GroupUpdateTime", "HealthCheckInterval", "HealthCheckNodeState",
-        "HealthCheckProgram", "InactiveLimit", "InteractiveStepOptions",
-        "JobAcctGatherFrequency", "JobAcctGatherParams", "JobAcctGatherType",
-        "JobCompHost", "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort",
-        "JobCompType", "JobCompUser", "JobContainerType", "JobFileAppend", "JobRequeue",
-        "JobSubmitPlugins", "KillOnBadExit", "LaunchParameters", "LaunchType", "Licenses",
-        "LogTimeFormat", "MailDomain", "MailProg", "MaxArraySize", "MaxDBDMsgs",
-        "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount", "MaxTasksPerNode",
-        "MCSParameters", "MCSPlugin", "MessageTimeout", "MpiDefault", "MpiParams",
-        "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
-        "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode",
-        "PreemptType", "PrEpParameters", "PrEpPlugins", "PriorityCalcPeriod",
-        "PriorityDecayHalfLife", "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge",
-        "PriorityParameters", "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
-        "PriorityType", "PriorityUsageResetPeriod", "PriorityWeightAge",
-        "PriorityWeightAssoc", "PriorityWeightFairshare", "PriorityWeightJobSize",
-        "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightTRES",
-        "PrivateData", "ProctrackType", "Prolog", "PrologEpilogTimeout", "PrologFlags",
-        "PrologSlurmctld", "PropagatePrioProcess", "PropagateResourceLimits",
-        "PropagateResourceLimitsExcept", "RebootProgram", "ReconfigFlags", "RequeueExit",
-        "RequeueExitHold", "ResumeFailProgram", "ResumeProgram", "ResumeRate",
-        "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
+        "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
+        "EioTimeout", "EnforcePartLimits", "Epilog", "EpilogMsgTime", "EpilogSlurmctld",
+        "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor", "FederationParameters",
+        "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
+        "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "InteractiveStepOptions",
+        "JobAcctGatherFrequency", "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
+        "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort", "JobCompType", "JobCompUser",
+        "JobContainerType", "JobFileAppend", "JobRequeue", "JobSubmitPlugins", "KillOnBadExit",
+        "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
+        "MaxArraySize", "MaxDBDMsgs", "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount",
+        "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout", "MpiDefault",
+        "MpiParams", "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
+        "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode", "PreemptType",
+        "PrEpParameters", "PrEpPlugins", "PriorityCalcPeriod", "PriorityDecayHalfLife",
+        "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge", "PriorityParameters",
+        "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin", "PriorityType",
+        "PriorityUsageResetPeriod", "PriorityWeightAge", "PriorityWeightAssoc",
+        "PriorityWeightFairshare", "PriorityWeightJobSize", "PriorityWeightPartition",
+        "PriorityWeightQOS", "PriorityWeightTRES", "PrivateData", "ProctrackType", "Prolog",
+        "PrologEpilogTimeout", "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess",
+        "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
+        "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
+        "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
         "RoutePlugin", "SchedulerParameters", "SchedulerTimeSlice", "SchedulerType",
-        "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr",
-        "SlurmctldDebug", "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile",
-        "SlurmctldPlugstack", "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg",
-        "SlurmctldSyslogDebug", "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile",
-        "SlurmdParameters", "SlurmdPidFile", "SlurmdPort", "SlurmdSyslogDebug",
-        "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel", "SrunEpilog",
-        "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
-        "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout",
-        "SwitchParameters", "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam",
-        "TaskProlog", "TCPTimeout", "TmpFS", "TopologyParam", "TopologyPlugin",
-        "TrackWCKey", "TreeWidth", "UnkillableStepProgram", "UnkillableStepTimeout",
-        "UsePAM", "VSizeFactor", "WaitTime", "X11Parameters",
+        "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug",
+        "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPlugstack",
+        "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
+        "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile", "SlurmdParameters", "SlurmdPidFile",
+        "SlurmdPort", "SlurmdSyslogDebug", "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel",
+        "SrunEpilog", "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
+        "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout", "SwitchParameters",
+        "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam", "TaskProlog", "TCPTimeout",
+        "TmpFS", "TopologyParam", "TopologyPlugin", "TrackWCKey", "TreeWidth",
+        "UnkillableStepProgram", "UnkillableStepTimeout", "UsePAM", "VSizeFactor", "WaitTime",
+        "X11Parameters",
         // Removed from or renamed in recent Slurm, still found in old files.
         "AccountingStorageLoc", "CacheGroups", "CheckpointType", "ChosLoc", "CryptoType",
-        "DefaultStorageHost", "DefaultStorageLoc", "DefaultStoragePass",
-        "DefaultStoragePort", "DefaultStorageType", "DefaultStorageUser", "FastSchedule",
-        "JobCheckpointDir", "JobCredentialPrivateKey", "JobCredentialPublicCertificate",
-        "KeepAliveTime", "MemLimitEnforce", "SallocDefaultCommand", "SchedulerPort",
-        "SchedulerRootFilter",
+        "DefaultStorageHost", "DefaultStorageLoc", "DefaultStoragePass", "DefaultStoragePort",
+        "DefaultStorageType", "DefaultStorageUser", "FastSchedule", "JobCheckpointDir",
+        "JobCredentialPrivateKey", "JobCredentialPublicCertificate", "KeepAliveTime",
+        "MemLimitEnforce", "SallocDefaultCommand", "SchedulerPort", "SchedulerRootFilter",
         // Added after 22.05.
         "CertmgrParameters", "CertmgrType", "DataParserParameters", "HashPlugin",
         "SuspendExcStates", "TLSParameters", "TLSType"};
@@ -120,36 +115,42 @@ const std::set<std::string>& SlurmOnlyKeys() {
 }
 
 // NodeName= attributes Slurm documents that Muster does not use.
-const std::set<std::string> kNodeIgnoredKeys = {
-    "nodehostname", "nodeaddr", "port", "bcastaddr", "corespeccount",
-    "cpubind", "cpuspeclist", "memspeclimit", "reason"};
-const std::set<std::string> kNodeKeys = {
-    "cpus", "procs", "boards", "sockets", "socketsperboard", "corespersocket",
-    "threadspercore", "realmemory", "tmpdisk", "gres", "feature", "features",
-    "weight", "state"};
+constexpr std::string_view kNodeIgnoredKeys[] = {"nodehostname", "nodeaddr",      "port",
+                                                 "bcastaddr",    "corespeccount", "cpubind",
+                                                 "cpuspeclist",  "memspeclimit",  "reason"};
+constexpr std::string_view kNodeKeys[] = {
+    "cpus",           "procs",          "boards",     "sockets", "socketsperboard",
+    "corespersocket", "threadspercore", "realmemory", "tmpdisk", "gres",
+    "feature",        "features",       "weight",     "state"};
 
 // PartitionName= attributes Slurm documents that Muster does not use.
-const std::set<std::string> kPartitionIgnoredKeys = {
-    "allocnodes", "allowaccounts", "allowqos", "alternate", "cpubind",
-    "defcpupergpu", "defmempercpu", "defmempergpu", "defmempernode",
-    "denyaccounts", "denyqos", "disablerootjobs", "exclusiveuser", "gracetime",
-    "hidden", "lln", "maxcpuspernode", "maxmempercpu", "maxmempernode",
-    "oversubscribe", "overtimelimit", "preemptmode", "qos", "reqresv",
-    "resumetimeout", "rootonly", "selecttypeparameters", "shared", "suspendtime",
-    "suspendtimeout", "tresbillingweights",
+constexpr std::string_view kPartitionIgnoredKeys[] = {
+    "allocnodes", "allowaccounts", "allowqos", "alternate", "cpubind", "defcpupergpu",
+    "defmempercpu", "defmempergpu", "defmempernode", "denyaccounts", "denyqos", "disablerootjobs",
+    "exclusiveuser", "gracetime", "hidden", "lln", "maxcpuspernode", "maxmempercpu",
+    "maxmempernode", "oversubscribe", "overtimelimit", "preemptmode", "qos", "reqresv",
+    "resumetimeout", "rootonly", "selecttypeparameters", "shared", "suspendtime", "suspendtimeout",
+    "tresbillingweights",
     // Added after 22.05.
     "maxcpuspersocket", "powerdownonidle"};
-const std::set<std::string> kPartitionKeys = {
-    "nodes", "default", "maxtime", "defaulttime", "state", "allowgroups",
-    "priority", "prioritytier", "priorityjobfactor", "maxnodes", "minnodes"};
+constexpr std::string_view kPartitionKeys[] = {
+    "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
+    "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes"};
 
-const std::set<std::string> kNodeStates = {"CLOUD", "DOWN", "DRAIN", "FAIL",
-                                           "FAILING", "FUTURE", "UNKNOWN", "IDLE"};
-const std::set<std::string> kDownNodeStates = {"DOWN", "DRAIN", "FAIL", "FAILING",
-                                               "FUTURE"};
-const std::set<std::string> kPartitionStates = {"UP", "DOWN", "DRAIN", "INACTIVE"};
-const std::set<std::string> kGresAutoDetect = {"off", "nvml", "rsmi", "oneapi",
-                                               "nrt", "nvidia"};
+constexpr std::string_view kNodeStates[] = {"CLOUD",   "DOWN",   "DRAIN",   "FAIL",
+                                            "FAILING", "FUTURE", "UNKNOWN", "IDLE"};
+constexpr std::string_view kDownNodeStates[] = {"DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE"};
+constexpr std::string_view kPartitionStates[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+constexpr std::string_view kGresAutoDetect[] = {"off", "nvml", "rsmi", "oneapi", "nrt", "nvidia"};
+
+// Whether `list` holds `s` exactly.
+bool In(std::span<const std::string_view> list, std::string_view s) {
+  return std::find(list.begin(), list.end(), s) != list.end();
+}
+
+constexpr std::string_view kDownNodesKeys[] = {"state"};
+constexpr std::string_view kDownNodesIgnoredKeys[] = {"reason"};
+constexpr std::string_view kNodeSetKeys[] = {"nodes", "feature"};
 
 // ---------------------------------------------------------------------------
 // Lexer.
@@ -323,15 +324,14 @@ bool IsUnlimited(std::string_view v) {
   return util::EqualsIgnoreCase(v, "UNLIMITED") || util::EqualsIgnoreCase(v, "INFINITE");
 }
 
-Result<int64_t> IntValue(const Pair& p, const std::string& context, int64_t min,
-                         int64_t max) {
+Result<int64_t> IntValue(const Pair& p, const std::string& context, int64_t min, int64_t max) {
   Result<int64_t> n = util::ParseInt(p.value);
   if (!n.ok()) return BadValue(p, context);
   if (*n < min || *n > max) {
-    return BadValue(p, context, max == kMaxInt64 || max == kMaxInt
-                                    ? "must be at least " + std::to_string(min)
-                                    : "must be " + std::to_string(min) + ".." +
-                                          std::to_string(max));
+    return BadValue(p, context,
+                    max == kMaxInt64 || max == kMaxInt
+                        ? "must be at least " + std::to_string(min)
+                        : "must be " + std::to_string(min) + ".." + std::to_string(max));
   }
   return *n;
 }
@@ -449,8 +449,7 @@ Status SetInt(const Attrs& attrs, const char* key, const std::string& context, i
   return Status::Ok();
 }
 
-Status SetTime(const Attrs& attrs, const char* key, const std::string& context,
-               int64_t* field) {
+Status SetTime(const Attrs& attrs, const char* key, const std::string& context, int64_t* field) {
   if (const Pair* p = Find(attrs, key)) {
     Result<int64_t> s = TimeValue(*p, context);
     if (!s.ok()) return s.status();
@@ -496,7 +495,8 @@ class Parser {
   Status HandlePartitionLine(const std::vector<Pair>& pairs);
   Status HandleNodeSetLine(const std::vector<Pair>& pairs);
   Status CheckKeys(const std::vector<Pair>& pairs, const std::string& record,
-                   const std::set<std::string>& known, const std::set<std::string>& ignored);
+                   std::span<const std::string_view> known,
+                   std::span<const std::string_view> ignored);
   void RecordIgnored(const Pair& p) { cfg_.ignored_keys.push_back(p.loc.Str() + ": " + p.key); }
   void RecordRaw(const Pair& p);
   Status ResolveNodeSets();
@@ -505,7 +505,7 @@ class Parser {
   Status CheckGresTypes() const;
   Result<std::vector<size_t>> NodeIndices(const Pair& p, const std::string& context,
                                           bool allow_sets) const;
-  std::vector<size_t> GresTargets(const std::optional<Pair>& nodes) const;
+  std::vector<size_t> GresTargets(const std::optional<std::vector<std::string>>& nodes) const;
 
   Config cfg_;
   std::string main_dir_;
@@ -562,7 +562,7 @@ Status Parser::HandleLine(const LogicalLine& line, const Loc& loc) {
   if (head == "partitionname") return HandlePartitionLine(*pairs);
   if (head == "nodeset") return HandleNodeSetLine(*pairs);
   if (head == "downnodes") {
-    MUSTER_RETURN_IF_ERROR(CheckKeys(*pairs, "DownNodes", {"state"}, {"reason"}));
+    MUSTER_RETURN_IF_ERROR(CheckKeys(*pairs, "DownNodes", kDownNodesKeys, kDownNodesIgnoredKeys));
     down_nodes_.push_back(*pairs);
     return Status::Ok();
   }
@@ -589,7 +589,7 @@ Status Parser::Include(const std::string& target, const Loc& loc) {
   }
   std::string path = AbsolutePath(name, loc.dir);
   std::vector<std::string> files;
-  if (HasGlob(path)) {
+  if (HasGlob(name)) {
     glob_t g{};
     int rc = glob(path.c_str(), 0, nullptr, &g);
     if (rc == 0) {
@@ -618,8 +618,8 @@ Status Parser::Include(const std::string& target, const Loc& loc) {
     }
     Result<std::string> text = ReadFile(file);
     if (!text.ok()) {
-      return InvalidArgument(loc.Str() + ": Include '" + target +
-                             "': cannot read " + text.status().message());
+      return InvalidArgument(loc.Str() + ": Include '" + target + "': cannot read " +
+                             text.status().message());
     }
     MUSTER_RETURN_IF_ERROR(ParseText(*text, file));
   }
@@ -689,8 +689,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     // first is the one clients use.
     size_t dash = p.value.find('-');
     Result<int64_t> lo = util::ParseInt(p.value.substr(0, dash));
-    Result<int64_t> hi =
-        dash == std::string::npos ? lo : util::ParseInt(p.value.substr(dash + 1));
+    Result<int64_t> hi = dash == std::string::npos ? lo : util::ParseInt(p.value.substr(dash + 1));
     if (!lo.ok() || !hi.ok() || *lo < 1 || *hi > 65535 || *hi < *lo) {
       return BadValue(p, "", "must be a port 1..65535 or a range of them");
     }
@@ -746,13 +745,13 @@ Status Parser::SetControlHost(const Pair& p) {
 }
 
 Status Parser::CheckKeys(const std::vector<Pair>& pairs, const std::string& record,
-                         const std::set<std::string>& known,
-                         const std::set<std::string>& ignored) {
+                         std::span<const std::string_view> known,
+                         std::span<const std::string_view> ignored) {
   for (size_t i = 1; i < pairs.size(); ++i) {
     const std::string k = pairs[i].lower();
-    if (ignored.count(k) != 0) {
+    if (In(ignored, k)) {
       RecordIgnored(pairs[i]);
-    } else if (known.count(k) == 0) {
+    } else if (!In(known, k)) {
       return InvalidArgument(pairs[i].loc.Str() + ": unknown key '" + pairs[i].key + "' in " +
                              record + " line");
     }
@@ -808,10 +807,10 @@ Status SetTopology(const Attrs& attrs, const std::string& context, core::NodeCon
     }
     cpus = threads_total;
   } else if (*cpus != total_sockets && *cpus != total_sockets * c && *cpus != threads_total) {
-    return InvalidArgument(Where(*cpus_pair, context) + "=" + cpus_pair->value +
-                           " does not match Sockets*CoresPerSocket*ThreadsPerCore=" +
-                           std::to_string(total_sockets) + "*" + std::to_string(c) + "*" +
-                           std::to_string(t) + "=" + std::to_string(threads_total));
+    return InvalidArgument(
+        Where(*cpus_pair, context) + "=" + cpus_pair->value +
+        " does not match Sockets*CoresPerSocket*ThreadsPerCore=" + std::to_string(total_sockets) +
+        "*" + std::to_string(c) + "*" + std::to_string(t) + "=" + std::to_string(threads_total));
   }
   n->cpus = static_cast<int>(*cpus);
   n->sockets = static_cast<int>(total_sockets);
@@ -840,7 +839,7 @@ Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& contex
   }
   if (const Pair* p = Find(attrs, "state")) {
     n.initial_state = util::ToUpper(p->value);
-    if (kNodeStates.count(n.initial_state) == 0) {
+    if (!In(kNodeStates, n.initial_state)) {
       return BadValue(*p, context, "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE or UNKNOWN");
     }
   }
@@ -901,15 +900,16 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
   }
   MUSTER_RETURN_IF_ERROR(SetTime(attrs, "maxtime", context, &part.max_time_s));
   MUSTER_RETURN_IF_ERROR(SetTime(attrs, "defaulttime", context, &part.default_time_s));
-  if (const Pair* p = Find(attrs, "defaulttime"); p && part.max_time_s != util::kUnlimited &&
+  if (const Pair* p = Find(attrs, "defaulttime");
+      p && part.max_time_s != util::kUnlimited &&
       (part.default_time_s == util::kUnlimited || part.default_time_s > part.max_time_s)) {
     // slurmctld only logs this; it is a contradiction, so an error here.
-    return InvalidArgument(Where(*p, context) + "=" + p->value + " exceeds MaxTime=" +
-                           Find(attrs, "maxtime")->value);
+    return InvalidArgument(Where(*p, context) + "=" + p->value +
+                           " exceeds MaxTime=" + Find(attrs, "maxtime")->value);
   }
   if (const Pair* p = Find(attrs, "state")) {
     part.state = util::ToUpper(p->value);
-    if (kPartitionStates.count(part.state) == 0) {
+    if (!In(kPartitionStates, part.state)) {
       return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
     }
   }
@@ -930,17 +930,16 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "minnodes", context, 0, kMaxInt, &part.min_nodes));
   if (part.max_nodes >= 0 && part.min_nodes > part.max_nodes) {
     const Pair* p = Find(attrs, "minnodes") ? Find(attrs, "minnodes") : Find(attrs, "maxnodes");
-    return InvalidArgument(p->loc.Str() + ": " + context + ": MinNodes=" +
-                           std::to_string(part.min_nodes) + " exceeds MaxNodes=" +
-                           std::to_string(part.max_nodes));
+    return InvalidArgument(p->loc.Str() + ": " + context +
+                           ": MinNodes=" + std::to_string(part.min_nodes) +
+                           " exceeds MaxNodes=" + std::to_string(part.max_nodes));
   }
   return part;
 }
 
 Status Parser::HandlePartitionLine(const std::vector<Pair>& pairs) {
   const Pair& head = pairs.front();
-  MUSTER_RETURN_IF_ERROR(
-      CheckKeys(pairs, "PartitionName", kPartitionKeys, kPartitionIgnoredKeys));
+  MUSTER_RETURN_IF_ERROR(CheckKeys(pairs, "PartitionName", kPartitionKeys, kPartitionIgnoredKeys));
   if (head.value.empty()) return BadValue(head, "");
   const bool is_default = util::EqualsIgnoreCase(head.value, "DEFAULT");
   Attrs attrs = partition_defaults_;
@@ -972,7 +971,7 @@ Status Parser::HandlePartitionLine(const std::vector<Pair>& pairs) {
 
 Status Parser::HandleNodeSetLine(const std::vector<Pair>& pairs) {
   const Pair& head = pairs.front();
-  MUSTER_RETURN_IF_ERROR(CheckKeys(pairs, "NodeSet", {"nodes", "feature"}, {}));
+  MUSTER_RETURN_IF_ERROR(CheckKeys(pairs, "NodeSet", kNodeSetKeys, {}));
   if (head.value.empty()) return BadValue(head, "");
   NodeSet set{head.loc, head.value, std::nullopt, std::nullopt};
   for (size_t i = 1; i < pairs.size(); ++i) {
@@ -1012,8 +1011,7 @@ Result<std::vector<size_t>> Parser::NodeIndices(const Pair& p, const std::string
         return InvalidArgument(Where(p, context) + ": unknown node '" + name + "'");
       }
       // NodeSets were resolved into NodeName-style entries first.
-      Result<std::vector<size_t>> members =
-          NodeIndices(*set->nodes, "NodeSet " + set->name, false);
+      Result<std::vector<size_t>> members = NodeIndices(*set->nodes, "NodeSet " + set->name, false);
       if (!members.ok()) return members.status();
       found.insert(members->begin(), members->end());
     }
@@ -1052,8 +1050,7 @@ Status Parser::ResolveNodeSets() {
 
 Status Parser::ResolvePartitionNodes(core::Partition& part, const PendingPartition& pending) {
   if (!pending.nodes) return Status::Ok();
-  Result<std::vector<size_t>> idx =
-      NodeIndices(*pending.nodes, "PartitionName " + part.name, true);
+  Result<std::vector<size_t>> idx = NodeIndices(*pending.nodes, "PartitionName " + part.name, true);
   if (!idx.ok()) return idx.status();
   for (size_t i : *idx) part.nodes.push_back(cfg_.nodes[i].name);
   return Status::Ok();
@@ -1066,9 +1063,8 @@ Status Parser::ApplyDownNodes() {
     for (size_t i = 1; i < pairs.size(); ++i) {
       if (pairs[i].lower() != "state") continue;
       state = util::ToUpper(pairs[i].value);
-      if (kDownNodeStates.count(state) == 0) {
-        return BadValue(pairs[i], "DownNodes",
-                        "expected DOWN, DRAIN, FAIL, FAILING or FUTURE");
+      if (!In(kDownNodeStates, state)) {
+        return BadValue(pairs[i], "DownNodes", "expected DOWN, DRAIN, FAIL, FAILING or FUTURE");
       }
     }
     if (head.value.empty()) return BadValue(head, "");
@@ -1149,20 +1145,20 @@ struct GresLine {
   std::vector<std::string> files;
   int64_t count = 1;
   std::string cores;
-  std::optional<Pair> nodes;  // NodeName=, when given
+  std::optional<std::vector<std::string>> nodes;  // NodeName=, expanded
 };
 
 // Parses a gres.conf line; nullopt for a line without Name= (a global
 // AutoDetect=off, say).
 Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, const Loc& loc) {
-  static const std::set<std::string> kKeys = {"name", "type", "file", "count", "cores",
-                                              "corecnt", "links", "flags", "multiplefiles",
-                                              "autodetect", "nodename"};
+  static constexpr std::string_view kKeys[] = {"name",          "type",       "file",    "count",
+                                               "cores",         "corecnt",    "links",   "flags",
+                                               "multiplefiles", "autodetect", "nodename"};
   Attrs attrs;
   for (const Pair& p : pairs) {
     std::string k = p.lower();
-    if (kKeys.count(k) == 0) return InvalidArgument(loc.Str() + ": unknown key '" + p.key + "'");
-    if (k == "autodetect" && kGresAutoDetect.count(util::ToLower(p.value)) == 0) {
+    if (!In(kKeys, k)) return InvalidArgument(loc.Str() + ": unknown key '" + p.key + "'");
+    if (k == "autodetect" && !In(kGresAutoDetect, util::ToLower(p.value))) {
       return BadValue(p, "", "expected off, nvml, rsmi, oneapi or nrt");
     }
     attrs[k] = p;
@@ -1179,7 +1175,11 @@ Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, co
   GresLine line{loc, name->value, "", {}, 1, "", std::nullopt};
   if (const Pair* p = Find(attrs, "type")) line.type = p->value;
   if (const Pair* p = Find(attrs, "cores")) line.cores = p->value;
-  if (const Pair* p = Find(attrs, "nodename")) line.nodes = *p;
+  if (const Pair* p = Find(attrs, "nodename")) {
+    Result<std::vector<std::string>> hosts = util::ExpandHostlist(p->value);
+    if (!hosts.ok()) return BadValue(*p, "", hosts.status().message());
+    line.nodes = std::move(*hosts);
+  }
   // MultipleFiles= lists the several files of one device.
   const Pair* multi = Find(attrs, "multiplefiles");
   const Pair* file = Find(attrs, "file");
@@ -1229,10 +1229,9 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
       if (g < 0) {
         // Lines without NodeName= describe only the nodes that have the GRES.
         if (!line.nodes) continue;
-        return InvalidArgument(loc.Str() + ": " + GresLabel(line.name, line.type) +
-                               " for node " + node.name + ", which has no such Gres (" +
-                               node_locs_[idx].Str() + ": Gres=" + core::FormatGres(node.gres) +
-                               ")");
+        return InvalidArgument(loc.Str() + ": " + GresLabel(line.name, line.type) + " for node " +
+                               node.name + ", which has no such Gres (" + node_locs_[idx].Str() +
+                               ": Gres=" + core::FormatGres(node.gres) + ")");
       }
       Seen& s = seen[{idx, g}];
       if (s.first.line == 0) s.first = loc;
@@ -1264,15 +1263,14 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
 // The nodes a gres.conf line is about: those NodeName= names (nodes not in
 // this configuration skipped, as one gres.conf may serve several clusters),
 // else every node.
-std::vector<size_t> Parser::GresTargets(const std::optional<Pair>& nodes) const {
+std::vector<size_t> Parser::GresTargets(
+    const std::optional<std::vector<std::string>>& nodes) const {
   std::vector<size_t> out;
   if (!nodes) {
     for (size_t i = 0; i < cfg_.nodes.size(); ++i) out.push_back(i);
     return out;
   }
-  Result<std::vector<std::string>> hosts = util::ExpandHostlist(nodes->value);
-  if (!hosts.ok()) return out;
-  for (const std::string& h : *hosts) {
+  for (const std::string& h : *nodes) {
     if (auto it = node_index_.find(h); it != node_index_.end()) out.push_back(it->second);
   }
   return out;

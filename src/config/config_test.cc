@@ -312,15 +312,39 @@ TEST(TopLevel, RelativePathsFollowTheirFile) {
 
 TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
   // A sample across the slurm.conf(5) parameter list, in odd cases.
-  const char* keys[] = {"AccountingStorageEnforce", "acctgatherenergytype", "AuthAltTypes",
-                        "BurstBufferType", "CommunicationParameters", "DebugFlags",
-                        "DefMemPerGPU", "EnforcePartLimits", "Epilog", "HealthCheckProgram",
-                        "JobSubmitPlugins", "LaunchParameters", "Licenses", "MaxArraySize",
-                        "MCSPlugin", "MpiParams", "PreemptType", "PriorityWeightTRES",
-                        "PrologFlags", "RebootProgram", "ResumeProgram", "SchedulerParameters",
-                        "SlurmctldParameters", "SrunPortRange", "SuspendTime", "TaskPluginParam",
-                        "TCPTimeout", "TopologyPlugin", "TreeWidth", "UnkillableStepTimeout",
-                        "X11Parameters", "FastSchedule", "BackupAddr"};
+  const char* keys[] = {"AccountingStorageEnforce",
+                        "acctgatherenergytype",
+                        "AuthAltTypes",
+                        "BurstBufferType",
+                        "CommunicationParameters",
+                        "DebugFlags",
+                        "DefMemPerGPU",
+                        "EnforcePartLimits",
+                        "Epilog",
+                        "HealthCheckProgram",
+                        "JobSubmitPlugins",
+                        "LaunchParameters",
+                        "Licenses",
+                        "MaxArraySize",
+                        "MCSPlugin",
+                        "MpiParams",
+                        "PreemptType",
+                        "PriorityWeightTRES",
+                        "PrologFlags",
+                        "RebootProgram",
+                        "ResumeProgram",
+                        "SchedulerParameters",
+                        "SlurmctldParameters",
+                        "SrunPortRange",
+                        "SuspendTime",
+                        "TaskPluginParam",
+                        "TCPTimeout",
+                        "TopologyPlugin",
+                        "TreeWidth",
+                        "UnkillableStepTimeout",
+                        "X11Parameters",
+                        "FastSchedule",
+                        "BackupAddr"};
   std::string text;
   for (const char* k : keys) text += std::string(k) + "=x\n";
   auto cfg = Parse(text);
@@ -345,7 +369,7 @@ TEST(Nodes, CpuTopologyInference) {
       {"Sockets=2 CoresPerSocket=4 ThreadsPerCore=2", 16, 2, 4, 2},
       {"CPUs=8 CoresPerSocket=4", 8, 2, 4, 1},
       {"CPUs=8 Sockets=2 CoresPerSocket=4 ThreadsPerCore=2", 8, 2, 4, 2},  // cores only
-      {"CPUs=2 Sockets=2 CoresPerSocket=4", 2, 2, 4, 1},                  // sockets only
+      {"CPUs=2 Sockets=2 CoresPerSocket=4", 2, 2, 4, 1},                   // sockets only
       {"Boards=2 SocketsPerBoard=2 CoresPerSocket=8", 32, 4, 8, 1},
       // Sockets is the total even with Boards (slurmctld, unlike its man page).
       {"Boards=2 Sockets=2 CoresPerSocket=8", 16, 2, 8, 1},
@@ -399,6 +423,20 @@ TEST(Nodes, DownNodesAndNodeSets) {
   EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:3: Reason"));
 }
 
+TEST(Nodes, SlurmOnlyAttributesAreRecorded) {
+  auto cfg = Parse(
+      "NodeName=n1 NodeHostname=h1 NodeAddr=10.0.0.1 Port=7000 CoreSpecCount=1 "
+      "MemSpecLimit=100\n"
+      "FrontendName=fe1 FrontendAddr=10.0.0.9\n"
+      "PartitionName=p Nodes=n1 OverSubscribe=NO Hidden=YES\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_THAT(cfg->ignored_keys,
+              ElementsAre("muster.conf:1: NodeHostname", "muster.conf:1: NodeAddr",
+                          "muster.conf:1: Port", "muster.conf:1: CoreSpecCount",
+                          "muster.conf:1: MemSpecLimit", "muster.conf:2: FrontendName",
+                          "muster.conf:3: OverSubscribe", "muster.conf:3: Hidden"));
+}
+
 // ---------------------------------------------------------------------------
 // Partitions.
 
@@ -443,7 +481,8 @@ TEST(Errors, NameFileLineAndKey) {
       {"min job age", "MinJobAge=x\n", "", "muster.conf:1: MinJobAge: invalid value 'x'"},
       {"slurmd timeout", "SlurmdTimeout=1.5\n", "", "muster.conf:1: SlurmdTimeout: invalid value"},
       {"port", "SlurmctldPort=99999\n", "", "muster.conf:1: SlurmctldPort: invalid value '99999'"},
-      {"port range", "SlurmctldPort=7000-6000\n", "", "muster.conf:1: SlurmctldPort: invalid value"},
+      {"port range", "SlurmctldPort=7000-6000\n", "",
+       "muster.conf:1: SlurmctldPort: invalid value"},
       {"max job count", "MaxJobCount=0\n", "", "muster.conf:1: MaxJobCount: invalid value '0'"},
       {"first job id", "FirstJobId=0\n", "", "muster.conf:1: FirstJobId: invalid value '0'"},
       {"empty cluster", "ClusterName=\n", "", "muster.conf:1: ClusterName: invalid value ''"},
@@ -453,21 +492,30 @@ TEST(Errors, NameFileLineAndKey) {
       {"ctld host empty addr", "SlurmctldHost=h()\n", "", "muster.conf:1: SlurmctldHost: invalid"},
       {"ctld and control machine", "SlurmctldHost=a\nControlMachine=b\n", "",
        "muster.conf:2: ControlMachine conflicts with SlurmctldHost at muster.conf:1"},
-      {"not key value", "KillWait=1\nhello world\n", "", "muster.conf:2: expected Key=Value, got 'hello'"},
+      {"not key value", "KillWait=1\nhello world\n", "",
+       "muster.conf:2: expected Key=Value, got 'hello'"},
       {"addr in node default", "NodeName=DEFAULT CPUs=2 NodeAddr=10.0.0.1\n", "",
        "muster.conf:1: NodeAddr is not allowed with NodeName=DEFAULT"},
-      {"nodename mid line", "KillWait=1 NodeName=x\n", "", "muster.conf:1: NodeName must begin its line"},
-      {"node unknown key", "NodeName=n1 Foo=2\n", "", "muster.conf:1: unknown key 'Foo' in NodeName line"},
-      {"node bad cpus", "NodeName=n[1-2] CPUs=x\n", "", "muster.conf:1: NodeName n[1-2]: CPUs: invalid value 'x'"},
-      {"node zero sockets", "NodeName=n1 Sockets=0\n", "", "muster.conf:1: NodeName n1: Sockets: invalid value '0'"},
+      {"nodename mid line", "KillWait=1 NodeName=x\n", "",
+       "muster.conf:1: NodeName must begin its line"},
+      {"node unknown key", "NodeName=n1 Foo=2\n", "",
+       "muster.conf:1: unknown key 'Foo' in NodeName line"},
+      {"node bad cpus", "NodeName=n[1-2] CPUs=x\n", "",
+       "muster.conf:1: NodeName n[1-2]: CPUs: invalid value 'x'"},
+      {"node zero sockets", "NodeName=n1 Sockets=0\n", "",
+       "muster.conf:1: NodeName n1: Sockets: invalid value '0'"},
       {"node cpus mismatch", "NodeName=n1 CPUs=6 CoresPerSocket=4\n", "",
        "muster.conf:1: NodeName n1: CPUs=6 does not match Sockets*CoresPerSocket*ThreadsPerCore="},
       {"sockets and spb", "NodeName=n1 Sockets=2 SocketsPerBoard=2\n", "",
        "muster.conf:1: NodeName n1: Sockets and SocketsPerBoard are mutually exclusive"},
-      {"node bad memory", "NodeName=n1 RealMemory=64G\n", "", "muster.conf:1: NodeName n1: RealMemory: invalid value '64G'"},
-      {"node bad tmp", "NodeName=n1 TmpDisk=x\n", "", "muster.conf:1: NodeName n1: TmpDisk: invalid value 'x'"},
-      {"node bad weight", "NodeName=n1 Weight=-3\n", "", "muster.conf:1: NodeName n1: Weight: invalid value '-3'"},
-      {"node bad state", "NodeName=n1 State=BUSY\n", "", "muster.conf:1: NodeName n1: State: invalid value 'BUSY'"},
+      {"node bad memory", "NodeName=n1 RealMemory=64G\n", "",
+       "muster.conf:1: NodeName n1: RealMemory: invalid value '64G'"},
+      {"node bad tmp", "NodeName=n1 TmpDisk=x\n", "",
+       "muster.conf:1: NodeName n1: TmpDisk: invalid value 'x'"},
+      {"node bad weight", "NodeName=n1 Weight=-3\n", "",
+       "muster.conf:1: NodeName n1: Weight: invalid value '-3'"},
+      {"node bad state", "NodeName=n1 State=BUSY\n", "",
+       "muster.conf:1: NodeName n1: State: invalid value 'BUSY'"},
       {"node bad gres", "GresTypes=gpu\nNodeName=n1 Gres=gpu:h100:x\n", "",
        "muster.conf:2: NodeName n1: Gres: invalid value 'gpu:h100:x'"},
       {"gres not in types", "NodeName=n1 Gres=gpu:2\n", "",
@@ -480,42 +528,64 @@ TEST(Errors, NameFileLineAndKey) {
        "muster.conf:3: NodeName: duplicate node 'n3' (first defined at muster.conf:1)"},
       {"part unknown node", "NodeName=n[1-2]\nPartitionName=p Nodes=n[1-3]\n", "",
        "muster.conf:2: PartitionName p: Nodes: unknown node 'n3'"},
-      {"part unknown key", "PartitionName=p Foo=1\n", "", "muster.conf:1: unknown key 'Foo' in PartitionName line"},
-      {"part bad default", "PartitionName=p Default=maybe\n", "", "muster.conf:1: PartitionName p: Default: invalid value 'maybe'"},
-      {"part bad maxtime", "PartitionName=p MaxTime=soon\n", "", "muster.conf:1: PartitionName p: MaxTime: invalid value 'soon'"},
-      {"part bad deftime", "PartitionName=p DefaultTime=1:2:3:4\n", "", "muster.conf:1: PartitionName p: DefaultTime: invalid value"},
+      {"part unknown key", "PartitionName=p Foo=1\n", "",
+       "muster.conf:1: unknown key 'Foo' in PartitionName line"},
+      {"part bad default", "PartitionName=p Default=maybe\n", "",
+       "muster.conf:1: PartitionName p: Default: invalid value 'maybe'"},
+      {"part bad maxtime", "PartitionName=p MaxTime=soon\n", "",
+       "muster.conf:1: PartitionName p: MaxTime: invalid value 'soon'"},
+      {"part bad deftime", "PartitionName=p DefaultTime=1:2:3:4\n", "",
+       "muster.conf:1: PartitionName p: DefaultTime: invalid value"},
       {"part deftime over max", "PartitionName=p MaxTime=10 DefaultTime=20\n", "",
        "muster.conf:1: PartitionName p: DefaultTime=20 exceeds MaxTime=10"},
-      {"part bad state", "PartitionName=p State=OPEN\n", "", "muster.conf:1: PartitionName p: State: invalid value 'OPEN'"},
-      {"part bad priority", "PartitionName=p Priority=70000\n", "", "muster.conf:1: PartitionName p: Priority: invalid value '70000'"},
-      {"part bad tier", "PartitionName=p PriorityTier=x\n", "", "muster.conf:1: PartitionName p: PriorityTier: invalid value 'x'"},
-      {"part bad factor", "PartitionName=p PriorityJobFactor=x\n", "", "muster.conf:1: PartitionName p: PriorityJobFactor: invalid"},
-      {"part bad maxnodes", "PartitionName=p MaxNodes=x\n", "", "muster.conf:1: PartitionName p: MaxNodes: invalid value 'x'"},
-      {"part bad minnodes", "PartitionName=p MinNodes=x\n", "", "muster.conf:1: PartitionName p: MinNodes: invalid value 'x'"},
+      {"part bad state", "PartitionName=p State=OPEN\n", "",
+       "muster.conf:1: PartitionName p: State: invalid value 'OPEN'"},
+      {"part bad priority", "PartitionName=p Priority=70000\n", "",
+       "muster.conf:1: PartitionName p: Priority: invalid value '70000'"},
+      {"part bad tier", "PartitionName=p PriorityTier=x\n", "",
+       "muster.conf:1: PartitionName p: PriorityTier: invalid value 'x'"},
+      {"part bad factor", "PartitionName=p PriorityJobFactor=x\n", "",
+       "muster.conf:1: PartitionName p: PriorityJobFactor: invalid"},
+      {"part bad maxnodes", "PartitionName=p MaxNodes=x\n", "",
+       "muster.conf:1: PartitionName p: MaxNodes: invalid value 'x'"},
+      {"part bad minnodes", "PartitionName=p MinNodes=x\n", "",
+       "muster.conf:1: PartitionName p: MinNodes: invalid value 'x'"},
       {"part min over max", "PartitionName=p MinNodes=3 MaxNodes=2\n", "",
        "muster.conf:1: PartitionName p: MinNodes=3 exceeds MaxNodes=2"},
       {"part duplicate", "PartitionName=p\nPartitionName=p\n", "",
        "muster.conf:2: PartitionName: duplicate partition 'p' (first defined at muster.conf:1)"},
-      {"part empty name", "PartitionName= Nodes=ALL\n", "", "muster.conf:1: PartitionName: invalid value ''"},
-      {"downnodes unknown", "NodeName=n1\nDownNodes=n2\n", "", "muster.conf:2: DownNodes: unknown node 'n2'"},
-      {"downnodes state", "NodeName=n1\nDownNodes=n1 State=UP\n", "", "muster.conf:2: DownNodes: State: invalid value 'UP'"},
-      {"nodeset unknown", "NodeName=n1\nNodeSet=s Nodes=n9\n", "", "muster.conf:2: NodeSet s: Nodes: unknown node 'n9'"},
+      {"part empty name", "PartitionName= Nodes=ALL\n", "",
+       "muster.conf:1: PartitionName: invalid value ''"},
+      {"downnodes unknown", "NodeName=n1\nDownNodes=n2\n", "",
+       "muster.conf:2: DownNodes: unknown node 'n2'"},
+      {"downnodes state", "NodeName=n1\nDownNodes=n1 State=UP\n", "",
+       "muster.conf:2: DownNodes: State: invalid value 'UP'"},
+      {"nodeset unknown", "NodeName=n1\nNodeSet=s Nodes=n9\n", "",
+       "muster.conf:2: NodeSet s: Nodes: unknown node 'n9'"},
       {"nodeset empty", "NodeSet=s\n", "", "muster.conf:1: NodeSet s: needs Nodes= or Feature="},
       {"include missing", "\nInclude\n", "", "muster.conf:2: Include: missing file name"},
       {"include unreadable", "Include nope.conf\n", "",
        "muster.conf:1: Include 'nope.conf': cannot read /nonexistent-muster-test/nope.conf"},
       // gres.conf
-      {"gres count mismatch", kTwoNodes, "\nNodeName=gpu01 Name=gpu Type=h100 File=/dev/nvidia[0-1]\n",
+      {"gres count mismatch", kTwoNodes,
+       "\nNodeName=gpu01 Name=gpu Type=h100 File=/dev/nvidia[0-1]\n",
        "gres.conf:2: node gpu01: gres.conf gives 2 gpu:h100 but Gres= says 4 (muster.conf:2)"},
       {"gres count vs files", kTwoNodes, "Name=gpu Type=h100 File=/dev/nvidia[0-3] Count=3\n",
        "gres.conf:1: Count=3 does not match the 4 devices of File=/dev/nvidia[0-3]"},
       {"gres unknown key", kTwoNodes, "Name=gpu Foo=1\n", "gres.conf:1: unknown key 'Foo'"},
-      {"gres bad count", kTwoNodes, "Name=gpu Type=h100 Count=lots\n", "gres.conf:1: Count: invalid value 'lots'"},
-      {"gres bad file", kTwoNodes, "Name=gpu File=/dev/nvidia[0-\n", "gres.conf:1: File: invalid value"},
-      {"gres bad autodetect", kTwoNodes, "AutoDetect=magic\n", "gres.conf:1: AutoDetect: invalid value 'magic'"},
-      {"gres type without name", kTwoNodes, "Type=h100 Count=4\n", "gres.conf:1: Type without Name"},
+      {"gres bad count", kTwoNodes, "Name=gpu Type=h100 Count=lots\n",
+       "gres.conf:1: Count: invalid value 'lots'"},
+      {"gres bad file", kTwoNodes, "Name=gpu File=/dev/nvidia[0-\n",
+       "gres.conf:1: File: invalid value"},
+      {"gres bad autodetect", kTwoNodes, "AutoDetect=magic\n",
+       "gres.conf:1: AutoDetect: invalid value 'magic'"},
+      {"gres type without name", kTwoNodes, "Type=h100 Count=4\n",
+       "gres.conf:1: Type without Name"},
+      {"gres bad nodename", kTwoNodes, "NodeName=gpu[01 Name=gpu Count=4\n",
+       "gres.conf:1: NodeName: invalid value 'gpu[01'"},
       {"gres for node without it", kTwoNodes, "NodeName=gpu01 Name=gpu Type=a100 Count=4\n",
-       "gres.conf:1: gpu:a100 for node gpu01, which has no such Gres (muster.conf:2: Gres=gpu:h100:4)"},
+       "gres.conf:1: gpu:a100 for node gpu01, which has no such Gres (muster.conf:2: "
+       "Gres=gpu:h100:4)"},
   };
   for (const ErrorCase& c : cases) {
     SCOPED_TRACE(c.name);
@@ -545,9 +615,17 @@ TEST(Gres, LinesWithoutNodeNameApplyToNodesHavingTheGres) {
   EXPECT_TRUE(cfg->nodes[2].gres.empty());
 }
 
+TEST(Gres, MultipleFilesMakeOneDevice) {
+  auto cfg = Parse("GresTypes=gpu\nNodeName=n1 Gres=gpu:2\n",
+                   "Name=gpu MultipleFiles=/dev/dri/card0,/dev/dri/renderD128\n"
+                   "Name=gpu MultipleFiles=/dev/dri/card1,/dev/dri/renderD129\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->nodes[0].gres[0].files.size(), 4u);
+}
+
 TEST(Gres, CountWithSuffix) {
-  auto cfg = Parse("GresTypes=bw\nNodeName=n1 Gres=bw:lustre:4G\n",
-                   "Name=bw Type=lustre Count=4G\n");
+  auto cfg =
+      Parse("GresTypes=bw\nNodeName=n1 Gres=bw:lustre:4G\n", "Name=bw Type=lustre Count=4G\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
 }
 

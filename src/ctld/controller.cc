@@ -225,6 +225,13 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.groups = util::UserGroups(caller.uid, caller.gid);
   if (req.account.empty()) req.account = req.user_name;
 
+  if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
+  if (req.script.rfind("#!", 0) != 0) {
+    return util::InvalidArgument("This does not look like a batch script: it must start with #!");
+  }
+  if (req.work_dir.empty() || req.work_dir[0] != '/') {
+    return util::InvalidArgument("work_dir must be an absolute path");
+  }
   const core::Partition* part = nullptr;
   if (req.partition.empty()) {
     part = cfg_.DefaultPartition();

@@ -7,7 +7,10 @@
 //   Spreading (-n without -N, --gpus without -N/-n, -N min-max): each node
 //   in turn takes as many tasks (and --gpus GPUs) as fit, leaving one task
 //   for every node still needed to reach min_nodes, until the request is
-//   placed or max_nodes is reached.
+//   placed or max_nodes is reached. With --gpus, nodes with free GPUs of
+//   the type are visited first. Greedy, so it can miss a packing that a
+//   search would find (e.g. -n 2 --gpus=12 where the GPUs sit on three
+//   nodes); Slurm's select plugin has the same kind of limits.
 #include <algorithm>
 #include <numeric>
 
@@ -24,10 +27,12 @@ bool IsRequired(const NodeMatch& m, int index) {
 }
 
 // Calls visit(index, required) for the candidates: required ones first (in
-// candidate order), then the others. Stops when visit returns false; returns
-// false when stopped because a required node was refused.
-template <typename Visit>
-bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit) {
+// candidate order), then the others — those for which prefer(index) holds
+// before the rest. Stops when visit returns false; returns false when
+// stopped because a required node was refused or is not a candidate.
+template <typename Visit, typename Prefer>
+bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit,
+                      Prefer prefer) {
   if (!m.required.empty()) {
     size_t seen = 0;
     for (int i : candidates) {
@@ -37,11 +42,19 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
     }
     if (seen != m.required.size()) return false;  // a named node is not usable
   }
-  for (int i : candidates) {
-    if (IsRequired(m, i)) continue;
-    if (!visit(i, false)) break;
+  for (int round = 0; round < 2; ++round) {
+    const bool preferred = round == 0;
+    for (int i : candidates) {
+      if (IsRequired(m, i) || prefer(i) != preferred) continue;
+      if (!visit(i, false)) return true;
+    }
   }
   return true;
+}
+
+template <typename Visit>
+bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit) {
+  return ForEachCandidate(m, candidates, visit, [](int) { return true; });
 }
 
 bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
@@ -79,7 +92,7 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     if (r.ntasks_set) return tasks_left == 0 && gpus_left == 0;
     return r.gpus_per_job > 0 && gpus_left == 0;
   };
-  bool ok = ForEachCandidate(m, candidates, [&](int i, bool required) {
+  auto visit = [&](int i, bool required) {
     if (!required && done()) return false;
     const core::NodeConfig& node = *configs[i];
     if (!FilterNodeMatch(m, node, i).ok()) return !required;
@@ -89,13 +102,16 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
       int64_t avail = FreeGpus(node, ov, i, r.gpu_type) - r.gpus_per_node;
       gpus_here = std::clamp<int64_t>(avail, 0, gpus_left);
       // Without -n a node is only worth taking for its GPUs.
-      if (!r.ntasks_set && gpus_here == 0 && chosen >= r.min_nodes) return !required;
+      if (!r.ntasks_set && gpus_here == 0) return !required;
     }
     int want;
     if (r.ntasks_set) {
-      // Leave a task for each node still needed to reach min_nodes (and for
-      // each named node not yet visited).
-      const int still_needed = std::max(r.min_nodes - chosen - 1, 0);
+      // Leave a task for each node still needed to reach min_nodes (named
+      // nodes come first, so that covers them), and one for a node with GPUs
+      // while --gpus is not yet placed: -n 18 --gpus=2 must not let the GPU-less
+      // nodes of higher preference take every task.
+      const int still_needed = std::max(r.min_nodes - chosen - 1, 0) +
+                               (gpus_left - gpus_here > 0 ? 1 : 0);
       want = static_cast<int>(std::min<int64_t>(tasks_left - still_needed, 1 << 30));
     } else {
       want = per_node_tasks;
@@ -107,7 +123,14 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     if (r.ntasks_set) tasks_left -= tasks;
     gpus_left -= gpus_here;
     return true;
-  });
+  };
+  // With --gpus, nodes that have free GPUs of the type go first, so that
+  // GPU-less nodes of higher preference do not take all the tasks.
+  auto has_gpus = [&](int i) {
+    return r.gpus_per_job == 0 ||
+           FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node;
+  };
+  bool ok = ForEachCandidate(m, candidates, visit, has_gpus);
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;

@@ -126,11 +126,11 @@ StepResult Supervisor::Run() {
   util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
 
   if (spec_.time_limit_s > 0) {
-    // Bounded so the ms arithmetic cannot overflow (31,000 years is unlimited enough).
+    // Bounded so the ms arithmetic cannot overflow (2^40 s, some 35,000 years, is unlimited enough).
     int64_t limit_s = std::min<int64_t>(spec_.time_limit_s, kMaxTimeLimitS);
     limit_at_ = start + limit_s * 1000;
     if (spec_.warn_signal > 0) {
-      // A warning longer than the limit goes out at once, as in Slurm.
+      // A warning time longer than the limit sends the warning at once.
       int64_t warn_after_s = std::max<int64_t>(0, limit_s - std::max(0, spec_.warn_time_s));
       warn_at_ = start + warn_after_s * 1000;
     }

@@ -1,0 +1,83 @@
+"""muster up/down, configuration checks, the API."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from conftest import BIN
+
+
+def test_down_and_up_resume_state(fresh_cluster):
+    c = fresh_cluster
+    done = c.sbatch("--wrap", "echo first")
+    assert c.wait_done(done) == "COMPLETED"
+    held = c.sbatch("-H", "--wrap", "echo later")
+    running = c.sbatch("--wrap", "sleep 3; echo survived")
+    c.wait_state(running, "RUNNING")
+    r = c.down()
+    assert r.returncode == 0
+    assert not c.daemon_pids() or all(not Path(f"/proc/{p}").exists() for p in c.daemon_pids().values())
+    c.up()
+    assert c.job(done)["state"] == "COMPLETED"
+    assert c.job(held)["state"] == "PENDING"
+    # the job kept running while the daemons were down and is reported when they return
+    assert c.wait_done(running) == "COMPLETED"
+    assert (c.work / f"slurm-{running}.out").read_text().strip() == "survived"
+    nxt = c.sbatch("--wrap", "true")
+    assert nxt > running, "job ids are never reused"
+    c.run(["scontrol", "release", str(held)])
+    assert c.wait_done(held) == "COMPLETED"
+
+
+def test_sinfo_after_up_shows_idle_nodes(fresh_cluster):
+    r = fresh_cluster.run(["sinfo", "-N", "-h", "-o", "%N %t"])
+    assert sorted(r.stdout.splitlines()) == ["cpu01 idle", "gpu01 idle", "gpu01 idle", "gpu02 idle",
+                                             "gpu02 idle"]
+
+
+def test_validate_reports_file_line_and_key(tmp_path):
+    conf = tmp_path / "muster.conf"
+    conf.write_text("ClusterName=x\nDefMemPerCPU=abc\n")
+    r = subprocess.run([str(BIN / "musterd"), "--validate", "--conf", str(conf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "muster.conf:2" in r.stderr and "DefMemPerCPU" in r.stderr
+    conf.write_text("ClusterName=x\nBogusKey=1\n")
+    r = subprocess.run([str(BIN / "musterd"), "--validate", "--conf", str(conf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "muster.conf:2" in r.stderr and "BogusKey" in r.stderr
+
+
+def test_real_slurm_conf_loads_unchanged(tmp_path):
+    src = Path(__file__).resolve().parents[1] / "data" / "conf" / "slurm-oracle"
+    for f in ("slurm.conf", "gres.conf"):
+        shutil.copy(src / f, tmp_path / f)
+    r = subprocess.run([str(BIN / "musterd"), "--validate", "--conf", str(tmp_path / "slurm.conf")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "6 nodes, 2 partitions" in r.stdout
+
+
+def test_api_rejects_malformed_requests(cluster):
+    status, body = cluster.api("POST", "/v1/jobs", None)
+    assert status == 400
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(cluster.socket)
+    s.sendall(b"POST /v1/jobs HTTP/1.1\r\nContent-Length: 5\r\n\r\n{bad}")
+    reply = s.recv(65536)
+    s.close()
+    assert b" 400 " in reply.split(b"\r\n")[0]
+    status, body = cluster.api("GET", "/v1/ping")
+    assert status == 200 and body["status"] == "ok"
+
+
+def test_config_lookup_order(cluster):
+    env = {"MUSTER_CONF": "", "SLURM_CONF": str(cluster.conf)}
+    e = dict(cluster.env)
+    e.pop("MUSTER_CONF")
+    e["SLURM_CONF"] = str(cluster.conf)
+    r = subprocess.run([str(BIN / "sinfo"), "-h", "-o", "%P"], env=e, capture_output=True, text=True)
+    assert r.returncode == 0 and "short*" in r.stdout

@@ -1,0 +1,195 @@
+"""The Slurm-named commands as people and workflow tools call them."""
+
+import os
+import re
+import time
+
+import pytest
+
+
+def test_squeue_default_columns(cluster):
+    job = cluster.sbatch("-H", "-J", "myjob", "--wrap", "true")
+    r = cluster.run(["squeue"])
+    lines = r.stdout.splitlines()
+    assert lines[0] == "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)"
+    row = [l for l in lines if l.split()[0] == str(job)][0]
+    assert row.split()[1:] == ["short", "myjob", "root", "PD", "0:00", "1", "(JobHeldUser)"]
+    cluster.run(["scancel", str(job)])
+
+
+def test_squeue_formats_used_by_tools(cluster):
+    job = cluster.sbatch("-H", "-J", "fmt", "--wrap", "true")
+    # Nextflow / Parsl
+    r = cluster.run(["squeue", "--noheader", "-o", "%i %t", "-t", "all"])
+    assert f"{job} PD" in r.stdout.splitlines()
+    # Snakemake 8 plugin
+    r = cluster.run(["squeue", "--format=%i|%T", "--states=all", "--noheader", "--name", "fmt"])
+    assert r.stdout.strip() == f"{job}|PENDING"
+    # Toil
+    r = cluster.run(["squeue", "-h", "--format", "%i %t %M"])
+    assert f"{job} PD 0:00" in r.stdout.splitlines()
+    r = cluster.run(["squeue", "-h", "-O", "JobID,Name,State"])
+    assert r.stdout.split()[:3] == [str(job), "fmt", "PENDING"] or str(job) in r.stdout
+    cluster.run(["scancel", str(job)])
+    r = cluster.run(["squeue", "-h", "-j", str(job), "-o", "%i %T", "-t", "all"])
+    assert r.stdout.strip() == f"{job} CANCELLED"
+
+
+def test_squeue_filters(cluster, users):
+    if not users:
+        pytest.skip("needs root to switch users")
+    mine = cluster.sbatch("-H", "--wrap", "true", user=users[0])
+    theirs = cluster.sbatch("-H", "-p", "train", "--wrap", "true", user=users[1])
+    r = cluster.run(["squeue", "-h", "-o", "%i", "-u", users[0]])
+    assert r.stdout.split() == [str(mine)]
+    r = cluster.run(["squeue", "-h", "-o", "%i", "--me"], user=users[1])
+    assert r.stdout.split() == [str(theirs)]
+    r = cluster.run(["squeue", "-h", "-o", "%i", "-p", "train", "-t", "PD"])
+    assert str(theirs) in r.stdout.split() and str(mine) not in r.stdout.split()
+    r = cluster.run(["squeue", "-h", "-o", "%i", "-j", f"{mine},{theirs}"])
+    assert sorted(r.stdout.split()) == sorted([str(mine), str(theirs)])
+    # users may cancel only their own jobs
+    r = cluster.run(["scancel", str(theirs)], user=users[0], check=False)
+    assert r.returncode == 1
+    assert f"Kill job error on job id {theirs}: Access/permission denied" in r.stderr
+    assert cluster.job(theirs)["state"] == "PENDING"
+    r = cluster.run(["scontrol", "release", str(theirs)], user=users[0], check=False)
+    assert r.returncode != 0
+    r = cluster.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN", "Reason=x"],
+                    user=users[0], check=False)
+    assert r.returncode != 0
+    assert "permission" in r.stderr.lower()
+    cluster.run(["scancel", str(mine)], user=users[0])
+    cluster.run(["scancel", str(theirs)])  # root may
+    assert cluster.job(theirs)["state"] == "CANCELLED"
+
+
+def test_squeue_long_and_running(cluster):
+    job = cluster.sbatch("-J", "runner", "-t", "5", "--wrap", "sleep 30")
+    cluster.wait_state(job, "RUNNING")
+    r = cluster.run(["squeue", "-l", "-j", str(job)])
+    lines = r.stdout.splitlines()
+    assert re.match(r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}$", lines[0])
+    assert "TIME_LIMI" in lines[1]
+    row = lines[2].split()
+    assert row[0] == str(job) and row[4] == "RUNNING" and row[6] == "5:00"
+    r = cluster.run(["squeue", "-h", "-j", str(job), "-o", "%N %D %C %R"])
+    node, n, cpus, reason = r.stdout.split()
+    assert n == "1" and cpus == "1" and reason == node
+    cluster.run(["scancel", str(job)])
+    cluster.wait_done(job)
+
+
+def test_sinfo_views(cluster):
+    r = cluster.run(["sinfo"])
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["PARTITION", "AVAIL", "TIMELIMIT", "NODES", "STATE", "NODELIST"]
+    assert any(l.startswith("short*") for l in lines)
+    assert any(l.startswith("train ") for l in lines)
+    r = cluster.run(["sinfo", "-o", "%P"])
+    assert r.stdout.split() == ["PARTITION", "short*", "train"]
+    r = cluster.run(["sinfo", "-a", "-h", "-o", "%P %G %l %p %c %m"])  # Toil
+    assert "train gpu:h100:8 3-00:00:00 1 32 64000" in r.stdout.splitlines()
+    r = cluster.run(["sinfo", "-N", "-h", "-o", "%N %c %m %G"])
+    assert "gpu01 32 64000 gpu:h100:8" in r.stdout.splitlines()
+    r = cluster.run(["sinfo", "-s"])
+    assert "NODES(A/I/O/T)" in r.stdout
+
+
+def test_scontrol_show_records(cluster):
+    job = cluster.sbatch("-H", "-J", "showme", "--comment", "hi there", "--wrap", "true")
+    out = cluster.run(["scontrol", "show", "job", str(job)]).stdout
+    assert out.startswith(f"JobId={job} JobName=showme")
+    assert re.search(r"JobState=PENDING Reason=JobHeldUser", out)
+    assert "Comment=hi there" in out
+    # Snakemake's fallback regex
+    out = cluster.run(["scontrol", "show", "jobid", "-dd", str(job)]).stdout
+    assert re.search(r"JobState=(\w+)", out).group(1) == "PENDING"
+    one = cluster.run(["scontrol", "-o", "show", "job", str(job)]).stdout
+    assert one.count("\n") == 1 and f"JobId={job}" in one
+    r = cluster.run(["scontrol", "show", "job", "999999"], check=False)
+    assert r.returncode == 1 and "Invalid job id specified" in r.stderr
+    node = cluster.run(["scontrol", "show", "node", "gpu01"]).stdout
+    assert node.startswith("NodeName=gpu01 ") and "Gres=gpu:h100:8" in node and "CPUTot=32" in node
+    part = cluster.run(["scontrol", "show", "partition", "train"]).stdout
+    assert part.startswith("PartitionName=train") and "MaxTime=3-00:00:00" in part
+    conf = cluster.run(["scontrol", "show", "config"]).stdout
+    assert re.search(r"^MinJobAge\s+= 300", conf, re.M)
+    assert re.search(r"^ClusterName\s+= e2e", conf, re.M)
+    cluster.run(["scancel", str(job)])
+
+
+def test_scontrol_hostlists(cluster):
+    r = cluster.run(["scontrol", "show", "hostnames", "gpu[01-03,10],cpu1"])
+    assert r.stdout.split() == ["gpu01", "gpu02", "gpu03", "gpu10", "cpu1"]
+    r = cluster.run(["scontrol", "show", "hostlist", "gpu01,gpu02,gpu03,gpu10"])
+    assert r.stdout.strip() == "gpu[01-03,10]"
+    r = cluster.run(["scontrol", "show", "hostnames"], env={"SLURM_JOB_NODELIST": "n[1-2]"})
+    assert r.stdout.split() == ["n1", "n2"]
+
+
+def test_scancel_filters_and_signal(cluster):
+    a = cluster.sbatch("-H", "-J", "grp", "--wrap", "true")
+    b = cluster.sbatch("-H", "-J", "grp", "--wrap", "true")
+    c = cluster.sbatch("-H", "-J", "other", "-p", "train", "--wrap", "true")
+    cluster.run(["scancel", "-n", "grp"])
+    assert cluster.job(a)["state"] == cluster.job(b)["state"] == "CANCELLED"
+    assert cluster.job(c)["state"] == "PENDING"
+    cluster.run(["scancel", "-p", "train", "-t", "PENDING"])
+    assert cluster.job(c)["state"] == "CANCELLED"
+    script = cluster.work / "trap.sh"
+    script.write_text("#!/bin/bash\ntrap 'echo got USR1; exit 0' USR1\n"
+                      "echo ready\nwhile true; do sleep 0.1; done\n")
+    j = cluster.sbatch(str(script))
+    cluster.wait_state(j, "RUNNING")
+    out = cluster.work / f"slurm-{j}.out"
+    deadline = time.time() + 10
+    while time.time() < deadline and "ready" not in (out.read_text() if out.exists() else ""):
+        time.sleep(0.05)
+    cluster.run(["scancel", "--signal=USR1", "--batch", str(j)])
+    assert cluster.wait_done(j) == "COMPLETED"
+    assert "got USR1" in out.read_text()
+    r = cluster.run(["scancel", "999999"], check=False)
+    assert "Invalid job id specified" in r.stderr
+
+
+def test_snakemake_style_submission(cluster):
+    logdir = cluster.work / ".snakemake" / "slurm_logs" / "rule_a"
+    logdir.mkdir(parents=True)
+    r = cluster.run(["sbatch", "-J", "snakejob", "-o", f"{logdir}/%j.log", "--export=ALL",
+                     "-p", "short", "-t", "10", "--mem-per-cpu", "100", "--ntasks=1",
+                     "--cpus-per-task=2", "-D", str(cluster.work), "--wrap=echo $SLURM_CPUS_ON_NODE"])
+    job = int(r.stdout.split()[-1])
+    assert r.stdout.startswith("Submitted batch job ")
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (logdir / f"{job}.log").read_text().strip() == "2"
+
+
+def test_nextflow_style_script(cluster):
+    script = cluster.work / ".command.run"
+    script.write_text("#!/bin/bash\n#SBATCH -J nf-task\n#SBATCH -o /dev/null\n#SBATCH --no-requeue\n"
+                      "#SBATCH --signal B:USR2@30\n#SBATCH -c 2\n#SBATCH -t 00:10:00\n#SBATCH --mem 1024M\n"
+                      "echo done > nf.out\n")
+    r = cluster.run(["sbatch", str(script)])
+    job = int(re.search(r"Submitted batch job (\d+)", r.stdout).group(1))
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (cluster.work / "nf.out").read_text() == "done\n"
+    r = cluster.run(["squeue", "--noheader", "-o", "%i %t", "-t", "all"])
+    assert f"{job} CD" in r.stdout.splitlines()
+
+
+def test_directives_and_overrides(cluster):
+    script = cluster.work / "dirs.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --job-name=fromscript\n#SBATCH -c 2 # two cpus\n"
+                      "\n# a plain comment\n#SBATCH --comment=kept\n"
+                      "echo $SLURM_JOB_NAME $SLURM_CPUS_PER_TASK\n"
+                      "#SBATCH --job-name=ignored-after-command\n")
+    job = cluster.sbatch("-c", "3", str(script))
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (cluster.work / f"slurm-{job}.out").read_text().strip() == "fromscript 3"
+    r = cluster.run(["sbatch", "--bogus", "--wrap", "true"], check=False)
+    assert r.returncode == 1 and "unrecognized option '--bogus'" in r.stderr
+    bad = cluster.work / "noshebang.sh"
+    bad.write_text("echo hi\n")
+    r = cluster.run(["sbatch", str(bad)], check=False)
+    assert r.returncode == 1 and "This does not look like a batch script" in r.stderr

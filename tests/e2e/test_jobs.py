@@ -1,0 +1,186 @@
+"""Batch jobs end to end: identity, directories, environment, output files,
+end states and exit codes, time limits, process-tree cleanup."""
+
+import os
+import pwd
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def timeout_job(cluster):
+    """Submitted first so its 1-minute limit runs out while other tests run:
+    the script ignores SIGTERM and leaves a detached child behind."""
+    script = cluster.work / "timeout.sh"
+    script.write_text("#!/bin/bash\n#SBATCH --time=1\n#SBATCH -J limit\n"
+                      "setsid sleep 1000 & echo $! > child.pid\n"
+                      "trap 'echo got TERM' TERM\n"
+                      "while true; do sleep 0.2; done\n")
+    job = cluster.sbatch(str(script))
+    cluster.wait_state(job, "RUNNING")
+    return job
+
+
+def test_hello_runs_with_default_output(cluster, timeout_job):
+    job = cluster.sbatch("--wrap", "echo hello from $SLURM_JOB_ID")
+    assert cluster.wait_done(job) == "COMPLETED"
+    out = cluster.work / f"slurm-{job}.out"
+    assert out.read_text() == f"hello from {job}\n"
+    f = cluster.scontrol_job(job)
+    assert f["JobState"] == "COMPLETED"
+    assert f["ExitCode"] == "0:0"
+
+
+def test_job_ids_increase(cluster):
+    a = cluster.sbatch("--wrap", "true")
+    b = cluster.sbatch("--wrap", "true")
+    assert b == a + 1
+
+
+def test_runs_as_submitting_user_with_groups(cluster, users):
+    if not users:
+        pytest.skip("needs root to switch users")
+    user = users[0]
+    pw = pwd.getpwnam(user)
+    job = cluster.sbatch("--wrap", "id -u; id -g; id -G; echo $HOME", user=user)
+    assert cluster.wait_done(job) == "COMPLETED"
+    out = cluster.work / f"slurm-{job}.out"
+    lines = out.read_text().split("\n")
+    assert lines[0] == str(pw.pw_uid)
+    assert lines[1] == str(pw.pw_gid)
+    expected_groups = sorted(os.getgrouplist(user, pw.pw_gid))
+    assert sorted(int(g) for g in lines[2].split()) == expected_groups
+    assert os.stat(out).st_uid == pw.pw_uid, "output file must be owned by the user"
+    f = cluster.scontrol_job(job)
+    assert f["UserId"].startswith(f"{user}({pw.pw_uid})")
+
+
+def test_chdir_and_submit_dir(cluster):
+    sub = cluster.work / "sub"
+    sub.mkdir(exist_ok=True)
+    other = cluster.work / "elsewhere"
+    other.mkdir(exist_ok=True)
+    job = cluster.sbatch("-D", str(other), "--wrap", "pwd; echo $SLURM_SUBMIT_DIR", cwd=sub)
+    assert cluster.wait_done(job) == "COMPLETED"
+    out = (other / f"slurm-{job}.out").read_text().split("\n")
+    assert out[0] == str(other)
+    assert out[1] == str(sub)
+
+
+def test_slurm_environment(cluster):
+    script = cluster.work / "env.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -J envjob -p train -N 1 -n 2 -c 3 --gres=gpu:2 --mem=2G\n"
+                      "env | grep -E '^(SLURM|SLURMD|CUDA)_' | sort\n")
+    job = cluster.sbatch(str(script), env={"MY_VAR": "kept"})
+    assert cluster.wait_done(job) == "COMPLETED"
+    env = dict(l.split("=", 1) for l in (cluster.work / f"slurm-{job}.out").read_text().splitlines())
+    assert env["SLURM_JOB_ID"] == env["SLURM_JOBID"] == str(job)
+    assert env["SLURM_JOB_NAME"] == "envjob"
+    assert env["SLURM_JOB_PARTITION"] == "train"
+    assert env["SLURM_JOB_NUM_NODES"] == env["SLURM_NNODES"] == "1"
+    assert env["SLURM_JOB_NODELIST"] == env["SLURM_NODELIST"] == env["SLURMD_NODENAME"]
+    assert env["SLURMD_NODENAME"] in ("gpu01", "gpu02")
+    assert env["SLURM_NTASKS"] == "2"
+    assert env["SLURM_CPUS_PER_TASK"] == "3"
+    assert env["SLURM_CPUS_ON_NODE"] == "6"
+    assert env["SLURM_MEM_PER_NODE"] == "2048"
+    assert env["SLURM_SUBMIT_DIR"] == str(cluster.work)
+    assert env["SLURM_SUBMIT_HOST"]
+    assert env["SLURM_JOB_ACCOUNT"]
+    assert env["SLURM_CLUSTER_NAME"] == "e2e"
+    assert env["SLURM_GPUS_ON_NODE"] == "2"
+    assert len(env["CUDA_VISIBLE_DEVICES"].split(",")) == 2
+
+
+def test_export_all_none_and_list(cluster):
+    cmd = "echo A=${A:-unset} B=${B:-unset} C=${C:-unset} ID=$SLURM_JOB_ID"
+    extra = {"A": "1", "B": "2"}
+    j1 = cluster.sbatch("--wrap", cmd, env=extra)
+    j2 = cluster.sbatch("--export=NONE", "--wrap", cmd, env=extra)
+    j3 = cluster.sbatch("--export=A,C=3", "--wrap", cmd, env=extra)
+    j4 = cluster.sbatch("--export=ALL,C=4", "--wrap", cmd, env=extra)
+    for j in (j1, j2, j3, j4):
+        assert cluster.wait_done(j) == "COMPLETED"
+    read = lambda j: (cluster.work / f"slurm-{j}.out").read_text().strip()
+    assert read(j1) == f"A=1 B=2 C=unset ID={j1}"
+    assert read(j2) == f"A=unset B=unset C=unset ID={j2}"
+    assert read(j3) == f"A=1 B=unset C=3 ID={j3}"
+    assert read(j4) == f"A=1 B=2 C=4 ID={j4}"
+
+
+def test_output_patterns(cluster):
+    job = cluster.sbatch("-J", "pat", "-o", "out-%x-%j-%u-%N-100%%.txt", "-e", "err-%j.txt",
+                         "--wrap", "echo to-out; echo to-err >&2")
+    assert cluster.wait_done(job) == "COMPLETED"
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    node = cluster.job(job)["nodelist"]
+    out = cluster.work / f"out-pat-{job}-{user}-{node}-100%.txt"
+    assert out.read_text() == "to-out\n"
+    assert (cluster.work / f"err-{job}.txt").read_text() == "to-err\n"
+
+
+def test_exit_codes_and_states(cluster):
+    ok = cluster.sbatch("--wrap", "exit 0")
+    fail = cluster.sbatch("--wrap", "exit 3")
+    sig = cluster.sbatch("--wrap", "kill -9 $$")
+    assert cluster.wait_done(ok) == "COMPLETED"
+    assert cluster.wait_done(fail) == "FAILED"
+    assert cluster.wait_done(sig) == "FAILED"
+    assert cluster.scontrol_job(ok)["ExitCode"] == "0:0"
+    assert cluster.scontrol_job(fail)["ExitCode"] == "3:0"
+    assert cluster.scontrol_job(sig)["ExitCode"] == "0:9"
+    r = cluster.run(["squeue", "-h", "-t", "all", "-j", f"{ok},{fail},{sig}", "-o", "%i %T"])
+    states = dict(l.split() for l in r.stdout.splitlines())
+    assert states == {str(ok): "COMPLETED", str(fail): "FAILED", str(sig): "FAILED"}
+
+
+def test_cancel_kills_detached_children(cluster):
+    script = cluster.work / "detach.sh"
+    script.write_text("#!/bin/bash\nsetsid sleep 1000 & echo $! > detach-$SLURM_JOB_ID.pid\n"
+                      "nohup sleep 1000 >/dev/null 2>&1 & echo $! >> detach-$SLURM_JOB_ID.pid\n"
+                      "sleep 1000\n")
+    job = cluster.sbatch(str(script))
+    cluster.wait_state(job, "RUNNING")
+    pidfile = cluster.work / f"detach-{job}.pid"
+    deadline = time.time() + 10
+    while time.time() < deadline and len(pidfile.read_text().split() if pidfile.exists() else []) < 2:
+        time.sleep(0.05)
+    pids = [int(p) for p in pidfile.read_text().split()]
+    cluster.run(["scancel", str(job)])
+    assert cluster.wait_done(job) == "CANCELLED"
+    f = cluster.scontrol_job(job)
+    assert f["JobState"] == "CANCELLED"
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists(), f"detached child {pid} survived scancel"
+
+
+def test_time_limit_forms_accepted(cluster):
+    forms = {"10": "00:10:00", "10:30": "00:11:00", "1:00:00": "01:00:00", "1-2": "1-02:00:00",
+             "1-2:30": "1-02:30:00", "1-2:30:15": "1-02:31:00", "UNLIMITED": "UNLIMITED"}
+    for form, shown in forms.items():
+        job = cluster.sbatch("-H", "-p", "train", "-t", form, "--wrap", "true")
+        assert cluster.scontrol_job(job)["TimeLimit"] == shown, form
+        cluster.run(["scancel", str(job)])
+    r = cluster.run(["sbatch", "-t", "bogus", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert "Invalid --time specification" in r.stderr
+
+
+def test_partition_default_time(cluster):
+    job = cluster.sbatch("-H", "--wrap", "true")
+    assert cluster.scontrol_job(job)["TimeLimit"] == "01:00:00"
+    cluster.run(["scancel", str(job)])
+
+
+def test_timeout_ends_job(cluster, timeout_job):
+    # Runs last in this module: by now the 1-minute limit has passed or is close.
+    assert cluster.wait_done(timeout_job, timeout=120) == "TIMEOUT"
+    f = cluster.scontrol_job(timeout_job)
+    assert f["JobState"] == "TIMEOUT"
+    child = int((cluster.work / "child.pid").read_text())
+    assert not Path(f"/proc/{child}").exists(), "detached child survived the time limit"
+    out = (cluster.work / f"slurm-{timeout_job}.out").read_text()
+    assert "got TERM" in out, "the job must get SIGTERM before SIGKILL"

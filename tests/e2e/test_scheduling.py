@@ -1,0 +1,151 @@
+"""Placement and refusals: sharing, GPUs, multi-node, exclusive, drained
+nodes, impossible requests, holds, srun steps."""
+
+import time
+
+
+def gpus_of(cluster, job):
+    out = (cluster.work / f"slurm-{job}.out").read_text().split()
+    return out[0], set(out[1].split(","))
+
+
+def test_two_jobs_on_one_node_never_share_a_gpu(cluster):
+    cmd = "echo $SLURMD_NODENAME $CUDA_VISIBLE_DEVICES; sleep 2"
+    jobs = [cluster.sbatch("-p", "train", "-w", "gpu01", "--gres=gpu:3", "-c", "1", "--wrap", cmd)
+            for _ in range(2)]
+    for j in jobs:
+        assert cluster.wait_done(j) == "COMPLETED"
+    (n1, g1), (n2, g2) = gpus_of(cluster, jobs[0]), gpus_of(cluster, jobs[1])
+    assert n1 == n2 == "gpu01"
+    assert len(g1) == len(g2) == 3
+    assert not (g1 & g2), f"GPU indices shared: {g1} {g2}"
+    assert all(0 <= int(g) < 8 for g in g1 | g2)
+
+
+def test_many_jobs_share_a_node(cluster):
+    jobs = [cluster.sbatch("-w", "cpu01", "-c", "4", "--wrap", "sleep 3") for _ in range(4)]
+    for j in jobs:
+        cluster.wait_state(j, "RUNNING")
+    r = cluster.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t"])
+    assert r.stdout.strip() == "alloc"
+    fifth = cluster.sbatch("-w", "cpu01", "-c", "4", "--wrap", "true")
+    time.sleep(0.3)
+    assert cluster.job(fifth)["state"] == "PENDING"
+    assert cluster.wait_done(fifth) == "COMPLETED"
+
+
+def test_nodes_allocated_together_or_wait(cluster):
+    blocker = cluster.sbatch("-p", "train", "-w", "gpu02", "--exclusive", "--wrap", "sleep 2")
+    cluster.wait_state(blocker, "RUNNING")
+    job = cluster.sbatch("-p", "train", "-N", "2", "--wrap", "echo $SLURM_JOB_NODELIST $SLURM_NNODES")
+    time.sleep(0.3)
+    j = cluster.job(job)
+    assert j["state"] == "PENDING"
+    assert j["reason"] == "Resources"
+    r = cluster.run(["squeue", "-h", "-j", str(job), "-o", "%r"])
+    assert r.stdout.strip() == "Resources"
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (cluster.work / f"slurm-{job}.out").read_text().strip() == "gpu[01-02] 2"
+
+
+def test_exclusive_takes_whole_node(cluster):
+    job = cluster.sbatch("-w", "cpu01", "--exclusive", "--wrap", "echo $SLURM_CPUS_ON_NODE; sleep 1")
+    cluster.wait_state(job, "RUNNING")
+    other = cluster.sbatch("-w", "cpu01", "--wrap", "true")
+    time.sleep(0.3)
+    assert cluster.job(other)["state"] == "PENDING"
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (cluster.work / f"slurm-{job}.out").read_text().strip() == "16"
+    assert cluster.wait_done(other) == "COMPLETED"
+
+
+def test_impossible_requests_refused_at_submit(cluster):
+    cases = [
+        (["-p", "train", "--gres=gpu:16"], "gres/gpu"),
+        (["-c", "64"], "cpu"),
+        (["--mem=200G"], "mem"),
+        (["-N", "5"], "node"),
+    ]
+    before = cluster.run(["squeue", "-h", "-t", "all", "-o", "%i"]).stdout.split()
+    for args, word in cases:
+        r = cluster.run(["sbatch", *args, "--wrap", "true"], check=False)
+        assert r.returncode == 1, args
+        lines = r.stderr.strip().splitlines()
+        assert lines[0] == ("sbatch: error: Batch job submission failed: "
+                            "Requested node configuration is not available"), r.stderr
+        assert len(lines) >= 2 and word in lines[1].lower(), r.stderr
+        assert r.stdout == ""
+    r = cluster.run(["sbatch", "-p", "nosuch", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert "invalid partition specified: nosuch" in r.stderr.lower()
+    r = cluster.run(["sbatch", "-p", "train", "--gres=gpu:a100:1", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert "a100" in r.stderr
+    after = cluster.run(["squeue", "-h", "-t", "all", "-o", "%i"]).stdout.split()
+    assert before == after, "a refused request must queue nothing"
+
+
+def test_gpus_detail_names_most_any_node_offers(cluster):
+    r = cluster.run(["sbatch", "-p", "train", "--gpus-per-node=9", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert "9" in r.stderr and "8" in r.stderr.splitlines()[-1]
+
+
+def test_hold_and_release(cluster):
+    job = cluster.sbatch("-H", "--wrap", "echo released")
+    time.sleep(0.2)
+    j = cluster.job(job)
+    assert j["state"] == "PENDING"
+    f = cluster.scontrol_job(job)
+    assert f["Reason"] == "JobHeldUser"
+    assert f["Priority"] == "0"
+    cluster.run(["scontrol", "release", str(job)])
+    assert cluster.wait_done(job) == "COMPLETED"
+    h = cluster.sbatch("--begin=now+1hour", "--wrap", "true")
+    cluster.run(["scontrol", "hold", str(h)])
+    f = cluster.scontrol_job(h)
+    assert f["JobState"] == "PENDING"
+    cluster.run(["scancel", str(h)])
+
+
+def test_srun_tasks_across_nodes(cluster):
+    script = cluster.work / "steps.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -p train -N 2 --ntasks-per-node=2 -c 1\n"
+                      "srun bash -c 'echo $SLURM_PROCID $SLURM_LOCALID $SLURM_NODEID $SLURM_STEP_ID "
+                      "$SLURM_NTASKS $SLURMD_NODENAME' | sort -n\n"
+                      "srun -n 1 bash -c 'exit 0'; echo first=$?\n"
+                      "srun bash -c 'exit $SLURM_PROCID'; echo second=$?\n")
+    job = cluster.sbatch(str(script))
+    assert cluster.wait_done(job) == "COMPLETED"
+    lines = (cluster.work / f"slurm-{job}.out").read_text().splitlines()
+    tasks = [l.split() for l in lines if l[0].isdigit()]
+    assert [t[0] for t in tasks] == ["0", "1", "2", "3"]
+    assert [t[1] for t in tasks] == ["0", "1", "0", "1"]
+    assert [t[2] for t in tasks] == ["0", "0", "1", "1"]
+    assert all(t[3] == "0" and t[4] == "4" for t in tasks)
+    assert [t[5] for t in tasks] == ["gpu01", "gpu01", "gpu02", "gpu02"]
+    assert "first=0" in lines
+    assert "second=3" in lines
+
+
+def test_drained_node_finishes_jobs_and_takes_no_new_ones(cluster):
+    job = cluster.sbatch("-w", "cpu01", "--wrap", "sleep 2")
+    cluster.wait_state(job, "RUNNING")
+    cluster.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN", "Reason=bad fan"])
+    r = cluster.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t"])
+    assert r.stdout.strip() == "drng"
+    r = cluster.run(["sinfo", "-R", "-h", "-o", "%E|%N"])
+    assert "bad fan|cpu01" in r.stdout
+    new = cluster.sbatch("-w", "cpu01", "--wrap", "true")
+    assert cluster.wait_done(job) == "COMPLETED"
+    time.sleep(0.3)
+    assert cluster.job(new)["state"] == "PENDING"
+    r = cluster.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t"])
+    assert r.stdout.strip() == "drain"
+    f = cluster.run(["scontrol", "show", "node", "cpu01"]).stdout
+    assert "Reason=bad fan [root@" in f
+    cluster.run(["scontrol", "update", "NodeName=cpu01", "State=RESUME"])
+    assert cluster.wait_done(new) == "COMPLETED"
+    r = cluster.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN"], check=False)
+    assert r.returncode != 0
+    assert "reason" in r.stderr.lower()
