@@ -217,9 +217,9 @@ void Agent::Launch(const json& msg) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  std::string log = dir + "/step.log";
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  // The step logs to the agent's own log (stderr), not a file per job:
+  // creating files is most of the cost of a trivial job.
+  posix_spawn_file_actions_adddup2(&fa, 2, 1);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;

@@ -99,6 +99,7 @@ int SbatchMain(const std::vector<std::string>& args) {
   if (req.name.empty()) req.name = script_name;
   char cwd[4096];
   std::string here = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
+  req.submit_dir = here;
   if (req.work_dir.empty()) {
     req.work_dir = here;
   } else if (req.work_dir[0] != '/') {

@@ -88,7 +88,8 @@ struct JobRequest {
   std::string user_name;
   std::vector<uint32_t> groups;  // supplementary groups of the submitter
 
-  std::string work_dir;
+  std::string work_dir;    // where the script runs (-D, else submit_dir)
+  std::string submit_dir;  // sbatch's working directory: SLURM_SUBMIT_DIR
   std::string submit_host;
   std::string std_out;  // pattern, empty = slurm-%j.out
   std::string std_err;  // pattern, empty = same as stdout

@@ -124,16 +124,16 @@ bool Controller::IsAdmin(uint32_t uid) const {
          cfg_.admin_users.end();
 }
 
+sched::NodeLookup Controller::Lookup() {
+  return [this](const std::string& name) { return FindNode(name); };
+}
+
 core::Node* Controller::FindNode(const std::string& name) {
   auto it = node_index_.find(name);
   return it == node_index_.end() ? nullptr : &nodes_[it->second];
 }
 
 // ---------------------------------------------------------------- state ----
-
-std::string JobDir(const config::Config& cfg, JobId id) {
-  return cfg.state_save_location + "/jobs/" + std::to_string(id);
-}
 
 util::Status Controller::Save() const {
   json state;
@@ -158,7 +158,7 @@ util::Status Controller::Save() const {
 void Controller::SaveSoon() {
   if (save_posted_) return;
   save_posted_ = true;
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(2));
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(5));
   timer->async_wait([this, timer](boost::system::error_code) {
     save_posted_ = false;
     util::Status st = Save();
@@ -168,12 +168,12 @@ void Controller::SaveSoon() {
 
 util::Status Controller::Recover() {
   std::error_code ec;
-  fs::create_directories(cfg_.state_save_location + "/jobs", ec);
+  fs::create_directories(cfg_.state_save_location, ec);
   if (ec) {
     return util::Internal("cannot create " + cfg_.state_save_location + ": " + ec.message());
   }
   auto text = ReadFile(cfg_.state_save_location + "/state.json");
-  if (!text) return util::Status::Ok();
+  if (!text) return payload_.Open(cfg_.state_save_location + "/payload", {});
   json state = json::parse(*text, nullptr, false);
   if (state.is_discarded() || !state.is_object()) {
     return util::Internal(cfg_.state_save_location + "/state.json is corrupt; move it away to start empty");
@@ -199,17 +199,14 @@ util::Status Controller::Recover() {
   // Running jobs hold their resources again until their agent reports.
   for (auto& [id, job] : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-    for (const auto& a : job.alloc) {
-      core::Node* node = FindNode(a.node);
-      if (!node) continue;
-      node->alloc_cpus += a.cpus;
-      node->alloc_mem_mb += a.mem_mb;
-      node->running_jobs += 1;
-      for (int g : a.gpu_indices) {
-        if (g >= 0 && static_cast<size_t>(g) < node->gpu_used.size()) node->gpu_used[g] = true;
-      }
-    }
+    util::Status st = sched::ApplyStart(job.alloc, Lookup());
+    if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
   }
+  std::set<JobId> pending;
+  for (const auto& [id, job] : jobs_) {
+    if (job.state == JobState::kPending) pending.insert(id);
+  }
+  MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", pending));
   util::LogInfo("recovered {} jobs, next job id {}", jobs_.size(), next_job_id_);
   return util::Status::Ok();
 }
@@ -259,8 +256,6 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
     auto ws = ParseSignalSpec(req.signal_spec);
     if (!ws.ok()) return ws.status();
   }
-  auto rr = sched::MakeResourceRequest(req, cfg_.def_mem_per_cpu_mb);
-  if (!rr.ok()) return rr.status();
   util::Status sat = sched::CheckSatisfiable(req, *part, cfg_, detail);
   if (!sat.ok()) return sat;
 
@@ -280,12 +275,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 
   // The script and environment live on disk, not in the job table, so a
   // pending job costs little memory.
-  std::string dir = JobDir(cfg_, job.id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  json env = req.environment;
-  util::Status st = WriteFileAtomic(dir + "/script", req.script);
-  if (st.ok()) st = WriteFileAtomic(dir + "/environment", env.dump());
+  json payload = {{"script", req.script}, {"environment", req.environment}};
+  util::Status st = payload_.Append(job.id, payload.dump(-1, ' ', false, json::error_handler_t::replace));
   if (!st.ok()) {
     --next_job_id_;
     return util::Internal("Unable to write job files: " + st.message());
@@ -320,12 +311,6 @@ void Controller::RunSchedule() {
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   for (auto& [id, job] : jobs_) {
     if (job.state != JobState::kPending) continue;
-    const core::Partition* part = cfg_.FindPartition(job.partition);
-    if (part && part->max_time_s >= 0 &&
-        (job.time_limit_s < 0 || job.time_limit_s > part->max_time_s) && !job.held) {
-      job.reason = core::PendingReason::kPartitionTimeLimit;
-      continue;
-    }
     snap.pending.push_back(&job);
   }
   if (snap.pending.empty()) return;
@@ -344,16 +329,17 @@ void Controller::RunSchedule() {
     Job& job = it->second;
     job.alloc = start.alloc;
     job.partition = start.partition.empty() ? job.partition : start.partition;
+    util::Status applied = sched::ApplyStart(job.alloc, Lookup());
+    if (!applied.ok()) {
+      // The plan disagrees with live state: a bug, but never over-allocate.
+      util::LogError("job {}: plan not applied: {}", job.id, applied.message());
+      job.alloc.clear();
+      continue;
+    }
     std::vector<std::string> names;
     for (const auto& a : job.alloc) {
       names.push_back(a.node);
-      core::Node* node = FindNode(a.node);
-      if (!node) continue;
-      node->alloc_cpus += a.cpus;
-      node->alloc_mem_mb += a.mem_mb;
-      node->running_jobs += 1;
-      node->last_busy = snap.now;
-      for (int g : a.gpu_indices) node->gpu_used[g] = true;
+      if (core::Node* node = FindNode(a.node)) node->last_busy = snap.now;
     }
     job.nodelist = util::CompressHostlist(names);
     job.batch_host = job.alloc.empty() ? "" : job.alloc.front().node;
@@ -366,16 +352,16 @@ void Controller::RunSchedule() {
 }
 
 void Controller::Launch(Job& job) {
-  std::string dir = JobDir(cfg_, job.id);
-  auto script = ReadFile(dir + "/script");
-  auto env_text = ReadFile(dir + "/environment");
-  if (!script || !env_text) {
-    FinishJob(job, JobState::kFailed, 1, 0, Now(), "job script missing from " + dir);
+  auto stored = payload_.Read(job.id);
+  json payload = stored.ok() ? json::parse(*stored, nullptr, false) : json();
+  payload_.Release(job.id);
+  if (!payload.is_object() || !payload.contains("script")) {
+    FinishJob(job, JobState::kFailed, 1, 0, Now(),
+              "job script lost: " + (stored.ok() ? std::string("corrupt record") : stored.status().message()));
     return;
   }
-  std::vector<std::string> user_env;
-  json env = json::parse(*env_text, nullptr, false);
-  if (env.is_array()) user_env = env.get<std::vector<std::string>>();
+  std::vector<std::string> user_env = payload.value("environment", std::vector<std::string>{});
+  std::string script = payload["script"].get<std::string>();
 
   stepd::StepSpec spec;
   spec.job_id = job.id;
@@ -405,7 +391,7 @@ void Controller::Launch(Job& job) {
               {"job_id", job.id},
               {"node", job.batch_host},
               {"spec", stepd::ToJson(spec)},
-              {"script", *script}};
+              {"script", script}};
   SendToAgentOf(job, msg);
 }
 
@@ -420,16 +406,10 @@ void Controller::SendToAgentOf(const Job& job, const json& msg) {
 }
 
 void Controller::ReleaseResources(Job& job) {
+  util::Status st = sched::ReleaseJob(job.alloc, Lookup());
+  if (!st.ok()) util::LogError("job {}: releasing its allocation: {}", job.id, st.message());
   for (const auto& a : job.alloc) {
-    core::Node* node = FindNode(a.node);
-    if (!node) continue;
-    node->alloc_cpus = std::max(0, node->alloc_cpus - a.cpus);
-    node->alloc_mem_mb = std::max<int64_t>(0, node->alloc_mem_mb - a.mem_mb);
-    node->running_jobs = std::max(0, node->running_jobs - 1);
-    node->last_busy = Now();
-    for (int g : a.gpu_indices) {
-      if (g >= 0 && static_cast<size_t>(g) < node->gpu_used.size()) node->gpu_used[g] = false;
-    }
+    if (core::Node* node = FindNode(a.node)) node->last_busy = Now();
   }
 }
 
@@ -448,8 +428,6 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   job.end_time = end_time > 0 ? end_time : Now();
   job.failure_detail = detail;
   job.reason = core::PendingReason::kNone;
-  std::error_code ec;
-  fs::remove_all(JobDir(cfg_, job.id), ec);
   SaveSoon();
   RequestSchedule();
 }
@@ -628,8 +606,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->state = JobState::kCancelled;
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
-      std::error_code ec;
-      fs::remove_all(JobDir(cfg_, job->id), ec);
+      payload_.Release(job->id);
       out.push_back({sid, ""});
       continue;
     }

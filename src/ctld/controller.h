@@ -24,6 +24,8 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "ctld/payload_store.h"
+#include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/status.h"
 
@@ -98,6 +100,7 @@ class Controller {
   void ArmHousekeeping();
   void Housekeeping();
   core::Node* FindNode(const std::string& name);
+  sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
   void SaveSoon();
 
@@ -105,6 +108,7 @@ class Controller {
   config::Config cfg_;
   const util::Clock& clock_;
   std::map<core::JobId, core::Job> jobs_;
+  PayloadStore payload_;  // scripts and environments of pending jobs
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;

@@ -79,7 +79,7 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
       set("SLURM_GPUS_ON_NODE", std::to_string(first->gpu_indices.size()));
     }
   }
-  set("SLURM_SUBMIT_DIR", req.work_dir);
+  set("SLURM_SUBMIT_DIR", req.submit_dir.empty() ? req.work_dir : req.submit_dir);
   set("SLURM_SUBMIT_HOST", req.submit_host);
   set("SLURM_JOB_PARTITION", job.partition);
   set("SLURM_JOB_ACCOUNT", req.account.empty() ? req.user_name : req.account);

@@ -52,9 +52,9 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
     }
     if (n->alloc_mem_mb + a.mem_mb > n->config.real_memory_mb) {
       return util::FailedPrecondition("node " + a.node + ": " + std::to_string(a.mem_mb) +
-                                      "M memory does not fit (" +
-                                      std::to_string(n->alloc_mem_mb) + "M of " +
-                                      std::to_string(n->config.real_memory_mb) + "M in use)");
+                                      "M memory does not fit (" + std::to_string(n->alloc_mem_mb) +
+                                      "M of " + std::to_string(n->config.real_memory_mb) +
+                                      "M in use)");
     }
     const int total = GpuCount(n->config);
     for (size_t k = 0; k < a.gpu_indices.size(); ++k) {

@@ -1,8 +1,8 @@
 // ApplyStart / ReleaseJob: the controller's accounting of a plan.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/schedule_harness.h"
 

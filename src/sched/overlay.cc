@@ -53,16 +53,17 @@ Overlay Overlay::FromNodes(std::span<const core::Node* const> nodes) {
     f.mem_mb = std::max<int64_t>(0, n.config.real_memory_mb - n.alloc_mem_mb);
     f.gpu_begin = offset;
     f.gpu_count = static_cast<uint32_t>(GpuCount(n.config));
-    bool any_gpu = false;
     // gpu_used may be shorter than the configured count (missing = free).
     const size_t known = std::min<size_t>(f.gpu_count, n.gpu_used.size());
+    uint32_t used = 0;
     for (size_t g = 0; g < known; ++g) {
       if (n.gpu_used[g]) {
         ov.gpu_used_[offset + g] = 1;
-        any_gpu = true;
+        ++used;
       }
     }
-    f.idle = n.alloc_cpus == 0 && n.alloc_mem_mb == 0 && n.running_jobs == 0 && !any_gpu;
+    f.gpus_free = f.gpu_count - used;
+    f.idle = n.alloc_cpus == 0 && n.alloc_mem_mb == 0 && n.running_jobs == 0 && used == 0;
     offset += f.gpu_count;
   }
   return ov;
@@ -79,6 +80,7 @@ Overlay Overlay::Empty(std::span<const core::NodeConfig* const> configs) {
     f.idle = true;
     f.gpu_begin = offset;
     f.gpu_count = static_cast<uint32_t>(GpuCount(*configs[i]));
+    f.gpus_free = f.gpu_count;
     offset += f.gpu_count;
   }
   ov.gpu_used_.assign(offset, 0);
@@ -95,6 +97,7 @@ void Overlay::Reserve(int node, const core::NodeAlloc& share) {
   for (int g : share.gpu_indices) {
     assert(g >= 0 && static_cast<uint32_t>(g) < f.gpu_count && !gpu_used_[f.gpu_begin + g]);
     gpu_used_[f.gpu_begin + g] = 1;
+    --f.gpus_free;
   }
 }
 

@@ -25,9 +25,9 @@ namespace muster::sched {
 // The fixed set of answers a stage gives.
 enum class Verdict {
   kOk,
-  kUnschedulableNow,   // fits the hardware, not the current free resources
-  kNeverSchedulable,   // no node of this kind could ever take it
-  kWait,               // not yet (held, begin time, blocked partition)
+  kUnschedulableNow,  // fits the hardware, not the current free resources
+  kNeverSchedulable,  // no node of this kind could ever take it
+  kWait,              // not yet (held, begin time, blocked partition)
   kInternal,
 };
 
@@ -41,13 +41,15 @@ struct FilterResult {
 
 // Free resources of one node as the pass sees them: starts from the live
 // node (or the configured hardware for "could it ever run" questions) and
-// is reduced by every reservation of the pass.
+// is reduced by every reservation of the pass. A node with an exclusive
+// job has cpus == 0, so nothing else fits there.
 struct NodeFree {
   int cpus = 0;
   int64_t mem_mb = 0;
   bool idle = true;        // nothing allocated at all (for --exclusive)
   uint32_t gpu_begin = 0;  // offset of this node's flags in Overlay::gpu_used_
   uint32_t gpu_count = 0;
+  uint32_t gpus_free = 0;  // of any type
 };
 
 // The pass's private copy of free counts (the input is never mutated). One
@@ -95,15 +97,15 @@ FilterResult FilterNodeState(const core::Node& node);
 // (inconsistent node/task counts) rather than as bad input.
 enum class RequestError { kNone, kMalformed, kCounts };
 util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
-                                                   int64_t def_mem_per_cpu_mb,
-                                                   RequestError* kind);
+                                                   int64_t def_mem_per_cpu_mb, RequestError* kind);
 
 // ---- stage_node_match.cc: per job, the static node predicates
-// (-C features, -w/-x lists) compiled against node indices.
+// (-C features, -w/-x lists, other GRES); the pass resolves -w/-x names to
+// node indices once per job.
 struct NodeMatch {
   const ResourceRequest* request = nullptr;
-  std::vector<int> required;  // -w as node indices, sorted
-  std::vector<int> excluded;  // -x as node indices, sorted
+  std::vector<int> required;      // -w as node indices, sorted
+  std::vector<int> excluded;      // -x as node indices, sorted
   bool required_unknown = false;  // -w names a node not in the node set
 };
 // Does the node have the features, and is it allowed by -x? (-w is handled
@@ -123,18 +125,19 @@ struct Share {
 int NeedCpus(const ResourceRequest& r, int tasks);
 int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks);
 int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus);
-FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node,
-                      const Overlay& ov, int i, const Share& share);
+FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
+                      int i, const Share& share);
 // The most tasks (<= want) that fit on the node with `gpus` GPUs; 0 if none.
-int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
-                   int i, int64_t gpus, int want);
+int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov, int i,
+                   int64_t gpus, int want);
 // Fills a NodeAlloc for a fitting share (lowest free GPU indices of the type).
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                     int i, const Share& share, core::NodeAlloc* out);
 
 // ---- stage_select.cc: choose the nodes (fixed count or spreading), all or
-// nothing. `candidates` are node indices in preference order. On success
-// fills `out` (one entry per chosen node, candidate order) and returns true.
+// nothing. `candidates` are node indices in preference order; every -w node
+// must be among them. On success fills `out` (one entry per chosen node, in
+// node index order, i.e. config order) and returns true.
 struct SelectScratch {
   std::vector<int> chosen;
   std::vector<Share> shares;

@@ -3,14 +3,14 @@
 // over-allocates a node (CPUs, memory, GPU indices unique, in range and
 // free), honours each job's request, gives every pending job exactly one
 // decision, respects partition blocking, and is deterministic.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <map>
 #include <random>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/pipeline.h"
 #include "sched/schedule_harness.h"
@@ -28,7 +28,9 @@ class Gen {
   int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
   template <typename T>
-  const T& Pick(const std::vector<T>& v) { return v[static_cast<size_t>(Int(0, static_cast<int>(v.size()) - 1))]; }
+  const T& Pick(const std::vector<T>& v) {
+    return v[static_cast<size_t>(Int(0, static_cast<int>(v.size()) - 1))];
+  }
 
  private:
   std::mt19937 rng_;
@@ -81,7 +83,8 @@ Harness RandomCluster(Gen& g) {
   }
   const int n_jobs = g.Int(1, 40);
   for (int j = 1; j <= n_jobs; ++j) {
-    auto b = MakeJob(static_cast<core::JobId>(j)).Partition("p" + std::to_string(g.Int(0, n_parts - 1)));
+    auto b =
+        MakeJob(static_cast<core::JobId>(j)).Partition("p" + std::to_string(g.Int(0, n_parts - 1)));
     if (g.Chance(0.05)) b.Held();
     if (g.Chance(0.05)) b.Begin(h.now + 10);
     if (g.Chance(0.4)) b.Cpus(g.Int(1, 8));
@@ -89,15 +92,25 @@ Harness RandomCluster(Gen& g) {
     if (g.Chance(0.3)) b.Tasks(g.Int(1, 40));
     if (g.Chance(0.15)) b.TasksPerNode(g.Int(1, 3));
     switch (g.Int(0, 4)) {
-      case 0: b.Mem(g.Int(1, 16000)); break;
-      case 1: b.MemPerCpu(g.Int(1, 2000)); break;
-      case 2: if (g.Chance(0.2)) b.MemWholeNode(); break;
-      default: break;
+      case 0:
+        b.Mem(g.Int(1, 16000));
+        break;
+      case 1:
+        b.MemPerCpu(g.Int(1, 2000));
+        break;
+      case 2:
+        if (g.Chance(0.2)) b.MemWholeNode();
+        break;
+      default:
+        break;
     }
-    if (g.Chance(0.4)) b.Gpus(g.Int(1, 4), g.Pick(kTypes));
-    else if (g.Chance(0.15)) b.GpusPerJob(g.Int(1, 8), g.Pick(kTypes));
+    if (g.Chance(0.4))
+      b.Gpus(g.Int(1, 4), g.Pick(kTypes));
+    else if (g.Chance(0.15))
+      b.GpusPerJob(g.Int(1, 8), g.Pick(kTypes));
     if (g.Chance(0.1)) b.Exclusive();
-    if (g.Chance(0.2)) b.Constraint(g.Pick(kFeatures) + (g.Chance(0.5) ? "&" + g.Pick(kFeatures) : ""));
+    if (g.Chance(0.2))
+      b.Constraint(g.Pick(kFeatures) + (g.Chance(0.5) ? "&" + g.Pick(kFeatures) : ""));
     if (g.Chance(0.1)) b.Nodelist("n" + std::to_string(g.Int(0, n_nodes - 1)));
     if (g.Chance(0.1)) b.Exclude("n" + std::to_string(g.Int(0, n_nodes - 1)));
     h.AddJob(b);
@@ -265,8 +278,8 @@ TEST(ScheduleProperty, BadConstraintsAgreesWithCheckSatisfiable) {
         if (j.id == d.job_id) job = &j;
       }
       std::string detail;
-      util::Status st = CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg,
-                                         &detail);
+      util::Status st =
+          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, &detail);
       EXPECT_FALSE(st.ok()) << "seed " << seed << " job " << job->id;
     }
     for (const auto& s : plan.starts) {
@@ -275,9 +288,37 @@ TEST(ScheduleProperty, BadConstraintsAgreesWithCheckSatisfiable) {
         if (j.id == s.job_id) job = &j;
       }
       std::string detail;
-      util::Status st = CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg,
-                                         &detail);
+      util::Status st =
+          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, &detail);
       EXPECT_TRUE(st.ok()) << "seed " << seed << " job " << job->id << ": " << detail;
+    }
+  }
+}
+
+// Conservation over many passes: start what fits, finish some jobs at
+// random, repeat; the accounting always accepts the plan, and once every
+// job has finished every node is back to its starting use.
+TEST(ScheduleProperty, ConservationOverPasses) {
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Gen g(seed);
+    Harness h = RandomCluster(g);
+    for (auto& j : h.jobs) j.held = false, j.req.begin_time = 0;
+    const std::vector<core::Node> before = h.nodes;
+    for (int pass = 0; pass < 30; ++pass) {
+      h.RunAndApply();
+      for (auto& j : h.jobs) {
+        if (j.state == core::JobState::kRunning && g.Chance(0.5)) h.Finish(j.id);
+      }
+    }
+    for (auto& j : h.jobs) {
+      if (j.state == core::JobState::kRunning) h.Finish(j.id);
+    }
+    for (size_t k = 0; k < h.nodes.size(); ++k) {
+      EXPECT_EQ(h.nodes[k].alloc_cpus, before[k].alloc_cpus);
+      EXPECT_EQ(h.nodes[k].alloc_mem_mb, before[k].alloc_mem_mb);
+      EXPECT_EQ(h.nodes[k].running_jobs, before[k].running_jobs);
+      EXPECT_EQ(h.nodes[k].gpu_used, before[k].gpu_used);
     }
   }
 }

@@ -81,18 +81,16 @@ Status ParseGres(const std::vector<core::GresRequest>& gres, ResourceRequest* r)
     if (g.name == "gpu") {
       if (have_gpu && g.type != r->gpu_type) {
         return util::InvalidArgument("--gres/--gpus: GPUs of two types ('" + r->gpu_type +
-                                     "' and '" + g.type +
-                                     "') in one job are not supported");
+                                     "' and '" + g.type + "') in one job are not supported");
       }
       have_gpu = true;
       r->gpu_type = g.type;
       (g.per_job ? r->gpus_per_job : r->gpus_per_node) += g.count;
       continue;
     }
-    auto same = std::find_if(r->other_gres.begin(), r->other_gres.end(),
-                             [&](const core::GresRequest& o) {
-                               return o.name == g.name && o.type == g.type;
-                             });
+    auto same = std::find_if(
+        r->other_gres.begin(), r->other_gres.end(),
+        [&](const core::GresRequest& o) { return o.name == g.name && o.type == g.type; });
     if (same != r->other_gres.end()) {
       same->count += g.count;
     } else {
@@ -110,8 +108,7 @@ std::string NodeRange(int lo, int hi) {
 }  // namespace
 
 util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
-                                                   int64_t def_mem_per_cpu_mb,
-                                                   RequestError* kind) {
+                                                   int64_t def_mem_per_cpu_mb, RequestError* kind) {
   *kind = RequestError::kMalformed;
   ResourceRequest r;
   if (req.min_nodes < 0 || req.max_nodes < 0) {
@@ -174,10 +171,10 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
     if (npn > 0) {
       int need = (r.ntasks + npn - 1) / npn;
       if (nodes_given && need > hi) {
-        return util::InvalidArgument(
-            "--ntasks=" + std::to_string(r.ntasks) + " with --ntasks-per-node=" +
-            std::to_string(npn) + " needs " + std::to_string(need) +
-            " nodes, but -N allows at most " + std::to_string(hi));
+        return util::InvalidArgument("--ntasks=" + std::to_string(r.ntasks) +
+                                     " with --ntasks-per-node=" + std::to_string(npn) + " needs " +
+                                     std::to_string(need) + " nodes, but -N allows at most " +
+                                     std::to_string(hi));
       }
       min_nodes = std::max(min_nodes, need);
       max_nodes = nodes_given ? hi : need;
@@ -210,8 +207,8 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
   }
   if (npn > 0 && r.ntasks_set && static_cast<int64_t>(max_nodes) * npn < r.ntasks) {
     return util::InvalidArgument("--ntasks=" + std::to_string(r.ntasks) +
-                                 " is more than --ntasks-per-node=" + std::to_string(npn) +
-                                 " on " + std::to_string(max_nodes) + " node(s)");
+                                 " is more than --ntasks-per-node=" + std::to_string(npn) + " on " +
+                                 std::to_string(max_nodes) + " node(s)");
   }
   r.min_nodes = min_nodes;
   r.max_nodes = std::max(max_nodes, min_nodes);

@@ -124,8 +124,8 @@ TEST(MakeResourceRequest, Errors) {
        "--ntasks=3 with --ntasks-per-node=2 needs 2 nodes, but -N allows at most 1",
        RequestError::kCounts},
       // sbatch: "invalid number of nodes (-N 2-1)".
-      {"-w 2 nodes -N 1", MakeJob().Nodes(1).Nodelist("n[1-2]"),
-       "invalid number of nodes (-N 2-1)", RequestError::kMalformed},
+      {"-w 2 nodes -N 1", MakeJob().Nodes(1).Nodelist("n[1-2]"), "invalid number of nodes (-N 2-1)",
+       RequestError::kMalformed},
       {"-N 4-2", MakeJob().Nodes(4, 2), "invalid number of nodes (-N 4-2)",
        RequestError::kMalformed},
       {"-w 3 nodes -n 2", MakeJob().Tasks(2).Nodelist("n[1-3]"),
@@ -141,8 +141,7 @@ TEST(MakeResourceRequest, Errors) {
       {"mixed & and |", MakeJob().Constraint("a&b|c"), "mixing", RequestError::kMalformed},
       {"brackets", MakeJob().Constraint("[a|b]"), "unsupported --constraint",
        RequestError::kMalformed},
-      {"empty feature", MakeJob().Constraint("a&&b"), "empty feature",
-       RequestError::kMalformed},
+      {"empty feature", MakeJob().Constraint("a&&b"), "empty feature", RequestError::kMalformed},
   };
   for (const auto& c : cases) {
     RequestError kind = RequestError::kNone;

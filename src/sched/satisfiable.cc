@@ -73,8 +73,8 @@ std::string CheckMaxima(const ResourceRequest& r, NodeConfigs nodes, const std::
   }
   const int64_t cpn = PerNodeTasks(r) * r.cpus_per_task;
   if (cpn > max_cpus) {
-    return "cpus: requested " + std::to_string(cpn) + " per node, the most " + most +
-           " has is " + std::to_string(max_cpus);
+    return "cpus: requested " + std::to_string(cpn) + " per node, the most " + most + " has is " +
+           std::to_string(max_cpus);
   }
   if (!r.whole_node_mem) {
     const int64_t mem = r.mem_per_node_mb > 0 ? r.mem_per_node_mb : r.mem_per_cpu_mb * cpn;
@@ -94,7 +94,8 @@ std::string CheckMaxima(const ResourceRequest& r, NodeConfigs nodes, const std::
     std::sort(types.begin(), types.end());
     types.erase(std::unique(types.begin(), types.end()), types.end());
     return GresLabel(r) + ": no node in " + where + suffix + " has GPUs of type " + r.gpu_type +
-           "; types there: " + (types.empty() ? std::string("untyped only") : util::Join(types, ","));
+           "; types there: " +
+           (types.empty() ? std::string("untyped only") : util::Join(types, ","));
   }
   const int64_t gpn = PerNodeGpus(r);
   if (wants_gpus && gpn > max_gpus) {
@@ -264,12 +265,12 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
   if (matching.size() != nodes.size()) {
     if (!r.features.empty() && matching.empty() && r.excluded_nodes.empty() &&
         r.other_gres.empty()) {
-      *detail = "features: no node in " + where + " has all of '" +
-                FeatureGroup(r.features, "&") + "'";
+      *detail =
+          "features: no node in " + where + " has all of '" + FeatureGroup(r.features, "&") + "'";
       return util::Unavailable(kUnavailableMsg);
     }
-    *detail = CheckMaxima(r, matching, most + " matching -C/-x/--gres", where,
-                          " matching -C/-x/--gres");
+    *detail =
+        CheckMaxima(r, matching, most + " matching -C/-x/--gres", where, " matching -C/-x/--gres");
     if (!detail->empty()) return util::Unavailable(kUnavailableMsg);
   }
 

@@ -1,10 +1,10 @@
 // CheckSatisfiable against what the real Slurm 22.05 on the oracle cluster
 // (../shared/slurm-oracle, as root) answers for the same sbatch options.
 // Slurm's lines are quoted per case; the detail lines are Muster's own.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/schedule_harness.h"
 
@@ -44,110 +44,114 @@ const util::Code kInvalid = util::Code::kInvalidArgument;
 
 TEST(CheckSatisfiable, MatchesSlurmOnTheOracleCluster) {
   Harness h = OracleCluster();
-  RunCases(h, {
-      // sbatch -p train --gres=gpu:16 --wrap true
-      //   sbatch: error: Batch job submission failed: Requested node
-      //   configuration is not available
-      {"-p train --gres=gpu:16", MakeJob().Gpus(16), "train", kUnavailable, kNotAvailable,
-       "gres/gpu: requested 16 per node, the most any node in partition train has is 8"},
-      // sbatch -p short -c 64: "sbatch: error: CPU count per node can not be
-      //   satisfied" then "Batch job submission failed: Requested node
-      //   configuration is not available"
-      {"-p short -c 64", MakeJob().Cpus(64), "short", kUnavailable, kNotAvailable,
-       "cpus: requested 64 per node, the most any node in partition short has is 32"},
-      // sbatch -p short --mem=128G: not available
-      {"-p short --mem=128G", MakeJob().Mem(131072), "short", kUnavailable, kNotAvailable,
-       "memory: requested 131072M per node, the most any node in partition short has is 64000M"},
-      // sbatch -p short --mem-per-cpu=3000 -c 32: not available
-      {"-p short --mem-per-cpu=3000 -c 32", MakeJob().MemPerCpu(3000).Cpus(32), "short",
-       kUnavailable, kNotAvailable,
-       "memory: requested 96000M per node, the most any node in partition short has is 64000M"},
-      // sbatch --test-only -p short -N 8: "allocation failure: Requested node
-      //   configuration is not available". (A real submission is accepted
-      //   and pends with PartitionConfig forever; Muster refuses it.)
-      {"-p short -N 8", MakeJob().Nodes(8), "short", kUnavailable, kNotAvailable,
-       "nodes: requested 8, partition short has 6"},
-      {"-p train -N 5", MakeJob().Nodes(5), "train", kUnavailable, kNotAvailable,
-       "nodes: requested 5, partition train has 4"},
-      // sbatch -p short -C nosuch: "Batch job submission failed: Invalid
-      //   feature specification"
-      {"-p short -C nosuch", MakeJob().Constraint("nosuch"), "short", kInvalid,
-       "Invalid feature specification", "features: no node in the cluster has feature 'nosuch'"},
-      {"-p short -C 'nosuch|other'", MakeJob().Constraint("nosuch|other"), "short", kInvalid,
-       "Invalid feature specification",
-       "features: no node in the cluster has any of 'nosuch|other'"},
-      // sbatch -p train -C cpu (cpu exists, not in train): not available
-      {"-p train -C cpu", MakeJob().Constraint("cpu"), "train", kUnavailable, kNotAvailable,
-       "features: no node in partition train has feature 'cpu'"},
-      // sbatch -p short -C 'h100&cpu': not available
-      {"-p short -C 'h100&cpu'", MakeJob().Constraint("h100&cpu"), "short", kUnavailable,
-       kNotAvailable, "features: no node in partition short has all of 'h100&cpu'"},
-      // sbatch -p train --gres=gpu:a100:1: not available
-      {"-p train --gres=gpu:a100:1", MakeJob().Gpus(1, "a100"), "train", kUnavailable,
-       kNotAvailable,
-       "gres/gpu:a100: no node in partition train has GPUs of type a100; types there: h100"},
-      // sbatch -p train --gres=nic:1: "sbatch: error: Invalid generic
-      //   resource (gres) specification"
-      {"-p train --gres=nic:1", MakeJob().Gres("nic", "", 1), "train", kInvalid,
-       "Invalid generic resource (gres) specification", "gres/nic: not a GRES of this cluster"},
-      // sbatch --test-only -p short --gpus=40 / -p train --gpus=33: not available
-      {"-p short --gpus=40", MakeJob().GpusPerJob(40), "short", kUnavailable, kNotAvailable,
-       "gres/gpu: requested 40 in total, partition short has 32"},
-      {"-p train --gpus=33", MakeJob().GpusPerJob(33), "train", kUnavailable, kNotAvailable,
-       "gres/gpu: requested 33 in total, partition train has 32"},
-      // sbatch --test-only -p short -n 200 / -p train -n 129: not available
-      {"-p short -n 200", MakeJob().Tasks(200), "short", kUnavailable, kNotAvailable,
-       "cpus: requested 200 in total, partition short has 192"},
-      {"-p train -n 129", MakeJob().Tasks(129), "train", kUnavailable, kNotAvailable,
-       "cpus: requested 129 in total, partition train has 128"},
-      // sbatch --test-only -p short --ntasks-per-node=40: not available
-      {"-p short --ntasks-per-node=40", MakeJob().TasksPerNode(40), "short", kUnavailable,
-       kNotAvailable,
-       "cpus: requested 40 per node, the most any node in partition short has is 32"},
-      // sbatch --test-only -p short -N 2 --ntasks-per-node=20 -c 2: not available
-      {"-p short -N 2 --ntasks-per-node=20 -c 2", MakeJob().Nodes(2).TasksPerNode(20).Cpus(2),
-       "short", kUnavailable, kNotAvailable,
-       "cpus: requested 40 per node, the most any node in partition short has is 32"},
-      // sbatch --test-only -p short -N 1 -n 40: not available
-      {"-p short -N 1 -n 40", MakeJob().Nodes(1).Tasks(40), "short", kUnavailable,
-       kNotAvailable,
-       "cpus: requested 40 per node, the most any node in partition short has is 32"},
-      // sbatch -p short -N 1 -n 3 --ntasks-per-node=2: not available
-      {"-p short -N 1 -n 3 --ntasks-per-node=2", MakeJob().Nodes(1).Tasks(3).TasksPerNode(2),
-       "short", kUnavailable, kNotAvailable,
-       "--ntasks=3 with --ntasks-per-node=2 needs 2 nodes, but -N allows at most 1"},
-      // sbatch -p short -w gpu09: "Batch job submission failed: Invalid node
-      //   name specified"
-      {"-p short -w gpu09", MakeJob().Nodelist("gpu09"), "short", kInvalid,
-       "Invalid node name specified", "nodes: gpu09 is not a node of this cluster"},
-      // sbatch --test-only -p train -w cpu01: not available
-      {"-p train -w cpu01", MakeJob().Nodelist("cpu01"), "train", kUnavailable, kNotAvailable,
-       "nodes: cpu01 (-w) is not in partition train"},
-      // sbatch --test-only -p short -x gpu[01-04],cpu01 -N 2: not available
-      {"-p short -x gpu[01-04],cpu01 -N 2", MakeJob().Exclude("gpu[01-04],cpu01").Nodes(2),
-       "short", kUnavailable, kNotAvailable,
-       "nodes: requested 2, partition short has 1 matching -C/-x/--gres"},
-      {"-p short -C cpu --gres=gpu:1", MakeJob().Constraint("cpu").Gpus(1), "short",
-       kUnavailable, kNotAvailable,
-       "gres/gpu: requested 1 per node, the most any node in partition short matching "
-       "-C/-x/--gres has is 0"},
-      // Accepted by Slurm (sbatch --test-only: "Job N to start at ...").
-      {"-p short --mem-per-cpu=3000 -c 20", MakeJob().MemPerCpu(3000).Cpus(20), "short", kOk,
-       "", ""},
-      {"-p short -N 2 -n 1 (nnodes set to 1)", MakeJob().Nodes(2).Tasks(1), "short", kOk, "",
-       ""},
-      {"-p short -n 40", MakeJob().Tasks(40), "short", kOk, "", ""},
-      {"-p train -n 100", MakeJob().Tasks(100), "train", kOk, "", ""},
-      {"-p train --gpus=12", MakeJob().GpusPerJob(12), "train", kOk, "", ""},
-      {"-p train -N 2 --gpus=3", MakeJob().Nodes(2).GpusPerJob(3), "train", kOk, "", ""},
-      {"-p train --exclusive", MakeJob().Exclusive(), "train", kOk, "", ""},
-      {"-p short -n 5 --ntasks-per-node=2", MakeJob().Tasks(5).TasksPerNode(2), "short", kOk,
-       "", ""},
-      {"-p short -w gpu[01-02]", MakeJob().Nodelist("gpu[01-02]"), "short", kOk, "", ""},
-      {"-p short -C gpu,h100", MakeJob().Constraint("gpu,h100"), "short", kOk, "", ""},
-      {"-p short -C 'gpu|cpu'", MakeJob().Constraint("gpu|cpu"), "short", kOk, "", ""},
-      {"-p short --mem=0", MakeJob().MemWholeNode(), "short", kOk, "", ""},
-  });
+  RunCases(
+      h,
+      {
+          // sbatch -p train --gres=gpu:16 --wrap true
+          //   sbatch: error: Batch job submission failed: Requested node
+          //   configuration is not available
+          {"-p train --gres=gpu:16", MakeJob().Gpus(16), "train", kUnavailable, kNotAvailable,
+           "gres/gpu: requested 16 per node, the most any node in partition train has is 8"},
+          // sbatch -p short -c 64: "sbatch: error: CPU count per node can not be
+          //   satisfied" then "Batch job submission failed: Requested node
+          //   configuration is not available"
+          {"-p short -c 64", MakeJob().Cpus(64), "short", kUnavailable, kNotAvailable,
+           "cpus: requested 64 per node, the most any node in partition short has is 32"},
+          // sbatch -p short --mem=128G: not available
+          {"-p short --mem=128G", MakeJob().Mem(131072), "short", kUnavailable, kNotAvailable,
+           "memory: requested 131072M per node, the most any node in partition short has is "
+           "64000M"},
+          // sbatch -p short --mem-per-cpu=3000 -c 32: not available
+          {"-p short --mem-per-cpu=3000 -c 32", MakeJob().MemPerCpu(3000).Cpus(32), "short",
+           kUnavailable, kNotAvailable,
+           "memory: requested 96000M per node, the most any node in partition short has is 64000M"},
+          // sbatch --test-only -p short -N 8: "allocation failure: Requested node
+          //   configuration is not available". (A real submission is accepted
+          //   and pends with PartitionConfig forever; Muster refuses it.)
+          {"-p short -N 8", MakeJob().Nodes(8), "short", kUnavailable, kNotAvailable,
+           "nodes: requested 8, partition short has 6"},
+          {"-p train -N 5", MakeJob().Nodes(5), "train", kUnavailable, kNotAvailable,
+           "nodes: requested 5, partition train has 4"},
+          // sbatch -p short -C nosuch: "Batch job submission failed: Invalid
+          //   feature specification"
+          {"-p short -C nosuch", MakeJob().Constraint("nosuch"), "short", kInvalid,
+           "Invalid feature specification",
+           "features: no node in the cluster has feature 'nosuch'"},
+          {"-p short -C 'nosuch|other'", MakeJob().Constraint("nosuch|other"), "short", kInvalid,
+           "Invalid feature specification",
+           "features: no node in the cluster has any of 'nosuch|other'"},
+          // sbatch -p train -C cpu (cpu exists, not in train): not available
+          {"-p train -C cpu", MakeJob().Constraint("cpu"), "train", kUnavailable, kNotAvailable,
+           "features: no node in partition train has feature 'cpu'"},
+          // sbatch -p short -C 'h100&cpu': not available
+          {"-p short -C 'h100&cpu'", MakeJob().Constraint("h100&cpu"), "short", kUnavailable,
+           kNotAvailable, "features: no node in partition short has all of 'h100&cpu'"},
+          // sbatch -p train --gres=gpu:a100:1: not available
+          {"-p train --gres=gpu:a100:1", MakeJob().Gpus(1, "a100"), "train", kUnavailable,
+           kNotAvailable,
+           "gres/gpu:a100: no node in partition train has GPUs of type a100; types there: h100"},
+          // sbatch -p train --gres=nic:1: "sbatch: error: Invalid generic
+          //   resource (gres) specification"
+          {"-p train --gres=nic:1", MakeJob().Gres("nic", "", 1), "train", kInvalid,
+           "Invalid generic resource (gres) specification", "gres/nic: not a GRES of this cluster"},
+          // sbatch --test-only -p short --gpus=40 / -p train --gpus=33: not available
+          {"-p short --gpus=40", MakeJob().GpusPerJob(40), "short", kUnavailable, kNotAvailable,
+           "gres/gpu: requested 40 in total, partition short has 32"},
+          {"-p train --gpus=33", MakeJob().GpusPerJob(33), "train", kUnavailable, kNotAvailable,
+           "gres/gpu: requested 33 in total, partition train has 32"},
+          // sbatch --test-only -p short -n 200 / -p train -n 129: not available
+          {"-p short -n 200", MakeJob().Tasks(200), "short", kUnavailable, kNotAvailable,
+           "cpus: requested 200 in total, partition short has 192"},
+          {"-p train -n 129", MakeJob().Tasks(129), "train", kUnavailable, kNotAvailable,
+           "cpus: requested 129 in total, partition train has 128"},
+          // sbatch --test-only -p short --ntasks-per-node=40: not available
+          {"-p short --ntasks-per-node=40", MakeJob().TasksPerNode(40), "short", kUnavailable,
+           kNotAvailable,
+           "cpus: requested 40 per node, the most any node in partition short has is 32"},
+          // sbatch --test-only -p short -N 2 --ntasks-per-node=20 -c 2: not available
+          {"-p short -N 2 --ntasks-per-node=20 -c 2", MakeJob().Nodes(2).TasksPerNode(20).Cpus(2),
+           "short", kUnavailable, kNotAvailable,
+           "cpus: requested 40 per node, the most any node in partition short has is 32"},
+          // sbatch --test-only -p short -N 1 -n 40: not available
+          {"-p short -N 1 -n 40", MakeJob().Nodes(1).Tasks(40), "short", kUnavailable,
+           kNotAvailable,
+           "cpus: requested 40 per node, the most any node in partition short has is 32"},
+          // sbatch -p short -N 1 -n 3 --ntasks-per-node=2: not available
+          {"-p short -N 1 -n 3 --ntasks-per-node=2", MakeJob().Nodes(1).Tasks(3).TasksPerNode(2),
+           "short", kUnavailable, kNotAvailable,
+           "--ntasks=3 with --ntasks-per-node=2 needs 2 nodes, but -N allows at most 1"},
+          // sbatch -p short -w gpu09: "Batch job submission failed: Invalid node
+          //   name specified"
+          {"-p short -w gpu09", MakeJob().Nodelist("gpu09"), "short", kInvalid,
+           "Invalid node name specified", "nodes: gpu09 is not a node of this cluster"},
+          // sbatch --test-only -p train -w cpu01: not available
+          {"-p train -w cpu01", MakeJob().Nodelist("cpu01"), "train", kUnavailable, kNotAvailable,
+           "nodes: cpu01 (-w) is not in partition train"},
+          // sbatch --test-only -p short -x gpu[01-04],cpu01 -N 2: not available
+          {"-p short -x gpu[01-04],cpu01 -N 2", MakeJob().Exclude("gpu[01-04],cpu01").Nodes(2),
+           "short", kUnavailable, kNotAvailable,
+           "nodes: requested 2, partition short has 1 matching -C/-x/--gres"},
+          {"-p short -C cpu --gres=gpu:1", MakeJob().Constraint("cpu").Gpus(1), "short",
+           kUnavailable, kNotAvailable,
+           "gres/gpu: requested 1 per node, the most any node in partition short matching "
+           "-C/-x/--gres has is 0"},
+          // Accepted by Slurm (sbatch --test-only: "Job N to start at ...").
+          {"-p short --mem-per-cpu=3000 -c 20", MakeJob().MemPerCpu(3000).Cpus(20), "short", kOk,
+           "", ""},
+          {"-p short -N 2 -n 1 (nnodes set to 1)", MakeJob().Nodes(2).Tasks(1), "short", kOk, "",
+           ""},
+          {"-p short -n 40", MakeJob().Tasks(40), "short", kOk, "", ""},
+          {"-p train -n 100", MakeJob().Tasks(100), "train", kOk, "", ""},
+          {"-p train --gpus=12", MakeJob().GpusPerJob(12), "train", kOk, "", ""},
+          {"-p train -N 2 --gpus=3", MakeJob().Nodes(2).GpusPerJob(3), "train", kOk, "", ""},
+          {"-p train --exclusive", MakeJob().Exclusive(), "train", kOk, "", ""},
+          {"-p short -n 5 --ntasks-per-node=2", MakeJob().Tasks(5).TasksPerNode(2), "short", kOk,
+           "", ""},
+          {"-p short -w gpu[01-02]", MakeJob().Nodelist("gpu[01-02]"), "short", kOk, "", ""},
+          {"-p short -C gpu,h100", MakeJob().Constraint("gpu,h100"), "short", kOk, "", ""},
+          {"-p short -C 'gpu|cpu'", MakeJob().Constraint("gpu|cpu"), "short", kOk, "", ""},
+          {"-p short --mem=0", MakeJob().MemWholeNode(), "short", kOk, "", ""},
+      });
 }
 
 TEST(CheckSatisfiable, OtherClusters) {
@@ -162,28 +166,30 @@ TEST(CheckSatisfiable, OtherClusters) {
   h.AddPartition(MakePartition("empty"));
   h.cfg.partitions.back().nodes.clear();
   h.AddPartition(MakePartition("old").Nodes({"old"}));
-  RunCases(h, {
-      // Each maximum exists, but not on one node.
-      {"-c 32 --gres=gpu:1", MakeJob().Cpus(32).Gpus(1), "mixed", kUnavailable, kNotAvailable,
-       "resources: no set of nodes in partition mixed can hold the job's CPUs, memory and GPUs "
-       "together"},
-      {"--gres=gpu:1 on a CPU partition", MakeJob().Gpus(1), "cpuonly", kUnavailable,
-       kNotAvailable,
-       "gres/gpu: requested 1 per node, the most any node in partition cpuonly has is 0"},
-      {"untyped GPUs only", MakeJob().Gpus(1, "h100"), "mixed", kUnavailable, kNotAvailable,
-       "gres/gpu:h100: no node in partition mixed has GPUs of type h100; types there: untyped "
-       "only"},
-      {"typed request per node", MakeJob().Gpus(4, "v100"), "old", kUnavailable, kNotAvailable,
-       "gres/gpu:v100: requested 4 per node, the most any node in partition old has is 2"},
-      {"GresTypes nic but no node has one", MakeJob().Gres("nic", "", 1), "mixed", kUnavailable,
-       kNotAvailable, "gres/nic: no node in partition mixed has gres/nic"},
-      {"no DefMemPerCPU: whole node, any size", MakeJob().Cpus(64), "mixed", kOk, "", ""},
-      {"partition without nodes", MakeJob(), "empty", kUnavailable, kNotAvailable,
-       "nodes: requested 1, partition empty has 0"},
-      {"malformed request keeps its own error", MakeJob().Mem(1).MemPerCpu(1), "mixed",
-       kInvalid, "--mem and --mem-per-cpu are mutually exclusive",
-       "--mem and --mem-per-cpu are mutually exclusive"},
-  });
+  RunCases(
+      h,
+      {
+          // Each maximum exists, but not on one node.
+          {"-c 32 --gres=gpu:1", MakeJob().Cpus(32).Gpus(1), "mixed", kUnavailable, kNotAvailable,
+           "resources: no set of nodes in partition mixed can hold the job's CPUs, memory and GPUs "
+           "together"},
+          {"--gres=gpu:1 on a CPU partition", MakeJob().Gpus(1), "cpuonly", kUnavailable,
+           kNotAvailable,
+           "gres/gpu: requested 1 per node, the most any node in partition cpuonly has is 0"},
+          {"untyped GPUs only", MakeJob().Gpus(1, "h100"), "mixed", kUnavailable, kNotAvailable,
+           "gres/gpu:h100: no node in partition mixed has GPUs of type h100; types there: untyped "
+           "only"},
+          {"typed request per node", MakeJob().Gpus(4, "v100"), "old", kUnavailable, kNotAvailable,
+           "gres/gpu:v100: requested 4 per node, the most any node in partition old has is 2"},
+          {"GresTypes nic but no node has one", MakeJob().Gres("nic", "", 1), "mixed", kUnavailable,
+           kNotAvailable, "gres/nic: no node in partition mixed has gres/nic"},
+          {"no DefMemPerCPU: whole node, any size", MakeJob().Cpus(64), "mixed", kOk, "", ""},
+          {"partition without nodes", MakeJob(), "empty", kUnavailable, kNotAvailable,
+           "nodes: requested 1, partition empty has 0"},
+          {"malformed request keeps its own error", MakeJob().Mem(1).MemPerCpu(1), "mixed",
+           kInvalid, "--mem and --mem-per-cpu are mutually exclusive",
+           "--mem and --mem-per-cpu are mutually exclusive"},
+      });
 }
 
 TEST(CheckSatisfiable, NullDetailIsAllowed) {

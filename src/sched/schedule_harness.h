@@ -2,10 +2,10 @@
 // reads plans back (the plan-recording harness of STYLE.md "Tests").
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/scheduler.h"
 #include "testing/builders.h"

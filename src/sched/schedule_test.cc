@@ -1,10 +1,10 @@
 // Schedule(): one pass of Slurm's main scheduler (no backfill), mostly on
 // OracleCluster() (see schedule_harness.h).
+#include <gtest/gtest.h>
+
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "sched/schedule_harness.h"
 
@@ -134,10 +134,7 @@ TEST(Schedule, Eligibility) {
        [](Harness& h) { h.cfg.partitions[1].state = "DRAIN"; },
        {MakeJob(1).Partition("train")},
        {"gpu01"}},
-      {"unknown partition",
-       nullptr,
-       {MakeJob(1).Partition("nosuch")},
-       {"PartitionInactive"}},
+      {"unknown partition", nullptr, {MakeJob(1).Partition("nosuch")}, {"PartitionInactive"}},
       {"partition limits",
        [](Harness& h) {
          h.cfg.partitions[0].max_time_s = 3600;
@@ -148,8 +145,7 @@ TEST(Schedule, Eligibility) {
        {"PartitionTimeLimit", "gpu01", "PartitionNodeLimit", "gpu01,gpu02"}},
       {"held jobs do not block",
        nullptr,
-       {MakeJob(1).Partition("train").Nodes(4).Exclusive().Held(),
-        MakeJob(2).Partition("train")},
+       {MakeJob(1).Partition("train").Nodes(4).Exclusive().Held(), MakeJob(2).Partition("train")},
        {"JobHeldUser", "gpu01"}},
   });
 }
@@ -168,9 +164,7 @@ TEST(Schedule, Exclusive) {
        {MakeJob(1).Partition("train").Exclusive(), MakeJob(2).Partition("train")},
        {"Resources", "Priority"}},
       {"a node with only GPUs in use is not idle",
-       [](Harness& h) {
-         h.Node("gpu01")->gpu_used[3] = true;
-       },
+       [](Harness& h) { h.Node("gpu01")->gpu_used[3] = true; },
        {MakeJob(1).Partition("train").Exclusive()},
        {"gpu02"}},
   });
@@ -214,8 +208,29 @@ TEST(Schedule, MultiNode) {
        nullptr,
        {MakeJob(1).Partition("short").Nodes(3).TasksPerNode(2)},
        {"gpu01,gpu02,gpu03"}},
-      {"--gpus=12 spreads", nullptr, {MakeJob(1).Partition("train").GpusPerJob(12)},
+      {"--gpus=12 spreads",
+       nullptr,
+       {MakeJob(1).Partition("train").GpusPerJob(12)},
        {"gpu01,gpu02"}},
+      {"-w a full node at the front: Resources",
+       [](Harness& h) { h.Node("gpu01")->alloc_cpus = 32; },
+       {MakeJob(1).Partition("train").Nodelist("gpu01")},
+       {"Resources"}},
+      {"-N 2-4 --gpus=1 may add GPU-less nodes to reach -N",
+       [](Harness& h) {
+         for (int i = 0; i < 3; ++i)
+           h.nodes[i].gpu_used.assign(8, true), h.nodes[i].running_jobs = 1;
+       },
+       {MakeJob(1).Partition("short").Nodes(2, 4).GpusPerJob(1)},
+       {"gpu01,gpu04"}},
+      {"GPU jobs skip nodes whose GPUs are all used",
+       [](Harness& h) {
+         for (int i = 0; i < 3; ++i)
+           h.nodes[i].gpu_used.assign(8, true), h.nodes[i].running_jobs = 1;
+       },
+       {MakeJob(1).Partition("train").Gpus(1), MakeJob(2).Partition("train").GpusPerJob(2),
+        MakeJob(3).Partition("train")},
+       {"gpu04", "gpu04", "gpu01"}},
       {"-N 2-3 takes as many as are free",
        [](Harness& h) { h.Node("gpu02")->drain = true; },
        {MakeJob(1).Partition("train").Nodes(2, 3)},
@@ -256,13 +271,28 @@ TEST(Schedule, TaskAndGpuLayout) {
   EXPECT_EQ(layout(5), "gpu02:1t/1c/1000M/6g gpu03:1t/1c/1000M/6g");
 }
 
+TEST(Schedule, SpreadingWithGpusVisitsGpuNodesFirst) {
+  // -n 18 --gpus=2: the preferred node has no GPUs; it must not take every
+  // task before the GPU node is reached.
+  Harness h;
+  h.cfg.def_mem_per_cpu_mb = 100;
+  h.AddNode(MakeNode("n0").Cpus(32).Mem(8000).Weight(1));
+  h.AddNode(MakeNode("n1").Cpus(8).Mem(8000).Weight(2).Gpus("h100", 2));
+  h.AddPartition(MakePartition("p"));
+  h.AddJob(MakeJob(1).Tasks(18).GpusPerJob(2));
+  Plan p = h.Run();
+  EXPECT_EQ(GpusOf(p, 1), "n0:;n1:0,1");
+  ASSERT_NE(StartOf(p, 1), nullptr);
+  EXPECT_EQ(StartOf(p, 1)->alloc[0].tasks, 10);
+  EXPECT_EQ(StartOf(p, 1)->alloc[1].tasks, 8);
+}
+
 TEST(Schedule, Memory) {
   RunCases({
       {"no DefMemPerCPU: a job takes the whole node's memory",
        [](Harness& h) { h.cfg.def_mem_per_cpu_mb = 0; },
-       {MakeJob(1).Partition("train"), MakeJob(2).Partition("train"),
-        MakeJob(3).Partition("train"), MakeJob(4).Partition("train"),
-        MakeJob(5).Partition("train")},
+       {MakeJob(1).Partition("train"), MakeJob(2).Partition("train"), MakeJob(3).Partition("train"),
+        MakeJob(4).Partition("train"), MakeJob(5).Partition("train")},
        {"gpu01", "gpu02", "gpu03", "gpu04", "Resources"}},
       {"--mem=0 needs a node with no memory in use",
        [](Harness& h) { h.Node("gpu01")->alloc_mem_mb = 1; },
@@ -352,18 +382,24 @@ TEST(Schedule, GpuIndicesNeverShared) {
 TEST(Schedule, FeaturesAndNodeLists) {
   RunCases({
       {"-C cpu", nullptr, {MakeJob(1).Partition("short").Constraint("cpu")}, {"cpu01"}},
-      {"-C h100&gpu", nullptr, {MakeJob(1).Partition("short").Constraint("h100&gpu")},
+      {"-C h100&gpu", nullptr, {MakeJob(1).Partition("short").Constraint("h100&gpu")}, {"gpu01"}},
+      {"-C gpu,h100 (comma = and)",
+       nullptr,
+       {MakeJob(1).Partition("short").Constraint("gpu,h100")},
        {"gpu01"}},
-      {"-C gpu,h100 (comma = and)", nullptr,
-       {MakeJob(1).Partition("short").Constraint("gpu,h100")}, {"gpu01"}},
-      {"-C nosuch|cpu", nullptr, {MakeJob(1).Partition("short").Constraint("nosuch|cpu")},
+      {"-C nosuch|cpu",
+       nullptr,
+       {MakeJob(1).Partition("short").Constraint("nosuch|cpu")},
        {"cpu01"}},
-      {"-C h100&cpu never", nullptr,
+      {"-C h100&cpu never",
+       nullptr,
        {MakeJob(1).Partition("short").Constraint("h100&cpu"), MakeJob(2).Partition("short")},
        {"BadConstraints", "gpu01"}},
       {"-w gpu03", nullptr, {MakeJob(1).Partition("short").Nodelist("gpu03")}, {"gpu03"}},
-      {"-w gpu03 -N 2 adds a node", nullptr,
-       {MakeJob(1).Partition("short").Nodelist("gpu03").Nodes(2)}, {"gpu01,gpu03"}},
+      {"-w gpu03 -N 2 adds a node",
+       nullptr,
+       {MakeJob(1).Partition("short").Nodelist("gpu03").Nodes(2)},
+       {"gpu01,gpu03"}},
       {"-w drained node: ReqNodeNotAvail, no block",
        [](Harness& h) { h.Node("gpu03")->drain = true; },
        {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
@@ -372,16 +408,23 @@ TEST(Schedule, FeaturesAndNodeLists) {
        [](Harness& h) { h.Node("gpu03")->alloc_cpus = 32; },
        {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
        {"Resources", "Priority"}},
-      {"-w node outside the partition", nullptr,
-       {MakeJob(1).Partition("train").Nodelist("cpu01")}, {"BadConstraints"}},
-      {"-w unknown node", nullptr, {MakeJob(1).Partition("train").Nodelist("gpu09")},
+      {"-w node outside the partition",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodelist("cpu01")},
        {"BadConstraints"}},
-      {"-x gpu[01-03]", nullptr, {MakeJob(1).Partition("train").Exclude("gpu[01-03]")},
-       {"gpu04"}},
-      {"-x every node", nullptr, {MakeJob(1).Partition("train").Exclude("gpu[01-04]")},
+      {"-w unknown node",
+       nullptr,
+       {MakeJob(1).Partition("train").Nodelist("gpu09")},
+       {"BadConstraints"}},
+      {"-x gpu[01-03]", nullptr, {MakeJob(1).Partition("train").Exclude("gpu[01-03]")}, {"gpu04"}},
+      {"-x every node",
+       nullptr,
+       {MakeJob(1).Partition("train").Exclude("gpu[01-04]")},
        {"BadConstraints"}},
       {"--gres=nic:1 needs a node with a nic",
-       [](Harness& h) { h.nodes[4].config.gres.push_back({"nic", "", 1, {}, {}}); },
+       [](Harness& h) {
+         h.nodes[4].config.gres.push_back({"nic", "", 1, {}, {}});
+       },
        {MakeJob(1).Partition("short").Gres("nic", "", 1)},
        {"cpu01"}},
   });

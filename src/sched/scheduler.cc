@@ -26,9 +26,11 @@ using core::PendingReason;
 
 struct PartitionState {
   const core::Partition* part = nullptr;
-  std::vector<int> members;  // nodes of the partition in the snapshot, by weight
-  std::vector<int> usable;   // members that take new work now, by weight
-  bool blocked = false;      // a job of this partition waits for Resources
+  std::vector<int> members;   // nodes of the partition in the snapshot, by weight
+  std::vector<int> usable;    // members that take new work now, by weight
+  bool blocked = false;       // a job of this partition waits for Resources
+  size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
+  size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
 };
 
 class Pass {
@@ -75,7 +77,23 @@ class Pass {
     if (!request.ok()) return PendingReason::kBadConstraints;
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
-    if (!p.usable.empty() && SelectNodes(m, configs_, live_, p.usable, &scratch_, alloc)) {
+    // Nodes with no free CPU take nothing more this pass (every job needs
+    // one), nodes with no free GPU no job that needs GPUs on every node;
+    // first fit fills the list from the front, so skip those prefixes.
+    auto full = [&](size_t k, bool gpus) {
+      const NodeFree& f = live_.at(p.usable[k]);
+      return f.cpus == 0 || (gpus && f.gpus_free == 0);
+    };
+    while (p.live_begin < p.usable.size() && full(p.live_begin, false)) ++p.live_begin;
+    p.gpu_live_begin = std::max(p.gpu_live_begin, p.live_begin);
+    while (p.gpu_live_begin < p.usable.size() && full(p.gpu_live_begin, true)) ++p.gpu_live_begin;
+    // (--gpus without -n and -N spreads over GPU nodes only.)
+    const bool gpus_everywhere =
+        request_.gpus_per_node > 0 || (request_.gpus_per_job > 0 && !request_.ntasks_set &&
+                                       request_.min_nodes == 1 && request_.max_nodes > 1);
+    const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
+    std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
+    if (!candidates.empty() && SelectNodes(m, configs_, live_, candidates, &scratch_, alloc)) {
       return PendingReason::kNone;
     }
     reason = Diagnose(m, p);

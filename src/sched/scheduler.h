@@ -56,7 +56,7 @@ namespace muster::sched {
 // node's CPUs with --exclusive.
 struct ResourceRequest {
   int min_nodes = 1;
-  int max_nodes = 1;        // == min_nodes unless the job may spread (-n without -N)
+  int max_nodes = 1;  // == min_nodes unless the job may spread (-n without -N)
   int ntasks = 1;
   bool ntasks_set = false;  // -n given (else one task per node, see above)
   int ntasks_per_node = 0;  // 0 = free distribution
@@ -64,7 +64,7 @@ struct ResourceRequest {
   int64_t mem_per_node_mb = 0;  // exactly one of mem_per_node / mem_per_cpu is set
   int64_t mem_per_cpu_mb = 0;   // (or neither, with whole_node_mem)
   bool whole_node_mem = false;  // --mem=0, or no memory option and no DefMemPerCPU
-  std::string gpu_type;      // "" = any
+  std::string gpu_type;         // "" = any
   int64_t gpus_per_node = 0;
   int64_t gpus_per_job = 0;  // --gpus=N, spread over nodes
   bool exclusive = false;
@@ -89,8 +89,8 @@ util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
 
 struct Snapshot {
   const config::Config* config = nullptr;
-  std::vector<const core::Node*> nodes;     // config order
-  std::vector<const core::Job*> pending;    // priority order, state PENDING
+  std::vector<const core::Node*> nodes;   // config order
+  std::vector<const core::Job*> pending;  // priority order, state PENDING
   int64_t now = 0;
 };
 

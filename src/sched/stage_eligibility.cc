@@ -11,11 +11,13 @@ namespace muster::sched {
 using core::PendingReason;
 
 PendingReason CheckEligibility(const core::Job& job, const core::Partition* part, int64_t now) {
-  if (job.held) return job.held_by_admin ? PendingReason::kJobHeldAdmin : PendingReason::kJobHeldUser;
+  if (job.held)
+    return job.held_by_admin ? PendingReason::kJobHeldAdmin : PendingReason::kJobHeldUser;
   if (job.req.begin_time > now) return PendingReason::kBeginTime;
   // A job whose partition is gone from the configuration can never be
   // scheduled there; INACTIVE is the nearest Slurm reason.
-  if (part == nullptr || util::EqualsIgnoreCase(part->state, "INACTIVE")) return PendingReason::kPartitionInactive;
+  if (part == nullptr || util::EqualsIgnoreCase(part->state, "INACTIVE"))
+    return PendingReason::kPartitionInactive;
   if (util::EqualsIgnoreCase(part->state, "DOWN")) return PendingReason::kPartitionDown;
   if (part->max_time_s >= 0 && (job.time_limit_s < 0 || job.time_limit_s > part->max_time_s)) {
     return PendingReason::kPartitionTimeLimit;

@@ -43,8 +43,8 @@ FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, co
   return {};
 }
 
-int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
-                   int i, int64_t gpus, int want) {
+int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov, int i,
+                   int64_t gpus, int want) {
   const NodeFree& f = ov.at(i);
   if (want <= 0) return 0;
   if (r.exclusive && !f.idle) return 0;

@@ -13,6 +13,7 @@
 //   nodes); Slurm's select plugin has the same kind of limits.
 #include <algorithm>
 #include <numeric>
+#include <type_traits>
 
 #include "sched/pipeline.h"
 
@@ -27,9 +28,12 @@ bool IsRequired(const NodeMatch& m, int index) {
 }
 
 // Calls visit(index, required) for the candidates: required ones first (in
-// candidate order), then the others — those for which prefer(index) holds
-// before the rest. Stops when visit returns false; returns false when
-// stopped because a required node was refused or is not a candidate.
+// candidate order), then the others — with a `prefer` predicate, those for
+// which it holds before the rest. Stops when visit returns false; returns
+// false when stopped because a required node was refused or is not a
+// candidate.
+constexpr auto kNoPreference = nullptr;
+
 template <typename Visit, typename Prefer>
 bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit,
                       Prefer prefer) {
@@ -42,19 +46,17 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
     }
     if (seen != m.required.size()) return false;  // a named node is not usable
   }
-  for (int round = 0; round < 2; ++round) {
-    const bool preferred = round == 0;
+  constexpr bool kPrefer = !std::is_null_pointer_v<Prefer>;
+  for (int round = 0; round < (kPrefer ? 2 : 1); ++round) {
     for (int i : candidates) {
-      if (IsRequired(m, i) || prefer(i) != preferred) continue;
+      if (IsRequired(m, i)) continue;
+      if constexpr (kPrefer) {
+        if (prefer(i) != (round == 0)) continue;
+      }
       if (!visit(i, false)) return true;
     }
   }
   return true;
-}
-
-template <typename Visit>
-bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit visit) {
-  return ForEachCandidate(m, candidates, visit, [](int) { return true; });
 }
 
 bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
@@ -62,7 +64,7 @@ bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   const ResourceRequest& r = *m.request;
   const int n = r.min_nodes;
   const int per_node_tasks = std::max(r.ntasks_per_node, 1);
-  bool ok = ForEachCandidate(m, candidates, [&](int i, bool required) {
+  auto visit = [&](int i, bool required) {
     if (static_cast<int>(s->chosen.size()) == n) return false;
     const core::NodeConfig& node = *configs[i];
     const int j = static_cast<int>(s->chosen.size());
@@ -75,7 +77,8 @@ bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
       return true;
     }
     return !required;
-  });
+  };
+  bool ok = ForEachCandidate(m, candidates, visit, kNoPreference);
   return ok && static_cast<int>(s->chosen.size()) == n;
 }
 
@@ -110,8 +113,8 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
       // nodes come first, so that covers them), and one for a node with GPUs
       // while --gpus is not yet placed: -n 18 --gpus=2 must not let the GPU-less
       // nodes of higher preference take every task.
-      const int still_needed = std::max(r.min_nodes - chosen - 1, 0) +
-                               (gpus_left - gpus_here > 0 ? 1 : 0);
+      const int still_needed =
+          std::max(r.min_nodes - chosen - 1, 0) + (gpus_left - gpus_here > 0 ? 1 : 0);
       want = static_cast<int>(std::min<int64_t>(tasks_left - still_needed, 1 << 30));
     } else {
       want = per_node_tasks;
@@ -126,11 +129,9 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   };
   // With --gpus, nodes that have free GPUs of the type go first, so that
   // GPU-less nodes of higher preference do not take all the tasks.
-  auto has_gpus = [&](int i) {
-    return r.gpus_per_job == 0 ||
-           FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node;
-  };
-  bool ok = ForEachCandidate(m, candidates, visit, has_gpus);
+  auto has_gpus = [&](int i) { return FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node; };
+  bool ok = r.gpus_per_job > 0 ? ForEachCandidate(m, candidates, visit, has_gpus)
+                               : ForEachCandidate(m, candidates, visit, kNoPreference);
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;

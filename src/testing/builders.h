@@ -27,8 +27,14 @@ class NodeBuilder {
     node_.config.real_memory_mb = 1000;
     node_.registered = true;
   }
-  NodeBuilder& Cpus(int n) { node_.config.cpus = n; return *this; }
-  NodeBuilder& Mem(int64_t mb) { node_.config.real_memory_mb = mb; return *this; }
+  NodeBuilder& Cpus(int n) {
+    node_.config.cpus = n;
+    return *this;
+  }
+  NodeBuilder& Mem(int64_t mb) {
+    node_.config.real_memory_mb = mb;
+    return *this;
+  }
   // Adds a "gpu" gres entry (type may be ""); call twice for mixed types.
   NodeBuilder& Gpus(std::string type, int64_t count) {
     node_.config.gres.push_back(core::GresSpec{"gpu", std::move(type), count, {}, {}});
@@ -39,15 +45,41 @@ class NodeBuilder {
     node_.config.gres.push_back(core::GresSpec{std::move(name), std::move(type), count, {}, {}});
     return *this;
   }
-  NodeBuilder& Features(std::vector<std::string> f) { node_.config.features = std::move(f); return *this; }
-  NodeBuilder& Weight(int w) { node_.config.weight = w; return *this; }
-  NodeBuilder& State(std::string s) { node_.config.initial_state = std::move(s); return *this; }
-  NodeBuilder& Down() { node_.down = true; return *this; }
-  NodeBuilder& Drain() { node_.drain = true; return *this; }
-  NodeBuilder& Unregistered() { node_.registered = false; return *this; }
+  NodeBuilder& Features(std::vector<std::string> f) {
+    node_.config.features = std::move(f);
+    return *this;
+  }
+  NodeBuilder& Weight(int w) {
+    node_.config.weight = w;
+    return *this;
+  }
+  NodeBuilder& State(std::string s) {
+    node_.config.initial_state = std::move(s);
+    return *this;
+  }
+  NodeBuilder& Down() {
+    node_.down = true;
+    return *this;
+  }
+  NodeBuilder& Drain() {
+    node_.drain = true;
+    return *this;
+  }
+  NodeBuilder& Unregistered() {
+    node_.registered = false;
+    return *this;
+  }
   // Live use: as if jobs were running there.
-  NodeBuilder& AllocCpus(int n) { node_.alloc_cpus = n; node_.running_jobs = 1; return *this; }
-  NodeBuilder& AllocMem(int64_t mb) { node_.alloc_mem_mb = mb; node_.running_jobs = 1; return *this; }
+  NodeBuilder& AllocCpus(int n) {
+    node_.alloc_cpus = n;
+    node_.running_jobs = 1;
+    return *this;
+  }
+  NodeBuilder& AllocMem(int64_t mb) {
+    node_.alloc_mem_mb = mb;
+    node_.running_jobs = 1;
+    return *this;
+  }
   NodeBuilder& UseGpu(int index) {
     if (node_.gpu_used.size() <= static_cast<size_t>(index)) node_.gpu_used.resize(index + 1);
     node_.gpu_used[index] = true;
@@ -72,19 +104,45 @@ class JobBuilder {
     job_.req.partition = "p";
     job_.req.name = "job" + std::to_string(id);
   }
-  JobBuilder& Id(core::JobId id) { job_.id = id; return *this; }
-  JobBuilder& Partition(std::string p) { job_.partition = p; job_.req.partition = std::move(p); return *this; }
+  JobBuilder& Id(core::JobId id) {
+    job_.id = id;
+    return *this;
+  }
+  JobBuilder& Partition(std::string p) {
+    job_.partition = p;
+    job_.req.partition = std::move(p);
+    return *this;
+  }
   JobBuilder& Cpus(int cpus_per_task) {
     job_.req.cpus_per_task = cpus_per_task;
     job_.req.cpus_per_task_set = true;
     return *this;
   }
-  JobBuilder& Nodes(int n, int max = 0) { job_.req.min_nodes = n; job_.req.max_nodes = max; return *this; }
-  JobBuilder& Tasks(int n) { job_.req.ntasks = n; return *this; }
-  JobBuilder& TasksPerNode(int n) { job_.req.ntasks_per_node = n; return *this; }
-  JobBuilder& Mem(int64_t mb) { job_.req.mem_per_node_mb = mb; return *this; }
-  JobBuilder& MemWholeNode() { job_.req.mem_whole_node = true; return *this; }
-  JobBuilder& MemPerCpu(int64_t mb) { job_.req.mem_per_cpu_mb = mb; return *this; }
+  JobBuilder& Nodes(int n, int max = 0) {
+    job_.req.min_nodes = n;
+    job_.req.max_nodes = max;
+    return *this;
+  }
+  JobBuilder& Tasks(int n) {
+    job_.req.ntasks = n;
+    return *this;
+  }
+  JobBuilder& TasksPerNode(int n) {
+    job_.req.ntasks_per_node = n;
+    return *this;
+  }
+  JobBuilder& Mem(int64_t mb) {
+    job_.req.mem_per_node_mb = mb;
+    return *this;
+  }
+  JobBuilder& MemWholeNode() {
+    job_.req.mem_whole_node = true;
+    return *this;
+  }
+  JobBuilder& MemPerCpu(int64_t mb) {
+    job_.req.mem_per_cpu_mb = mb;
+    return *this;
+  }
   // --gres=gpu[:type]:n (per node).
   JobBuilder& Gpus(int64_t n, std::string type = "") {
     job_.req.gres.push_back(core::GresRequest{"gpu", std::move(type), n, false});
@@ -99,14 +157,41 @@ class JobBuilder {
     job_.req.gres.push_back(core::GresRequest{std::move(name), std::move(type), n, false});
     return *this;
   }
-  JobBuilder& Exclusive() { job_.req.exclusive = true; return *this; }
-  JobBuilder& Constraint(std::string c) { job_.req.constraint = std::move(c); return *this; }
-  JobBuilder& Nodelist(std::string w) { job_.req.nodelist = std::move(w); return *this; }
-  JobBuilder& Exclude(std::string x) { job_.req.exclude = std::move(x); return *this; }
-  JobBuilder& Held() { job_.held = true; job_.req.hold = true; return *this; }
-  JobBuilder& HeldByAdmin() { job_.held = true; job_.held_by_admin = true; return *this; }
-  JobBuilder& Begin(int64_t t) { job_.req.begin_time = t; return *this; }
-  JobBuilder& TimeLimit(int64_t s) { job_.time_limit_s = s; job_.req.time_limit_s = s; return *this; }
+  JobBuilder& Exclusive() {
+    job_.req.exclusive = true;
+    return *this;
+  }
+  JobBuilder& Constraint(std::string c) {
+    job_.req.constraint = std::move(c);
+    return *this;
+  }
+  JobBuilder& Nodelist(std::string w) {
+    job_.req.nodelist = std::move(w);
+    return *this;
+  }
+  JobBuilder& Exclude(std::string x) {
+    job_.req.exclude = std::move(x);
+    return *this;
+  }
+  JobBuilder& Held() {
+    job_.held = true;
+    job_.req.hold = true;
+    return *this;
+  }
+  JobBuilder& HeldByAdmin() {
+    job_.held = true;
+    job_.held_by_admin = true;
+    return *this;
+  }
+  JobBuilder& Begin(int64_t t) {
+    job_.req.begin_time = t;
+    return *this;
+  }
+  JobBuilder& TimeLimit(int64_t s) {
+    job_.time_limit_s = s;
+    job_.req.time_limit_s = s;
+    return *this;
+  }
 
   core::Job Build() const { return job_; }
   operator core::Job() const { return job_; }  // NOLINT: builder
@@ -120,18 +205,35 @@ inline JobBuilder MakeJob(core::JobId id = 1) { return JobBuilder(id); }
 class PartitionBuilder {
  public:
   explicit PartitionBuilder(std::string name) { part_.name = std::move(name); }
-  PartitionBuilder& Nodes(std::vector<std::string> n) { part_.nodes = std::move(n); return *this; }
-  PartitionBuilder& State(std::string s) { part_.state = std::move(s); return *this; }
-  PartitionBuilder& MaxTime(int64_t s) { part_.max_time_s = s; return *this; }
-  PartitionBuilder& MaxNodes(int n) { part_.max_nodes = n; return *this; }
-  PartitionBuilder& Default() { part_.is_default = true; return *this; }
+  PartitionBuilder& Nodes(std::vector<std::string> n) {
+    part_.nodes = std::move(n);
+    return *this;
+  }
+  PartitionBuilder& State(std::string s) {
+    part_.state = std::move(s);
+    return *this;
+  }
+  PartitionBuilder& MaxTime(int64_t s) {
+    part_.max_time_s = s;
+    return *this;
+  }
+  PartitionBuilder& MaxNodes(int n) {
+    part_.max_nodes = n;
+    return *this;
+  }
+  PartitionBuilder& Default() {
+    part_.is_default = true;
+    return *this;
+  }
   core::Partition Build() const { return part_; }
   operator core::Partition() const { return part_; }  // NOLINT: builder
 
  private:
   core::Partition part_;
 };
-inline PartitionBuilder MakePartition(std::string name) { return PartitionBuilder(std::move(name)); }
+inline PartitionBuilder MakePartition(std::string name) {
+  return PartitionBuilder(std::move(name));
+}
 
 // Owns a cluster for a scheduler test. Nodes added with AddNode join the
 // configuration; partitions list node names (empty = every node, like

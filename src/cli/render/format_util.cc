@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <time.h>
+
+#include <climits>
 #include <cmath>
 
+#include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
 
@@ -117,6 +121,62 @@ std::string FormatMemoryMb(int64_t mb) {
   }
   if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kUnits[unit]);
   return fmt::format("{:.2f}{}", v, kUnits[unit]);
+}
+
+namespace {
+
+long LocalOffset(int64_t t) {
+  time_t tt = static_cast<time_t>(t);
+  struct tm tm;
+  if (localtime_r(&tt, &tm) == nullptr) return 0;
+  return tm.tm_gmtoff;
+}
+
+}  // namespace
+
+std::string TimestampFormatter::Format(int64_t unix_seconds) {
+  if (unix_seconds == 0) return "Unknown";
+  constexpr int64_t kBucket = 900;
+  int64_t bucket = unix_seconds - ((unix_seconds % kBucket) + kBucket) % kBucket;
+  if (bucket != bucket_) {
+    bucket_ = bucket;
+    offset_ = LocalOffset(bucket);
+    uniform_ = LocalOffset(bucket + kBucket - 1) == offset_;
+  }
+  if (!uniform_) return util::FormatTimestamp(unix_seconds);
+  int64_t local = unix_seconds + offset_;
+  int64_t days = local >= 0 ? local / 86400 : -((-local + 86399) / 86400);
+  int64_t secs = local - days * 86400;
+  // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+  int64_t z = days + 719468;
+  int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097;
+  int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t y = yoe + era * 400;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  int64_t mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1;
+  int64_t m = mp < 10 ? mp + 3 : mp - 9;
+  if (m <= 2) ++y;
+  if (y < 0 || y > 9999) return util::FormatTimestamp(unix_seconds);
+  char buf[20];
+  auto two = [](char* p, int64_t v) {
+    p[0] = static_cast<char>('0' + v / 10);
+    p[1] = static_cast<char>('0' + v % 10);
+  };
+  two(buf, y / 100);
+  two(buf + 2, y % 100);
+  buf[4] = '-';
+  two(buf + 5, m);
+  buf[7] = '-';
+  two(buf + 8, d);
+  buf[10] = 'T';
+  two(buf + 11, secs / 3600);
+  buf[13] = ':';
+  two(buf + 14, secs / 60 % 60);
+  buf[16] = ':';
+  two(buf + 17, secs % 60);
+  return std::string(buf, 19);
 }
 
 std::string FormatIndexRanges(const std::vector<int>& sorted) {

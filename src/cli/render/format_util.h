@@ -70,6 +70,22 @@ std::vector<LongField> ParseLongFormat(std::string_view format, int default_widt
 // 64000 -> "62.50G", 1025 -> "1025M", 1048576 -> "1T".
 std::string FormatMemoryMb(int64_t mb);
 
+// Formats Unix times like util::FormatTimestamp ("2026-12-02T15:41:03",
+// local time; 0 -> "Unknown") at a fraction of the cost, for renderers that
+// print a timestamp per job: the UTC offset is looked up with localtime(3)
+// once per 15-minute bucket (checked at both ends, so a DST change inside
+// the bucket falls back to localtime) and the civil date is computed
+// arithmetically. Not thread-safe; use one per rendering call.
+class TimestampFormatter {
+ public:
+  std::string Format(int64_t unix_seconds);
+
+ private:
+  int64_t bucket_ = INT64_MIN;
+  bool uniform_ = false;
+  long offset_ = 0;
+};
+
 // Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
 std::string FormatIndexRanges(const std::vector<int>& sorted);
 

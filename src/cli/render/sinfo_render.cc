@@ -256,12 +256,13 @@ Result<std::vector<Spec>> ParseFormatLong(std::string_view fmt) {
 
 // sinfo's built-in formats ('#' = widest value, see the man page).
 constexpr std::string_view kDefaultFormat = "%#P %.5a %.10l %.6D %.6t %N";
-constexpr std::string_view kSummarizeFormat = "%#P %.5a %.10l %.16F  %N";
+constexpr std::string_view kSummarizeFormat = "%#P %.5a %.10l %.16F %N";
 constexpr std::string_view kLongFormat = "%#P %.5a %.10l %.10s %.4r %.8h %.10g %.6D %.11T %N";
-// In the node formats sinfo right-justifies the computed partition column.
+// As sinfo prints them (not quite as its man page lists them): the node
+// formats right-justify the computed partition column and left-justify CPUS.
 constexpr std::string_view kNodeFormat = "%#N %.6D %.#P %6t";
 constexpr std::string_view kNodeLongFormat =
-    "%#N %.6D %.#P %.11T %.4c %.8z %.6m %.8d %.6w %.8f %20E";
+    "%#N %.6D %.#P %.11T %4c %.8z %.6m %.8d %.6w %.8f %20E";
 constexpr std::string_view kReasonsFormat = "%20E %9u %19H %N";
 constexpr std::string_view kReasonsLongFormat = "%20E %12U %19H %6t %N";
 
@@ -287,7 +288,7 @@ int StateRank(const core::Node& n) {
     case core::NodeBase::kMixed: rank = 5; break;
     case core::NodeBase::kFuture: rank = 6; break;
   }
-  if (n.drain && n.Base() != core::NodeBase::kDown) rank += 0x200;
+  if (n.drain) rank += 0x200;
   if (!n.Responding()) rank += 0x800;
   return rank;
 }
@@ -768,9 +769,10 @@ std::string HeaderCell(const Spec& s, int width) {
   return Fit(std::move(h), width, s.right) + s.suffix;
 }
 
-// The width a '#' column takes: the widest value, at least sinfo's minimum.
+// The width a '#' column takes: the widest value, at least 9 (sinfo's
+// minimum for both the partition and the node-name column).
 int ComputedWidth(const Spec& s, const std::vector<Record>& records, const Ctx& c) {
-  size_t w = s.id == Fid::kNodeList ? 10 : std::string_view(Info(s.id).header).size();
+  size_t w = 9;
   for (const Record& r : records) w = std::max(w, Value(s.id, r, c).size());
   return static_cast<int>(w);
 }
@@ -790,6 +792,94 @@ bool HasPartitionName(const std::vector<Spec>& specs) {
   return false;
 }
 
+
+// The field list: -O, else -o, else the format the options imply (in
+// sinfo's precedence: -s, then -N, then -R, then -l).
+Result<std::vector<Spec>> ChooseFormat(const SinfoRequest& req) {
+  if (!req.format_long.empty()) return ParseFormatLong(req.format_long);
+  if (!req.format.empty()) return ParseFormat(req.format, false);
+  if (req.summarize) return ParseFormat(kSummarizeFormat, true);
+  if (req.node_view) return ParseFormat(req.long_view ? kNodeLongFormat : kNodeFormat, true);
+  if (req.reasons) return ParseFormat(req.long_view ? kReasonsLongFormat : kReasonsFormat, true);
+  return ParseFormat(req.long_view ? kLongFormat : kDefaultFormat, true);
+}
+
+// The node filters: -n, -t, -d, -r and -R (down or drained nodes only).
+class NodeFilter {
+ public:
+  explicit NodeFilter(const SinfoRequest& req) : req_(req) {
+    if (req.nodes.empty()) return;
+    Result<std::vector<std::string>> names = util::ExpandHostlist(req.nodes);
+    std::vector<std::string> list = names.ok() ? *names : util::Split(req.nodes, ',');
+    names_.insert(list.begin(), list.end());
+  }
+  bool Passes(const core::Node& n) const {
+    if (!req_.nodes.empty() && names_.count(n.config.name) == 0) return false;
+    if (!NodeInStates(n, req_.states)) return false;
+    if (req_.dead && n.Responding()) return false;
+    if (req_.responding && !n.Responding()) return false;
+    if (req_.reasons && !(n.Base() == core::NodeBase::kDown || n.drain)) return false;
+    return true;
+  }
+
+ private:
+  const SinfoRequest& req_;
+  std::set<std::string> names_;
+};
+
+// The rows before sorting. Candidates are (partition, node) pairs, the
+// partitions as configured and each one's nodes by name; -N keeps each pair,
+// otherwise pairs merge on the values of the grouping fields. A partition
+// left without nodes still gets a row when a partition name is shown.
+std::vector<Record> BuildRecords(const SinfoRequest& req, const std::vector<Spec>& specs,
+                                 const Ctx& ctx) {
+  NodeFilter filter(req);
+  std::set<std::string> only_parts(req.partitions.begin(), req.partitions.end());
+  std::map<std::string, const core::Node*> by_name;
+  for (const core::Node* n : ctx.view.nodes) {
+    if (n != nullptr) by_name[n->config.name] = n;
+  }
+  bool partition_rows = !req.node_view && HasPartitionName(specs);
+  std::vector<Record> records;
+  std::map<std::string, size_t> by_key;
+  std::set<std::pair<size_t, const core::Node*>> in_record;
+  for (size_t p = 0; p < ctx.cfg.partitions.size(); ++p) {
+    const core::Partition& part = ctx.cfg.partitions[p];
+    if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
+    std::vector<const core::Node*> members;
+    for (const std::string& name : part.nodes) {
+      auto it = by_name.find(name);
+      if (it != by_name.end() && filter.Passes(*it->second)) members.push_back(it->second);
+    }
+    std::sort(members.begin(), members.end(), [](const core::Node* a, const core::Node* b) {
+      return NodeNameLess(a->config.name, b->config.name);
+    });
+    members.erase(std::unique(members.begin(), members.end()), members.end());
+    if (members.empty() && partition_rows) records.push_back(Record{static_cast<int>(p), {}});
+    for (const core::Node* n : members) {
+      Record single{static_cast<int>(p), {n}};
+      if (req.node_view) {
+        records.push_back(std::move(single));
+        continue;
+      }
+      std::string key;
+      for (const Spec& s : specs) {
+        if (s.literal || !Groups(s.id, req.exact)) continue;
+        key += Value(s.id, single, ctx);
+        key += '\x1f';
+      }
+      auto [it, inserted] = by_key.emplace(key, records.size());
+      // A node in two partitions counts once in a record both share.
+      if (!in_record.emplace(it->second, n).second) continue;
+      if (inserted) {
+        records.push_back(std::move(single));
+      } else {
+        records[it->second].nodes.push_back(n);
+      }
+    }
+  }
+  return records;
+}
 
 // ---------------------------------------------------------------------------
 // Options
@@ -844,7 +934,8 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
     case 'n': r.nodes = arg; break;
     case 'o': r.format = arg; r.format_long.clear(); st->cmd_format = true; break;
     case 'O': r.format_long = arg; r.format.clear(); st->cmd_format = true; break;
-    case 'p': r.partitions = util::Split(arg, ','); break;
+    // "-p ''" names no partition (sinfo prints just the header).
+    case 'p': r.partitions = arg.empty() ? std::vector<std::string>{""} : util::Split(arg, ','); break;
     case 'r': r.responding = true; break;
     case 'R': r.reasons = true; break;
     case 's': r.summarize = true; break;
@@ -1025,114 +1116,33 @@ std::string SinfoUsage() {
 
 Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view) {
   if (view.config == nullptr) return util::Internal("sinfo: no configuration");
-  const config::Config& cfg = *view.config;
   MUSTER_RETURN_IF_ERROR(CheckStates(req.states));
-  Ctx ctx{view, cfg, req.exact};
+  Result<std::vector<Spec>> specs = ChooseFormat(req);
+  if (!specs.ok()) return specs.status();
+  Ctx ctx{view, *view.config, req.exact};
 
-  // The field list: -O, else -o, else the format the options imply.
-  std::vector<Spec> specs;
-  if (!req.format_long.empty()) {
-    Result<std::vector<Spec>> parsed = ParseFormatLong(req.format_long);
-    if (!parsed.ok()) return parsed.status();
-    specs = std::move(*parsed);
-  } else if (!req.format.empty()) {
-    specs = ParseFormat(req.format, false);
-  } else if (req.summarize) {
-    specs = ParseFormat(kSummarizeFormat, true);
-  } else if (req.node_view) {
-    specs = ParseFormat(req.long_view ? kNodeLongFormat : kNodeFormat, true);
-  } else if (req.reasons) {
-    specs = ParseFormat(req.long_view ? kReasonsLongFormat : kReasonsFormat, true);
-  } else {
-    specs = ParseFormat(req.long_view ? kLongFormat : kDefaultFormat, true);
-  }
-
-  // Filters.
-  std::set<std::string> only_nodes;
-  bool filter_nodes = !req.nodes.empty();
-  if (filter_nodes) {
-    Result<std::vector<std::string>> names = util::ExpandHostlist(req.nodes);
-    std::vector<std::string> list = names.ok() ? *names : util::Split(req.nodes, ',');
-    only_nodes.insert(list.begin(), list.end());
-  }
-  std::set<std::string> only_parts(req.partitions.begin(), req.partitions.end());
-  auto node_passes = [&](const core::Node& n) {
-    if (filter_nodes && only_nodes.count(n.config.name) == 0) return false;
-    if (!NodeInStates(n, req.states)) return false;
-    if (req.dead && n.Responding()) return false;
-    if (req.responding && !n.Responding()) return false;
-    if (req.reasons && !(n.Base() == core::NodeBase::kDown || n.drain)) return false;
-    return true;
-  };
-
-  std::map<std::string, const core::Node*> by_name;
-  for (const core::Node* n : view.nodes) {
-    if (n != nullptr) by_name[n->config.name] = n;
-  }
-
-  // Candidate rows: (partition, node) pairs, partitions as configured and
-  // each partition's nodes in node-name order.
-  bool partition_rows = !req.node_view && HasPartitionName(specs);
-  std::vector<Record> records;
-  std::map<std::string, size_t> by_key;
-  for (size_t p = 0; p < cfg.partitions.size(); ++p) {
-    const core::Partition& part = cfg.partitions[p];
-    if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
-    std::vector<const core::Node*> members;
-    for (const std::string& name : part.nodes) {
-      auto it = by_name.find(name);
-      if (it != by_name.end() && node_passes(*it->second)) members.push_back(it->second);
-    }
-    std::sort(members.begin(), members.end(), [](const core::Node* a, const core::Node* b) {
-      return NodeNameLess(a->config.name, b->config.name);
-    });
-    members.erase(std::unique(members.begin(), members.end()), members.end());
-    if (members.empty() && partition_rows) {
-      records.push_back(Record{static_cast<int>(p), {}});
-      continue;
-    }
-    for (const core::Node* n : members) {
-      Record single{static_cast<int>(p), {n}};
-      if (req.node_view) {
-        records.push_back(std::move(single));
-        continue;
-      }
-      std::string key;
-      for (const Spec& s : specs) {
-        if (s.literal || !Groups(s.id, req.exact)) continue;
-        key += Value(s.id, single, ctx);
-        key += '\x1f';
-      }
-      auto [it, inserted] = by_key.emplace(key, records.size());
-      if (inserted) {
-        records.push_back(std::move(single));
-      } else {
-        std::vector<const core::Node*>& nodes = records[it->second].nodes;
-        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
-      }
-    }
-  }
-
+  std::vector<Record> records = BuildRecords(req, *specs, ctx);
   std::string sort = req.sort;
   if (sort.empty()) sort = req.node_view ? "N" : "#P,-t";
   SortRecords(&records, ParseSort(sort), ctx);
 
   std::vector<int> widths;
-  for (const Spec& s : specs) {
+  for (const Spec& s : *specs) {
     widths.push_back(s.computed ? ComputedWidth(s, records, ctx) : s.width);
   }
-
   std::string out;
   if (!req.noheader) {
     if (req.long_view) out += DateLine(view.now) + "\n";
-    for (size_t i = 0; i < specs.size(); ++i) {
-      out += specs[i].literal ? specs[i].text : HeaderCell(specs[i], widths[i]);
+    for (size_t i = 0; i < specs->size(); ++i) {
+      const Spec& s = (*specs)[i];
+      out += s.literal ? s.text : HeaderCell(s, widths[i]);
     }
     out += '\n';
   }
   for (const Record& r : records) {
-    for (size_t i = 0; i < specs.size(); ++i) {
-      out += specs[i].literal ? specs[i].text : Cell(specs[i], widths[i], r, ctx);
+    for (size_t i = 0; i < specs->size(); ++i) {
+      const Spec& s = (*specs)[i];
+      out += s.literal ? s.text : Cell(s, widths[i], r, ctx);
     }
     out += '\n';
   }

@@ -121,6 +121,8 @@ enum class State {
             // gpu04 `sbatch --exclusive` (32 CPUs, 8 GPUs)
   kBusy,    // every node mixed but gpu03, allocated
   kLate,    // cpu01 11 CPUs, gpu01 2, gpu02 1, gpu04 1, gpu03 allocated
+  kDown,    // idle but `scontrol update NodeName=cpu02 State=DOWN Reason="down test"` at 16:03:53
+  kDownDrain,  // kDown, then `scontrol update NodeName=cpu02 State=DRAIN Reason="both"`
 };
 
 Cluster InState(State s) {
@@ -147,6 +149,15 @@ Cluster InState(State s) {
       for (const char* n : {"cpu01", "cpu02", "gpu01", "gpu02", "gpu04"}) c.Use(n, 1, 1000);
       c.Use("gpu03", 32, 32000);
       break;
+    case State::kDown:
+    case State::kDownDrain: {
+      core::Node& n = c.Node("cpu02");
+      n.down = true;
+      n.drain = s == State::kDownDrain;
+      n.reason = s == State::kDownDrain ? "both" : "down test";
+      n.reason_time = At("2026-12-02T16:03:53");
+      break;
+    }
     case State::kLate:
       c.Use("cpu01", 11, 11000).Use("gpu01", 2, 2000).Use("gpu02", 1, 1000).Use("gpu04", 1, 1000);
       c.Use("gpu03", 32, 32000);
@@ -173,7 +184,7 @@ struct Case {
 
 using util::Result;
 
-std::string Run(const Case& c) {
+std::string RunSinfo(const Case& c) {
   Cluster cluster = InState(c.state);
   Result<SinfoRequest> req = ParseSinfoArgs(c.args, {});
   if (!req.ok()) return "parse error: " + req.status().message();
@@ -189,7 +200,7 @@ class SinfoTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SinfoTest, MatchesSlurm) {
   const Case& c = GetParam();
-  EXPECT_EQ(Run(c), c.want) << c.name;
+  EXPECT_EQ(RunSinfo(c), c.want) << c.name;
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
@@ -504,6 +515,32 @@ const Case kFilters[] = {
     {"sinfo -r -o '%P %N'", State::kM1, {"-r", "-o", "%P %N"},
      "PARTITION NODELIST\nshort* cpu[01-02],gpu[01-04]\ntrain gpu[01-04]\n"},
     {"sinfo -d -o '%P %N'", State::kM1, {"-d", "-o", "%P %N"}, "PARTITION NODELIST\nshort* \ntrain \n"},
+    // A down node's CPUs are all "other".
+    {"sinfo -N -n cpu02 -o '%N %t %T %C %F %A %E|%U|%H'", State::kDown,
+     {"-N", "-n", "cpu02", "-o", "%N %t %T %C %F %A %E|%U|%H"},
+     "NODELIST STATE STATE CPUS(A/I/O/T) NODES(A/I/O/T) NODES(A/I) REASON|USER|TIMESTAMP\n"
+     "cpu02 down down 0/0/32/32 0/0/1/1 0/0 down test|root(0)|2026-12-02T16:03:53\n"},
+    {"sinfo -O StateComplete -n cpu02", State::kDown, {"-O", "StateComplete", "-n", "cpu02"},
+     "STATECOMPLETE       \ndown                \n"},
+    {"sinfo -R", State::kDown, {"-R"},
+     "REASON               USER      TIMESTAMP           NODELIST\n"
+     "down test            root      2026-12-02T16:03:53 cpu02\n"},
+    {"sinfo -t down -o '%P %t %N'", State::kDown, {"-t", "down", "-o", "%P %t %N"},
+     "PARTITION STATE NODELIST\nshort* down cpu02\ntrain n/a \n"},
+    {"sinfo -t idle -n cpu02 -o '%P %t %N'", State::kDown, {"-t", "idle", "-n", "cpu02", "-o", "%P %t %N"},
+     "PARTITION STATE NODELIST\nshort* n/a \ntrain n/a \n"},
+    // Slurm prints this node's %t/%T as drain/drained (core::Node says down).
+    {"sinfo -N -n cpu02 -o '%C %F %E'", State::kDownDrain, {"-N", "-n", "cpu02", "-o", "%C %F %E"},
+     "CPUS(A/I/O/T) NODES(A/I/O/T) REASON\n0/0/32/32 0/0/1/1 both\n"},
+    {"sinfo -O StateComplete -n cpu02", State::kDownDrain, {"-O", "StateComplete", "-n", "cpu02"},
+     "STATECOMPLETE       \ndown+drain          \n"},
+    {"sinfo -t drain -n cpu02 -o %N", State::kDownDrain, {"-t", "drain", "-n", "cpu02", "-o", "%N"},
+     "NODELIST\ncpu02\n"},
+    {"sinfo -t down -n cpu02 -o %N", State::kDownDrain, {"-t", "down", "-n", "cpu02", "-o", "%N"},
+     "NODELIST\ncpu02\n"},
+    {"sinfo -R", State::kDownDrain, {"-R"},
+     "REASON               USER      TIMESTAMP           NODELIST\n"
+     "both                 root      2026-12-02T16:03:53 cpu02\n"},
 };
 INSTANTIATE_TEST_SUITE_P(Filters, SinfoTest, ::testing::ValuesIn(kFilters), CaseName);
 
@@ -555,8 +592,12 @@ const Case kLetters[] = {
     {"%B", State::kM1, {"-o", "%B"}, "MAX_CPUS_PER_NODE\nUNLIMITED\n"},
     {"%M", State::kM1, {"-o", "%M"}, "PREEMPT_MODE\nOFF\n"},
     {"%r", State::kM1, {"-o", "%r"}, "ROOT\nno\n"},
-    // An invalid type prints as written (sinfo also warns on stderr).
-    {"%x", State::kM1, {"-o", "%x"}, "%x\n%x\n%x\n"},
+    // An invalid type prints as written (sinfo also warns on stderr). These
+    // are from a rerun with only cpu01 busy; the first run, in kM1, printed
+    // "%x" rows once per node state, which a rerun did not reproduce.
+    {"%x", State::kM1, {"-o", "%x"}, "%x\n%x\n"},
+    {"%x %N", State::kM1, {"-o", "%x %N"}, "%x NODELIST\n%x cpu[01-02],gpu[01-04]\n"},
+    {"%N %-", State::kM1, {"-o", "%N %-"}, "NODELIST %-\ncpu[01-02],gpu[01-04] %-\n"},
     {"%a %D %N", State::kM1, {"-o", "%a %D %N"}, "AVAIL NODES NODELIST\nup 6 cpu[01-02],gpu[01-04]\n"},
     {"%l %D %N", State::kM1, {"-o", "%l %D %N"},
      "TIMELIMIT NODES NODELIST\n4:00:00 6 cpu[01-02],gpu[01-04]\n3-00:00:00 4 gpu[01-04]\n"},
@@ -628,7 +669,9 @@ const Case kWidths[] = {
     {"abc%Pdef", State::kM1, {"-o", "abc%Pdef"}, "abcPARTITIONdef\nabcshort*def\nabctraindef\n"},
     {"%%P|%%%D|a%%", State::kM1, {"-o", "%%P|%%%D|a%%"}, "PARTITION|NODES|a\nshort*|6|a\ntrain|4|a\n"},
     {"%P%%x%.4D!", State::kM1, {"-o", "%P%%x%.4D!"}, "PARTITION%xNODE!\nshort*%x   6!\ntrain%x   4!\n"},
-    {"%-10P", State::kM1, {"-o", "%-10P|"}, "%-10P|\n%-10P|\n%-10P|\n"},
+    {"%-10P", State::kM1, {"-o", "%-10P|"}, "%-10P|\n%-10P|\n"},
+    {"%.3N|%-3N", State::kM1, {"-o", "%.3N|%-3N"}, "NODELIST|%-3N\ncpu|%-3N\n"},
+    {"abc", State::kM1, {"-o", "abc"}, "abc\nabc\n"},
     {"%5", State::kM1, {"-o", "%5"}, "%5\n%5\n"},
     {"%.P|%.0P|", State::kM1, {"-o", "%.P|%.0P|"}, "PARTITION|PARTITION|\nshort*|short*|\ntrain|train|\n"},
     // CPUs, memory, disk and weight show "min+" over a record; -e splits.

@@ -1,0 +1,199 @@
+#!/usr/bin/python3
+"""Muster's benchmarks, printed as figures; the same workloads can run on the
+real Slurm of ../shared/slurm-oracle (--slurm) for a side-by-side.
+
+  bench/muster_bench.py sbatch   [--jobs 1000]          serial sbatch submissions per second
+  bench/muster_bench.py throughput [--jobs 2000]        trivial jobs completed per second
+  bench/muster_bench.py latency  [--jobs 200]           submit-to-start on an idle cluster
+  bench/muster_bench.py squeue   [--queued 10000,100000] squeue time with N queued jobs
+  bench/muster_bench.py all
+
+Muster runs on a private cluster in a temporary directory (build/bin is
+used); with --slurm the commands in /usr/bin talk to the running oracle.
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = Path(os.environ.get("MUSTER_BIN", ROOT / "build" / "bin"))
+
+
+class Target:
+    def __init__(self, slurm: bool):
+        self.slurm = slurm
+        self.env = dict(os.environ)
+        self.work = Path(tempfile.mkdtemp(prefix="muster-bench-"))
+        if slurm:
+            self.env["PATH"] = "/usr/bin:/bin"
+            self.env.pop("MUSTER_CONF", None)
+            self.env.pop("SLURM_CONF", None)
+        else:
+            self.env["PATH"] = f"{BIN}:{self.env['PATH']}"
+            r = subprocess.run([str(BIN / "muster"), "up", "--state-dir", str(self.work / "state")],
+                               env=self.env, capture_output=True, text=True, check=True)
+            self.env["MUSTER_CONF"] = r.stdout.strip().split("=", 1)[1]
+        self.name = "slurm" if slurm else "muster"
+
+    def run(self, *argv, check=True):
+        return subprocess.run(list(argv), env=self.env, cwd=self.work, capture_output=True,
+                              text=True, check=check)
+
+    def close(self):
+        if not self.slurm:
+            subprocess.run([str(BIN / "muster"), "down", "--conf", self.env["MUSTER_CONF"]],
+                           env=self.env, capture_output=True)
+        else:
+            self.run("scancel", "-u", os.environ.get("USER", "root"), check=False)
+        shutil.rmtree(self.work, ignore_errors=True)
+
+    def submit(self, *args):
+        r = self.run("sbatch", "--parsable", "-o", "/dev/null", *args)
+        return int(r.stdout.strip().split(";")[0])
+
+    def active(self):
+        r = self.run("squeue", "-h", "-o", "%i", check=False)
+        return len(r.stdout.split())
+
+    def wait_empty(self, timeout=3600):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.active() == 0:
+                return
+            time.sleep(0.05)
+        raise RuntimeError("queue did not drain")
+
+
+def bench_sbatch(t: Target, jobs: int):
+    t0 = time.perf_counter()
+    for _ in range(jobs):
+        t.submit("--wrap", "true")
+    dt = time.perf_counter() - t0
+    t.wait_empty()
+    print(f"[{t.name}] sbatch serial: {jobs} submissions in {dt:.2f} s = {jobs / dt:.0f} sbatch/s")
+
+
+def bench_throughput(t: Target, jobs: int):
+    # Submitted by 4 concurrent sbatch loops, so submission is not the bottleneck.
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        list(ex.map(lambda _: t.submit("--wrap", "true"), range(jobs)))
+    t_sub = time.perf_counter() - t0
+    t.wait_empty()
+    dt = time.perf_counter() - t0
+    print(f"[{t.name}] throughput: {jobs} trivial jobs completed in {dt:.2f} s = {jobs / dt:.0f} jobs/s "
+          f"(submission took {t_sub:.2f} s)")
+
+
+def bench_latency(t: Target, jobs: int):
+    """Submit-to-start: the job writes its start time; compare with the
+    moment sbatch returned."""
+    lat = []
+    for i in range(jobs):
+        out = t.work / f"lat{i}"
+        t0 = time.time()
+        t.run("sbatch", "-o", "/dev/null", "--wrap", f"date +%s.%N > {out}")
+        sub_done = time.time()
+        deadline = time.time() + 30
+        while not out.exists() or not out.read_text().strip():
+            if time.time() > deadline:
+                raise RuntimeError("job did not start")
+            time.sleep(0.001)
+        started = float(out.read_text())
+        lat.append((started - sub_done) * 1000)
+    lat.sort()
+    print(f"[{t.name}] submit-to-start over {jobs} jobs: median {statistics.median(lat):.1f} ms, "
+          f"p90 {lat[int(len(lat) * 0.9)]:.1f} ms (from sbatch returning to the script's first line)")
+
+
+def fill_held(t: Target, n: int):
+    have = t.active()
+    need = n - have
+    if need <= 0:
+        return
+    t0 = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(8) as ex:
+        list(ex.map(lambda _: t.submit("-H", "--wrap", "true"), range(need)))
+    print(f"[{t.name}]   queued {need} held jobs in {time.perf_counter() - t0:.1f} s")
+
+
+def time_cmd(t: Target, argv, reps=7):
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        r = t.run(*argv)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000, len(r.stdout.splitlines())
+
+
+def bench_squeue(t: Target, sizes):
+    user = os.environ.get("USER", "root")
+    for n in sizes:
+        fill_held(t, n)
+        full, lines = time_cmd(t, ["squeue"])
+        mine, _ = time_cmd(t, ["squeue", "-u", "nobody"])
+        fmt, _ = time_cmd(t, ["squeue", "-h", "-o", "%i %t"])
+        print(f"[{t.name}] squeue with {n} queued jobs: full {full:.0f} ms ({lines} lines), "
+              f"'-h -o \"%i %t\"' {fmt:.0f} ms, filtered by user {mine:.1f} ms")
+    rss = controller_rss(t)
+    if rss:
+        print(f"[{t.name}] controller RSS with {sizes[-1]} pending jobs: {rss / 1024:.0f} MiB "
+              f"= {rss * 1024 / sizes[-1]:.0f} bytes per job (including the empty daemon)")
+
+
+def controller_rss(t: Target):
+    if t.slurm:
+        name = "slurmctld"
+    else:
+        name = "musterd"
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            if (p / "comm").read_text().strip() != name:
+                continue
+            if not t.slurm and str(t.work).encode() not in (p / "cmdline").read_bytes():
+                continue
+            for line in (p / "status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        except OSError:
+            continue
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=["sbatch", "throughput", "latency", "squeue", "all"])
+    ap.add_argument("--slurm", action="store_true", help="run against the real Slurm oracle")
+    ap.add_argument("--jobs", type=int)
+    ap.add_argument("--queued", default="10000,100000")
+    a = ap.parse_args()
+    todo = ["sbatch", "throughput", "latency", "squeue"] if a.what == "all" else [a.what]
+    for what in todo:
+        t = Target(a.slurm)
+        try:
+            if what == "sbatch":
+                bench_sbatch(t, a.jobs or 1000)
+            elif what == "throughput":
+                bench_throughput(t, a.jobs or 2000)
+            elif what == "latency":
+                bench_latency(t, a.jobs or 200)
+            elif what == "squeue":
+                bench_squeue(t, [int(x) for x in a.queued.split(",")])
+        finally:
+            t.close()
+
+
+if __name__ == "__main__":
+    main()
