@@ -19,14 +19,15 @@ NodeBase Node::Base() const {
 }
 
 std::string Node::SinfoState(bool long_form) const {
-  // Precedence as sinfo shows it: DOWN hides DRAIN; DRAIN shows as draining
+  // Precedence as sinfo shows it: DOWN+DRAIN shows as drained (observed on
+  // Slurm 22.05); DRAIN shows as draining
   // while work remains and drained after; a node that never registered and
   // runs nothing is "unknown". "*" marks a node that is not responding.
   NodeBase base = Base();
   bool busy = alloc_cpus > 0 || running_jobs > 0 || base == NodeBase::kMixed ||
               base == NodeBase::kAllocated;
   std::string out;
-  if (base == NodeBase::kDown) {
+  if (base == NodeBase::kDown && !drain) {
     out = "down";
   } else if (drain) {
     if (busy) {

@@ -48,8 +48,9 @@ TEST(NodeStateTest, DerivesSlurmStates) {
        "draining", "ALLOCATED+DRAIN"},
       {"draining jobs only", true, false, true, 0, 1, false, NodeBase::kIdle, "drng",
        "draining", "IDLE+DRAIN"},
-      {"down hides drain", true, true, true, 0, 0, false, NodeBase::kDown, "down", "down",
-       "DOWN+DRAIN"},
+      // sinfo on Slurm 22.05 shows a DOWN+DRAIN node as drained.
+      {"down and drain shows drained", true, true, true, 0, 0, false, NodeBase::kDown, "drain",
+       "drained", "DOWN+DRAIN"},
       {"never registered", false, false, false, 0, 0, false, NodeBase::kIdle, "unk*",
        "unknown*", "UNKNOWN+NOT_RESPONDING"},
       {"down not responding", false, true, false, 0, 0, false, NodeBase::kDown, "down*",

@@ -1046,7 +1046,11 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
         return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
       case kLicenses: r.licenses = CommaList(v); break;
       case kLong: r.long_view = true; break;
-      case kMe: r.me = true; break;
+      // --me and -u replace each other: the last one given counts.
+      case kMe:
+        r.me = true;
+        users_cmd.reset();
+        break;
       case kName: names_cmd = v; break;
       case kNodelist: {
         util::Result<std::vector<std::string>> hosts = util::ExpandHostlist(v);
@@ -1064,7 +1068,10 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
       case kSort: sort_cmd = v; break;
       case kStart: r.start = true; break;
       case kStates: states_cmd = v; break;
-      case kUser: users_cmd = v; break;
+      case kUser:
+        users_cmd = v;
+        r.me = false;
+        break;
       default: break;  // accepted, no effect in Muster: -a -r -P -v --local ...
     }
   }
@@ -1089,7 +1096,11 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
   if (auto v = pick(partitions_cmd, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
   if (auto v = pick(qos_cmd, "SQUEUE_QOS")) r.qos = CommaList(*v);
   if (auto v = pick(clusters_cmd, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
-  if (auto v = pick(users_cmd, "SQUEUE_USERS")) r.users = ResolveUsers(CommaList(*v), &r.warnings);
+  if (users_cmd) {
+    r.users = ResolveUsers(CommaList(*users_cmd), &r.warnings);
+  } else if (auto v = from_env("SQUEUE_USERS"); v && !r.me) {
+    r.users = ResolveUsers(CommaList(*v), &r.warnings);
+  }
 
   if (auto v = pick(states_cmd, "SQUEUE_STATES")) {
     r.states = CommaList(*v);

@@ -599,6 +599,9 @@ TEST_F(SqueueTest, Filters) {
   EXPECT_EQ(ids({"--user=1000"}), "8\n");
   EXPECT_EQ(ids({"-u", "cloudsdk"}), "8\n");
   EXPECT_EQ(ids({"--me", "-p", "short", "-t", "R"}), "7\n5\n1\n6\n");
+  // Oracle: `squeue --me -u cloudsdk` lists cloudsdk's jobs, `-u cloudsdk --me` root's.
+  EXPECT_EQ(ids({"--me", "-u", "cloudsdk"}), "8\n");
+  EXPECT_EQ(ids({"-u", "cloudsdk", "--me", "-p", "train"}), "3\n4\n");
   EXPECT_EQ(ids({"-j", "4,2"}), "2\n4\n");
   EXPECT_EQ(ids({"-j5"}), "5\n");
   EXPECT_EQ(ids({"--jobs=5,7"}), "7\n5\n");

@@ -1,0 +1,99 @@
+#include "cli/sbatch_parse.h"
+
+#include <gtest/gtest.h>
+
+namespace muster::cli {
+namespace {
+
+TEST(ExtractDirectives, StopsAtFirstCommandAndSkipsComments) {
+  const std::string script =
+      "#!/bin/bash\n"
+      "#SBATCH -J name --time=10   # trailing comment\n"
+      "\n"
+      "# plain comment\n"
+      "#SBATCH --comment=\"two words\"\n"
+      "#SBATCHX --ignored\n"
+      "echo hi\n"
+      "#SBATCH --after-command\n";
+  EXPECT_EQ(ExtractDirectives(script),
+            (std::vector<std::string>{"-J", "name", "--time=10", "--comment=two words"}));
+}
+
+TEST(ApplySbatchOptions, CommandLineOverridesDirectives) {
+  SbatchInvocation inv;
+  ASSERT_TRUE(ApplySbatchOptions({"-c", "2", "-J", "a", "--mem=4G"}, &inv).ok());
+  auto pos = ApplySbatchOptions({"-c3", "--job-name=b", "script.sh", "arg1", "-x"}, &inv);
+  ASSERT_TRUE(pos.ok());
+  EXPECT_EQ(*pos, (std::vector<std::string>{"script.sh", "arg1", "-x"}));
+  EXPECT_EQ(inv.req.cpus_per_task, 3);
+  EXPECT_EQ(inv.req.name, "b");
+  EXPECT_EQ(inv.req.mem_per_node_mb, 4096);
+}
+
+TEST(ApplySbatchOptions, ParsesResourceForms) {
+  SbatchInvocation inv;
+  ASSERT_TRUE(ApplySbatchOptions({"-N", "2-4", "-n", "8", "--ntasks-per-node=2", "--gres=gpu:h100:2",
+                                  "-t", "1-02:30", "--exclusive", "-H", "--parsable"},
+                                 &inv)
+                  .ok());
+  EXPECT_EQ(inv.req.min_nodes, 2);
+  EXPECT_EQ(inv.req.max_nodes, 4);
+  EXPECT_EQ(inv.req.ntasks, 8);
+  EXPECT_EQ(inv.req.ntasks_per_node, 2);
+  ASSERT_EQ(inv.req.gres.size(), 1u);
+  EXPECT_EQ(inv.req.gres[0].type, "h100");
+  EXPECT_EQ(inv.req.gres[0].count, 2);
+  EXPECT_EQ(inv.req.time_limit_s, (24 + 2) * 3600 + 30 * 60);
+  EXPECT_TRUE(inv.req.exclusive);
+  EXPECT_TRUE(inv.req.hold);
+  EXPECT_TRUE(inv.parsable);
+}
+
+TEST(ApplySbatchOptions, TimeRoundsUpToMinutes) {
+  SbatchInvocation inv;
+  ASSERT_TRUE(ApplySbatchOptions({"--time=10:30"}, &inv).ok());
+  EXPECT_EQ(inv.req.time_limit_s, 11 * 60);
+}
+
+TEST(ApplySbatchOptions, ErrorsNameTheOption) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"--bogus"}, "sbatch: unrecognized option '--bogus'"},
+      {{"-t", "xx"}, "Invalid --time specification"},
+      {{"--mem=lots"}, "Invalid --mem specification"},
+      {{"-c", "0"}, "Invalid --cpus-per-task specification"},
+      {{"--open-mode=sideways"}, "Invalid --open-mode specification"},
+      {{"-J"}, "sbatch: option requires an argument -- 'J'"},
+  };
+  for (const auto& c : cases) {
+    SbatchInvocation inv;
+    auto r = ApplySbatchOptions(c.args, &inv);
+    ASSERT_FALSE(r.ok()) << c.args[0];
+    EXPECT_EQ(r.status().message(), c.message);
+  }
+}
+
+TEST(ApplyExport, AllNoneAndLists) {
+  const std::vector<std::string> env = {"A=1", "B=2", "SLURM_X=3", "AB=4"};
+  core::JobRequest req;
+  ASSERT_TRUE(ApplyExport("ALL", env, &req).ok());
+  EXPECT_EQ(req.environment, env);
+  ASSERT_TRUE(ApplyExport("NONE", env, &req).ok());
+  EXPECT_EQ(req.environment, (std::vector<std::string>{"SLURM_X=3"}));
+  ASSERT_TRUE(ApplyExport("A,C=5", env, &req).ok());
+  EXPECT_EQ(req.environment, (std::vector<std::string>{"A=1", "C=5", "SLURM_X=3"}));
+  EXPECT_EQ(req.export_mode, core::ExportMode::kList);
+}
+
+TEST(CheckScript, RequiresShebang) {
+  EXPECT_TRUE(CheckScript("#!/bin/sh\ntrue\n").ok());
+  EXPECT_FALSE(CheckScript("echo hi\n").ok());
+  EXPECT_FALSE(CheckScript("").ok());
+  EXPECT_EQ(WrapScript("hostname"), "#!/bin/sh\n# This script was created by sbatch --wrap.\n\nhostname\n");
+}
+
+}  // namespace
+}  // namespace muster::cli

@@ -1,0 +1,59 @@
+#include "ctld/job_env.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+namespace muster::ctld {
+namespace {
+
+TEST(CompressCounts, FoldsRuns) {
+  EXPECT_EQ(CompressCounts({2, 2, 2, 1}), "2(x3),1");
+  EXPECT_EQ(CompressCounts({4}), "4");
+  EXPECT_EQ(CompressCounts({1, 2, 1}), "1,2,1");
+  EXPECT_EQ(CompressCounts({}), "");
+}
+
+std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
+  std::map<std::string, std::string> m;
+  for (const auto& kv : env) m[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
+  return m;
+}
+
+TEST(BuildBatchEnvironment, SetsSlurmVariablesOverUserOnes) {
+  config::Config cfg;
+  cfg.cluster_name = "c1";
+  cfg.path = "/etc/muster/muster.conf";
+  core::Job job;
+  job.id = 42;
+  job.partition = "gpu";
+  job.req.name = "train";
+  job.req.ntasks = 4;
+  job.req.cpus_per_task = 2;
+  job.req.cpus_per_task_set = true;
+  job.req.user_name = "alice";
+  job.req.uid = 1000;
+  job.req.work_dir = "/home/alice/run";
+  job.req.submit_dir = "/home/alice";
+  job.alloc = {{"gpu01", 4, 8000, 2, {0, 3}}, {"gpu02", 4, 8000, 2, {1, 2}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {"SLURM_JOB_ID=1", "HOME=/home/alice"}));
+  EXPECT_EQ(env["SLURM_JOB_ID"], "42");
+  EXPECT_EQ(env["HOME"], "/home/alice");
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "gpu[01-02]");
+  EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "2");
+  EXPECT_EQ(env["SLURM_NTASKS"], "4");
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2(x2)");
+  EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "4(x2)");
+  EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "4");
+  EXPECT_EQ(env["SLURMD_NODENAME"], "gpu01");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,3");
+  EXPECT_EQ(env["SLURM_GPUS_ON_NODE"], "2");
+  EXPECT_EQ(env["SLURM_MEM_PER_NODE"], "8000");
+  EXPECT_EQ(env["SLURM_SUBMIT_DIR"], "/home/alice");
+  EXPECT_EQ(env["SLURM_CLUSTER_NAME"], "c1");
+  EXPECT_EQ(env["SLURM_JOB_ACCOUNT"], "alice");
+  EXPECT_EQ(env.count("SLURM_NTASKS_PER_NODE"), 0u);
+}
+
+}  // namespace
+}  // namespace muster::ctld
