@@ -1,6 +1,9 @@
 // squeue, sinfo: parse the options here, render in musterd (see
 // cli/render/render.h for why), print the text.
+#include <chrono>
+#include <functional>
 #include <iostream>
+#include <thread>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -32,7 +35,8 @@ int RenderRemote(const std::string& prog, const std::string& target, const nlohm
     return 1;
   }
   if (resp->status != 200) {
-    PrintError(prog, ErrorText(*resp));
+    // The renderers' errors are already the command's own complete text.
+    std::cerr << ErrorText(*resp) << "\n";
     return 1;
   }
   std::cout << resp->text;
@@ -40,24 +44,57 @@ int RenderRemote(const std::string& prog, const std::string& target, const nlohm
   return 0;
 }
 
+// -i/--iterate: print again every `seconds` until interrupted.
+int Iterate(int seconds, const std::function<int()>& once) {
+  for (;;) {
+    int rc = once();
+    if (rc != 0 || seconds <= 0) return rc;
+    std::cout << "\n";
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  }
+}
+
 }  // namespace
 
 int SqueueMain(const std::vector<std::string>& args) {
   auto req = render::ParseSqueueArgs(args);
   if (!req.ok()) {
-    PrintStatusError("squeue", req.status());
+    std::cerr << req.status().message() << "\n";
     return 1;
   }
-  return RenderRemote("squeue", "/v1/render/squeue", render::ToJson(*req));
+  for (const auto& w : req->warnings) std::cerr << w << "\n";
+  if (req->help || req->usage) {
+    std::cout << "Usage: squeue [-A account] [--clusters names] [-i seconds] [--job jobid]\n"
+                 "              [-n name] [-o format] [-O fields] [-p partitions] [--qos qos]\n"
+                 "              [--reservation reservation] [--sort fields] [--start]\n"
+                 "              [--states states] [-u user_name] [--usage] [-w nodes]\n"
+                 "              [-ahjlrsv] [--me] [--noheader] [--long]\n";
+    return 0;
+  }
+  if (req->version) {
+    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
+    return 0;
+  }
+  nlohmann::json body = render::ToJson(*req);
+  return Iterate(req->iterate_s, [&] { return RenderRemote("squeue", "/v1/render/squeue", body); });
 }
 
 int SinfoMain(const std::vector<std::string>& args) {
   auto req = render::ParseSinfoArgs(args);
   if (!req.ok()) {
-    PrintStatusError("sinfo", req.status());
+    std::cerr << req.status().message() << "\n";
     return 1;
   }
-  return RenderRemote("sinfo", "/v1/render/sinfo", render::ToJson(*req));
+  if (req->help) {
+    std::cout << render::SinfoUsage();
+    return 0;
+  }
+  if (req->version) {
+    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
+    return 0;
+  }
+  nlohmann::json body = render::ToJson(*req);
+  return Iterate(req->iterate_s, [&] { return RenderRemote("sinfo", "/v1/render/sinfo", body); });
 }
 
 int ShowRemote(const render::ShowRequest& req) {

@@ -54,6 +54,7 @@ render::ClusterView MakeView(const Controller& ctl, uint32_t uid) {
   view.config = &ctl.config();
   view.now = ctl.Now();
   view.caller_uid = uid;
+  view.ctld_start_time = ctl.start_time();
   view.jobs.reserve(ctl.jobs().size());
   for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
   for (const auto& n : ctl.nodes()) view.nodes.push_back(&n);

@@ -99,6 +99,7 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
 
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
     : io_(io), cfg_(std::move(cfg)), clock_(clock), housekeeping_(io) {
+  start_time_ = clock_.Now();
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
   for (const auto& nc : cfg_.nodes) {
     core::Node n;

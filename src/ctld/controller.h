@@ -78,6 +78,7 @@ class Controller {
   const std::map<core::JobId, core::Job>& jobs() const { return jobs_; }
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
+  int64_t start_time() const { return start_time_; }
   bool IsAdmin(uint32_t uid) const;
 
  private:
@@ -117,6 +118,7 @@ class Controller {
   // Final state for jobs whose end was requested (scancel, node down) while
   // the agent is still stopping them.
   std::map<core::JobId, core::JobState> pending_end_state_;
+  int64_t start_time_ = 0;
   bool schedule_posted_ = false;
   bool save_posted_ = false;
   boost::asio::steady_timer housekeeping_;

@@ -15,8 +15,7 @@ namespace muster::render {
 
 // ---- widths ----
 
-void AppendField(std::string* out, std::string_view value, int width, bool right,
-                 bool null_value) {
+void AppendField(std::string* out, std::string_view value, int width, bool right, bool null_value) {
   if (width <= 0) {
     out->append(value);
     return;
@@ -201,15 +200,11 @@ bool HoldsResources(JobState s) {
   return s == JobState::kRunning || s == JobState::kSuspended || s == JobState::kCompleting;
 }
 
-bool Ended(JobState s) {
-  return s != JobState::kPending && !HoldsResources(s);
-}
+bool Ended(JobState s) { return s != JobState::kPending && !HoldsResources(s); }
 
 constexpr int64_t kYearSeconds = 365 * 86400;
 
-int RequestedNodes(const core::Job& job) {
-  return job.req.min_nodes > 0 ? job.req.min_nodes : 1;
-}
+int RequestedNodes(const core::Job& job) { return job.req.min_nodes > 0 ? job.req.min_nodes : 1; }
 
 // Real memory of the first node of the job's partition (what --mem=0 gets
 // on a homogeneous partition); 0 when the configuration is not at hand.
@@ -246,13 +241,11 @@ std::string JobReasonText(const core::Job& job) {
   switch (job.state) {
     case JobState::kPending:
     case JobState::kCancelled:
-    case JobState::kPreempted:
-      return std::string(core::PendingReasonName(job.reason));
+    case JobState::kPreempted: return std::string(core::PendingReasonName(job.reason));
     case JobState::kRunning:
     case JobState::kSuspended:
     case JobState::kCompleting:
-    case JobState::kCompleted:
-      return "None";
+    case JobState::kCompleted: return "None";
     case JobState::kFailed:
       if (job.reason != core::PendingReason::kNone) {
         return std::string(core::PendingReasonName(job.reason));
@@ -262,15 +255,11 @@ std::string JobReasonText(const core::Job& job) {
       // non-zero exit is NonZeroExitCode.
       if (job.exit_signal != 0 || !job.failure_detail.empty()) return "JobLaunchFailure";
       return "NonZeroExitCode";
-    case JobState::kTimeout:
-      return "TimeLimit";
-    case JobState::kOutOfMemory:
-      return "OutOfMemory";
+    case JobState::kTimeout: return "TimeLimit";
+    case JobState::kOutOfMemory: return "OutOfMemory";
     case JobState::kNodeFail:
-    case JobState::kBootFail:
-      return "NodeDown";
-    case JobState::kDeadline:
-      return "DeadLine";
+    case JobState::kBootFail: return "NodeDown";
+    case JobState::kDeadline: return "DeadLine";
   }
   return "None";
 }
@@ -283,10 +272,8 @@ bool ReasonInNodelistColumn(const core::Job& job) {
     case JobState::kNodeFail:
     case JobState::kBootFail:
     case JobState::kDeadline:
-    case JobState::kOutOfMemory:
-      return true;
-    default:
-      return false;
+    case JobState::kOutOfMemory: return true;
+    default: return false;
   }
 }
 
@@ -304,7 +291,8 @@ std::string JobExplanation(const core::Job& job) {
     case PendingReason::kPartitionDown: return "its partition is down";
     case PendingReason::kPartitionInactive: return "its partition is inactive";
     case PendingReason::kPartitionTimeLimit: return "its time limit exceeds the partition's";
-    case PendingReason::kPartitionNodeLimit: return "its node count is outside the partition's limits";
+    case PendingReason::kPartitionNodeLimit:
+      return "its node count is outside the partition's limits";
     case PendingReason::kBadConstraints: return "no node satisfies its constraints";
     case PendingReason::kNodeDown: return "a node it needs is down";
   }

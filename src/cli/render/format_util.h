@@ -32,11 +32,11 @@ std::string FitField(std::string_view value, int width, bool right, bool null_va
 
 // One "%[.][size]type[suffix]" item of a percent format (squeue -o, sinfo -o).
 struct PercentField {
-  char type = 0;       // the field letter; 0 when `literal` holds the text instead
-  int width = 0;       // 0 = natural width
-  bool right = false;  // '.' given
-  std::string suffix;  // text printed after the field
-  std::string literal; // for an invalid specification: "%" + the token, printed verbatim
+  char type = 0;        // the field letter; 0 when `literal` holds the text instead
+  int width = 0;        // 0 = natural width
+  bool right = false;   // '.' given
+  std::string suffix;   // text printed after the field
+  std::string literal;  // for an invalid specification: "%" + the token, printed verbatim
 };
 struct PercentFormat {
   std::string prefix;  // text before the first '%'

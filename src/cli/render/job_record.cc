@@ -1,13 +1,16 @@
 // The `scontrol show job` record, Slurm 22.05's keys in Slurm's order
 // (oracle: `scontrol show job N`, `scontrol -o show job N`,
 // `scontrol show job -dd N`; see job_record_test.cc).
+#include "cli/render/render.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/render/format_util.h"
-#include "cli/render/render.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -81,8 +84,8 @@ std::string NodeDetail(const ClusterView& view, const core::NodeAlloc& a) {
   }
   std::vector<std::string> gres;
   for (const auto& [type, idx] : GpusByType(view, a)) {
-    gres.push_back(GpuName(type, static_cast<int64_t>(idx.size())) + "(IDX:" +
-                   FormatIndexRanges(idx) + ")");
+    gres.push_back(GpuName(type, static_cast<int64_t>(idx.size())) +
+                   "(IDX:" + FormatIndexRanges(idx) + ")");
   }
   return fmt::format("CPU_IDs={} Mem={} GRES={}", cpu_ids, a.mem_mb, util::Join(gres, ","));
 }
@@ -94,8 +97,7 @@ bool Ended(JobState s) {
 
 }  // namespace
 
-std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_liner,
-                            bool details) {
+std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_liner, bool details) {
   const core::JobRequest& r = job.req;
   const int64_t now = view.now;
   const bool pending = job.state == JobState::kPending;
@@ -105,12 +107,12 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   add(fmt::format("JobId={} JobName={}", job.id, r.name));
   add(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JobUserName(job), r.uid,
                   util::GroupName(r.gid), r.gid));
-  add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice,
-                  OrNull(r.account), r.qos.empty() ? "normal" : r.qos));
+  add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),
+                  r.qos.empty() ? "normal" : r.qos));
   add(fmt::format("JobState={} Reason={} Dependency=(null)", core::JobStateName(job.state),
                   JobReasonText(job)));
-  add(fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}:{}",
-                  r.requeue ? 1 : 0, job.restart_count, job.exit_code, job.exit_signal));
+  add(fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}:{}", r.requeue ? 1 : 0,
+                  job.restart_count, job.exit_code, job.exit_signal));
   if (details) add("DerivedExitCode=0:0");
   add(fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
                   util::FormatDurationLong(JobElapsed(job, now)),
@@ -143,8 +145,8 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   }
   std::string num_tasks = std::to_string(job.NumTasks());
   if (Ended(job.state) && job.alloc.empty() && r.ntasks == 0) num_tasks = "N/A";
-  add(fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*",
-                  num_nodes, job.NumCpus(), num_tasks, std::max(r.cpus_per_task, 1)));
+  add(fmt::format("NumNodes={} NumCPUs={} NumTasks={} CPUs/Task={} ReqB:S:C:T=0:0:*:*", num_nodes,
+                  job.NumCpus(), num_tasks, std::max(r.cpus_per_task, 1)));
   add("TRES=" + JobTresString(job, view));
   add(fmt::format("Socks/Node=* NtasksPerN:B:S:C={}:0:*:* CoreSpec=*", r.ntasks_per_node));
 

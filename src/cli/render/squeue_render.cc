@@ -2,20 +2,24 @@
 // job table (in musterd, from live core::Job objects). Formats, widths,
 // sort order and messages follow Slurm 22.05 as observed; the oracle
 // commands are named in squeue_render_test.cc.
+#include "cli/render/render.h"
+
 #include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <set>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "cli/render/format_util.h"
-#include "cli/render/render.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -81,9 +85,9 @@ const SlurmState* FindSlurmState(std::string_view s) {
 util::Status InvalidStateError(const std::string& s) {
   std::vector<std::string> names;
   for (const SlurmState& st : kSlurmStates) names.emplace_back(st.name);
-  return util::InvalidArgument("squeue: error: Invalid job state specified: " + s +
-                               "\nsqueue: error: Valid job states include: " +
-                               util::Join(names, ",") + "\n");
+  return util::InvalidArgument(
+      "squeue: error: Invalid job state specified: " + s +
+      "\nsqueue: error: Valid job states include: " + util::Join(names, ",") + "\n");
 }
 
 // Bit per core::JobState.
@@ -156,7 +160,6 @@ class Ctx {
   inline static const std::string kNa = "N/A";
 };
 
-
 std::string StateShort(const Job& j) { return std::string(core::JobStateShort(j.state)); }
 std::string StateLong(const Job& j) { return std::string(core::JobStateName(j.state)); }
 
@@ -171,8 +174,7 @@ int64_t TimeLeftSeconds(const Job& j, int64_t now) {
   return left < 0 ? -2 : left;  // FormatDuration prints INVALID for negatives
 }
 
-std::string ReasonList(const Ctx& c, const Job& j) {
-  (void)c;
+std::string ReasonList(const Job& j) {
   if (ReasonInNodelistColumn(j)) return "(" + JobReasonText(j) + ")";
   return j.nodelist;
 }
@@ -203,7 +205,12 @@ struct FieldDef {
   bool null_long = false;
 };
 
-#define F(body) [](const Ctx& c, const Job& j) -> std::string { (void)c; (void)j; body }
+#define F(body)                                   \
+  [](const Ctx& c, const Job& j) -> std::string { \
+    (void)c;                                      \
+    (void)j;                                      \
+    body                                          \
+  }
 
 const FieldDef kFields[] = {
     {'a', "Account", "ACCOUNT", F(return OrNull(j.req.account);)},
@@ -252,7 +259,7 @@ const FieldDef kFields[] = {
     {'O', "Contiguous", "CONTIGUOUS", F(return "0";)},
     {'P', "Partition", "PARTITION", F(return c.Partition(j);)},
     {'Q', "PriorityLong", "PRIORITY", F(return std::to_string(j.priority);)},
-    {'R', "ReasonList", "NODELIST(REASON)", F(return ReasonList(c, j);)},
+    {'R', "ReasonList", "NODELIST(REASON)", F(return ReasonList(j);)},
     {'S', "StartTime", "START_TIME", F(return c.Timestamp(JobDisplayStart(j, c.now()));)},
     {'T', "State", "STATE", F(return StateLong(j);)},
     {'U', "UserID", "UID", F(return std::to_string(j.req.uid);)},
@@ -264,8 +271,8 @@ const FieldDef kFields[] = {
     // -O only.
     {0, "AccrueTime", "ACCRUE_TIME",
      F(return c.Timestamp(j.held || (j.state == JobState::kPending && j.req.begin_time > c.now())
-                            ? 0
-                            : j.eligible_time);)},
+                              ? 0
+                              : j.eligible_time);)},
     {0, "admin_comment", "ADMIN_COMMENT", F(return "(null)";), false, true},
     {0, "AllocNodes", "ALLOC_NODES", F(return OrNull(j.req.submit_host);)},
     {0, "AllocSID", "ALLOC_SID", F(return "0";)},
@@ -275,7 +282,8 @@ const FieldDef kFields[] = {
     {0, "Cluster", "CLUSTER", F(return c.Cluster();)},
     {0, "ClusterFeature", "CLUSTER_FEATURES", F(return "(null)";), false, true},
     {0, "Container", "CONTAINER", F(return "(null)";), false, true},
-    {0, "cpus-per-task", "CPUS_PER_TASK", F(return std::to_string(std::max(j.req.cpus_per_task, 1));)},
+    {0, "cpus-per-task", "CPUS_PER_TASK",
+     F(return std::to_string(std::max(j.req.cpus_per_task, 1));)},
     {0, "cpus-per-tres", "CPUS_PER_TRES", F(return "N/A";)},
     {0, "Deadline", "DEADLINE", F(return "N/A";)},
     {0, "DelayBoot", "DELAY_BOOT", F(return "0:00";)},
@@ -293,7 +301,7 @@ const FieldDef kFields[] = {
     {0, "MaxCPUs", "MAX_CPUS", F(return std::to_string(j.NumCpus());)},
     {0, "MaxNodes", "MAX_NODES",
      F(return std::to_string(j.alloc.empty() && j.req.max_nodes > 0 ? j.req.max_nodes
-                                                                     : j.NumNodes());)},
+                                                                    : j.NumNodes());)},
     {0, "MCSLabel", "MCSLABEL", F(return "(null)";), false, true},
     {0, "mem-per-tres", "MEM_PER_TRES", F(return "N/A";)},
     {0, "MinTime", "TIME_MIN", F(return "0:00";)},
@@ -344,7 +352,8 @@ const FieldDef* FieldByName(std::string_view name) {
 std::string ExpandAll(std::string_view format) {
   if (format != "%all") return std::string(format);
   std::string out;
-  for (char c = 'a'; c <= 'z'; ++c) out += out.empty() ? fmt::format("%{}", c) : fmt::format("|%{}", c);
+  for (char c = 'a'; c <= 'z'; ++c)
+    out += out.empty() ? fmt::format("%{}", c) : fmt::format("|%{}", c);
   for (char c = 'A'; c <= 'Z'; ++c) out += fmt::format("|%{}", c);
   return out;
 }
@@ -474,7 +483,9 @@ util::Result<std::vector<SortKey>> ParseSort(std::string_view spec,
 // Sort values. Numeric keys compare as numbers; string keys compare as
 // strings (byte order) and are turned into ranks before sorting, so the sort
 // itself only compares integers.
-bool IsStringKey(char c) { return std::string_view("fghjnuvzBHIJNP").find(c) != std::string_view::npos; }
+bool IsStringKey(char c) {
+  return std::string_view("fghjnuvzBHIJNP").find(c) != std::string_view::npos;
+}
 
 constexpr int64_t kLast = std::numeric_limits<int64_t>::max();
 
@@ -724,10 +735,42 @@ struct OptionDef {
 };
 
 enum OptId {
-  kAccount = 1, kAll, kArray, kArrayUnique, kClusters, kFederation, kFormat, kFormatLong,
-  kHelp, kHide, kIterate, kJobs, kJson, kLicenses, kLocal, kLong, kMe, kName, kNoConvert,
-  kNodelist, kNoheader, kOnlyJobState, kPartition, kPriority, kQos, kReservation, kSibling,
-  kSort, kStart, kStates, kSteps, kUsage, kUser, kVerbose, kVersion, kYaml,
+  kAccount = 1,
+  kAll,
+  kArray,
+  kArrayUnique,
+  kClusters,
+  kFederation,
+  kFormat,
+  kFormatLong,
+  kHelp,
+  kHide,
+  kIterate,
+  kJobs,
+  kJson,
+  kLicenses,
+  kLocal,
+  kLong,
+  kMe,
+  kName,
+  kNoConvert,
+  kNodelist,
+  kNoheader,
+  kOnlyJobState,
+  kPartition,
+  kPriority,
+  kQos,
+  kReservation,
+  kSibling,
+  kSort,
+  kStart,
+  kStates,
+  kSteps,
+  kUsage,
+  kUser,
+  kVerbose,
+  kVersion,
+  kYaml,
 };
 
 constexpr OptionDef kOptions[] = {
@@ -834,7 +877,8 @@ util::Result<std::vector<ParsedOption>> Getopt(const std::vector<std::string>& a
           break;
         case Arg::kRequired:
           if (!value) {
-            if (i + 1 >= args.size()) return GetoptError("option '" + full + "' requires an argument");
+            if (i + 1 >= args.size())
+              return GetoptError("option '" + full + "' requires an argument");
             value = args[++i];
           }
           break;
@@ -991,92 +1035,132 @@ util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j) {
 // ---------------------------------------------------------------------------
 // Arguments
 
+namespace {
+
+// What the command line said; the environment fills what it left out.
+struct CommandLine {
+  SqueueRequest req;  // flags and the lists that have no environment variable
+  std::optional<std::string> format, format_long, sort, states, users;
+  std::optional<std::string> accounts, names, partitions, qos, clusters;
+};
+
+util::Status ApplyOption(const ParsedOption& o, CommandLine* cl) {
+  SqueueRequest& r = cl->req;
+  const std::string v = o.value.value_or("");
+  switch (o.id) {
+    case kAccount: cl->accounts = v; break;
+    case kClusters: cl->clusters = v; break;
+    case kFormat:
+      if (cl->format_long) {
+        return util::InvalidArgument(
+            "squeue: error: -o (--format) is incompatible with -O (--Format)");
+      }
+      cl->format = v;
+      break;
+    case kFormatLong:
+      if (cl->format) {
+        return util::InvalidArgument(
+            "squeue: error: -O (--Format) is incompatible with -o (--format)");
+      }
+      cl->format_long = v;
+      break;
+    case kHelp: r.help = true; break;
+    case kUsage: r.usage = true; break;
+    case kVersion: r.version = true; break;
+    case kIterate: {
+      util::Result<int64_t> n = util::ParseInt(v);
+      if (!n.ok() || *n <= 0 || *n > 1000000) {
+        return util::InvalidArgument("squeue: error: --iterate=" + v + "\n");
+      }
+      r.iterate_s = static_cast<int>(*n);
+      break;
+    }
+    case kJobs:
+      for (const std::string& id : CommaList(v)) {
+        if (!ValidJobId(id)) return util::InvalidArgument("squeue: error: Invalid job id: " + id);
+        r.job_ids.push_back(id);
+      }
+      break;
+    case kJson:
+    case kYaml:
+      return util::InvalidArgument(std::string("squeue: error: --") +
+                                   (o.id == kJson ? "json" : "yaml") +
+                                   " is not supported by Muster");
+    case kSteps: return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
+    case kLicenses: r.licenses = CommaList(v); break;
+    case kLong: r.long_view = true; break;
+    // --me and -u replace each other: the last one given counts.
+    case kMe:
+      r.me = true;
+      cl->users.reset();
+      break;
+    case kUser:
+      cl->users = v;
+      r.me = false;
+      break;
+    case kName: cl->names = v; break;
+    case kNodelist: {
+      util::Result<std::vector<std::string>> hosts = util::ExpandHostlist(v);
+      if (!hosts.ok() || hosts->empty()) {
+        return util::InvalidArgument("squeue: error: Invalid node name " + v);
+      }
+      for (std::string& h : *hosts) r.nodes.push_back(std::move(h));
+      break;
+    }
+    case kNoheader: r.noheader = true; break;
+    case kOnlyJobState: r.only_job_state = true; break;
+    case kPartition: cl->partitions = v; break;
+    case kQos: cl->qos = v; break;
+    case kReservation: r.reservations = CommaList(v); break;
+    case kSort: cl->sort = v; break;
+    case kStart: r.start = true; break;
+    case kStates: cl->states = v; break;
+    default: break;  // accepted, no effect in Muster: -a -r -P -v --local ...
+  }
+  return util::Status::Ok();
+}
+
+// The output format, by squeue 22.05's precedence: -o beats --start, whose
+// format beats -O; -O beats -l; -l beats SQUEUE_FORMAT, which beats
+// SQUEUE_FORMAT2.
+void ResolveFormat(const CommandLine& cl, const std::optional<std::string>& env_format,
+                   const std::optional<std::string>& env_format_long, SqueueRequest* r) {
+  if (cl.format) {
+    r->format = cl.format->empty() ? "%" : *cl.format;  // "-o ''" prints empty lines
+  } else if (r->start) {
+    r->format = std::string(kStartFormat);
+  } else if (cl.format_long) {
+    r->format_long = cl.format_long->empty() ? "," : *cl.format_long;
+  } else if (r->long_view) {
+    r->format = std::string(kLongFormat);
+  } else if (env_format) {
+    r->format = *env_format;
+  } else if (env_format_long) {
+    r->format_long = *env_format_long;
+  } else if (r->only_job_state) {
+    r->format = std::string(kOnlyJobStateFormat);
+  } else {
+    r->format = std::string(kDefaultFormat);
+  }
+  // Parse it here as well, for squeue's warnings about bad specifications.
+  if (!r->format.empty()) {
+    CompilePercent(r->format, &r->warnings);
+  } else {
+    CompileLong(r->format_long, &r->warnings);
+  }
+}
+
+}  // namespace
+
 util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
                                             const std::map<std::string, std::string>& env) {
   util::Result<std::vector<ParsedOption>> opts = Getopt(args);
   if (!opts.ok()) return opts.status();
-
-  SqueueRequest r;
-  std::optional<std::string> format_cmd, format_long_cmd, sort_cmd, states_cmd, users_cmd;
-  std::optional<std::string> accounts_cmd, names_cmd, partitions_cmd, qos_cmd, clusters_cmd;
-  for (const ParsedOption& o : *opts) {
-    const std::string v = o.value.value_or("");
-    switch (o.id) {
-      case kAccount: accounts_cmd = v; break;
-      case kClusters: clusters_cmd = v; break;
-      case kFormat:
-        if (format_long_cmd) {
-          return util::InvalidArgument(
-              "squeue: error: -o (--format) is incompatible with -O (--Format)");
-        }
-        format_cmd = v;
-        break;
-      case kFormatLong:
-        if (format_cmd) {
-          return util::InvalidArgument(
-              "squeue: error: -O (--Format) is incompatible with -o (--format)");
-        }
-        format_long_cmd = v;
-        break;
-      case kHelp: r.help = true; break;
-      case kUsage: r.usage = true; break;
-      case kVersion: r.version = true; break;
-      case kIterate: {
-        util::Result<int64_t> n = util::ParseInt(v);
-        if (!n.ok() || *n <= 0 || *n > 1000000) {
-          return util::InvalidArgument("squeue: error: --iterate=" + v + "\n");
-        }
-        r.iterate_s = static_cast<int>(*n);
-        break;
-      }
-      case kJobs:
-        if (o.value) {
-          for (const std::string& id : CommaList(v)) {
-            if (!ValidJobId(id)) return util::InvalidArgument("squeue: error: Invalid job id: " + id);
-            r.job_ids.push_back(id);
-          }
-        }
-        break;
-      case kJson:
-      case kYaml:
-        return util::InvalidArgument(std::string("squeue: error: --") +
-                                     (o.id == kJson ? "json" : "yaml") +
-                                     " is not supported by Muster");
-      case kSteps:
-        return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
-      case kLicenses: r.licenses = CommaList(v); break;
-      case kLong: r.long_view = true; break;
-      // --me and -u replace each other: the last one given counts.
-      case kMe:
-        r.me = true;
-        users_cmd.reset();
-        break;
-      case kName: names_cmd = v; break;
-      case kNodelist: {
-        util::Result<std::vector<std::string>> hosts = util::ExpandHostlist(v);
-        if (!hosts.ok() || hosts->empty()) {
-          return util::InvalidArgument("squeue: error: Invalid node name " + v);
-        }
-        for (std::string& h : *hosts) r.nodes.push_back(std::move(h));
-        break;
-      }
-      case kNoheader: r.noheader = true; break;
-      case kOnlyJobState: r.only_job_state = true; break;
-      case kPartition: partitions_cmd = v; break;
-      case kQos: qos_cmd = v; break;
-      case kReservation: r.reservations = CommaList(v); break;
-      case kSort: sort_cmd = v; break;
-      case kStart: r.start = true; break;
-      case kStates: states_cmd = v; break;
-      case kUser:
-        users_cmd = v;
-        r.me = false;
-        break;
-      default: break;  // accepted, no effect in Muster: -a -r -P -v --local ...
-    }
-  }
+  CommandLine cl;
+  for (const ParsedOption& o : *opts) MUSTER_RETURN_IF_ERROR(ApplyOption(o, &cl));
+  SqueueRequest r = std::move(cl.req);
   if (r.help || r.usage || r.version) return r;
-  if (format_cmd && r.long_view) {
+  if (cl.format && r.long_view) {
     return util::InvalidArgument(
         "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
         "Please remove one and retry.");
@@ -1090,53 +1174,25 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
   auto pick = [&](const std::optional<std::string>& cmd, const char* key) {
     return cmd ? cmd : from_env(key);
   };
-
-  if (auto v = pick(accounts_cmd, "SQUEUE_ACCOUNT")) r.accounts = CommaList(*v);
-  if (auto v = pick(names_cmd, "SQUEUE_NAMES")) r.names = CommaList(*v);
-  if (auto v = pick(partitions_cmd, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
-  if (auto v = pick(qos_cmd, "SQUEUE_QOS")) r.qos = CommaList(*v);
-  if (auto v = pick(clusters_cmd, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
-  if (users_cmd) {
-    r.users = ResolveUsers(CommaList(*users_cmd), &r.warnings);
+  if (auto v = pick(cl.accounts, "SQUEUE_ACCOUNT")) r.accounts = CommaList(*v);
+  if (auto v = pick(cl.names, "SQUEUE_NAMES")) r.names = CommaList(*v);
+  if (auto v = pick(cl.partitions, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
+  if (auto v = pick(cl.qos, "SQUEUE_QOS")) r.qos = CommaList(*v);
+  if (auto v = pick(cl.clusters, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
+  if (cl.users) {
+    r.users = ResolveUsers(CommaList(*cl.users), &r.warnings);
   } else if (auto v = from_env("SQUEUE_USERS"); v && !r.me) {
     r.users = ResolveUsers(CommaList(*v), &r.warnings);
   }
-
-  if (auto v = pick(states_cmd, "SQUEUE_STATES")) {
+  if (auto v = pick(cl.states, "SQUEUE_STATES")) {
     r.states = CommaList(*v);
     MUSTER_RETURN_IF_ERROR(ValidateStates(r.states));
   } else if (r.start) {
     r.states = {"PENDING"};
   }
-
-  // Formats: --start's and -l's beat the environment; an explicit -o beats
-  // --start; -O loses to --start (all as squeue 22.05 does).
-  std::optional<std::string> env_format = from_env("SQUEUE_FORMAT");
-  std::optional<std::string> env_format_long = from_env("SQUEUE_FORMAT2");
-  if (format_cmd) {
-    r.format = format_cmd->empty() ? "%" : *format_cmd;  // "-o ''": empty lines
-  } else if (r.start) {
-    r.format = std::string(kStartFormat);
-  } else if (format_long_cmd) {
-    r.format_long = format_long_cmd->empty() ? "," : *format_long_cmd;
-  } else if (r.long_view) {
-    r.format = std::string(kLongFormat);
-  } else if (env_format) {
-    r.format = *env_format;
-  } else if (env_format_long) {
-    r.format_long = *env_format_long;
-  } else if (r.only_job_state) {
-    r.format = std::string(kOnlyJobStateFormat);
-  } else {
-    r.format = std::string(kDefaultFormat);
-  }
-  if (!r.format.empty()) {
-    CompilePercent(r.format, &r.warnings);
-  } else {
-    CompileLong(r.format_long, &r.warnings);
-  }
-
-  if (auto v = pick(sort_cmd, "SQUEUE_SORT")) {
+  ResolveFormat(cl, from_env("SQUEUE_FORMAT"), from_env("SQUEUE_FORMAT2"), &r);
+  // SQUEUE_SORT beats --start's "S" (squeue 22.05).
+  if (auto v = pick(cl.sort, "SQUEUE_SORT")) {
     r.sort = *v;
     util::Result<std::vector<SortKey>> keys = ParseSort(r.sort, &r.warnings);
     if (!keys.ok()) return keys.status();
@@ -1146,9 +1202,9 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
 
 util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args) {
   std::map<std::string, std::string> env;
-  for (const char* key : {"SQUEUE_ACCOUNT", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_NAMES",
-                          "SQUEUE_PARTITION", "SQUEUE_QOS", "SQUEUE_SORT", "SQUEUE_STATES",
-                          "SQUEUE_USERS", "SLURM_CLUSTERS"}) {
+  for (const char* key :
+       {"SQUEUE_ACCOUNT", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_NAMES", "SQUEUE_PARTITION",
+        "SQUEUE_QOS", "SQUEUE_SORT", "SQUEUE_STATES", "SQUEUE_USERS", "SLURM_CLUSTERS"}) {
     if (const char* v = std::getenv(key)) env[key] = v;
   }
   return ParseSqueueArgs(args, env);
@@ -1157,144 +1213,170 @@ util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args
 // ---------------------------------------------------------------------------
 // Rendering
 
-util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view) {
-  Ctx ctx(view);
+namespace {
 
-  // -M: only this cluster exists.
-  std::string cluster = ctx.Cluster();
-  for (const std::string& c : req.clusters) {
-    if (c != cluster && !util::EqualsIgnoreCase(c, "all")) {
-      return util::InvalidArgument(
-          "squeue: error: No cluster '" + c + "' known by database.\nsqueue: error: '" + c +
-          "' can't be reached now, or it is an invalid entry for --cluster.  Use 'sacctmgr "
-          "list clusters' to see available clusters.");
-    }
+// The request's job filters, checked against the view once (unknown -M
+// cluster or -w node, a single -j id that names no job) and then applied
+// per job. Borrows `req` and `ctx`.
+class JobFilter {
+ public:
+  static util::Result<JobFilter> Make(const SqueueRequest& req, const Ctx& ctx) {
+    JobFilter f(req, ctx);
+    MUSTER_RETURN_IF_ERROR(f.Init());
+    return f;
   }
 
-  // States.
-  StateMask mask = 0;
-  if (req.states.empty()) {
-    mask = req.start ? Bit(JobState::kPending) : DefaultStateMask();
-  }
-  for (const std::string& s : req.states) {
-    if (util::EqualsIgnoreCase(s, "all")) {
-      mask = ~StateMask{0};
-      continue;
+  bool Matches(const Job& j) const {
+    if ((mask_ & Bit(j.state)) == 0) return false;
+    if (!ids_.empty() && ids_.count(j.id) == 0) return false;
+    if (!req_->licenses.empty()) return false;  // no job holds licenses
+    if (filter_users_ && users_.count(std::to_string(j.req.uid)) == 0 &&
+        (j.req.user_name.empty() || users_.count(j.req.user_name) == 0)) {
+      return false;
     }
-    const SlurmState* st = FindSlurmState(s);
-    if (st == nullptr) return InvalidStateError(s);
-    if (st->state) mask |= Bit(*st->state);
+    if (!partitions_.empty() && partitions_.count(ctx_->Partition(j)) == 0) return false;
+    if (!names_.empty() && names_.count(j.req.name) == 0) return false;
+    if (!accounts_.empty() && accounts_.count(util::ToLower(j.req.account)) == 0) return false;
+    if (!qos_.empty() && qos_.count(util::ToLower(j.req.qos.empty() ? "normal" : j.req.qos)) == 0) {
+      return false;
+    }
+    if (!reservations_.empty() && reservations_.count(j.req.reservation) == 0) return false;
+    if (!nodes_.empty()) {
+      return std::any_of(j.alloc.begin(), j.alloc.end(),
+                         [&](const core::NodeAlloc& a) { return nodes_.count(a.node) > 0; });
+    }
+    return true;
   }
 
-  // -w: every node must exist.
-  std::unordered_set<std::string> nodes(req.nodes.begin(), req.nodes.end());
-  if (!nodes.empty()) {
-    std::unordered_set<std::string> known;
-    for (const core::Node* n : view.nodes) known.insert(n->config.name);
-    if (known.empty() && view.config != nullptr) {
-      for (const core::NodeConfig& n : view.config->nodes) known.insert(n.name);
-    }
-    if (!known.empty()) {
-      for (const std::string& n : req.nodes) {
-        if (known.count(n) == 0) return util::InvalidArgument("squeue: error: Invalid node name " + n);
+ private:
+  JobFilter(const SqueueRequest& req, const Ctx& ctx) : req_(&req), ctx_(&ctx) {}
+
+  util::Status Init() {
+    const SqueueRequest& req = *req_;
+    const ClusterView& view = ctx_->view();
+    // -M: only this cluster exists.
+    std::string cluster = ctx_->Cluster();
+    for (const std::string& c : req.clusters) {
+      if (c != cluster && !util::EqualsIgnoreCase(c, "all")) {
+        return util::InvalidArgument(
+            "squeue: error: No cluster '" + c + "' known by database.\nsqueue: error: '" + c +
+            "' can't be reached now, or it is an invalid entry for --cluster.  Use 'sacctmgr "
+            "list clusters' to see available clusters.");
       }
     }
+    mask_ = req.states.empty() ? (req.start ? Bit(JobState::kPending) : DefaultStateMask()) : 0;
+    for (const std::string& s : req.states) {
+      if (util::EqualsIgnoreCase(s, "all")) {
+        mask_ = ~StateMask{0};
+        continue;
+      }
+      const SlurmState* st = FindSlurmState(s);
+      if (st == nullptr) return InvalidStateError(s);
+      if (st->state) mask_ |= Bit(*st->state);
+    }
+    // -w: every node must exist.
+    nodes_.insert(req.nodes.begin(), req.nodes.end());
+    if (!nodes_.empty()) {
+      std::unordered_set<std::string> known;
+      for (const core::Node* n : view.nodes) known.insert(n->config.name);
+      if (known.empty() && view.config != nullptr) {
+        for (const core::NodeConfig& n : view.config->nodes) known.insert(n.name);
+      }
+      for (const std::string& n : req.nodes) {
+        if (!known.empty() && known.count(n) == 0) {
+          return util::InvalidArgument("squeue: error: Invalid node name " + n);
+        }
+      }
+    }
+    for (const std::string& id : req.job_ids) {
+      util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find('_')));
+      if (n.ok()) ids_.insert(static_cast<uint32_t>(*n));
+    }
+    // squeue loads a single requested job by id and fails when it is gone.
+    if (req.job_ids.size() == 1 && ids_.size() == 1) {
+      uint32_t want = *ids_.begin();
+      if (std::none_of(view.jobs.begin(), view.jobs.end(),
+                       [&](const Job* j) { return j->id == want; })) {
+        return util::NotFound("slurm_load_jobs error: Invalid job id specified");
+      }
+    }
+    users_.insert(req.users.begin(), req.users.end());
+    filter_users_ = !users_.empty() || req.me;
+    if (req.me) users_.insert(std::to_string(view.caller_uid));
+    partitions_.insert(req.partitions.begin(), req.partitions.end());
+    names_.insert(req.names.begin(), req.names.end());
+    for (const std::string& a : req.accounts) accounts_.insert(util::ToLower(a));
+    for (const std::string& q : req.qos) qos_.insert(util::ToLower(q));
+    reservations_.insert(req.reservations.begin(), req.reservations.end());
+    return util::Status::Ok();
   }
 
-  std::unordered_set<uint32_t> ids;
-  for (const std::string& id : req.job_ids) {
-    util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find('_')));
-    if (n.ok()) ids.insert(static_cast<uint32_t>(*n));
-  }
-  // squeue loads a single requested job by id and fails when it is gone.
-  if (req.job_ids.size() == 1 && ids.size() == 1) {
-    uint32_t want = *ids.begin();
-    bool exists = std::any_of(view.jobs.begin(), view.jobs.end(),
-                              [&](const Job* j) { return j->id == want; });
-    if (!exists) return util::NotFound("slurm_load_jobs error: Invalid job id specified");
-  }
+  const SqueueRequest* req_;
+  const Ctx* ctx_;
+  StateMask mask_ = 0;
+  std::unordered_set<uint32_t> ids_;
+  bool filter_users_ = false;
+  std::unordered_set<std::string> users_, partitions_, names_, accounts_, qos_, reservations_,
+      nodes_;
+};
 
-  std::unordered_set<std::string> users(req.users.begin(), req.users.end());
-  bool filter_users = !users.empty() || req.me;
-  if (req.me) users.insert(std::to_string(view.caller_uid));
-  std::unordered_set<std::string> partitions(req.partitions.begin(), req.partitions.end());
-  std::unordered_set<std::string> names(req.names.begin(), req.names.end());
-  std::unordered_set<std::string> accounts;
-  for (const std::string& a : req.accounts) accounts.insert(util::ToLower(a));
-  std::unordered_set<std::string> qos;
-  for (const std::string& q : req.qos) qos.insert(util::ToLower(q));
-  std::unordered_set<std::string> reservations(req.reservations.begin(), req.reservations.end());
+Layout RequestLayout(const SqueueRequest& req) {
+  if (!req.format.empty()) return CompilePercent(req.format, nullptr);
+  if (!req.format_long.empty()) return CompileLong(req.format_long, nullptr);
+  std::string_view f = req.start            ? kStartFormat
+                       : req.long_view      ? kLongFormat
+                       : req.only_job_state ? kOnlyJobStateFormat
+                                            : kDefaultFormat;
+  return CompilePercent(f, nullptr);
+}
 
+// -l's first line, "Wed Dec 02 15:45:20 2026" in local time.
+std::string DateLine(int64_t now) {
+  time_t t = static_cast<time_t>(now);
+  struct tm tm;
+  char buf[64];
+  if (localtime_r(&t, &tm) == nullptr ||
+      strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm) == 0) {
+    return "";
+  }
+  return std::string(buf) + "\n";
+}
+
+}  // namespace
+
+util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view) {
+  Ctx ctx(view);
+  util::Result<JobFilter> filter = JobFilter::Make(req, ctx);
+  if (!filter.ok()) return filter.status();
   std::string sort_spec = req.sort.empty() ? std::string(req.start ? "S" : kDefaultSort) : req.sort;
   util::Result<std::vector<SortKey>> keys = ParseSort(sort_spec, nullptr);
   if (!keys.ok()) return keys.status();
-
-  Layout layout;
-  if (!req.format.empty()) {
-    layout = CompilePercent(req.format, nullptr);
-  } else if (!req.format_long.empty()) {
-    layout = CompileLong(req.format_long, nullptr);
-  } else {
-    std::string_view f = req.start ? kStartFormat
-                         : req.long_view ? kLongFormat
-                         : req.only_job_state ? kOnlyJobStateFormat
-                                              : kDefaultFormat;
-    layout = CompilePercent(f, nullptr);
-  }
+  Layout layout = RequestLayout(req);
 
   // One pass in the view's order filters the jobs and renders their rows
   // while each job is in cache; the sort then permutes finished rows. (Jobs
   // are about a kilobyte each: visiting 100,000 of them in sorted order
   // would be a cache and TLB miss per job.)
-  size_t listed = 0;
   Sorter sorter(*keys, ctx, view.jobs.size());
   std::string rows;
   rows.reserve(64 * view.jobs.size());
   std::vector<size_t> row_start;
   row_start.reserve(view.jobs.size() + 1);
   for (const Job* j : view.jobs) {
-    if ((mask & Bit(j->state)) == 0) continue;
-    if (!ids.empty() && ids.count(j->id) == 0) continue;
-    if (!req.licenses.empty()) continue;
-    if (filter_users && users.count(std::to_string(j->req.uid)) == 0 &&
-        (j->req.user_name.empty() || users.count(j->req.user_name) == 0)) {
-      continue;
-    }
-    if (!partitions.empty() && partitions.count(ctx.Partition(*j)) == 0) continue;
-    if (!names.empty() && names.count(j->req.name) == 0) continue;
-    if (!accounts.empty() && accounts.count(util::ToLower(j->req.account)) == 0) continue;
-    if (!qos.empty() && qos.count(util::ToLower(j->req.qos.empty() ? "normal" : j->req.qos)) == 0) {
-      continue;
-    }
-    if (!reservations.empty() && reservations.count(j->req.reservation) == 0) continue;
-    if (!nodes.empty()) {
-      bool on = std::any_of(j->alloc.begin(), j->alloc.end(),
-                            [&](const core::NodeAlloc& a) { return nodes.count(a.node) > 0; });
-      if (!on) continue;
-    }
-    ++listed;
+    if (!filter->Matches(*j)) continue;
     row_start.push_back(rows.size());
     AppendRow(layout, ctx, *j, &rows);
     sorter.Add(*j);
   }
+  const size_t listed = row_start.size();
   row_start.push_back(rows.size());
   std::vector<uint32_t> order = sorter.Order(listed);
 
   std::string out;
   out.reserve(rows.size() + 4096);
   if (!req.noheader) {
-    if (req.long_view) {
-      // "Wed Dec 02 15:45:20 2026", local time.
-      time_t t = static_cast<time_t>(view.now);
-      struct tm tm;
-      char buf[64];
-      if (localtime_r(&t, &tm) != nullptr &&
-          strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm) > 0) {
-        out += buf;
-        out += '\n';
-      }
-    }
-    if (!req.clusters.empty()) out += "CLUSTER: " + cluster + "\n";
+    if (req.long_view) out += DateLine(view.now);
+    if (!req.clusters.empty()) out += "CLUSTER: " + ctx.Cluster() + "\n";
     AppendHeader(layout, &out);
   }
   for (uint32_t i : order) out.append(rows, row_start[i], row_start[i + 1] - row_start[i]);

@@ -830,7 +830,7 @@ TEST_F(SqueueTest, SortWarningForB) {
 TEST_F(SqueueTest, RequestJsonRoundTrip) {
   util::Result<SqueueRequest> req = ParseSqueueArgs(
       {"-u", "root", "-t", "PD,R", "-j", "1,2", "-p", "short", "-w", "cpu[01-02]", "-n", "a,b",
-       "-A", "acct", "-h", "-S", "-i", "--me", "-M", "anchor", "-q", "normal", "-R", "resv",
+       "-A", "acct", "-h", "-S", "-i", "-M", "anchor", "-q", "normal", "-R", "resv",
        "--only-job-state", "-O", "JobID:5"},
       {});
   ASSERT_TRUE(req.ok()) << req.status().message();
@@ -842,7 +842,8 @@ TEST_F(SqueueTest, RequestJsonRoundTrip) {
   EXPECT_EQ(back->nodes, (std::vector<std::string>{"cpu01", "cpu02"}));
   EXPECT_EQ(back->format_long, "JobID:5");
   EXPECT_TRUE(back->format.empty());
-  EXPECT_TRUE(back->me && back->noheader && back->only_job_state);
+  EXPECT_TRUE(back->noheader && back->only_job_state);
+  EXPECT_FALSE(back->me);
 
   EXPECT_FALSE(SqueueRequestFromJson(nlohmann::json::array()).ok());
   EXPECT_FALSE(SqueueRequestFromJson(nlohmann::json{{"users", "root"}}).ok());
@@ -873,8 +874,9 @@ TEST_F(SqueueTest, ManyJobsRenderQuickly) {
                 std::chrono::steady_clock::now() - t0).count();
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(std::count(out->begin(), out->end(), '\n'), 100001);
-  // Generous for an unoptimised debug build under sanitizers; release is far below 100 ms.
-  EXPECT_LT(ms, 5000);
+  // A smoke bound for unoptimised and sanitizer builds; an -O2 build takes
+  // about 50 ms of CPU for this listing.
+  EXPECT_LT(ms, 10000);
 }
 
 // --- format_util ---------------------------------------------------------
