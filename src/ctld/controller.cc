@@ -98,7 +98,7 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
 }  // namespace
 
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
-    : io_(io), cfg_(std::move(cfg)), clock_(clock), housekeeping_(io) {
+    : io_(io), cfg_(std::move(cfg)), clock_(clock), housekeeping_(io), schedule_timer_(io) {
   start_time_ = clock_.Now();
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
   for (const auto& nc : cfg_.nodes) {
@@ -203,11 +203,10 @@ util::Status Controller::Recover() {
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
   }
-  std::set<JobId> pending;
   for (const auto& [id, job] : jobs_) {
-    if (job.state == JobState::kPending) pending.insert(id);
+    if (job.state == JobState::kPending) pending_ids_.insert(id);
   }
-  MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", pending));
+  MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", pending_ids_));
   util::LogInfo("recovered {} jobs, next job id {}", jobs_.size(), next_job_id_);
   return util::Status::Ok();
 }
@@ -289,6 +288,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   job.req = std::move(req);
   JobId id = job.id;
   jobs_.emplace(id, std::move(job));
+  pending_ids_.insert(id);
   SaveSoon();
   RequestSchedule();
   return id;
@@ -299,9 +299,21 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 void Controller::RequestSchedule() {
   if (schedule_posted_) return;
   schedule_posted_ = true;
-  boost::asio::post(io_, [this] {
+  auto run = [this] {
     schedule_posted_ = false;
+    auto t0 = std::chrono::steady_clock::now();
     RunSchedule();
+    auto t1 = std::chrono::steady_clock::now();
+    next_pass_allowed_ = t1 + std::min<std::chrono::steady_clock::duration>(
+                                  (t1 - t0) * 4, std::chrono::seconds(1));
+  };
+  if (std::chrono::steady_clock::now() >= next_pass_allowed_) {
+    boost::asio::post(io_, run);
+    return;
+  }
+  schedule_timer_.expires_at(next_pass_allowed_);
+  schedule_timer_.async_wait([run](boost::system::error_code ec) {
+    if (!ec) run();
   });
 }
 
@@ -310,10 +322,7 @@ void Controller::RunSchedule() {
   snap.config = &cfg_;
   snap.now = Now();
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
-  for (auto& [id, job] : jobs_) {
-    if (job.state != JobState::kPending) continue;
-    snap.pending.push_back(&job);
-  }
+  for (JobId id : pending_ids_) snap.pending.push_back(&jobs_.at(id));
   if (snap.pending.empty()) return;
   std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
@@ -345,6 +354,7 @@ void Controller::RunSchedule() {
     job.nodelist = util::CompressHostlist(names);
     job.batch_host = job.alloc.empty() ? "" : job.alloc.front().node;
     job.state = JobState::kRunning;
+    pending_ids_.erase(job.id);
     job.reason = core::PendingReason::kNone;
     job.start_time = snap.now;
     Launch(job);
@@ -605,6 +615,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       }
       job->cancelled_by = caller.uid;
       job->state = JobState::kCancelled;
+      pending_ids_.erase(job->id);
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
       payload_.Release(job->id);

@@ -17,6 +17,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "api/http.h"
@@ -110,6 +111,9 @@ class Controller {
   const util::Clock& clock_;
   std::map<core::JobId, core::Job> jobs_;
   PayloadStore payload_;  // scripts and environments of pending jobs
+  // Ids of the PENDING jobs, so a scheduling pass does not walk the jobs
+  // that ended and are kept only for MinJobAge.
+  std::set<core::JobId> pending_ids_;
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;
@@ -120,6 +124,11 @@ class Controller {
   std::map<core::JobId, core::JobState> pending_end_state_;
   int64_t start_time_ = 0;
   bool schedule_posted_ = false;
+  // Passes are immediate while they are cheap; a pass that took d holds the
+  // next one off for 4*d (at most 1 s), so a deep queue cannot turn every
+  // submission into a full pass (Slurm's sched_min_interval, self-tuned).
+  std::chrono::steady_clock::time_point next_pass_allowed_{};
+  boost::asio::steady_timer schedule_timer_;
   bool save_posted_ = false;
   boost::asio::steady_timer housekeeping_;
 };
