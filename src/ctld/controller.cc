@@ -137,12 +137,8 @@ core::Node* Controller::FindNode(const std::string& name) {
 // ---------------------------------------------------------------- state ----
 
 util::Status Controller::Save() const {
-  json state;
-  state["version"] = 1;
-  state["next_job_id"] = next_job_id_;
-  json jobs = json::array();
-  for (const auto& [id, job] : jobs_) jobs.push_back(job);
-  state["jobs"] = std::move(jobs);
+  // Streamed job by job: one JSON value for the whole table would cost
+  // several KiB per job at its peak.
   json nodes = json::object();
   for (const auto& n : nodes_) {
     if (!n.drain && !n.down) continue;
@@ -152,17 +148,30 @@ util::Status Controller::Save() const {
                             {"reason_uid", n.reason_uid},
                             {"reason_time", n.reason_time}};
   }
-  state["nodes"] = std::move(nodes);
-  return WriteFileAtomic(cfg_.state_save_location + "/state.json", state.dump());
+  std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
+                    ",\"nodes\":" + nodes.dump() + ",\"jobs\":[";
+  bool first = true;
+  for (const auto& [id, job] : jobs_) {
+    if (!first) out += ',';
+    first = false;
+    out += json(job).dump(-1, ' ', false, json::error_handler_t::replace);
+  }
+  out += "]}";
+  return WriteFileAtomic(cfg_.state_save_location + "/state.json", out);
 }
 
 void Controller::SaveSoon() {
   if (save_posted_) return;
   save_posted_ = true;
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::seconds(5));
+  // At least 5 s apart, and never more than a tenth of the loop's time.
+  auto delay = std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(5),
+                                                             last_save_cost_ * 10);
+  auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
   timer->async_wait([this, timer](boost::system::error_code) {
     save_posted_ = false;
+    auto t0 = std::chrono::steady_clock::now();
     util::Status st = Save();
+    last_save_cost_ = std::chrono::steady_clock::now() - t0;
     if (!st.ok()) util::LogError("saving state: {}", st.message());
   });
 }

@@ -130,6 +130,7 @@ class Controller {
   std::chrono::steady_clock::time_point next_pass_allowed_{};
   boost::asio::steady_timer schedule_timer_;
   bool save_posted_ = false;
+  std::chrono::steady_clock::duration last_save_cost_{};
   boost::asio::steady_timer housekeeping_;
 };
 

@@ -1230,8 +1230,10 @@ class JobFilter {
     if ((mask_ & Bit(j.state)) == 0) return false;
     if (!ids_.empty() && ids_.count(j.id) == 0) return false;
     if (!req_->licenses.empty()) return false;  // no job holds licenses
-    if (filter_users_ && users_.count(std::to_string(j.req.uid)) == 0 &&
-        (j.req.user_name.empty() || users_.count(j.req.user_name) == 0)) {
+    // Numeric uids first: this runs once per job of the table, so no
+    // string is built here.
+    if (filter_users_ && user_ids_.count(j.req.uid) == 0 &&
+        (!has_user_names_ || j.req.user_name.empty() || users_.count(j.req.user_name) == 0)) {
       return false;
     }
     if (!partitions_.empty() && partitions_.count(ctx_->Partition(j)) == 0) return false;
@@ -1303,6 +1305,14 @@ class JobFilter {
     users_.insert(req.users.begin(), req.users.end());
     filter_users_ = !users_.empty() || req.me;
     if (req.me) users_.insert(std::to_string(view.caller_uid));
+    for (const std::string& u : users_) {
+      auto uid = util::ParseInt(u);
+      if (uid.ok() && *uid <= UINT32_MAX) {
+        user_ids_.insert(static_cast<uint32_t>(*uid));
+      } else {
+        has_user_names_ = true;
+      }
+    }
     partitions_.insert(req.partitions.begin(), req.partitions.end());
     names_.insert(req.names.begin(), req.names.end());
     for (const std::string& a : req.accounts) accounts_.insert(util::ToLower(a));
@@ -1316,6 +1326,8 @@ class JobFilter {
   StateMask mask_ = 0;
   std::unordered_set<uint32_t> ids_;
   bool filter_users_ = false;
+  bool has_user_names_ = false;
+  std::unordered_set<uint32_t> user_ids_;
   std::unordered_set<std::string> users_, partitions_, names_, accounts_, qos_, reservations_,
       nodes_;
 };
