@@ -13,7 +13,7 @@ namespace muster::cli {
 int ScancelMain(const std::vector<std::string>& args) {
   nlohmann::json body = nlohmann::json::object();
   std::string signal_name;
-  bool batch = false, full = false, quiet = false, interactive = false;
+  bool batch = false, full = false, quiet = false, interactive = false, verbose = false;
   std::vector<std::string> states;
   auto set = [&body](const char* key) {
     return [&body, key](const std::string& v) {
@@ -47,7 +47,7 @@ int ScancelMain(const std::vector<std::string>& args) {
       {'f', "full", Arg::kNone, flag(&full)},
       {'Q', "quiet", Arg::kNone, flag(&quiet)},
       {'i', "interactive", Arg::kNone, flag(&interactive)},
-      {'v', "verbose", Arg::kNone, ignore},
+      {'v', "verbose", Arg::kNone, flag(&verbose)},
       {'M', "clusters", Arg::kRequired, ignore},
       {0, "me", Arg::kNone,
        [&body](const std::string&) {
@@ -127,17 +127,25 @@ int ScancelMain(const std::vector<std::string>& args) {
     PrintError("scancel", ErrorText(*resp));
     return 1;
   }
+  // As Slurm 22.05: a job that is unknown or already ended is reported only
+  // with -v and does not fail the command; refusals do.
   int rc = 0;
   for (const auto& r : resp->body.at("results")) {
     std::string err = r.value("error", "");
-    if (err.empty()) continue;
     std::string id = r.value("job_id", "");
+    if (err.empty()) {
+      if (verbose) std::cerr << "scancel: Terminating job " << id << "\n";
+      continue;
+    }
     if (id.empty()) {
       PrintError("scancel", err);
-    } else if (!quiet || err != "Job/step already completing or completed") {
-      PrintError("scancel", "Kill job error on job id " + id + ": " + err);
+      rc = 1;
+      continue;
     }
-    rc = 1;
+    bool benign = err == "Invalid job id specified" || err == "Job/step already completing or completed";
+    if (benign && !verbose) continue;
+    if (!quiet || !benign) PrintError("scancel", "Kill job error on job id " + id + ": " + err);
+    if (!benign) rc = 1;
   }
   return rc;
 }

@@ -1,6 +1,7 @@
 """Scripts written for Slurm, as the handbook and workflow tools write them,
 run unchanged; AdminUsers act on others' jobs and on nodes."""
 
+import pwd
 import re
 import time
 
@@ -37,8 +38,10 @@ def test_handbook_ddp_style_script(cluster):
         "echo \"nodes: $SLURM_JOB_NODELIST ($SLURM_JOB_NUM_NODES)\"\n"
         "srun /usr/bin/python3 train.py\n")
     job = cluster.sbatch(str(script))
-    assert cluster.wait_done(job) == "COMPLETED", (cluster.work / f"ddp-{job}.err").read_text()
-    out = (cluster.work / f"ddp-{job}.out").read_text().splitlines()
+    state = cluster.wait_done(job)
+    text = (cluster.work / f"ddp-{job}.out").read_text()
+    assert state == "COMPLETED", text + (cluster.work / f"ddp-{job}.err").read_text()
+    out = text.splitlines()
     assert out[0] == "nodes: gpu[01-02] (2)"
     ranks = sorted(l for l in out if l.startswith("rank"))
     assert len(ranks) == 4
@@ -63,7 +66,7 @@ def test_dask_jobqueue_style_script(cluster):
 def test_toil_and_parsl_polling(cluster):
     r = cluster.run(["sbatch", "-J", "toil_job_1_x", "--signal=B:INT@30", "--export=PATH",
                      "--partition=short", "--mem=100", "--time=0:30", "-o", "/dev/null", "-e", "/dev/null",
-                     "--wrap", "sleep 30"])
+                     "--wrap", "trap 'echo usr1' USR1; while true; do sleep 0.1; done"])
     job = int(r.stdout.split()[-1])
     cluster.wait_state(job, "RUNNING")
     r = cluster.run(["squeue", "-h", "--format", "%i %t %M"])
@@ -90,8 +93,9 @@ def test_admin_users_may_act_on_others(users):
         r = c.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN", "Reason=maint"],
                   user=users[1])
         assert r.returncode == 0
-        r = c.run(["sinfo", "-R", "-h", "-o", "%E|%U|%N"])
-        assert r.stdout.strip() == f"maint|{users[1]}|cpu01"
+        r = c.run(["sinfo", "-R", "-h", "-o", "%E|%u|%U|%N"])
+        uid = pwd.getpwnam(users[1]).pw_uid
+        assert r.stdout.strip() == f"maint|{users[1]}|{users[1]}({uid})|cpu01"
         c.run(["scontrol", "update", "NodeName=cpu01", "State=RESUME"], user=users[1])
         c.run(["scancel", str(job)], user=users[1])
         assert c.job(job)["state"] == "CANCELLED"
