@@ -1,5 +1,7 @@
 #include "cli/client.h"
 
+#include <iostream>
+
 #include "api/http.h"
 
 namespace muster::cli {
@@ -37,6 +39,26 @@ util::Result<Response> Client::Post(const std::string& target, const nlohmann::j
 std::string ErrorText(const Response& r) {
   if (r.body.is_object() && r.body.contains("error")) return r.body["error"].get<std::string>();
   return r.text;
+}
+
+util::Result<Response> CallController(const std::string& target, const nlohmann::json& body) {
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    if (client.status().code() == util::Code::kUnavailable) return client.status();
+    return util::Unavailable(client.status().message());
+  }
+  auto resp = client->Post(target, body);
+  if (!resp.ok()) return util::Unavailable(resp.status().message());
+  if (resp->status < 200 || resp->status >= 300) return util::FailedPrecondition(ErrorText(*resp));
+  return resp;
+}
+
+void PrintCallError(const std::string& prog, const util::Status& status) {
+  if (status.code() == util::Code::kUnavailable) {
+    std::cerr << prog << ": error: " << status.message() << "\n";
+  } else {
+    std::cerr << status.message() << "\n";
+  }
 }
 
 }  // namespace muster::cli

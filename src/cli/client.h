@@ -36,4 +36,13 @@ class Client {
 // The error text of a non-2xx response: body["error"] or the raw text.
 std::string ErrorText(const Response& r);
 
+// Connects to the controller of the default configuration and POSTs `body`.
+// A 2xx reply is returned; otherwise kUnavailable when the controller could
+// not be reached (the caller prefixes "prog: error: "), or kFailedPrecondition
+// carrying the reply's error text, already in the command's own words.
+util::Result<Response> CallController(const std::string& target, const nlohmann::json& body);
+
+// Prints a CallController error to stderr the way the Slurm command would.
+void PrintCallError(const std::string& prog, const util::Status& status);
+
 }  // namespace muster::cli

@@ -14,29 +14,10 @@ namespace muster::cli {
 
 namespace {
 
-void PrintStatusError(const std::string& prog, const util::Status& st) {
-  const std::string& m = st.message();
-  if (util::StartsWith(m, prog + ":")) {
-    std::cerr << m << "\n";
-  } else {
-    PrintError(prog, m);
-  }
-}
-
 int RenderRemote(const std::string& prog, const std::string& target, const nlohmann::json& body) {
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    PrintStatusError(prog, client.status());
-    return 1;
-  }
-  auto resp = client->Post(target, body);
+  auto resp = CallController(target, body);
   if (!resp.ok()) {
-    PrintStatusError(prog, resp.status());
-    return 1;
-  }
-  if (resp->status != 200) {
-    // The renderers' errors are already the command's own complete text.
-    std::cerr << ErrorText(*resp) << "\n";
+    PrintCallError(prog, resp.status());
     return 1;
   }
   std::cout << resp->text;
@@ -98,22 +79,7 @@ int SinfoMain(const std::vector<std::string>& args) {
 }
 
 int ShowRemote(const render::ShowRequest& req) {
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    std::cerr << client.status().message() << "\n";
-    return 1;
-  }
-  auto resp = client->Post("/v1/render/show", render::ToJson(req));
-  if (!resp.ok()) {
-    std::cerr << resp.status().message() << "\n";
-    return 1;
-  }
-  if (resp->status != 200) {
-    std::cerr << ErrorText(*resp) << "\n";
-    return 1;
-  }
-  std::cout << resp->text;
-  return 0;
+  return RenderRemote("scontrol", "/v1/render/show", render::ToJson(req));
 }
 
 }  // namespace muster::cli

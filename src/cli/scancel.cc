@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "util/signals.h"
 #include "util/strings.h"
 
 namespace muster::cli {
@@ -80,25 +81,12 @@ int ScancelMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (!signal_name.empty()) {
-    // Numbers or names, with or without SIG.
-    static const std::pair<const char*, int> kSignals[] = {
-        {"HUP", 1},   {"INT", 2},   {"QUIT", 3},  {"ABRT", 6},  {"KILL", 9},
-        {"USR1", 10}, {"SEGV", 11}, {"USR2", 12}, {"PIPE", 13}, {"ALRM", 14},
-        {"TERM", 15}, {"CONT", 18}, {"STOP", 19}, {"TSTP", 20}, {"URG", 23},
-        {"XCPU", 24}, {"WINCH", 28}};
-    std::string s = util::ToUpper(signal_name);
-    if (util::StartsWith(s, "SIG")) s = s.substr(3);
-    int sig = 0;
-    for (auto& [n, v] : kSignals) {
-      if (s == n) sig = v;
-    }
-    auto num = util::ParseInt(s);
-    if (num.ok() && *num > 0 && *num < 65) sig = static_cast<int>(*num);
-    if (sig == 0) {
+    auto sig = util::ParseSignal(signal_name);
+    if (!sig) {
       PrintError("scancel", "Invalid job signal: " + signal_name);
       return 1;
     }
-    body["signal"] = sig;
+    body["signal"] = *sig;
   }
   body["batch_only"] = batch;
   if (interactive && !ids.empty()) {
@@ -113,18 +101,9 @@ int ScancelMain(const std::vector<std::string>& args) {
     if (ids.empty()) return 0;
   }
   body["job_ids"] = ids;
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    PrintError("scancel", client.status().message());
-    return 1;
-  }
-  auto resp = client->Post("/v1/jobs/cancel", body);
+  auto resp = CallController("/v1/jobs/cancel", body);
   if (!resp.ok()) {
-    PrintError("scancel", resp.status().message());
-    return 1;
-  }
-  if (resp->status != 200) {
-    PrintError("scancel", ErrorText(*resp));
+    PrintCallError("scancel", resp.status());
     return 1;
   }
   // As Slurm 22.05: a job that is unknown or already ended is reported only

@@ -101,16 +101,10 @@ int HoldRelease(const std::string& verb, const std::vector<std::string>& words) 
     for (auto& id : util::Split(v, ',')) ids.push_back(id);
   }
   nlohmann::json body = {{"job_ids", ids}, {"user_hold", verb == "uhold"}};
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    std::cerr << client.status().message() << "\n";
-    return 1;
-  }
   std::string target = verb == "release" ? "/v1/jobs/release" : "/v1/jobs/hold";
-  auto resp = client->Post(target, body);
-  if (!resp.ok() || resp->status != 200) {
-    std::cerr << "scontrol: error: " << (resp.ok() ? ErrorText(*resp) : resp.status().message())
-              << "\n";
+  auto resp = CallController(target, body);
+  if (!resp.ok()) {
+    PrintCallError("scontrol", resp.status());
     return 1;
   }
   return PrintResults(*resp, "Job");
@@ -149,19 +143,10 @@ int Update(const std::vector<std::string>& words) {
     std::cerr << "scontrol: error: no node state specified\n";
     return 1;
   }
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    std::cerr << client.status().message() << "\n";
-    return 1;
-  }
-  auto resp = client->Post("/v1/nodes/update",
-                           {{"nodes", nodes}, {"state", state}, {"reason", reason}});
+  auto resp = CallController("/v1/nodes/update",
+                             {{"nodes", nodes}, {"state", state}, {"reason", reason}});
   if (!resp.ok()) {
-    std::cerr << resp.status().message() << "\n";
-    return 1;
-  }
-  if (resp->status != 200) {
-    std::cerr << ErrorText(*resp) << "\n";
+    PrintCallError("scontrol", resp.status());
     return 1;
   }
   return 0;

@@ -16,6 +16,7 @@
 #include "stepd/step.h"
 #include "util/hostlist.h"
 #include "util/log.h"
+#include "util/signals.h"
 #include "util/strings.h"
 #include "util/users.h"
 
@@ -59,22 +60,6 @@ struct WarnSignal {
   bool batch_only = false;
 };
 
-std::optional<int> SignalNumber(std::string name) {
-  name = util::ToUpper(name);
-  if (util::StartsWith(name, "SIG")) name = name.substr(3);
-  static const std::pair<const char*, int> kSignals[] = {
-      {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
-      {"KILL", SIGKILL}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"PIPE", SIGPIPE},
-      {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP},
-      {"TSTP", SIGTSTP}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"WINCH", SIGWINCH}};
-  for (auto& [n, v] : kSignals) {
-    if (name == n) return v;
-  }
-  auto num = util::ParseInt(name);
-  if (num.ok() && *num > 0 && *num < 64) return static_cast<int>(*num);
-  return std::nullopt;
-}
-
 util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
   WarnSignal w;
   std::string s = spec;
@@ -89,7 +74,7 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
     w.time_s = static_cast<int>(*t);
     s = s.substr(0, at);
   }
-  auto sig = SignalNumber(s);
+  auto sig = util::ParseSignal(s);
   if (!sig) return util::InvalidArgument("Invalid --signal specification: " + spec);
   w.sig = *sig;
   return w;
@@ -123,6 +108,13 @@ bool Controller::IsAdmin(uint32_t uid) const {
   std::string name = util::UserName(uid);
   return std::find(cfg_.admin_users.begin(), cfg_.admin_users.end(), name) !=
          cfg_.admin_users.end();
+}
+
+Job* Controller::FindJob(const std::string& id) {
+  auto num = util::ParseInt(id);
+  if (!num.ok() || *num > UINT32_MAX) return nullptr;
+  auto it = jobs_.find(static_cast<JobId>(*num));
+  return it == jobs_.end() ? nullptr : &it->second;
 }
 
 sched::NodeLookup Controller::Lookup() {
@@ -589,14 +581,13 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   };
   if (!ids.empty()) {
     for (const auto& sid : ids) {
-      auto num = util::ParseInt(sid);
-      auto it = num.ok() ? jobs_.find(static_cast<JobId>(*num)) : jobs_.end();
-      if (it == jobs_.end()) {
+      Job* job = FindJob(sid);
+      if (!job) {
         out.push_back({sid, "Invalid job id specified"});
         continue;
       }
-      if (filtered && !matches(it->second)) continue;
-      targets.push_back(&it->second);
+      if (filtered && !matches(*job)) continue;
+      targets.push_back(job);
     }
   } else if (filtered) {
     for (auto& [id, job] : jobs_) {
@@ -653,13 +644,12 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
                                               bool user_hold, const Caller& caller) {
   std::vector<JobActionResult> out;
   for (const auto& sid : ids) {
-    auto num = util::ParseInt(sid);
-    auto it = num.ok() ? jobs_.find(static_cast<JobId>(*num)) : jobs_.end();
-    if (it == jobs_.end()) {
+    Job* found = FindJob(sid);
+    if (!found) {
       out.push_back({sid, "Invalid job id specified"});
       continue;
     }
-    Job& job = it->second;
+    Job& job = *found;
     util::Status access = CheckJobAccess(job, caller);
     if (!access.ok()) {
       out.push_back({sid, access.message()});

@@ -102,6 +102,8 @@ class Controller {
   void ArmHousekeeping();
   void Housekeeping();
   core::Node* FindNode(const std::string& name);
+  // The job named by a decimal id, or nullptr.
+  core::Job* FindJob(const std::string& id);
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
   void SaveSoon();
