@@ -57,21 +57,26 @@ class Session : public std::enable_shared_from_this<Session> {
         ec == asio::error::connection_reset) {
       return;
     }
-    HttpResponse reply;
-    bool keep_alive = false;
     if (ec) {
+      HttpResponse reply;
       reply.status = 400;
       reply.body = nlohmann_error(std::string("malformed request: ") + ec.message());
-    } else {
-      const auto& req = parser_->get();
-      keep_alive = req.keep_alive();
-      HttpRequest in;
-      in.method = std::string(req.method_string());
-      in.target = std::string(req.target());
-      in.body = req.body();
-      in.peer = peer_;
-      reply = handler_(in);
+      Write(std::move(reply), false);
+      return;
     }
+    const auto& req = parser_->get();
+    bool keep_alive = req.keep_alive();
+    HttpRequest in;
+    in.method = std::string(req.method_string());
+    in.target = std::string(req.target());
+    in.body = req.body();
+    in.peer = peer_;
+    handler_(in, [self = shared_from_this(), keep_alive](HttpResponse reply) {
+      self->Write(std::move(reply), keep_alive);
+    });
+  }
+
+  void Write(HttpResponse reply, bool keep_alive) {
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(11);
     res->result(static_cast<http::status>(reply.status));

@@ -39,7 +39,11 @@ struct HttpResponse {
   std::string body;
 };
 
-using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
+// Handlers answer through `respond`, at once or later (musterd answers a
+// state change only once it is on disk). `respond` must be called exactly
+// once, on the server's io_context.
+using Respond = std::function<void(HttpResponse)>;
+using HttpHandler = std::function<void(const HttpRequest&, Respond respond)>;
 
 // Listens on `socket_path` (removing a stale socket file first, mode 0666 so
 // every local user can reach it) and serves `handler` on `io`.

@@ -128,17 +128,13 @@ core::Node* Controller::FindNode(const std::string& name) {
 
 // ---------------------------------------------------------------- state ----
 
-util::Status Controller::Save() const {
-  // Streamed job by job: one JSON value for the whole table would cost
+std::string Controller::StateJson() const {
+  // Streamed job by job: one JSON tree for the whole table would cost
   // several KiB per job at its peak.
   json nodes = json::object();
   for (const auto& n : nodes_) {
     if (!n.drain && !n.down) continue;
-    nodes[n.config.name] = {{"drain", n.drain},
-                            {"down", n.down},
-                            {"reason", n.reason},
-                            {"reason_uid", n.reason_uid},
-                            {"reason_time", n.reason_time}};
+    nodes[n.config.name] = NodeState(n);
   }
   std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
                     ",\"nodes\":" + nodes.dump() + ",\"jobs\":[";
@@ -149,23 +145,88 @@ util::Status Controller::Save() const {
     out += json(job).dump(-1, ' ', false, json::error_handler_t::replace);
   }
   out += "]}";
-  return WriteFileAtomic(cfg_.state_save_location + "/state.json", out);
+  return out;
 }
 
-void Controller::SaveSoon() {
-  if (save_posted_) return;
-  save_posted_ = true;
-  // At least 5 s apart, and never more than a tenth of the loop's time.
-  auto delay = std::max<std::chrono::steady_clock::duration>(std::chrono::seconds(5),
-                                                             last_save_cost_ * 10);
-  auto timer = std::make_shared<boost::asio::steady_timer>(io_, delay);
-  timer->async_wait([this, timer](boost::system::error_code) {
-    save_posted_ = false;
-    auto t0 = std::chrono::steady_clock::now();
-    util::Status st = Save();
-    last_save_cost_ = std::chrono::steady_clock::now() - t0;
-    if (!st.ok()) util::LogError("saving state: {}", st.message());
+json Controller::NodeState(const core::Node& n) {
+  return {{"name", n.config.name},   {"drain", n.drain},
+          {"down", n.down},          {"reason", n.reason},
+          {"reason_uid", n.reason_uid}, {"reason_time", n.reason_time}};
+}
+
+void Controller::ApplyNodeState(const json& n) {
+  core::Node* node = FindNode(n.value("name", ""));
+  if (!node) return;
+  node->drain = n.value("drain", false);
+  node->down = n.value("down", false);
+  node->reason = n.value("reason", "");
+  node->reason_uid = n.value("reason_uid", 0u);
+  node->reason_time = n.value("reason_time", int64_t{0});
+}
+
+util::Status Controller::Save() {
+  MUSTER_RETURN_IF_ERROR(CommitNow());
+  return journal_.WriteSnapshot(StateJson());
+}
+
+void Controller::MarkJob(JobId id) {
+  dirty_jobs_.insert(id);
+  RequestCommit();
+}
+
+void Controller::MarkNode(const core::Node& node) {
+  dirty_nodes_.insert(node.config.name);
+  RequestCommit();
+}
+
+void Controller::AfterCommit(std::function<void()> fn) {
+  if (!commit_posted_) {
+    fn();
+    return;
+  }
+  after_commit_.push_back(std::move(fn));
+}
+
+void Controller::RequestCommit() {
+  if (commit_posted_) return;
+  commit_posted_ = true;
+  // Posted, so every change made while handling the events that are ready
+  // now shares one fdatasync: group commit without a thread.
+  boost::asio::post(io_, [this] {
+    util::Status st = CommitNow();
+    if (!st.ok()) {
+      // Acknowledging what is not on disk would break the one promise that
+      // matters; a restart replays what was committed.
+      util::LogError("journal: {}; stopping", st.message());
+      std::abort();
+    }
   });
+}
+
+util::Status Controller::CommitNow() {
+  for (JobId id : dirty_jobs_) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) {
+      journal_.Append({{"op", "del"}, {"id", id}});
+    } else {
+      journal_.Append({{"op", "job"}, {"job", it->second}});
+    }
+  }
+  dirty_jobs_.clear();
+  for (const auto& name : dirty_nodes_) {
+    if (core::Node* n = FindNode(name)) journal_.Append({{"op", "node"}, {"node", NodeState(*n)}});
+  }
+  dirty_nodes_.clear();
+  MUSTER_RETURN_IF_ERROR(journal_.Flush({payload_.active_fd()}));
+  commit_posted_ = false;
+  std::vector<std::function<void()>> ready;
+  ready.swap(after_commit_);
+  for (auto& fn : ready) fn();
+  if (journal_.records_since_snapshot() >= kSnapshotEvery) {
+    util::Status st = journal_.WriteSnapshot(StateJson());
+    if (!st.ok()) util::LogError("snapshot: {}", st.message());
+  }
+  return util::Status::Ok();
 }
 
 util::Status Controller::Recover() {
@@ -174,41 +235,47 @@ util::Status Controller::Recover() {
   if (ec) {
     return util::Internal("cannot create " + cfg_.state_save_location + ": " + ec.message());
   }
-  auto text = ReadFile(cfg_.state_save_location + "/state.json");
-  if (!text) return payload_.Open(cfg_.state_save_location + "/payload", {});
-  json state = json::parse(*text, nullptr, false);
-  if (state.is_discarded() || !state.is_object()) {
-    return util::Internal(cfg_.state_save_location + "/state.json is corrupt; move it away to start empty");
-  }
+  json state;
+  std::vector<json> records;
+  MUSTER_RETURN_IF_ERROR(journal_.Open(cfg_.state_save_location, &state, &records));
   try {
-    next_job_id_ = std::max<JobId>(next_job_id_, state.value("next_job_id", 1u));
-    for (const auto& j : state.at("jobs")) {
-      Job job = j.get<Job>();
-      jobs_[job.id] = std::move(job);
+    if (state.is_object()) {
+      next_job_id_ = std::max<JobId>(next_job_id_, state.value("next_job_id", 1u));
+      for (const auto& j : state.at("jobs")) {
+        Job job = j.get<Job>();
+        jobs_[job.id] = std::move(job);
+      }
+      for (const auto& [name, n] : state.value("nodes", json::object()).items()) {
+        json with_name = n;
+        with_name["name"] = name;
+        ApplyNodeState(with_name);
+      }
     }
-    for (const auto& [name, n] : state.value("nodes", json::object()).items()) {
-      core::Node* node = FindNode(name);
-      if (!node) continue;
-      node->drain = n.value("drain", false);
-      node->down = n.value("down", false);
-      node->reason = n.value("reason", "");
-      node->reason_uid = n.value("reason_uid", 0u);
-      node->reason_time = n.value("reason_time", int64_t{0});
+    for (const auto& r : records) {
+      std::string op = r.at("op").get<std::string>();
+      if (op == "job") {
+        Job job = r.at("job").get<Job>();
+        next_job_id_ = std::max<JobId>(next_job_id_, job.id + 1);
+        jobs_[job.id] = std::move(job);
+      } else if (op == "del") {
+        jobs_.erase(r.at("id").get<JobId>());
+      } else if (op == "node") {
+        ApplyNodeState(r.at("node"));
+      }
     }
   } catch (const std::exception& e) {
     return util::Internal(std::string("reading saved state: ") + e.what());
   }
   // Running jobs hold their resources again until their agent reports.
   for (auto& [id, job] : jobs_) {
+    if (job.state == JobState::kPending) pending_ids_.insert(id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
   }
-  for (const auto& [id, job] : jobs_) {
-    if (job.state == JobState::kPending) pending_ids_.insert(id);
-  }
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", pending_ids_));
-  util::LogInfo("recovered {} jobs, next job id {}", jobs_.size(), next_job_id_);
+  util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
+                records.size(), next_job_id_);
   return util::Status::Ok();
 }
 
@@ -290,7 +357,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   JobId id = job.id;
   jobs_.emplace(id, std::move(job));
   pending_ids_.insert(id);
-  SaveSoon();
+  MarkJob(id);
   RequestSchedule();
   return id;
 }
@@ -358,9 +425,11 @@ void Controller::RunSchedule() {
     pending_ids_.erase(job.id);
     job.reason = core::PendingReason::kNone;
     job.start_time = snap.now;
+    MarkJob(job.id);
+    // The start is on disk before the agent hears of it, so a job can
+    // never run twice after a controller crash.
     Launch(job);
   }
-  if (!plan.starts.empty()) SaveSoon();
 }
 
 void Controller::Launch(Job& job) {
@@ -410,7 +479,10 @@ void Controller::Launch(Job& job) {
 void Controller::SendToAgentOf(const Job& job, const json& msg) {
   for (auto& [host, agent] : agents_) {
     if (std::find(agent.nodes.begin(), agent.nodes.end(), job.batch_host) != agent.nodes.end()) {
-      agent.conn->Send(msg);
+      std::weak_ptr<api::LineConn> conn = agent.conn;
+      AfterCommit([conn, msg] {
+        if (auto c = conn.lock()) c->Send(msg);
+      });
       return;
     }
   }
@@ -440,7 +512,7 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   job.end_time = end_time > 0 ? end_time : Now();
   job.failure_detail = detail;
   job.reason = core::PendingReason::kNone;
-  SaveSoon();
+  MarkJob(job.id);
   RequestSchedule();
 }
 
@@ -471,7 +543,12 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
         FinishJob(it->second, state, result->exit_code, result->exit_signal, result->end_time,
                   result->detail);
       }
-      conn->Send({{"type", "ack"}, {"job_id", result->job_id}});
+      // The agent deletes the result once acked, so the end must be on disk.
+      std::weak_ptr<api::LineConn> weak = conn;
+      JobId acked = result->job_id;
+      AfterCommit([weak, acked] {
+        if (auto c = weak.lock()) c->Send({{"type", "ack"}, {"job_id", acked}});
+      });
     } else {
       util::LogWarn("unknown agent message type '{}'", type);
     }
@@ -517,7 +594,13 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
       FinishJob(job, JobState::kNodeFail, 0, 0, Now(), "step lost while the agent was away");
     }
   }
-  for (const auto& [id, r] : finished) conn->Send({{"type", "ack"}, {"job_id", id}});
+  std::weak_ptr<api::LineConn> weak = conn;
+  for (const auto& [id, r] : finished) {
+    JobId acked = id;
+    AfterCommit([weak, acked] {
+      if (auto c = weak.lock()) c->Send({{"type", "ack"}, {"job_id", acked}});
+    });
+  }
   agents_[host] = std::move(info);
   util::LogInfo("agent {} registered {} nodes", host, agents_[host].nodes.size());
   RequestSchedule();
@@ -619,6 +702,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
       payload_.Release(job->id);
+      MarkJob(job->id);
       out.push_back({sid, ""});
       continue;
     }
@@ -633,9 +717,9 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       pending_end_state_[job->id] = JobState::kCancelled;
       SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
     }
+    MarkJob(job->id);
     out.push_back({sid, ""});
   }
-  SaveSoon();
   RequestSchedule();
   return out;
 }
@@ -675,9 +759,9 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
       job.priority = kBasePriority - job.id;
       job.reason = core::PendingReason::kNone;
     }
+    MarkJob(job.id);
     out.push_back({sid, ""});
   }
-  SaveSoon();
   RequestSchedule();
   return out;
 }
@@ -716,6 +800,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
         if (!on_node) continue;
         job.state = JobState::kCompleting;
         pending_end_state_[id] = JobState::kNodeFail;
+        MarkJob(id);
         SendToAgentOf(job, {{"type", "cancel"}, {"job_id", id}});
       }
     } else {  // RESUME / IDLE / UNDRAIN
@@ -731,8 +816,8 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
       node->reason_uid = 0;
       node->reason_time = 0;
     }
+    MarkNode(*node);
   }
-  SaveSoon();
   RequestSchedule();
   return util::Status::Ok();
 }
@@ -812,8 +897,9 @@ void Controller::Housekeeping() {
     const Job& job = it->second;
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
       step_counters_.erase(it->first);
+      dirty_jobs_.insert(it->first);  // journalled as a deletion
       it = jobs_.erase(it);
-      SaveSoon();
+      RequestCommit();
       continue;
     }
     if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -25,6 +26,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "ctld/journal.h"
 #include "ctld/payload_store.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
@@ -49,10 +51,13 @@ class Controller {
  public:
   Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock);
 
-  // Loads the saved state (if any) from StateSaveLocation.
+  // Rebuilds the state from the snapshot and journal in StateSaveLocation.
   util::Status Recover();
-  // Writes the state to StateSaveLocation (atomically).
-  util::Status Save() const;
+  // Commits what is pending and writes a snapshot (at shutdown).
+  util::Status Save();
+  // Runs `fn` once everything changed so far is on disk: at once when
+  // nothing is pending. Replies and agent messages go through here.
+  void AfterCommit(std::function<void()> fn);
 
   // Submits a job; on success returns its id. Refusals carry Slurm's line in
   // the status message and a resource detail line in *detail.
@@ -106,7 +111,13 @@ class Controller {
   core::Job* FindJob(const std::string& id);
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
-  void SaveSoon();
+  void MarkJob(core::JobId id);
+  void MarkNode(const core::Node& node);
+  void RequestCommit();
+  util::Status CommitNow();
+  std::string StateJson() const;
+  static nlohmann::json NodeState(const core::Node& n);
+  void ApplyNodeState(const nlohmann::json& n);
 
   boost::asio::io_context& io_;
   config::Config cfg_;
@@ -131,8 +142,13 @@ class Controller {
   // submission into a full pass (Slurm's sched_min_interval, self-tuned).
   std::chrono::steady_clock::time_point next_pass_allowed_{};
   boost::asio::steady_timer schedule_timer_;
-  bool save_posted_ = false;
-  std::chrono::steady_clock::duration last_save_cost_{};
+  // Group commit: what changed since the last flush, and who waits for it.
+  Journal journal_;
+  std::set<core::JobId> dirty_jobs_;
+  std::set<std::string> dirty_nodes_;
+  std::vector<std::function<void()>> after_commit_;
+  bool commit_posted_ = false;
+  static constexpr uint64_t kSnapshotEvery = 200000;
   boost::asio::steady_timer housekeeping_;
 };
 

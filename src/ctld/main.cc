@@ -84,8 +84,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::string sock = config::ControllerSocketPath(ctl.config());
-  auto server = api::HttpServer::Listen(
-      io, sock, [&](const api::HttpRequest& r) { return ctld::HandleApiRequest(ctl, r); });
+  // A reply leaves only once what the request changed is on disk.
+  auto server = api::HttpServer::Listen(io, sock, [&](const api::HttpRequest& r, api::Respond respond) {
+    api::HttpResponse reply = ctld::HandleApiRequest(ctl, r);
+    ctl.AfterCommit([respond, reply]() { respond(reply); });
+  });
   if (!server.ok()) {
     util::LogError("{}", server.status().message());
     return 1;

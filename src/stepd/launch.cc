@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -101,8 +102,17 @@ void ResetSignals() {
 }
 
 [[noreturn]] void ChildMain(const LaunchPlan& plan, char* const* argv, char* const* envp,
-                            int error_fd) {
+                            int error_fd, int release_fd) {
   ChildContext ctx{error_fd, -1, plan.work_dir.c_str()};
+  // Held until the parent has placed us (see LaunchBatchShell); EOF without
+  // the byte means the parent died, and nothing should run unsupervised.
+  char go = 0;
+  ssize_t got;
+  do {
+    got = ::read(release_fd, &go, 1);
+  } while (got < 0 && errno == EINTR);
+  if (got != 1) _exit(1);
+  ::close(release_fd);
   // Also done by the parent; whichever runs first wins the race with exec.
   ::setpgid(0, 0);
   // An agent that ignores SIGPIPE (or anything else) must not pass that on:
@@ -212,10 +222,20 @@ util::Result<LaunchPlan> MakeLaunchPlan(const StepSpec& spec, uid_t euid,
   return plan;
 }
 
-util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan) {
+util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
+                                             const std::function<void(pid_t)>& before_release) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return util::Internal(fmt::format("pipe2: {}", strerror(errno)));
+  }
+  // A socket, not a pipe, so the release can be sent with MSG_NOSIGNAL: a
+  // child killed before it reads must not SIGPIPE muster-step.
+  int release[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, release) != 0) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return util::Internal(fmt::format("socketpair: {}", strerror(err)));
   }
   std::vector<char*> argv = CStrings(plan.argv);
   std::vector<char*> envp = CStrings(plan.env);
@@ -226,15 +246,25 @@ util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan) {
     int err = errno;
     ::close(fds[0]);
     ::close(fds[1]);
+    ::close(release[0]);
+    ::close(release[1]);
     return util::Internal(fmt::format("fork: {}", strerror(err)));
   }
   if (pid == 0) {
     ::close(fds[0]);
-    ChildMain(plan, argv.data(), envp.data(), fds[1]);
+    ::close(release[1]);
+    ChildMain(plan, argv.data(), envp.data(), fds[1], release[0]);
   }
   ::close(fds[1]);
+  ::close(release[0]);
   // Racing the child's own setpgid; EACCES once it has exec'd is harmless.
   ::setpgid(pid, pid);
+  if (before_release) before_release(pid);
+  ssize_t sent;
+  do {
+    sent = ::send(release[1], "g", 1, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  ::close(release[1]);
   return LaunchedShell{pid, fds[0]};
 }
 

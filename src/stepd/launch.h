@@ -7,6 +7,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,11 +47,15 @@ struct LaunchedShell {
   int error_fd = -1;  // read end of the setup-error pipe; the caller closes it
 };
 
-// Forks the batch shell in its own process group and returns at once. The
+// Forks the batch shell in its own process group. The child first waits
+// until `before_release(pid)` has run in the parent (e.g. to put the child in
+// the job's cgroup while it is still root and has started nothing, so no
+// process of the job can escape it), then sets itself up and execs. The
 // caller must have blocked the signals it handles; the child unblocks all of
 // them and resets every disposition to default just before execve. Fails
-// only when the pipe or the fork cannot be made.
-util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan);
+// only when the pipes or the fork cannot be made.
+util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
+                                             const std::function<void(pid_t)>& before_release = {});
 
 // Reads the child's setup error from `fd` until EOF: "" when execve
 // succeeded. Requires that the child has exited (else it may block).

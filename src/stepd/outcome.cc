@@ -4,7 +4,7 @@
 
 namespace muster::stepd {
 
-void SetOutcome(int wait_status, EndCause cause, bool launch_failed, StepResult* r) {
+void SetOutcome(int wait_status, EndCause cause, bool launch_failed, bool oom_killed, StepResult* r) {
   r->exit_code = 0;
   r->exit_signal = 0;
   if (launch_failed) {
@@ -18,6 +18,12 @@ void SetOutcome(int wait_status, EndCause cause, bool launch_failed, StepResult*
     case EndCause::kCancelled: r->state = "CANCELLED"; return;
     case EndCause::kTimeout: r->state = "TIMEOUT"; return;
     case EndCause::kNone: break;
+  }
+  if (oom_killed && !launch_failed) {
+    r->state = "OUT_OF_MEMORY";
+    r->exit_code = 0;
+    r->exit_signal = kOomExitSignal;
+    return;
   }
   r->state = (r->exit_code == 0 && r->exit_signal == 0) ? "COMPLETED" : "FAILED";
 }

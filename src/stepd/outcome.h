@@ -14,7 +14,13 @@ enum class EndCause { kNone, kCancelled, kTimeout };
 // status. launch_failed means the shell never reached execve (bad output
 // file, failed uid drop, ...): FAILED with exit code 1 like Slurm reports.
 // CANCELLED and TIMEOUT take precedence over the exit status, which is still
-// recorded (Slurm shows a cancelled job's ExitCode as 0:15).
-void SetOutcome(int wait_status, EndCause cause, bool launch_failed, StepResult* r);
+// recorded (Slurm shows a cancelled job's ExitCode as 0:15). Next comes
+// oom_killed (the cgroup's memory limit killed a process of the job, the
+// batch shell or any other): OUT_OF_MEMORY with exit code 0 and signal
+// kOomExitSignal, as sacct shows Slurm's OOM-killed batch steps (0:125).
+void SetOutcome(int wait_status, EndCause cause, bool launch_failed, bool oom_killed, StepResult* r);
+
+// The "signal" of an OUT_OF_MEMORY job's ExitCode in sacct (0:125).
+constexpr int kOomExitSignal = 125;
 
 }  // namespace muster::stepd

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -20,8 +21,11 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <optional>
+#include <span>
 
+#include "stepd/cgroup.h"
 #include "stepd/launch.h"
 #include "stepd/outcome.h"
 #include "stepd/proctree.h"
@@ -52,6 +56,11 @@ constexpr int64_t kUnkillableTimeoutMs = 60'000;
 
 constexpr int64_t kMaxTimeLimitS = int64_t{1} << 40;
 
+// How often the peak memory is sampled where the kernel keeps no peak
+// (cgroup v2 before memory.peak): a compromise between missing short
+// spikes and waking an idle job's supervisor.
+constexpr int64_t kMemorySampleMs = 1000;
+
 int64_t MonotonicMs() {
   struct timespec ts;
   ::clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -80,12 +89,23 @@ class Supervisor {
   void BeginTermination(EndCause cause, int64_t now);
   // Sends sig to the batch shell alone or to every job process.
   void Deliver(int sig, bool batch_only);
+  // Signals every job process: the /proc descendants and the cgroup's members.
+  void SignalJob(std::span<const int> signals);
+  void SignalJob(int sig) { SignalJob(std::span<const int>(&sig, 1)); }
+  // Creates the job's cgroup; leaves cgroup_ null (one warning) if unusable.
+  void SetUpCgroup();
+  // Called in the parent with the shell held before exec: moves it into the
+  // cgroup, or gives the cgroup up if that fails.
+  void JoinCgroup(pid_t pid);
+  // Fills max_rss_kb, total_cpu_ms, oom_killed and removes the cgroup.
+  void CollectUsage();
   int PollTimeoutMs(int64_t now) const;
 
   const StepSpec& spec_;
   const int signal_fd_;
   const pid_t self_ = ::getpid();
   StepResult result_;
+  std::unique_ptr<JobCgroup> cgroup_;  // null: running without cgroups
 
   pid_t shell_pid_ = -1;
   int error_fd_ = -1;
@@ -102,6 +122,7 @@ class Supervisor {
   std::optional<int64_t> limit_at_;
   std::optional<int64_t> kill_at_;
   std::optional<int64_t> give_up_at_;
+  std::optional<int64_t> sample_at_;
 };
 
 StepResult Supervisor::Run() {
@@ -112,11 +133,14 @@ StepResult Supervisor::Run() {
   std::vector<uint32_t> default_groups;
   if (spec_.groups.empty() && ::geteuid() == 0) default_groups = util::UserGroups(spec_.uid, spec_.gid);
   util::Result<LaunchPlan> plan = MakeLaunchPlan(spec_, ::geteuid(), default_groups);
+  if (plan.ok()) SetUpCgroup();
   util::Result<LaunchedShell> shell =
-      plan.ok() ? LaunchBatchShell(*plan) : util::Result<LaunchedShell>(plan.status());
+      plan.ok() ? LaunchBatchShell(*plan, [this](pid_t pid) { JoinCgroup(pid); })
+                : util::Result<LaunchedShell>(plan.status());
   if (!shell.ok()) {
+    CollectUsage();
     util::LogError("job {}: cannot launch the batch script: {}", spec_.job_id, shell.status().message());
-    SetOutcome(0, EndCause::kNone, /*launch_failed=*/true, &result_);
+    SetOutcome(0, EndCause::kNone, /*launch_failed=*/true, /*oom_killed=*/false, &result_);
     result_.detail = shell.status().message();
     result_.end_time = WallSeconds();
     return result_;
@@ -124,6 +148,7 @@ StepResult Supervisor::Run() {
   shell_pid_ = shell->pid;
   error_fd_ = shell->error_fd;
   util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
+  if (cgroup_ && cgroup_->NeedsSampling()) sample_at_ = start + kMemorySampleMs;
 
   if (spec_.time_limit_s > 0) {
     // Bounded so the ms arithmetic cannot overflow (2^40 s, some 35,000 years, is unlimited enough).
@@ -154,20 +179,31 @@ StepResult Supervisor::Run() {
         finished_ = true;
       } else {
         // Slurm kills what a job leaves behind when its script ends.
-        SignalDescendants(self_, SIGKILL);
+        SignalJob(SIGKILL);
       }
     }
   }
 
-  SetOutcome(shell_status_, cause_, !launch_error_.empty(), &result_);
+  CollectUsage();
+  SetOutcome(shell_status_, cause_, !launch_error_.empty(), result_.oom_killed, &result_);
   if (!launch_error_.empty()) {
     result_.detail = launch_error_;
   } else if (gave_up_) {
     result_.detail = fmt::format("processes of the job could not be killed within {} s",
                                  kUnkillableTimeoutMs / 1000);
+  } else if (result_.state == "OUT_OF_MEMORY") {
+    // The exit code says OUT_OF_MEMORY the way sacct does; what the shell
+    // really ended with is kept here.
+    result_.detail =
+        WIFSIGNALED(shell_status_)
+            ? fmt::format("memory limit of {} MiB exceeded; the batch shell was killed by signal {}",
+                          spec_.mem_limit_mb, WTERMSIG(shell_status_))
+            : fmt::format("memory limit of {} MiB exceeded; the batch shell exited with code {}",
+                          spec_.mem_limit_mb, WEXITSTATUS(shell_status_));
   }
-  util::LogInfo("job {}: {} exit_code={} exit_signal={}{}{}", spec_.job_id, result_.state,
-                result_.exit_code, result_.exit_signal, result_.detail.empty() ? "" : ": ",
+  util::LogInfo("job {}: {} exit_code={} exit_signal={} max_rss_kb={} total_cpu_ms={}{}{}",
+                spec_.job_id, result_.state, result_.exit_code, result_.exit_signal,
+                result_.max_rss_kb, result_.total_cpu_ms, result_.detail.empty() ? "" : ": ",
                 result_.detail);
   return result_;
 }
@@ -240,6 +276,8 @@ void Supervisor::OnShellExit(int status) {
   warn_at_.reset();
   limit_at_.reset();
   kill_at_.reset();
+  if (cgroup_) cgroup_->Sample();
+  sample_at_.reset();
   give_up_at_ = MonotonicMs() + kUnkillableTimeoutMs;
 }
 
@@ -257,7 +295,11 @@ void Supervisor::HandleDeadlines(int64_t now) {
   if (kill_at_ && now >= *kill_at_) {
     kill_at_.reset();
     util::LogInfo("job {}: kill wait over, sending SIGKILL", spec_.job_id);
-    SignalDescendants(self_, SIGKILL);
+    SignalJob(SIGKILL);
+  }
+  if (sample_at_ && now >= *sample_at_) {
+    cgroup_->Sample();
+    sample_at_ = now + kMemorySampleMs;
   }
   if (give_up_at_ && now >= *give_up_at_) {
     give_up_at_.reset();
@@ -275,7 +317,7 @@ void Supervisor::BeginTermination(EndCause cause, int64_t now) {
   terminating_ = true;
   // SIGCONT first so stopped processes can act on the SIGTERM.
   static constexpr int kTermSignals[] = {SIGCONT, SIGTERM};
-  SignalDescendants(self_, kTermSignals);
+  SignalJob(kTermSignals);
   kill_at_ = now + std::max(0, spec_.kill_wait_s) * int64_t{1000};
 }
 
@@ -285,12 +327,72 @@ void Supervisor::Deliver(int sig, bool batch_only) {
     if (!shell_exited_) ::kill(shell_pid_, sig);
     return;
   }
-  SignalDescendants(self_, sig);
+  SignalJob(sig);
+}
+
+void Supervisor::SignalJob(std::span<const int> signals) {
+  SignalDescendants(self_, signals);
+  if (!cgroup_) return;
+  // A process that left the tree (reparented elsewhere by a debugger, or
+  // started into the cgroup from outside) is still caught here.
+  if (signals.size() == 1 && signals[0] == SIGKILL && cgroup_->KillAll()) return;
+  SignalCgroup(*cgroup_, signals);
+}
+
+void Supervisor::SetUpCgroup() {
+  CgroupLimits limits;
+  // Bounded so the shift cannot overflow; anything that large is no limit.
+  constexpr uint64_t kMaxMb = uint64_t{1} << 40;
+  if (spec_.mem_limit_mb > 0 && spec_.mem_limit_mb < kMaxMb) limits.mem_limit_bytes = spec_.mem_limit_mb << 20;
+  limits.cpuset = spec_.cpuset;
+  util::Result<std::unique_ptr<JobCgroup>> cg = CreateJobCgroup(kCgroupRoot, spec_.job_id, limits);
+  if (!cg.ok()) {
+    util::LogWarn("job {}: running without a cgroup (no memory limit, CPU confinement or cgroup accounting): {}",
+                  spec_.job_id, cg.status().message());
+    return;
+  }
+  cgroup_ = std::move(*cg);
+  util::LogInfo("job {}: cgroup {} created (mem_limit_mb={} cpuset={})", spec_.job_id, cgroup_->Version(),
+                spec_.mem_limit_mb, spec_.cpuset.empty() ? "-" : spec_.cpuset);
+}
+
+void Supervisor::JoinCgroup(pid_t pid) {
+  if (!cgroup_) return;
+  util::Status st = cgroup_->AddProcess(pid);
+  if (st.ok()) return;
+  util::LogWarn("job {}: running without a cgroup: cannot move the batch shell into it: {}", spec_.job_id,
+                st.message());
+  (void)cgroup_->Remove();
+  cgroup_.reset();
+}
+
+void Supervisor::CollectUsage() {
+  struct rusage ru;
+  std::memset(&ru, 0, sizeof(ru));
+  ::getrusage(RUSAGE_CHILDREN, &ru);
+  auto ms = [](const struct timeval& tv) {
+    return static_cast<uint64_t>(tv.tv_sec) * 1000 + static_cast<uint64_t>(tv.tv_usec) / 1000;
+  };
+  result_.max_rss_kb = static_cast<uint64_t>(std::max<long>(0, ru.ru_maxrss));  // Linux: KiB
+  result_.total_cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
+  result_.cgroup = cgroup_ != nullptr;
+  if (!cgroup_) return;
+  CgroupUsage usage = cgroup_->Usage();
+  // Zero means the counter is missing (no cpuacct hierarchy, say): rusage stays.
+  if (usage.peak_bytes > 0) result_.max_rss_kb = usage.peak_bytes / 1024;
+  if (usage.cpu_ns > 0) result_.total_cpu_ms = usage.cpu_ns / 1'000'000;
+  result_.oom_killed = usage.oom_killed;
+  // Normally empty by now (no child is left); anything else in it (not our
+  // descendant, so never reaped by us) must not keep the cgroup alive.
+  if (!gave_up_ && !cgroup_->Processes().empty()) SignalJob(SIGKILL);
+  util::Status st = cgroup_->Remove();
+  if (!st.ok()) util::LogWarn("job {}: cannot remove its cgroup: {}", spec_.job_id, st.message());
+  cgroup_.reset();
 }
 
 int Supervisor::PollTimeoutMs(int64_t now) const {
   std::optional<int64_t> next;
-  for (const std::optional<int64_t>& d : {warn_at_, limit_at_, kill_at_, give_up_at_}) {
+  for (const std::optional<int64_t>& d : {warn_at_, limit_at_, kill_at_, give_up_at_, sample_at_}) {
     if (d && (!next || *d < *next)) next = d;
   }
   if (!next) return -1;

@@ -45,9 +45,16 @@ struct StepSpec {
   int warn_signal = 0;
   int warn_time_s = 0;
   bool warn_batch_only = false;
+  // Memory hard limit of the job's cgroup in MiB (Slurm's --mem per node, or
+  // --mem-per-cpu times the CPUs); 0 = no limit.
+  uint64_t mem_limit_mb = 0;
+  // CPUs to confine the job to, cpuset list form ("0-3,8"); "" = not
+  // confined (emulated nodes sharing one host must not be).
+  std::string cpuset;
 };
 
-// How the step ended. state is one of COMPLETED, FAILED, CANCELLED, TIMEOUT.
+// How the step ended. state is one of COMPLETED, FAILED, CANCELLED, TIMEOUT,
+// OUT_OF_MEMORY.
 struct StepResult {
   uint32_t job_id = 0;
   std::string state;
@@ -56,6 +63,14 @@ struct StepResult {
   int64_t start_time = 0;
   int64_t end_time = 0;
   std::string detail;   // e.g. "could not open output file /x: Permission denied"
+  // Peak memory in KiB: the job cgroup's peak, or without a cgroup the
+  // largest reaped process (getrusage RUSAGE_CHILDREN ru_maxrss).
+  uint64_t max_rss_kb = 0;
+  // User + system CPU time of all the job's processes, in ms (cgroup
+  // accounting, or without a cgroup the reaped children's rusage).
+  uint64_t total_cpu_ms = 0;
+  bool oom_killed = false;  // the cgroup's memory limit made the kernel kill a process
+  bool cgroup = false;      // the job ran in its own cgroup (limits enforced)
 };
 
 nlohmann::json ToJson(const StepSpec& s);

@@ -115,6 +115,8 @@ json ToJson(const StepSpec& s) {
       {"warn_signal", s.warn_signal},
       {"warn_time_s", s.warn_time_s},
       {"warn_batch_only", s.warn_batch_only},
+      {"mem_limit_mb", s.mem_limit_mb},
+      {"cpuset", s.cpuset},
   };
 }
 
@@ -139,6 +141,8 @@ util::Result<StepSpec> StepSpecFromJson(const json& j) {
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "warn_signal", &s.warn_signal));
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "warn_time_s", &s.warn_time_s));
   MUSTER_RETURN_IF_ERROR(ReadBool(j, "warn_batch_only", &s.warn_batch_only));
+  MUSTER_RETURN_IF_ERROR(ReadInt(j, "mem_limit_mb", &s.mem_limit_mb));
+  MUSTER_RETURN_IF_ERROR(ReadString(j, "cpuset", &s.cpuset));
   return s;
 }
 
@@ -151,6 +155,10 @@ json ToJson(const StepResult& r) {
       {"start_time", r.start_time},
       {"end_time", r.end_time},
       {"detail", r.detail},
+      {"max_rss_kb", r.max_rss_kb},
+      {"total_cpu_ms", r.total_cpu_ms},
+      {"oom_killed", r.oom_killed},
+      {"cgroup", r.cgroup},
   };
 }
 
@@ -164,6 +172,10 @@ util::Result<StepResult> StepResultFromJson(const json& j) {
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "start_time", &r.start_time));
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "end_time", &r.end_time));
   MUSTER_RETURN_IF_ERROR(ReadString(j, "detail", &r.detail));
+  MUSTER_RETURN_IF_ERROR(ReadInt(j, "max_rss_kb", &r.max_rss_kb));
+  MUSTER_RETURN_IF_ERROR(ReadInt(j, "total_cpu_ms", &r.total_cpu_ms));
+  MUSTER_RETURN_IF_ERROR(ReadBool(j, "oom_killed", &r.oom_killed));
+  MUSTER_RETURN_IF_ERROR(ReadBool(j, "cgroup", &r.cgroup));
   return r;
 }
 

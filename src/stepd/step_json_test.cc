@@ -25,6 +25,8 @@ StepSpec FullSpec() {
   s.warn_signal = 12;
   s.warn_time_s = 60;
   s.warn_batch_only = true;
+  s.mem_limit_mb = 4096;
+  s.cpuset = "0-3,8";
   return s;
 }
 
@@ -33,6 +35,8 @@ TEST(StepJsonTest, SpecRoundTrips) {
   nlohmann::json j = ToJson(s);
   EXPECT_EQ(j["job_id"], 77);
   EXPECT_EQ(j["std_out"], "slurm-77.out");
+  EXPECT_EQ(j["mem_limit_mb"], 4096);
+  EXPECT_EQ(j["cpuset"], "0-3,8");
   util::Result<StepSpec> back = StepSpecFromJson(nlohmann::json::parse(j.dump()));
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ(ToJson(*back), j);
@@ -49,11 +53,17 @@ TEST(StepJsonTest, MissingKeysKeepDefaults) {
             }()));
   EXPECT_EQ(s->time_limit_s, -1);
   EXPECT_EQ(s->kill_wait_s, 30);
+  EXPECT_EQ(s->mem_limit_mb, 0u);
+  EXPECT_EQ(s->cpuset, "");
 
   util::Result<StepResult> r = StepResultFromJson(nlohmann::json::object());
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->state, "");
   EXPECT_EQ(r->exit_code, 0);
+  EXPECT_EQ(r->max_rss_kb, 0u);
+  EXPECT_EQ(r->total_cpu_ms, 0u);
+  EXPECT_FALSE(r->oom_killed);
+  EXPECT_FALSE(r->cgroup);
 }
 
 TEST(StepJsonTest, WrongTypesAreRejectedNamingTheKey) {
@@ -72,6 +82,8 @@ TEST(StepJsonTest, WrongTypesAreRejectedNamingTheKey) {
       {R"({"env": "A=1"})", "\"env\""},
       {R"({"groups": [1, -2]})", "\"groups\""},
       {R"({"work_dir": 5})", "\"work_dir\""},
+      {R"({"mem_limit_mb": -1})", "\"mem_limit_mb\""},
+      {R"({"cpuset": [0]})", "\"cpuset\""},
       {R"([1, 2])", "object"},
   };
   for (const Case& c : cases) {
@@ -92,7 +104,15 @@ TEST(StepJsonTest, ResultRoundTrips) {
   r.start_time = 1700000000;
   r.end_time = 1700003600;
   r.detail = "x";
+  r.max_rss_kb = 102400;
+  r.total_cpu_ms = 1500;
+  r.oom_killed = true;
+  r.cgroup = true;
   nlohmann::json j = ToJson(r);
+  EXPECT_EQ(j["max_rss_kb"], 102400);
+  EXPECT_EQ(j["total_cpu_ms"], 1500);
+  EXPECT_EQ(j["oom_killed"], true);
+  EXPECT_EQ(j["cgroup"], true);
   EXPECT_EQ(j["state"], "TIMEOUT");
   EXPECT_EQ(j["exit_signal"], 9);
   util::Result<StepResult> back = StepResultFromJson(j);

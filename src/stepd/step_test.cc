@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -485,6 +486,84 @@ TEST_F(StepTest, ExitStatusOfMusterStepItself) {
   pid = Spawn({StepBinary(), "/nonexistent-muster-spool"});
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_EQ(WEXITSTATUS(status), 1);  // nowhere to write a result
+}
+
+// ---- Real cgroups (root on a machine with a writable memory controller) ----
+
+// Why the real-cgroup tests cannot run here, or "" when they can.
+std::string CgroupSkipReason() {
+  if (!IsRoot()) return "cgroup tests need root";
+  const std::string root = "/sys/fs/cgroup";
+  std::string probe = Exists(root + "/cgroup.controllers") ? root + "/muster-probe"
+                                                           : root + "/memory/muster-probe";
+  if (::mkdir(probe.c_str(), 0755) != 0 && errno != EEXIST) return "no writable memory cgroup controller";
+  ::rmdir(probe.c_str());
+  return "";
+}
+
+TEST_F(StepTest, JobOverItsMemoryLimitEndsOutOfMemory) {
+  if (std::string why = CgroupSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  spec_.mem_limit_mb = 100;
+  spec_.job_id = 4201;
+  Script("python3 -c 'b = bytearray(300 * 1024 * 1024); import time; time.sleep(1)'");
+  StepResult r = Run();
+  EXPECT_TRUE(r.cgroup);
+  EXPECT_TRUE(r.oom_killed);
+  EXPECT_EQ(r.state, "OUT_OF_MEMORY");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.exit_signal, 125);
+  EXPECT_NE(r.detail.find("memory limit of 100 MiB exceeded"), std::string::npos) << r.detail;
+  // The peak is the limit (page cache and kernel memory included), give or take.
+  EXPECT_GT(r.max_rss_kb, 80u * 1024);
+  EXPECT_LE(r.max_rss_kb, 101u * 1024);
+  EXPECT_FALSE(Exists("/sys/fs/cgroup/memory/muster/job_4201"));
+  EXPECT_FALSE(Exists("/sys/fs/cgroup/muster/job_4201"));
+}
+
+TEST_F(StepTest, JobWithinItsLimitReportsMemoryAndCpu) {
+  if (std::string why = CgroupSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  spec_.mem_limit_mb = 200;
+  spec_.job_id = 4202;
+  Script("timeout 0.5 sh -c 'while :; do :; done'; cat /proc/self/cgroup > cgroups; exit 0");
+  StepResult r = Run();
+  EXPECT_TRUE(r.cgroup);
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_FALSE(r.oom_killed);
+  EXPECT_GT(r.max_rss_kb, 1000u);
+  EXPECT_LT(r.max_rss_kb, 200u * 1024);
+  EXPECT_GE(r.total_cpu_ms, 300u);
+  EXPECT_LT(r.total_cpu_ms, 5000u);
+  // The job ran in its cgroup, which is gone afterwards.
+  EXPECT_NE(ReadFile(Work("cgroups")).find("/muster/job_4202"), std::string::npos) << ReadFile(Work("cgroups"));
+  EXPECT_FALSE(Exists("/sys/fs/cgroup/memory/muster/job_4202"));
+  EXPECT_FALSE(Exists("/sys/fs/cgroup/muster/job_4202"));
+}
+
+TEST_F(StepTest, CancelKillsEveryProcessOfACgroupJob) {
+  if (std::string why = CgroupSkipReason(); !why.empty()) GTEST_SKIP() << why;
+  spec_.job_id = 4203;
+  // The background sleeper is in the cgroup and the tree; it must be gone.
+  Script("sleep 30 & echo $! > sleeper; echo up > ready; wait");
+  pid_t pid = Start();
+  ASSERT_TRUE(WaitForFile(Work("ready")));
+  ASSERT_TRUE(WaitForFile(Work("sleeper")));
+  pid_t sleeper = std::atoi(ReadFile(Work("sleeper")).c_str());
+  ASSERT_GT(sleeper, 0);
+  ASSERT_EQ(::kill(pid, SIGTERM), 0);
+  StepResult r = Wait(pid);
+  EXPECT_EQ(r.state, "CANCELLED");
+  EXPECT_TRUE(r.cgroup);
+  EXPECT_NE(::kill(sleeper, 0), 0);
+}
+
+TEST_F(StepTest, WithoutCgroupsUsageComesFromRusage) {
+  if (IsRoot()) GTEST_SKIP() << "as root the job gets a cgroup";
+  Script("timeout 0.5 sh -c 'while :; do :; done'; exit 0");
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_FALSE(r.cgroup);
+  EXPECT_GT(r.max_rss_kb, 100u);
+  EXPECT_GE(r.total_cpu_ms, 300u);
 }
 
 }  // namespace

@@ -1,0 +1,180 @@
+#include "ctld/journal.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "util/log.h"
+
+namespace muster::ctld {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kHeader = 16;
+constexpr uint32_t kMaxRecord = 256u << 20;
+
+uint32_t Checksum(const char* p, size_t n);
+
+// A whole, checksummed record starts at `off`.
+bool ValidRecordAt(const std::string& data, size_t off) {
+  if (data.size() - off < kHeader) return false;
+  uint32_t len = 0, sum = 0;
+  std::memcpy(&len, data.data() + off, 4);
+  std::memcpy(&sum, data.data() + off + 4, 4);
+  return len <= kMaxRecord && data.size() - off - kHeader >= len &&
+         Checksum(data.data() + off + kHeader, len) == sum;
+}
+
+uint32_t Checksum(const char* p, size_t n) {
+  uint32_t h = 2166136261u;
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<unsigned char>(p[i]);
+    h *= 16777619u;
+  }
+  return h;
+}
+
+util::Status Errno(const std::string& what, const std::string& path) {
+  return util::Internal(what + " " + path + ": " + std::strerror(errno));
+}
+
+util::Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return Errno("cannot write", path);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return util::Status::Ok();
+}
+
+}  // namespace
+
+Journal::~Journal() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<json>* records) {
+  dir_ = dir;
+  *snapshot = nullptr;
+  uint64_t snap_seq = 0;
+  std::string snap_path = dir_ + "/snapshot.json";
+  {
+    std::ifstream in(snap_path, std::ios::binary);
+    if (in) {
+      std::string text((std::istreambuf_iterator<char>(in)), {});
+      json doc = json::parse(text, nullptr, false);
+      if (doc.is_discarded() || !doc.is_object() || !doc.contains("state")) {
+        return util::Internal(snap_path + " is corrupt; refusing to start without it (move it away "
+                              "only if losing the queue is acceptable)");
+      }
+      snap_seq = doc.value("seq", uint64_t{0});
+      *snapshot = std::move(doc["state"]);
+    }
+  }
+  seq_ = snap_seq;
+  std::string path = dir_ + "/journal.log";
+  std::string data;
+  {
+    std::ifstream in(path, std::ios::binary);
+    if (in) data.assign((std::istreambuf_iterator<char>(in)), {});
+  }
+  size_t off = 0;
+  size_t good_end = 0;
+  while (off < data.size()) {
+    if (!ValidRecordAt(data, off)) {
+      // Only the tail may be torn by a crash mid-write: a valid record
+      // anywhere after the bad one means real damage.
+      for (size_t p = off + 1; p + kHeader <= data.size(); ++p) {
+        if (ValidRecordAt(data, p)) {
+          return util::Internal(path + ": corrupt record at offset " + std::to_string(off) +
+                                " followed by valid records; stopping rather than losing jobs "
+                                "(inspect or restore the file)");
+        }
+      }
+      util::LogWarn("{}: dropping a torn last record at offset {} ({} bytes)", path, off,
+                    data.size() - off);
+      break;
+    }
+    uint32_t len = 0;
+    uint64_t seq = 0;
+    std::memcpy(&len, data.data() + off, 4);
+    std::memcpy(&seq, data.data() + off + 8, 8);
+    if (seq > snap_seq) {
+      json rec = json::parse(data.data() + off + kHeader, data.data() + off + kHeader + len, nullptr,
+                             false);
+      if (rec.is_discarded()) {
+        return util::Internal(path + ": unreadable record at offset " + std::to_string(off));
+      }
+      records->push_back(std::move(rec));
+      seq_ = seq;
+      ++since_snapshot_;
+    }
+    off += kHeader + len;
+    good_end = off;
+  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+  if (fd_ < 0) return Errno("cannot open", path);
+  if (::ftruncate(fd_, static_cast<off_t>(good_end)) != 0) return Errno("cannot truncate", path);
+  if (::lseek(fd_, 0, SEEK_END) < 0) return Errno("cannot seek", path);
+  return util::Status::Ok();
+}
+
+void Journal::Append(const json& record) {
+  std::string payload = record.dump(-1, ' ', false, json::error_handler_t::replace);
+  uint32_t len = static_cast<uint32_t>(payload.size());
+  uint32_t sum = Checksum(payload.data(), payload.size());
+  uint64_t seq = ++seq_;
+  char header[kHeader];
+  std::memcpy(header, &len, 4);
+  std::memcpy(header + 4, &sum, 4);
+  std::memcpy(header + 8, &seq, 8);
+  buffer_.append(header, kHeader);
+  buffer_ += payload;
+  ++since_snapshot_;
+}
+
+util::Status Journal::Flush(const std::vector<int>& extra_fds) {
+  if (buffer_.empty()) return util::Status::Ok();
+  for (int fd : extra_fds) {
+    if (fd >= 0 && ::fdatasync(fd) != 0) return Errno("cannot sync", "payload store");
+  }
+  std::string path = dir_ + "/journal.log";
+  MUSTER_RETURN_IF_ERROR(WriteAll(fd_, buffer_.data(), buffer_.size(), path));
+  if (::fdatasync(fd_) != 0) return Errno("cannot sync", path);
+  buffer_.clear();
+  ++flushes_;
+  return util::Status::Ok();
+}
+
+util::Status Journal::WriteSnapshot(const std::string& state_json) {
+  std::string path = dir_ + "/snapshot.json";
+  std::string tmp = path + ".tmp";
+  std::string text = "{\"seq\":" + std::to_string(seq_) + ",\"state\":" + state_json + "}";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno("cannot write", tmp);
+  util::Status st = WriteAll(fd, text.data(), text.size(), tmp);
+  if (st.ok() && ::fdatasync(fd) != 0) st = Errno("cannot sync", tmp);
+  ::close(fd);
+  MUSTER_RETURN_IF_ERROR(st);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename", tmp);
+  int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    ::fsync(dfd);
+    ::close(dfd);
+  }
+  // Everything up to seq_ is in the snapshot: the journal starts over.
+  if (::ftruncate(fd_, 0) != 0) return Errno("cannot truncate", dir_ + "/journal.log");
+  ::lseek(fd_, 0, SEEK_SET);
+  since_snapshot_ = 0;
+  return util::Status::Ok();
+}
+
+}  // namespace muster::ctld

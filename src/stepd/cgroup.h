@@ -1,0 +1,85 @@
+// A job's cgroup: memory hard limit, optional cpuset, process tracking and
+// the peak memory / CPU time / OOM kills read back at the end. Two
+// implementations behind one interface, chosen by DetectCgroupVersion():
+//   v2  unified hierarchy (<root>/cgroup.controllers exists): one directory
+//       <root>/muster/job_<id>; memory.max, memory.peak (or memory.current
+//       sampled), memory.events, cpu.stat, cpuset.cpus, cgroup.kill.
+//   v1  one hierarchy per controller (<root>/memory, <root>/cpuacct,
+//       <root>/cpuset): <root>/<controller>/muster/job_<id> in each one used;
+//       memory.limit_in_bytes (+ memsw), memory.max_usage_in_bytes,
+//       memory.oom_control / memory.failcnt, cpuacct.usage, cpuset.*.
+// `root` is a parameter (normally /sys/fs/cgroup) so the tests can run both
+// implementations against a fake tree in a temp dir. A JobCgroup is owned by
+// the Supervisor of one job; not thread-safe.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/status.h"
+
+namespace muster::stepd {
+
+constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
+
+struct CgroupLimits {
+  uint64_t mem_limit_bytes = 0;  // 0 = no limit
+  std::string cpuset;            // e.g. "0-3"; "" = not confined
+};
+
+struct CgroupUsage {
+  uint64_t peak_bytes = 0;  // highest memory use seen by the cgroup
+  uint64_t cpu_ns = 0;      // user + system CPU of all its processes
+  bool oom_killed = false;  // the kernel's OOM killer acted in it
+};
+
+class JobCgroup {
+ public:
+  virtual ~JobCgroup() = default;
+
+  virtual std::string_view Version() const = 0;  // "v1" or "v2"
+  // Moves `pid` into the cgroup (every hierarchy in v1).
+  [[nodiscard]] virtual util::Status AddProcess(pid_t pid) = 0;
+  // The pids the cgroup holds now (empty once all are gone).
+  virtual std::vector<pid_t> Processes() const = 0;
+  // True when the peak must be sampled (v2 kernels before memory.peak):
+  // the caller then calls Sample() now and then while the job runs.
+  virtual bool NeedsSampling() const { return false; }
+  virtual void Sample() {}
+  virtual CgroupUsage Usage() const = 0;
+  // SIGKILLs every member at once where the kernel can (v2 cgroup.kill);
+  // returns false where it cannot, and the caller signals the members.
+  virtual bool KillAll() { return false; }
+  // Removes the job's directories. Requires that no process is left;
+  // retries briefly, since the kernel may still be dropping the last ones.
+  [[nodiscard]] virtual util::Status Remove() = 0;
+};
+
+enum class CgroupVersion { kNone, kV1, kV2 };
+
+// Which hierarchy is mounted at `root`.
+CgroupVersion DetectCgroupVersion(const std::string& root);
+
+// Detects the hierarchy under `root`, creates the job's cgroup and applies
+// `limits`. Fails (and leaves nothing behind) when cgroups are unusable: not
+// root, read-only, no memory controller, a limit that cannot be written.
+util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root, uint32_t job_id,
+                                                         const CgroupLimits& limits);
+
+// Sends each of `signals` to every process in `cg`, rescanning for ones
+// forked meanwhile (bounded). Each pid is pinned with a pidfd and checked to
+// be still in the cgroup before it is signalled, so a recycled pid is never
+// hit. Returns the number of processes signalled.
+int SignalCgroup(const JobCgroup& cg, std::span<const int> signals);
+
+// Parsing helpers, exposed for tests. "key value" lines (memory.events,
+// cpu.stat, memory.oom_control): the value of `key`, or -1 if absent.
+int64_t KeyedValue(std::string_view text, std::string_view key);
+
+}  // namespace muster::stepd

@@ -1,0 +1,113 @@
+// AccountingStore: the job/step accounting database behind sacct, sreport
+// and seff. An embedded SQLite file (WAL mode, synchronous=NORMAL) in the
+// controller's StateSaveLocation, schema versioned by PRAGMA user_version.
+//
+// Ownership and threads: musterd owns one instance. Upsert/UpsertStep never
+// block on the disk: they append to an in-memory queue that a private writer
+// thread drains, many records per transaction. When the database cannot be
+// opened or a transaction fails, the batch is appended to the spool file
+// (one JSON object per line) and replayed, in order, before the next batch
+// once the database works again; records are never dropped. All public
+// methods are thread-safe. Query uses its own read connection (WAL lets it
+// run beside the writer) and sees everything written by the last Flush().
+//
+// Usage:
+//   store::AccountingStore acct({.db_path = dir + "/accounting.db",
+//                                .spool_path = dir + "/accounting.spool"});
+//   acct.Upsert(job_record);       // at submit, start, end (any change)
+//   acct.UpsertStep(step_record);  // at step start and end
+//   auto r = acct.Query(query);    // Result<QueryResult>
+//   acct.Flush();                  // at shutdown (the destructor flushes too)
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "store/records.h"
+#include "util/status.h"
+
+struct sqlite3;
+
+namespace muster::store {
+
+// The schema version this build writes (PRAGMA user_version).
+inline constexpr int kAccountingSchemaVersion = 2;
+
+struct AccountingOptions {
+  std::string db_path;     // e.g. StateSaveLocation + "/accounting.db"
+  std::string spool_path;  // e.g. StateSaveLocation + "/accounting.spool"
+  int max_batch = 4096;    // records per transaction, at most
+};
+
+class AccountingStore {
+ public:
+  // Starts the writer thread and tries to open the database; a database that
+  // cannot be opened is not an error (records spool until it can).
+  explicit AccountingStore(AccountingOptions options);
+  // Flushes and stops the writer.
+  ~AccountingStore();
+  AccountingStore(const AccountingStore&) = delete;
+  AccountingStore& operator=(const AccountingStore&) = delete;
+
+  // Insert or replace by job id / (job id, step id). Never blocks on I/O.
+  void Upsert(const JobRecord& job);
+  void UpsertStep(const StepRecord& step);
+
+  // Blocks until every record queued before the call is in the database
+  // (Ok) or in the spool (Unavailable, with the database's error). Retries
+  // the database (and replays the spool) first.
+  util::Status Flush();
+
+  // Records matching `q`, in sacct's order. Reads the database only: call
+  // Flush() first to see records still queued.
+  util::Result<QueryResult> Query(const AccountingQuery& q) const;
+
+  // Whether the last write reached the database.
+  bool database_ok() const;
+
+  // Record <-> JSON, the spool's line format.
+  static nlohmann::json ToJson(const JobRecord& r);
+  static nlohmann::json ToJson(const StepRecord& r);
+  static JobRecord JobFromJson(const nlohmann::json& j);
+  static StepRecord StepFromJson(const nlohmann::json& j);
+
+ private:
+  using Item = std::variant<JobRecord, StepRecord>;
+  void WriterLoop();
+  // Writer thread only.
+  util::Status EnsureOpen();
+  util::Status WriteBatch(const std::deque<Item>& batch);
+  util::Status ReplaySpool();
+  void SpoolBatch(const std::deque<Item>& batch);
+  void CloseWriter();
+
+  const AccountingOptions options_;
+  sqlite3* writer_db_ = nullptr;  // writer thread only
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;       // work queued / stop
+  std::condition_variable idle_cv_;  // a batch finished
+  std::deque<Item> queue_;           // guarded by mu_
+  uint64_t enqueued_ = 0;            // guarded by mu_
+  uint64_t done_ = 0;                // guarded by mu_: records written or spooled
+  uint64_t flush_requests_ = 0;      // guarded by mu_
+  uint64_t flushes_served_ = 0;      // guarded by mu_
+  bool stop_ = false;                // guarded by mu_
+  bool db_ok_ = false;               // guarded by mu_
+  std::string last_error_;           // guarded by mu_
+
+  mutable std::mutex read_mu_;
+  mutable sqlite3* reader_db_ = nullptr;  // guarded by read_mu_
+
+  std::thread writer_;
+};
+
+}  // namespace muster::store
