@@ -69,11 +69,23 @@ std::string EmulatedConfig(const std::string& dir) {
          "PartitionName=train Nodes=gpu[01-04] MaxTime=3-00:00:00 DefaultTime=04:00:00 State=UP\n";
 }
 
-std::optional<pid_t> LivePid(const std::string& pidfile) {
+// The pid recorded in `pidfile` when that process is alive and is `comm`
+// (not a zombie, not a recycled pid of another program).
+std::optional<pid_t> LivePid(const std::string& pidfile, const std::string& comm) {
   std::ifstream in(pidfile);
   long pid = 0;
   if (!(in >> pid) || pid <= 0) return std::nullopt;
-  if (kill(static_cast<pid_t>(pid), 0) != 0) return std::nullopt;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return std::nullopt;
+  auto open = line.find('('), close = line.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close + 2 >= line.size()) {
+    return std::nullopt;
+  }
+  std::string name = line.substr(open + 1, close - open - 1);
+  char state = line[close + 2];
+  // comm is cut to 15 characters by the kernel.
+  if (state == 'Z' || state == 'X' || name != comm.substr(0, 15)) return std::nullopt;
   return static_cast<pid_t>(pid);
 }
 
@@ -101,13 +113,13 @@ util::Result<pid_t> SpawnDaemon(const fs::path& binary, const std::vector<std::s
 }
 
 bool StopPid(const std::string& pidfile, const char* what) {
-  auto pid = LivePid(pidfile);
+  auto pid = LivePid(pidfile, what);
   if (!pid) return false;
   kill(*pid, SIGTERM);
-  for (int i = 0; i < 200 && kill(*pid, 0) == 0; ++i) {
+  for (int i = 0; i < 200 && LivePid(pidfile, what); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
-  if (kill(*pid, 0) == 0) {
+  if (LivePid(pidfile, what)) {
     std::cerr << "muster down: " << what << " (pid " << *pid << ") did not stop; killing it\n";
     kill(*pid, SIGKILL);
   }
@@ -172,14 +184,14 @@ int UpMain(const std::vector<std::string>& args) {
   fs::create_directories(paths->state + "/log", ec);
   fs::path bin = SelfDir();
   std::string sock = config::ControllerSocketPath(*cfg);
-  if (!LivePid(paths->state + "/musterd.pid")) {
+  if (!LivePid(paths->state + "/musterd.pid", "musterd")) {
     auto pid = SpawnDaemon(bin / "musterd", {"--conf", paths->conf}, paths->state + "/log/musterd.log");
     if (!pid.ok()) {
       std::cerr << "muster up: " << pid.status().message() << "\n";
       return 1;
     }
   }
-  if (!LivePid(paths->state + "/agent.pid")) {
+  if (!LivePid(paths->state + "/agent.pid", "muster-agent")) {
     auto pid = SpawnDaemon(bin / "muster-agent", {"--conf", paths->conf},
                            paths->state + "/log/agent.log");
     if (!pid.ok()) {

@@ -149,6 +149,8 @@ struct Job {
   uint32_t cancelled_by = UINT32_MAX;
   int restart_count = 0;
   std::string failure_detail;  // e.g. could not open output file
+  int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
+  int64_t total_cpu_ms = 0;    // user+system CPU of the batch step
 
   int NumNodes() const;
   int NumCpus() const;

@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include <boost/asio/post.hpp>
 
@@ -32,26 +35,6 @@ namespace {
 
 // Slurm's priority/basic counts down from this value in submission order.
 constexpr uint32_t kBasePriority = 4294901760u;
-
-util::Status WriteFileAtomic(const std::string& path, const std::string& data) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return util::Internal("cannot write " + tmp);
-    out << data;
-    if (!out) return util::Internal("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return util::Internal("cannot rename " + tmp + ": " + ec.message());
-  return util::Status::Ok();
-}
-
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // --signal=[{R|B}:]SIG[@TIME] -> (signal number, seconds, batch only).
 struct WarnSignal {
@@ -82,9 +65,73 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
 
 }  // namespace
 
+// The journal's fdatasync thread. Request(gen) asks for a sync covering
+// generation `gen`; requests that arrive while a sync runs are merged into
+// the next one. Completion is posted back to the event loop.
+class Syncer {
+ public:
+  Syncer(boost::asio::io_context& io, const Journal& journal, Controller& ctl)
+      : io_(io), journal_(journal), ctl_(ctl), thread_([this] { Run(); }) {}
+  ~Syncer() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void Request(uint64_t gen, std::vector<int> fds) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      wanted_ = std::max(wanted_, gen);
+      for (int fd : fds) {
+        if (fd >= 0) fds_.push_back(fd);
+      }
+    }
+    cv_.notify_all();
+  }
+  // Blocks until every requested generation is synced (shutdown).
+  void Drain() {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return done_ >= wanted_; });
+  }
+
+ private:
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      cv_.wait(lock, [this] { return stop_ || wanted_ > done_; });
+      if (wanted_ <= done_ && stop_) return;
+      uint64_t gen = wanted_;
+      std::vector<int> fds;
+      fds.swap(fds_);
+      lock.unlock();
+      util::Status st = journal_.Sync(fds);
+      lock.lock();
+      done_ = gen;
+      done_cv_.notify_all();
+      boost::asio::post(io_, [this, gen, st] { ctl_.OnSynced(gen, st); });
+    }
+  }
+
+  boost::asio::io_context& io_;
+  const Journal& journal_;
+  Controller& ctl_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  uint64_t wanted_ = 0;
+  uint64_t done_ = 0;
+  std::vector<int> fds_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+Controller::~Controller() = default;
+
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
-    : io_(io), cfg_(std::move(cfg)), clock_(clock), housekeeping_(io), schedule_timer_(io) {
+    : io_(io), cfg_(std::move(cfg)), clock_(clock), schedule_timer_(io), housekeeping_(io) {
   start_time_ = clock_.Now();
+  syncer_ = std::make_unique<Syncer>(io_, journal_, *this);
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
   for (const auto& nc : cfg_.nodes) {
     core::Node n;
@@ -180,20 +227,22 @@ void Controller::MarkNode(const core::Node& node) {
 }
 
 void Controller::AfterCommit(std::function<void()> fn) {
-  if (!commit_posted_) {
+  if (commit_posted_) {
+    after_commit_.push_back(std::move(fn));
+  } else if (synced_gen_ < written_gen_) {
+    waiting_[written_gen_].push_back(std::move(fn));
+  } else {
     fn();
-    return;
   }
-  after_commit_.push_back(std::move(fn));
 }
 
 void Controller::RequestCommit() {
   if (commit_posted_) return;
   commit_posted_ = true;
   // Posted, so every change made while handling the events that are ready
-  // now shares one fdatasync: group commit without a thread.
+  // now shares one write and one fdatasync: group commit.
   boost::asio::post(io_, [this] {
-    util::Status st = CommitNow();
+    util::Status st = WriteCommit();
     if (!st.ok()) {
       // Acknowledging what is not on disk would break the one promise that
       // matters; a restart replays what was committed.
@@ -203,7 +252,7 @@ void Controller::RequestCommit() {
   });
 }
 
-util::Status Controller::CommitNow() {
+util::Status Controller::WriteCommit() {
   for (JobId id : dirty_jobs_) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
@@ -217,15 +266,39 @@ util::Status Controller::CommitNow() {
     if (core::Node* n = FindNode(name)) journal_.Append({{"op", "node"}, {"node", NodeState(*n)}});
   }
   dirty_nodes_.clear();
-  MUSTER_RETURN_IF_ERROR(journal_.Flush({payload_.active_fd()}));
   commit_posted_ = false;
-  std::vector<std::function<void()>> ready;
-  ready.swap(after_commit_);
-  for (auto& fn : ready) fn();
-  if (journal_.records_since_snapshot() >= kSnapshotEvery) {
-    util::Status st = journal_.WriteSnapshot(StateJson());
-    if (!st.ok()) util::LogError("snapshot: {}", st.message());
+  MUSTER_RETURN_IF_ERROR(journal_.Write());
+  uint64_t gen = ++written_gen_;
+  auto& callbacks = waiting_[gen];
+  for (auto& fn : after_commit_) callbacks.push_back(std::move(fn));
+  after_commit_.clear();
+  std::vector<int> fds{payload_dirty_ ? payload_.active_fd() : -1};
+  payload_dirty_ = false;
+  syncer_->Request(gen, std::move(fds));
+  return util::Status::Ok();
+}
+
+void Controller::OnSynced(uint64_t gen, const util::Status& st) {
+  if (!st.ok()) {
+    util::LogError("journal: {}; stopping", st.message());
+    std::abort();
   }
+  synced_gen_ = std::max(synced_gen_, gen);
+  while (!waiting_.empty() && waiting_.begin()->first <= synced_gen_) {
+    auto callbacks = std::move(waiting_.begin()->second);
+    waiting_.erase(waiting_.begin());
+    for (auto& fn : callbacks) fn();
+  }
+  if (synced_gen_ == written_gen_ && !commit_posted_ &&
+      journal_.records_since_snapshot() >= kSnapshotEvery) {
+    util::Status snap = journal_.WriteSnapshot(StateJson());
+    if (!snap.ok()) util::LogError("snapshot: {}", snap.message());
+  }
+}
+
+util::Status Controller::CommitNow() {
+  MUSTER_RETURN_IF_ERROR(WriteCommit());
+  syncer_->Drain();
   return util::Status::Ok();
 }
 
@@ -345,6 +418,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   // pending job costs little memory.
   json payload = {{"script", req.script}, {"environment", req.environment}};
   util::Status st = payload_.Append(job.id, payload.dump(-1, ' ', false, json::error_handler_t::replace));
+  payload_dirty_ = true;
   if (!st.ok()) {
     --next_job_id_;
     return util::Internal("Unable to write job files: " + st.message());
@@ -459,6 +533,8 @@ void Controller::Launch(Job& job) {
   spec.std_in = job.req.std_in;
   spec.open_append = job.req.open_append;
   spec.time_limit_s = job.time_limit_s;
+  // --mem is a hard limit on the batch host (enforced by muster-step's cgroup).
+  if (!job.alloc.empty() && !job.req.mem_whole_node) spec.mem_limit_mb = job.alloc.front().mem_mb;
   spec.kill_wait_s = cfg_.kill_wait_s;
   if (!job.req.signal_spec.empty()) {
     auto ws = ParseSignalSpec(job.req.signal_spec);
@@ -539,6 +615,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
       if (!result.ok()) return;
       auto it = jobs_.find(result->job_id);
       if (it != jobs_.end() && !core::IsFinished(it->second.state)) {
+        it->second.max_rss_kb = result->max_rss_kb;
+        it->second.total_cpu_ms = result->total_cpu_ms;
         auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
         FinishJob(it->second, state, result->exit_code, result->exit_signal, result->end_time,
                   result->detail);
@@ -587,6 +665,8 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
     auto f = finished.find(id);
     if (f != finished.end()) {
+      job.max_rss_kb = f->second.max_rss_kb;
+      job.total_cpu_ms = f->second.total_cpu_ms;
       auto state = core::ParseJobState(f->second.state).value_or(JobState::kFailed);
       FinishJob(job, state, f->second.exit_code, f->second.exit_signal, f->second.end_time,
                 f->second.detail);

@@ -50,6 +50,7 @@ struct JobActionResult {
 class Controller {
  public:
   Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock);
+  ~Controller();
 
   // Rebuilds the state from the snapshot and journal in StateSaveLocation.
   util::Status Recover();
@@ -115,6 +116,8 @@ class Controller {
   void MarkNode(const core::Node& node);
   void RequestCommit();
   util::Status CommitNow();
+  util::Status WriteCommit();
+  friend class Syncer;
   std::string StateJson() const;
   static nlohmann::json NodeState(const core::Node& n);
   void ApplyNodeState(const nlohmann::json& n);
@@ -148,6 +151,14 @@ class Controller {
   std::set<std::string> dirty_nodes_;
   std::vector<std::function<void()>> after_commit_;
   bool commit_posted_ = false;
+  // Pipelined group commit: the loop writes generation N and goes on while
+  // the syncer thread fdatasyncs it; the callbacks of N run when it is done.
+  uint64_t written_gen_ = 0;
+  uint64_t synced_gen_ = 0;
+  std::map<uint64_t, std::vector<std::function<void()>>> waiting_;
+  bool payload_dirty_ = false;
+  std::unique_ptr<class Syncer> syncer_;
+  void OnSynced(uint64_t gen, const util::Status& st);
   static constexpr uint64_t kSnapshotEvery = 200000;
   boost::asio::steady_timer housekeeping_;
 };

@@ -142,15 +142,26 @@ void Journal::Append(const json& record) {
 }
 
 util::Status Journal::Flush(const std::vector<int>& extra_fds) {
+  MUSTER_RETURN_IF_ERROR(Write());
+  return Sync(extra_fds);
+}
+
+util::Status Journal::Write() {
   if (buffer_.empty()) return util::Status::Ok();
-  for (int fd : extra_fds) {
-    if (fd >= 0 && ::fdatasync(fd) != 0) return Errno("cannot sync", "payload store");
-  }
-  std::string path = dir_ + "/journal.log";
-  MUSTER_RETURN_IF_ERROR(WriteAll(fd_, buffer_.data(), buffer_.size(), path));
-  if (::fdatasync(fd_) != 0) return Errno("cannot sync", path);
+  MUSTER_RETURN_IF_ERROR(WriteAll(fd_, buffer_.data(), buffer_.size(), dir_ + "/journal.log"));
   buffer_.clear();
   ++flushes_;
+  return util::Status::Ok();
+}
+
+util::Status Journal::Sync(const std::vector<int>& extra_fds) const {
+  // The payload first: a record must never be durable before what it names.
+  for (int fd : extra_fds) {
+    // EBADF: the payload segment was rotated meanwhile, and rotation syncs
+    // a segment before closing it.
+    if (fd >= 0 && ::fdatasync(fd) != 0 && errno != EBADF) return Errno("cannot sync", "payload store");
+  }
+  if (::fdatasync(fd_) != 0) return Errno("cannot sync", dir_ + "/journal.log");
   return util::Status::Ok();
 }
 

@@ -46,6 +46,11 @@ class Journal {
   // Writes the buffer and fdatasyncs; `extra_fds` (e.g. the payload store)
   // are synced first, so what records refer to is on disk before them.
   util::Status Flush(const std::vector<int>& extra_fds);
+  // The two halves of Flush, for a caller that syncs on another thread:
+  // Write() on the loop, then Sync() (thread-safe, touches no state but fd).
+  util::Status Write();
+  util::Status Sync(const std::vector<int>& extra_fds) const;
+  int fd() const { return fd_; }
 
   // Writes `state_json` (one JSON value, serialised by the caller so a big
   // table is never held as a json tree) as the new snapshot, atomically and

@@ -97,7 +97,12 @@ util::Status PayloadStore::Open(const std::string& dir, const std::set<uint32_t>
 }
 
 util::Status PayloadStore::StartSegment(uint32_t segment) {
-  if (active_fd_ >= 0) ::close(active_fd_);
+  if (active_fd_ >= 0) {
+    // Records in the old segment may not be synced yet by the journal's
+    // group commit, which only syncs the active segment.
+    if (::fdatasync(active_fd_) != 0) return Errno("cannot sync", SegmentPath(active_));
+    ::close(active_fd_);
+  }
   active_ = segment;
   std::string path = SegmentPath(segment);
   active_fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);

@@ -142,7 +142,19 @@ bool HasWord(std::string_view list, std::string_view word) {
   return false;
 }
 
-std::string JobDirName(uint32_t job_id) { return fmt::format("job_{}", job_id); }
+// job_<id>, unless a live cgroup has that name already: emulated nodes on
+// one host run one muster-step per node for the same job, and one step
+// must neither share the other's limit nor kill its processes. Then the
+// name gets muster-step's pid. An empty one is a crashed step's leftover:
+// removed, so that its old limits cannot get in the way (in the tests'
+// fake trees the rmdir fails and the directory is used as it is).
+std::string JobDirName(const std::string& parent, uint32_t job_id) {
+  std::string name = fmt::format("job_{}", job_id);
+  std::string path = parent + "/" + name;
+  if (!ReadPids(path + "/cgroup.procs").empty()) return fmt::format("{}_{}", name, ::getpid());
+  ::rmdir(path.c_str());
+  return name;
+}
 
 // ---- cgroup v2 ----
 
@@ -192,7 +204,7 @@ class V2Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(EnableControllers(root, wanted));
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
     MUSTER_RETURN_IF_ERROR(EnableControllers(parent, wanted));
-    std::string dir = parent + "/" + JobDirName(job_id);
+    std::string dir = parent + "/" + JobDirName(parent, job_id);
     MUSTER_RETURN_IF_ERROR(MakeDir(dir));
     util::Status st = Apply(dir, limits);
     if (!st.ok()) {
@@ -266,7 +278,7 @@ class V1Cgroup : public JobCgroup {
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
                                                          const CgroupLimits& limits) {
     std::unique_ptr<V1Cgroup> cg(new V1Cgroup);
-    std::string job = JobDirName(job_id);
+    std::string job = JobDirName(root + "/memory/muster", job_id);
     util::Status st = cg->MakeIn(root + "/memory", job, &cg->memory_);
     if (st.ok() && IsDir(root + "/cpuacct")) st = cg->MakeIn(root + "/cpuacct", job, &cg->cpuacct_);
     if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", job, limits.cpuset);
@@ -352,8 +364,9 @@ util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root
   return util::Unavailable(fmt::format("no cgroup v1 memory hierarchy or cgroup v2 mounted at {}", root));
 }
 
-int SignalCgroup(const JobCgroup& cg, std::span<const int> signals) {
-  std::unordered_set<pid_t> done;
+int SignalCgroup(const JobCgroup& cg, std::span<const int> signals, std::unordered_set<pid_t>* done_in) {
+  std::unordered_set<pid_t> local;
+  std::unordered_set<pid_t>& done = done_in != nullptr ? *done_in : local;
   const pid_t self = ::getpid();
   int count = 0;
   for (int round = 0; round < kMaxRescans; ++round) {

@@ -2,7 +2,8 @@
 // the peak memory / CPU time / OOM kills read back at the end. Two
 // implementations behind one interface, chosen by DetectCgroupVersion():
 //   v2  unified hierarchy (<root>/cgroup.controllers exists): one directory
-//       <root>/muster/job_<id>; memory.max, memory.peak (or memory.current
+//       <root>/muster/job_<id> (job_<id>_<pid of muster-step> where another
+//       step of the same job on this host holds that one); memory.max, memory.peak (or memory.current
 //       sampled), memory.events, cpu.stat, cpuset.cpus, cgroup.kill.
 //   v1  one hierarchy per controller (<root>/memory, <root>/cpuacct,
 //       <root>/cpuset): <root>/<controller>/muster/job_<id> in each one used;
@@ -20,6 +21,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "util/status.h"
@@ -75,8 +77,11 @@ util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root
 // Sends each of `signals` to every process in `cg`, rescanning for ones
 // forked meanwhile (bounded). Each pid is pinned with a pidfd and checked to
 // be still in the cgroup before it is signalled, so a recycled pid is never
-// hit. Returns the number of processes signalled.
-int SignalCgroup(const JobCgroup& cg, std::span<const int> signals);
+// hit. Returns the number of processes signalled. `done`, when given, holds
+// pids already signalled by the caller (skipped, so no process gets a
+// signal twice) and receives the ones handled here.
+int SignalCgroup(const JobCgroup& cg, std::span<const int> signals,
+                 std::unordered_set<pid_t>* done = nullptr);
 
 // Parsing helpers, exposed for tests. "key value" lines (memory.events,
 // cpu.stat, memory.oom_control): the value of `key`, or -1 if absent.

@@ -157,8 +157,9 @@ std::vector<pid_t> Descendants(pid_t root) {
   return pids;
 }
 
-int SignalDescendants(pid_t root, std::span<const int> signals) {
-  std::unordered_set<pid_t> signalled;
+int SignalDescendants(pid_t root, std::span<const int> signals, std::unordered_set<pid_t>* done) {
+  std::unordered_set<pid_t> local;
+  std::unordered_set<pid_t>& signalled = done != nullptr ? *done : local;
   int count = 0;
   for (int round = 0; round < kMaxRescans; ++round) {
     bool found_new = false;

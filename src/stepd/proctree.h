@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -44,8 +45,10 @@ std::vector<pid_t> Descendants(pid_t root);
 // no descendant that was not already signalled (bounded, against fork bombs).
 // Each pid is pinned with a pidfd and its start time re-checked before the
 // signal, so a pid recycled by an unrelated process is never hit. Returns the number
-// of processes signalled.
-int SignalDescendants(pid_t root, std::span<const int> signals);
+// of processes signalled. `done`, when given, holds pids the caller already
+// signalled (skipped) and receives the ones handled here.
+int SignalDescendants(pid_t root, std::span<const int> signals,
+                      std::unordered_set<pid_t>* done = nullptr);
 inline int SignalDescendants(pid_t root, int sig) {
   return SignalDescendants(root, std::span<const int>(&sig, 1));
 }

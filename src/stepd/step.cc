@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <unordered_set>
 
 #include "stepd/cgroup.h"
 #include "stepd/launch.h"
@@ -331,12 +332,17 @@ void Supervisor::Deliver(int sig, bool batch_only) {
 }
 
 void Supervisor::SignalJob(std::span<const int> signals) {
-  SignalDescendants(self_, signals);
-  if (!cgroup_) return;
-  // A process that left the tree (reparented elsewhere by a debugger, or
-  // started into the cgroup from outside) is still caught here.
-  if (signals.size() == 1 && signals[0] == SIGKILL && cgroup_->KillAll()) return;
-  SignalCgroup(*cgroup_, signals);
+  if (!cgroup_) {
+    SignalDescendants(self_, signals);
+    return;
+  }
+  // The cgroup first: it also holds processes that left the tree (a
+  // debugger reparenting them, one started into it from outside). Each
+  // process gets the signals once, whichever list it is found in.
+  bool kill = signals.size() == 1 && signals[0] == SIGKILL;
+  std::unordered_set<pid_t> done;
+  if (!(kill && cgroup_->KillAll())) SignalCgroup(*cgroup_, signals, &done);
+  SignalDescendants(self_, signals, &done);
 }
 
 void Supervisor::SetUpCgroup() {
@@ -378,8 +384,12 @@ void Supervisor::CollectUsage() {
   result_.cgroup = cgroup_ != nullptr;
   if (!cgroup_) return;
   CgroupUsage usage = cgroup_->Usage();
-  // Zero means the counter is missing (no cpuacct hierarchy, say): rusage stays.
-  if (usage.peak_bytes > 0) result_.max_rss_kb = usage.peak_bytes / 1024;
+  // The cgroup's peak is the memory charged to the job (all its processes
+  // together) but misses pages first touched elsewhere, such as shared
+  // libraries already in the page cache; the largest process's own RSS
+  // counts those, so a small job is not shown smaller than its shell.
+  result_.max_rss_kb = std::max<uint64_t>(result_.max_rss_kb, usage.peak_bytes / 1024);
+  // Zero means the counter is missing (no cpuacct hierarchy): rusage stays.
   if (usage.cpu_ns > 0) result_.total_cpu_ms = usage.cpu_ns / 1'000'000;
   result_.oom_killed = usage.oom_killed;
   // Normally empty by now (no child is left); anything else in it (not our

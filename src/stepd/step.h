@@ -12,6 +12,11 @@
 //                      processes, only the batch shell when (v & 0x100).
 // The step tracks the whole process tree (it is a child subreaper, so
 // detached descendants reparent to it) and kills all of it at the end.
+// Where cgroups are usable (root, a writable v1 memory hierarchy or v2) the
+// job also runs in its own cgroup (stepd/cgroup.h), joined before the batch
+// shell execs: the memory limit, the cpuset, the process list used when
+// killing, and the peak memory and CPU time are the cgroup's. Where they are
+// not, the job runs anyway (one warning in the log) and result.cgroup says so.
 #pragma once
 
 #include <cstdint>
@@ -63,8 +68,9 @@ struct StepResult {
   int64_t start_time = 0;
   int64_t end_time = 0;
   std::string detail;   // e.g. "could not open output file /x: Permission denied"
-  // Peak memory in KiB: the job cgroup's peak, or without a cgroup the
-  // largest reaped process (getrusage RUSAGE_CHILDREN ru_maxrss).
+  // Peak memory in KiB: the larger of the job cgroup's peak and the largest
+  // reaped process's RSS (getrusage RUSAGE_CHILDREN ru_maxrss; the only
+  // source without a cgroup).
   uint64_t max_rss_kb = 0;
   // User + system CPU time of all the job's processes, in ms (cgroup
   // accounting, or without a cgroup the reaped children's rusage).

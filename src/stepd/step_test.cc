@@ -513,9 +513,10 @@ TEST_F(StepTest, JobOverItsMemoryLimitEndsOutOfMemory) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.exit_signal, 125);
   EXPECT_NE(r.detail.find("memory limit of 100 MiB exceeded"), std::string::npos) << r.detail;
-  // The peak is the limit (page cache and kernel memory included), give or take.
+  // Near the limit: the process's RSS also counts shared library pages
+  // charged to other cgroups, so it may pass the limit by a few MiB.
   EXPECT_GT(r.max_rss_kb, 80u * 1024);
-  EXPECT_LE(r.max_rss_kb, 101u * 1024);
+  EXPECT_LE(r.max_rss_kb, 116u * 1024);
   EXPECT_FALSE(Exists("/sys/fs/cgroup/memory/muster/job_4201"));
   EXPECT_FALSE(Exists("/sys/fs/cgroup/muster/job_4201"));
 }
@@ -524,13 +525,15 @@ TEST_F(StepTest, JobWithinItsLimitReportsMemoryAndCpu) {
   if (std::string why = CgroupSkipReason(); !why.empty()) GTEST_SKIP() << why;
   spec_.mem_limit_mb = 200;
   spec_.job_id = 4202;
-  Script("timeout 0.5 sh -c 'while :; do :; done'; cat /proc/self/cgroup > cgroups; exit 0");
+  Script("python3 -c 'b = bytearray(50 * 1024 * 1024)'\n"
+         "timeout 1 sh -c 'while :; do :; done'; cat /proc/self/cgroup > cgroups; exit 0");
   StepResult r = Run();
   EXPECT_TRUE(r.cgroup);
   EXPECT_EQ(r.state, "COMPLETED");
   EXPECT_FALSE(r.oom_killed);
-  EXPECT_GT(r.max_rss_kb, 1000u);
+  EXPECT_GT(r.max_rss_kb, 50u * 1024);
   EXPECT_LT(r.max_rss_kb, 200u * 1024);
+  // A second of spinning, at least 300 ms of it on a CPU even on a busy host.
   EXPECT_GE(r.total_cpu_ms, 300u);
   EXPECT_LT(r.total_cpu_ms, 5000u);
   // The job ran in its cgroup, which is gone afterwards.
@@ -558,7 +561,7 @@ TEST_F(StepTest, CancelKillsEveryProcessOfACgroupJob) {
 
 TEST_F(StepTest, WithoutCgroupsUsageComesFromRusage) {
   if (IsRoot()) GTEST_SKIP() << "as root the job gets a cgroup";
-  Script("timeout 0.5 sh -c 'while :; do :; done'; exit 0");
+  Script("timeout 1 sh -c 'while :; do :; done'; exit 0");
   StepResult r = Run();
   EXPECT_EQ(r.state, "COMPLETED");
   EXPECT_FALSE(r.cgroup);

@@ -184,3 +184,22 @@ def test_timeout_ends_job(cluster, timeout_job):
     assert not Path(f"/proc/{child}").exists(), "detached child survived the time limit"
     out = (cluster.work / f"slurm-{timeout_job}.out").read_text()
     assert "got TERM" in out, "the job must get SIGTERM before SIGKILL"
+
+
+def test_memory_limit_is_enforced(cluster):
+    if os.geteuid() != 0 or not Path("/sys/fs/cgroup").exists():
+        pytest.skip("cgroups need root")
+    hog = "import time; b = bytearray(300 * 1024 * 1024); b[::4096] = b'x' * len(b[::4096]); time.sleep(1)"
+    job = cluster.sbatch("--mem=100M", "--wrap", f"/usr/bin/python3 -c \"{hog}\"")
+    state = cluster.wait_done(job)
+    if state != "OUT_OF_MEMORY" and not cluster.job(job).get("max_rss_kb"):
+        pytest.skip("no usable memory cgroup on this machine")
+    assert state == "OUT_OF_MEMORY"
+    f = cluster.scontrol_job(job)
+    assert f["JobState"] == "OUT_OF_MEMORY"
+    assert f["ExitCode"] == "0:125"
+    rss = cluster.job(job)["max_rss_kb"]
+    assert 50 * 1024 < rss < 140 * 1024, rss
+    ok = cluster.sbatch("--mem=200M", "--wrap", "/usr/bin/python3 -c \"b = bytearray(50 * 1024 * 1024)\"")
+    assert cluster.wait_done(ok) == "COMPLETED"
+    assert cluster.job(ok)["max_rss_kb"] > 40 * 1024

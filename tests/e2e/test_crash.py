@@ -1,0 +1,102 @@
+"""kill -9 of musterd and muster-agent at random moments while jobs are
+submitted and run: every acknowledged job survives with a correct final
+state, no job runs twice, no process is left behind."""
+
+import os
+import random
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
+
+
+def kill9(pid):
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    deadline = time.time() + 10
+    while Path(f"/proc/{pid}").exists() and time.time() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                break
+        except OSError:
+            break
+        time.sleep(0.01)
+
+
+def test_kill9_daemons_loses_nothing(fresh_cluster):
+    c = fresh_cluster
+    runs = c.work / "runs.log"
+    acked = []
+    stop = threading.Event()
+
+    def submitter():
+        while not stop.is_set():
+            r = c.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap",
+                       f"echo $SLURM_JOB_ID >> {runs}; sleep 0.2"], check=False, timeout=60)
+            if r.returncode == 0:
+                acked.append(int(r.stdout.strip().split(";")[0]))
+            else:
+                time.sleep(0.02)  # the controller is down: the submission was refused, not lost
+
+    rng = random.Random(1234)
+    t = threading.Thread(target=submitter)
+    t.start()
+    try:
+        for round_ in range(15):
+            time.sleep(rng.uniform(0.2, 1.0))
+            pids = c.daemon_pids()
+            victim = rng.choice(["musterd", "agent", "both"])
+            if victim in ("musterd", "both") and "musterd" in pids:
+                kill9(pids["musterd"])
+            if victim in ("agent", "both") and "agent" in pids:
+                kill9(pids["agent"])
+            time.sleep(rng.uniform(0.0, 0.5))
+            c.up()
+    finally:
+        stop.set()
+        t.join()
+    assert len(acked) > 20, "the submitter should have got through between crashes"
+
+    deadline = time.time() + 120
+    states = {}
+    while time.time() < deadline:
+        states = {j: c.job(j)["state"] for j in acked}
+        if all(s in FINAL for s in states.values()):
+            break
+        time.sleep(0.2)
+    assert all(s in FINAL for s in states.values()), {j: s for j, s in states.items() if s not in FINAL}
+
+    ran = [int(l) for l in runs.read_text().split()] if runs.exists() else []
+    counts = {}
+    for j in ran:
+        counts[j] = counts.get(j, 0) + 1
+    twice = {j: n for j, n in counts.items() if n > 1}
+    assert not twice, f"jobs ran more than once: {twice}"
+    for j, s in states.items():
+        if s == "COMPLETED":
+            assert counts.get(j) == 1, f"job {j} COMPLETED but ran {counts.get(j, 0)} times"
+        else:
+            assert s == "NODE_FAIL", f"job {j} ended {s}"
+    completed = sum(1 for s in states.values() if s == "COMPLETED")
+    assert completed >= len(acked) * 0.8, f"only {completed} of {len(acked)} completed"
+    ids = sorted(acked)
+    assert len(set(ids)) == len(ids), "a job id was handed out twice"
+
+    # nothing left behind: no step supervisor or job process of this cluster
+    time.sleep(0.5)
+    leftovers = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            cmd = (p / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"muster-step" in cmd and str(c.root).encode() in cmd:
+            leftovers.append(int(p.name))
+    assert not leftovers, f"muster-step processes left: {leftovers}"
