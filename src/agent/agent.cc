@@ -220,6 +220,9 @@ void Agent::Launch(const json& msg) {
   // The step logs to the agent's own log (stderr), not a file per job:
   // creating files is most of the cost of a trivial job.
   posix_spawn_file_actions_adddup2(&fa, 2, 1);
+  // Nothing else of the agent's leaks into the step: an inherited controller
+  // connection would keep it open after the agent died, hiding the loss.
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none;

@@ -346,7 +346,12 @@ util::Status Controller::Recover() {
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
   }
-  MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", pending_ids_));
+  // Running jobs keep their script too: a NODE_FAIL may requeue them.
+  std::set<JobId> live = pending_ids_;
+  for (const auto& [id, job] : jobs_) {
+    if (job.state == JobState::kRunning || job.state == JobState::kCompleting) live.insert(id);
+  }
+  MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
   util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
                 records.size(), next_job_id_);
   return util::Status::Ok();
@@ -509,7 +514,6 @@ void Controller::RunSchedule() {
 void Controller::Launch(Job& job) {
   auto stored = payload_.Read(job.id);
   json payload = stored.ok() ? json::parse(*stored, nullptr, false) : json();
-  payload_.Release(job.id);
   if (!payload.is_object() || !payload.contains("script")) {
     FinishJob(job, JobState::kFailed, 1, 0, Now(),
               "job script lost: " + (stored.ok() ? std::string("corrupt record") : stored.status().message()));
@@ -582,6 +586,24 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     state = pend->second;
     pending_end_state_.erase(pend);
   }
+  if (state == JobState::kNodeFail && job.req.requeue) {
+    // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
+    // queue under the same id and runs again from the start.
+    util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
+    job.state = JobState::kPending;
+    job.restart_count += 1;
+    job.alloc.clear();
+    job.nodelist.clear();
+    job.batch_host.clear();
+    job.start_time = 0;
+    job.failure_detail = detail;
+    job.reason = core::PendingReason::kNone;
+    pending_ids_.insert(job.id);
+    MarkJob(job.id);
+    RequestSchedule();
+    return;
+  }
+  payload_.Release(job.id);
   job.state = state;
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
@@ -648,6 +670,14 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
     node->registered = true;
     node->boot_time = msg.value("boot_time", Now());
+    if (node->down && node->reason == "Not responding") {
+      // Back after a timeout: as Slurm's ReturnToService=1 for nodes that
+      // went DOWN only for not responding.
+      node->down = false;
+      node->reason.clear();
+      node->reason_time = 0;
+      MarkNode(*node);
+    }
     info.nodes.push_back(name);
   }
   std::set<JobId> running;
@@ -675,6 +705,20 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
   }
   std::weak_ptr<api::LineConn> weak = conn;
+  // Steps the agent still runs for jobs that are not running there any more
+  // (ended NODE_FAIL or requeued while it was away) are stopped, so a job
+  // never runs twice at once.
+  for (JobId id : running) {
+    auto it = jobs_.find(id);
+    bool ours = it != jobs_.end() &&
+                (it->second.state == JobState::kRunning || it->second.state == JobState::kCompleting) &&
+                std::find(info.nodes.begin(), info.nodes.end(), it->second.batch_host) != info.nodes.end();
+    if (ours) continue;
+    util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
+    AfterCommit([weak, id] {
+      if (auto c = weak.lock()) c->Send({{"type", "cancel"}, {"job_id", id}});
+    });
+  }
   for (const auto& [id, r] : finished) {
     JobId acked = id;
     AfterCommit([weak, acked] {
@@ -693,9 +737,38 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
       if (core::Node* node = FindNode(name)) node->registered = false;
     }
     util::LogWarn("agent {} disconnected", it->first);
+    ArmNodeTimeout(it->first, it->second.nodes);
     agents_.erase(it);
     return;
   }
+}
+
+void Controller::ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes) {
+  auto timer = std::make_shared<boost::asio::steady_timer>(
+      io_, std::chrono::seconds(std::max(1, cfg_.slurmd_timeout_s)));
+  node_timers_[host] = timer;
+  timer->async_wait([this, host, nodes, timer](boost::system::error_code ec) {
+    if (ec || node_timers_[host] != timer) return;
+    node_timers_.erase(host);
+    if (agents_.count(host)) return;  // it came back in time
+    int64_t now = Now();
+    for (const auto& name : nodes) {
+      core::Node* node = FindNode(name);
+      if (!node || node->registered) continue;
+      // As Slurm after SlurmdTimeout: the node goes DOWN, its jobs NODE_FAIL.
+      node->down = true;
+      node->reason = "Not responding";
+      node->reason_uid = 0;
+      node->reason_time = now;
+      MarkNode(*node);
+      util::LogWarn("node {} not responding for {} s: DOWN", name, cfg_.slurmd_timeout_s);
+    }
+    for (auto& [id, job] : jobs_) {
+      if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
+      if (std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end()) continue;
+      FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
+    }
+  });
 }
 
 // -------------------------------------------------------------- actions ----

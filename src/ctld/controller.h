@@ -99,6 +99,8 @@ class Controller {
   void Launch(core::Job& job);
   void OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
+  // After SlurmdTimeout without the agent, its nodes go DOWN and their jobs NODE_FAIL.
+  void ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes);
   void OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   // Ends a job that ran: frees its resources, records the end.
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
@@ -134,6 +136,7 @@ class Controller {
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;
   std::map<std::string, AgentInfo> agents_;  // by host name
+  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   std::map<core::JobId, int> step_counters_;
   // Final state for jobs whose end was requested (scancel, node down) while
   // the agent is still stopping them.

@@ -36,7 +36,9 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
 
     def submitter():
         while not stop.is_set():
-            r = c.run(["sbatch", "--parsable", "-o", "/dev/null", "--wrap",
+            # --no-requeue: a job whose launch was lost in a crash ends
+            # NODE_FAIL instead of running again, so "ran once" is checkable.
+            r = c.run(["sbatch", "--parsable", "--no-requeue", "-o", "/dev/null", "--wrap",
                        f"echo $SLURM_JOB_ID >> {runs}; sleep 0.2"], check=False, timeout=60)
             if r.returncode == 0:
                 acked.append(int(r.stdout.strip().split(";")[0]))
@@ -100,3 +102,49 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
         if b"muster-step" in cmd and str(c.root).encode() in cmd:
             leftovers.append(int(p.name))
     assert not leftovers, f"muster-step processes left: {leftovers}"
+
+
+TIMEOUT_CONF_EXTRA = "SlurmdTimeout=2\n"
+
+
+def test_lost_agent_marks_nodes_down_and_requeues():
+    from conftest import DEFAULT_CONF, make_cluster
+    c = make_cluster(DEFAULT_CONF + TIMEOUT_CONF_EXTRA)
+    try:
+        marker = c.work / "starts.log"
+        cmd = f"echo start $SLURM_JOB_ID $SLURM_RESTART_COUNT >> {marker}; sleep 1000"
+        keep = c.sbatch("-w", "cpu01", "--wrap", cmd)
+        gone = c.sbatch("-w", "cpu01", "--no-requeue", "--wrap", cmd)
+        c.wait_state(keep, "RUNNING")
+        c.wait_state(gone, "RUNNING")
+        kill9(c.daemon_pids()["agent"])
+        # the agent stays away past SlurmdTimeout
+        assert c.wait_state(gone, "NODE_FAIL", timeout=20) == "NODE_FAIL"
+        j = c.job(keep)
+        assert j["state"] == "PENDING" and j["restart_count"] == 1, j
+        r = c.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t %E"])
+        assert r.stdout.split()[0].startswith("down"), r.stdout
+        assert "Not responding" in r.stdout
+        f = c.scontrol_job(keep)
+        assert f["Restarts"] == "1"
+        # the agent returns: the node is back, the orphaned steps are stopped
+        # and the requeued job runs again, once
+        c.up()
+        assert c.wait_state(keep, "RUNNING", timeout=20) == "RUNNING"
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            steps = [p for p in Path("/proc").iterdir() if p.name.isdigit() and
+                     b"muster-step" in _cmdline(p) and str(c.root).encode() in _cmdline(p)]
+            if len(steps) == 1:
+                break
+            time.sleep(0.1)
+        assert len(steps) == 1, "the old steps must be stopped, the requeued one running"
+    finally:
+        c.teardown()
+
+
+def _cmdline(p):
+    try:
+        return (p / "cmdline").read_bytes()
+    except OSError:
+        return b""
