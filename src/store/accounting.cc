@@ -282,7 +282,8 @@ AccountingStore::AccountingStore(AccountingOptions options) : options_(std::move
 }
 
 AccountingStore::~AccountingStore() {
-  (void)Flush();
+  // The writer drains the whole queue (to the database or the spool) before
+  // it returns; no Flush() here, which could wait forever on a dead disk.
   {
     std::lock_guard<std::mutex> l(mu_);
     stop_ = true;
@@ -358,12 +359,32 @@ void AccountingStore::WriterLoop() {
       if (st.ok()) st = ReplaySpool();
       if (st.ok() && !batch.empty()) st = WriteBatch(batch);
     }
+    bool kept = false;
     if (!st.ok()) {
-      if (!batch.empty()) SpoolBatch(batch);
+      if (!batch.empty() && !SpoolBatch(batch)) {
+        // Neither the database nor the spool takes the records: keep them
+        // queued, in order, and wait a second (or for shutdown) before
+        // trying again. Only a shutdown in this state loses them, loudly.
+        std::unique_lock<std::mutex> l(mu_);
+        if (stop_) {
+          std::fprintf(stderr,
+                       "musterd: error: accounting database and spool %s unwritable at "
+                       "shutdown: %zu records lost\n",
+                       options_.spool_path.c_str(), batch.size());
+        } else {
+          std::fprintf(stderr,
+                       "musterd: error: accounting spool %s is not writable; %zu records "
+                       "kept in memory\n",
+                       options_.spool_path.c_str(), batch.size());
+          for (auto it = batch.rbegin(); it != batch.rend(); ++it) queue_.push_front(std::move(*it));
+          kept = true;
+          cv_.wait_for(l, std::chrono::seconds(1), [&] { return stop_; });
+        }
+      }
       if (writer_db_ != nullptr) CloseWriter();
       retry_at = Clock::now() + std::chrono::seconds(1);
     }
-    const size_t written = batch.size();
+    const size_t written = kept ? 0 : batch.size();
     batch.clear();
     {
       std::lock_guard<std::mutex> l(mu_);
@@ -444,7 +465,7 @@ util::Status AccountingStore::ReplaySpool() {
   return util::Status::Ok();
 }
 
-void AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
+bool AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
   std::string text;
   for (const Item& item : batch) {
     nlohmann::json j = std::visit([](const auto& r) { return ToJson(r); }, item);
@@ -454,6 +475,9 @@ void AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
   const int fd = ::open(options_.spool_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                         0600);
   bool ok = fd >= 0;
+  // A failed append is cut back to where it began, so that no torn line
+  // sits in the middle of the spool (the batch is written again later).
+  const off_t begin = ok ? ::lseek(fd, 0, SEEK_END) : 0;
   size_t off = 0;
   while (ok && off < text.size()) {
     const ssize_t n = ::write(fd, text.data() + off, text.size() - off);
@@ -462,19 +486,10 @@ void AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
   }
   if (fd >= 0) {
     if (ok && ::fdatasync(fd) != 0) ok = false;
+    if (!ok && begin >= 0) (void)::ftruncate(fd, begin);
     ::close(fd);
   }
-  if (!ok) {
-    // Neither the database nor the spool can take the records: keep them
-    // queued (at the front, in order) rather than drop them.
-    std::lock_guard<std::mutex> l(mu_);
-    for (auto it = batch.rbegin(); it != batch.rend(); ++it) {
-      queue_.push_front(*it);
-      --done_;  // the caller adds the batch size back after this
-    }
-    std::fprintf(stderr, "musterd: error: accounting spool %s is not writable; %zu records kept in memory\n",
-                 options_.spool_path.c_str(), batch.size());
-  }
+  return ok;
 }
 
 util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const {
@@ -520,7 +535,7 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
     binds.push_back([v](Stmt& s, int& i) { s.Bind(i++, v); });
   }
   if (q.window_end > 0) {
-    where += " AND j.eligible_time <= ? AND j.eligible_time > 0";
+    where += " AND j.eligible_time < ? AND j.eligible_time > 0";
     const int64_t v = q.window_end;
     binds.push_back([v](Stmt& s, int& i) { s.Bind(i++, v); });
   }

@@ -17,7 +17,7 @@
 //   acct.Upsert(job_record);       // at submit, start, end (any change)
 //   acct.UpsertStep(step_record);  // at step start and end
 //   auto r = acct.Query(query);    // Result<QueryResult>
-//   acct.Flush();                  // at shutdown (the destructor flushes too)
+//   acct.Flush();                  // optional; the destructor writes or spools the rest
 #pragma once
 
 #include <condition_variable>
@@ -52,7 +52,7 @@ class AccountingStore {
   // Starts the writer thread and tries to open the database; a database that
   // cannot be opened is not an error (records spool until it can).
   explicit AccountingStore(AccountingOptions options);
-  // Flushes and stops the writer.
+  // Writes (or spools) everything still queued and stops the writer.
   ~AccountingStore();
   AccountingStore(const AccountingStore&) = delete;
   AccountingStore& operator=(const AccountingStore&) = delete;
@@ -63,7 +63,8 @@ class AccountingStore {
 
   // Blocks until every record queued before the call is in the database
   // (Ok) or in the spool (Unavailable, with the database's error). Retries
-  // the database (and replays the spool) first.
+  // the database (and replays the spool) first. While neither the database
+  // nor the spool is writable the records stay queued and Flush waits.
   util::Status Flush();
 
   // Records matching `q`, in sacct's order. Reads the database only: call
@@ -86,7 +87,8 @@ class AccountingStore {
   util::Status EnsureOpen();
   util::Status WriteBatch(const std::deque<Item>& batch);
   util::Status ReplaySpool();
-  void SpoolBatch(const std::deque<Item>& batch);
+  // Appends the batch to the spool and syncs it; false when it cannot.
+  [[nodiscard]] bool SpoolBatch(const std::deque<Item>& batch);
   void CloseWriter();
 
   const AccountingOptions options_;

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +17,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "store/records.h"
 #include "util/status.h"
 
 namespace muster::render {
@@ -155,5 +158,113 @@ std::string NodeGresUsed(const core::Node& node, const config::Config& cfg);
 // Node-name order of Slurm 22.05's node table (sinfo -N, scontrol show node):
 // by prefix, then by the trailing number ("n9" before "n10").
 bool NodeNameLess(const std::string& a, const std::string& b);
+
+// ---- sacct, seff, sreport (accounting; sacct_render.cc, seff_render.cc,
+// sreport_render.cc). Pure functions over store records: the daemon runs
+// store::AccountingStore::Query(SacctQuery(req, ...)) and renders the result.
+struct SacctRequest {
+  std::vector<std::string> job_ids;     // -j: "N", "N_T", "N.batch", "N.0"
+  std::vector<std::string> users;       // -u (names or uids)
+  std::vector<std::string> accounts;    // -A
+  std::vector<std::string> partitions;  // -r
+  std::vector<std::string> names;       // --name
+  std::vector<std::string> states;      // -s (short or long names)
+  std::string start;                    // -S as typed, resolved against `now` when rendering
+  std::string end;                      // -E as typed
+  bool all_users = false;               // -a
+  bool allocations = false;             // -X
+  bool parsable = false;                // -p
+  bool parsable2 = false;               // -P
+  bool noheader = false;                // -n
+  bool json = false;                    // --json
+  // The field list, resolved by ParseSacctArgs from -o/-l/-b or the default
+  // "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode".
+  std::string format = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+  // CLI only, not sent: --help/--usage, -e/--helpformat.
+  bool help = false;
+  bool helpformat = false;
+};
+nlohmann::json ToJson(const SacctRequest& r);
+util::Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j);
+// Parses sacct's argv (without argv[0]). Errors carry sacct's stderr text
+// ("sacct: error: Invalid field requested: \"Bogus\""); the CLI prints it
+// and exits 1.
+util::Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args);
+// Slurm's time forms for -S/-E (and sreport start=/end=): now[+-N[units]],
+// today/midnight/noon/tomorrow, YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS],
+// MM/DD[/YY], MMDD[YY], Unix seconds; local time.
+util::Result<int64_t> ParseSlurmTime(std::string_view text, int64_t now);
+// The store query a request implies: ids, users (default: the caller unless
+// root/admin, -a, -u or -j), accounts, partitions, names and the time window
+// (default: midnight today to now; none with -j; with -s and no -E the window
+// ends at its start, and without -S starts now).
+store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t caller_uid,
+                                  bool is_admin);
+// sacct's stdout. Applies every filter of SacctQuery again (any superset of
+// the matching records may be passed) plus -s states and -j step ids;
+// `steps` may hold steps of any job. Errors are sacct's messages.
+util::Result<std::string> RenderSacct(const SacctRequest& req,
+                                      const std::vector<store::JobRecord>& jobs,
+                                      const std::vector<store::StepRecord>& steps, int64_t now,
+                                      uint32_t caller_uid, bool is_admin);
+// One job of `sacct --json` (dbv0.0.38 shape, the main fields).
+nlohmann::json SacctJobJson(const store::JobRecord& job,
+                            const std::vector<const store::StepRecord*>& steps, int64_t now);
+// sacct's value formats: Elapsed/CPUTime "00:00:02", "1-02:03:04";
+// TotalCPU "00:00.003" (MM:SS.mmm below an hour); MaxRSS "322132K", "1G"
+// (a larger unit only when it divides evenly, as sacct 22.05 printed it).
+std::string SacctElapsed(int64_t seconds);
+std::string SacctCpuTime(int64_t ms);
+std::string SacctKiloBytes(int64_t kb);
+
+// seff's stdout for one job (contrib/seff layout): Job ID, Cluster,
+// User/Group, State (exit code), Cores or Nodes/Cores per node, CPU
+// Utilized/Efficiency against elapsed x CPUs, wall-clock time, Memory
+// Utilized (the steps' MaxRSS) and Efficiency against ReqMem. `steps` are
+// the job's steps (others are ignored); `now` ends a running job's wall time.
+std::string RenderSeff(const store::JobRecord& job, const std::vector<store::StepRecord>& steps,
+                       int64_t now);
+
+// ---- sreport ----
+struct SreportRequest {
+  // "cluster Utilization", "cluster AccountUtilizationByUser",
+  // "user TopUsage", or Muster's "job OverRequest" (jobs of the last `days`
+  // days whose ReqMem exceeds 3x MaxRSS, by account).
+  std::string report;
+  std::string start;                 // start= as typed (default: yesterday midnight)
+  std::string end;                   // end= as typed (default: today midnight)
+  std::string time_format = "minutes";  // -t: minutes, hours, seconds, percent
+  std::string tres = "cpu";          // --tres: cpu or gres/gpu
+  bool parsable = false;             // -p
+  bool parsable2 = false;            // -P
+  bool noheader = false;             // -n
+  int top_count = 10;                // TopCount=
+  int days = 7;                      // days= (job OverRequest)
+  std::vector<std::string> users;    // users=
+  std::vector<std::string> accounts; // accounts=
+  // CLI only: a diagnostic sreport prints to stderr, without a newline,
+  // before the report ("unknown time format fortnight").
+  std::string warning;
+};
+nlohmann::json ToJson(const SreportRequest& r);
+util::Result<SreportRequest> SreportRequestFromJson(const nlohmann::json& j);
+// Parses sreport's argv: options, then "<type> <report> [key=value...]".
+util::Result<SreportRequest> ParseSreportArgs(const std::vector<std::string>& args);
+// The report's window [start, end) resolved against `now`.
+util::Result<std::pair<int64_t, int64_t>> SreportWindow(const SreportRequest& req, int64_t now);
+// The store query for the report's jobs (and steps for OverRequest).
+store::AccountingQuery SreportQuery(const SreportRequest& req, int64_t now);
+// What sreport needs about the cluster: its name, capacity and the users'
+// proper (GECOS) names (login when absent).
+struct SreportCluster {
+  std::string name;
+  int64_t cpus = 0;  // total configured CPUs
+  int64_t gpus = 0;  // total configured gres/gpu
+  std::map<std::string, std::string> proper_names;
+};
+util::Result<std::string> RenderSreport(const SreportRequest& req,
+                                        const std::vector<store::JobRecord>& jobs,
+                                        const std::vector<store::StepRecord>& steps,
+                                        const SreportCluster& cluster, int64_t now);
 
 }  // namespace muster::render

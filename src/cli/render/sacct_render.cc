@@ -1,0 +1,929 @@
+// sacct: option parsing, the request's JSON form, the accounting query it
+// implies and the renderer over store::JobRecord/StepRecord.
+//
+// Observed on Slurm 22.05.8 with slurmdbd (see sacct_render_test.cc):
+//  - fixed-width columns end with one space; a value longer than its column
+//    keeps width-1 characters and a '+'; most fields are right-justified,
+//    JobID/JobIDRaw left (width -12). A "%N" in -o sets the width and makes
+//    the column right-justified, "%-N" left-justified;
+//  - -p ends every field with '|', -P separates with '|'; neither prints the
+//    dashes line, -n drops the header;
+//  - without -S the window starts at midnight today, unless -j is given (no
+//    window at all); with -s and no -E the window ends where it starts;
+//    a job matches a window when it was eligible before its end and had not
+//    ended before its start;
+//  - without -a/-u/-j a normal user sees only their own jobs; root (or an
+//    admin) sees everybody's. PrivateData is not enforced (the oracle runs
+//    PrivateData=none, where -a shows all jobs to anyone);
+//  - -j N.batch prints the job row and that step only; -X prints job rows.
+
+#include <time.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/render/format_util.h"
+#include "cli/render/render.h"
+#include "util/strings.h"
+#include "util/users.h"
+
+namespace muster::render {
+namespace {
+
+using store::JobRecord;
+using store::StepRecord;
+using util::InvalidArgument;
+using util::Result;
+
+constexpr const char* kDefaultFormat = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+constexpr const char* kBriefFormat = "JobID,State,ExitCode";
+constexpr const char* kLongFormat =
+    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,"
+    "MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,"
+    "MinCPU,MinCPUNode,MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,"
+    "AveCPUFreq,ReqCPUFreqMin,ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,"
+    "MaxDiskRead,MaxDiskReadNode,MaxDiskReadTask,AveDiskRead,MaxDiskWrite,"
+    "MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,ReqTRES,AllocTRES,TRESUsageInAve,"
+    "TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,TRESUsageInMin,"
+    "TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
+    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
+
+// One output row: a job, or one of its steps.
+struct Row {
+  const JobRecord* job = nullptr;
+  const StepRecord* step = nullptr;  // null for the job row
+  int64_t now = 0;
+};
+
+int64_t RowStart(const Row& r) { return r.step ? r.step->start_time : r.job->start_time; }
+int64_t RowEnd(const Row& r) { return r.step ? r.step->end_time : r.job->end_time; }
+int64_t RowElapsed(const Row& r) {
+  const int64_t s = RowStart(r);
+  if (s <= 0) return 0;
+  const int64_t e = RowEnd(r) > 0 ? RowEnd(r) : r.now;
+  return std::max<int64_t>(0, e - s);
+}
+
+std::string JobIdText(const JobRecord& j) {
+  if (j.array_task_id >= 0 && j.array_job_id > 0)
+    return fmt::format("{}_{}", j.array_job_id, j.array_task_id);
+  return std::to_string(j.job_id);
+}
+
+std::string ExitText(int code, int sig) { return fmt::format("{}:{}", code, sig); }
+
+std::string Timestamp(int64_t t, TimestampFormatter* tf) {
+  return t > 0 ? tf->Format(t) : "Unknown";
+}
+
+// Field types that need the formatter.
+struct Ctx {
+  TimestampFormatter* tf;
+};
+
+struct FieldDef {
+  const char* name;
+  int width;  // negative: left-justified
+  std::function<std::string(const Row&, Ctx&)> value;
+};
+
+std::string Blank(const Row&, Ctx&) { return ""; }
+
+// TRESUsageIn{Ave,Max,Min,Tot} of a step. Slurm 22.05 prints "energy=0"
+// for Ave/Tot of a step that was never sampled; with a sample it lists
+// cpu, energy, fs/disk, mem, pages and vmem, of which Muster records cpu
+// and mem.
+std::string UsageIn(const Row& r, bool always) {
+  if (!r.step) return "";
+  if (r.step->max_rss_kb < 0) return always ? "energy=0" : "";
+  return "cpu=" + SacctElapsed(r.step->total_cpu_ms / 1000) +
+         ",energy=0,mem=" + SacctKiloBytes(r.step->max_rss_kb);
+}
+std::string UsageOut(const Row& r) { return r.step && r.step->max_rss_kb < 0 ? "energy=0" : ""; }
+std::string JobOnly(const Row& r, const std::string& v) { return r.step ? "" : v; }
+
+const std::vector<FieldDef>& Fields() {
+  static const std::vector<FieldDef> kFields = {
+      {"Account", 10, [](const Row& r, Ctx&) { return r.job->account; }},
+      {"AdminComment", 15, Blank},
+      {"AllocCPUS", 10,
+       [](const Row& r, Ctx&) { return std::to_string(r.step ? r.step->ncpus : r.job->ncpus); }},
+      {"AllocNodes", 10,
+       [](const Row& r, Ctx&) {
+         return std::to_string(r.step ? r.step->nnodes : r.job->nnodes);
+       }},
+      {"AllocTRES", 10,
+       [](const Row& r, Ctx&) { return r.step ? r.step->alloc_tres : r.job->alloc_tres; }},
+      {"AssocID", 10, Blank},
+      {"AveCPU", 10, Blank},
+      {"AveCPUFreq", 10, [](const Row& r, Ctx&) { return r.step ? "0" : ""; }},
+      {"AveDiskRead", 14, Blank},
+      {"AveDiskWrite", 14, Blank},
+      {"AvePages", 10, Blank},
+      {"AveRSS", 10,
+       [](const Row& r, Ctx&) {
+         // One sample per task; Muster records the step's peak only.
+         return r.step && r.step->max_rss_kb >= 0 ? SacctKiloBytes(r.step->max_rss_kb)
+                                                  : std::string();
+       }},
+      {"AveVMSize", 10, Blank},
+      {"BlockID", 10, Blank},
+      {"Cluster", 10, [](const Row& r, Ctx&) { return r.job->cluster; }},
+      {"Comment", 14, [](const Row& r, Ctx&) { return JobOnly(r, r.job->comment); }},
+      {"Constraints", 19, Blank},
+      {"ConsumedEnergy", 14, [](const Row& r, Ctx&) { return r.step ? "0" : ""; }},
+      {"ConsumedEnergyRaw", 17, [](const Row& r, Ctx&) { return r.step ? "0" : ""; }},
+      {"CPUTime", 10,
+       [](const Row& r, Ctx&) {
+         const int n = r.step ? r.step->ncpus : r.job->ncpus;
+         return SacctElapsed(RowElapsed(r) * n);
+       }},
+      {"CPUTimeRAW", 10,
+       [](const Row& r, Ctx&) {
+         const int n = r.step ? r.step->ncpus : r.job->ncpus;
+         return std::to_string(RowElapsed(r) * n);
+       }},
+      {"DerivedExitCode", 15,
+       [](const Row& r, Ctx&) {
+         return JobOnly(r, ExitText(r.job->derived_exit_code, r.job->derived_exit_signal));
+       }},
+      {"Elapsed", 10, [](const Row& r, Ctx&) { return SacctElapsed(RowElapsed(r)); }},
+      {"ElapsedRaw", 10, [](const Row& r, Ctx&) { return std::to_string(RowElapsed(r)); }},
+      {"Eligible", 19,
+       [](const Row& r, Ctx& c) {
+         return Timestamp(r.step ? r.step->start_time : r.job->eligible_time, c.tf);
+       }},
+      {"End", 19, [](const Row& r, Ctx& c) { return Timestamp(RowEnd(r), c.tf); }},
+      {"ExitCode", 8,
+       [](const Row& r, Ctx&) {
+         return r.step ? ExitText(r.step->exit_code, r.step->exit_signal)
+                       : ExitText(r.job->exit_code, r.job->exit_signal);
+       }},
+      {"GID", 6, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->gid)); }},
+      {"Group", 9, [](const Row& r, Ctx&) { return JobOnly(r, r.job->group); }},
+      {"JobID", -12,
+       [](const Row& r, Ctx&) {
+         return r.step ? JobIdText(*r.job) + "." + r.step->step_id : JobIdText(*r.job);
+       }},
+      {"JobIDRaw", -12,
+       [](const Row& r, Ctx&) {
+         return r.step ? std::to_string(r.job->job_id) + "." + r.step->step_id
+                       : std::to_string(r.job->job_id);
+       }},
+      {"JobName", 10, [](const Row& r, Ctx&) { return r.step ? r.step->name : r.job->name; }},
+      {"Layout", 8, Blank},
+      {"MaxDiskRead", 12, Blank},
+      {"MaxDiskReadNode", 15, Blank},
+      {"MaxDiskReadTask", 15, Blank},
+      {"MaxDiskWrite", 12, Blank},
+      {"MaxDiskWriteNode", 16, Blank},
+      {"MaxDiskWriteTask", 16, Blank},
+      {"MaxPages", 8, Blank},
+      {"MaxPagesNode", 12, Blank},
+      {"MaxPagesTask", 14, Blank},
+      {"MaxRSS", 10,
+       [](const Row& r, Ctx&) {
+         return r.step && r.step->max_rss_kb >= 0 ? SacctKiloBytes(r.step->max_rss_kb)
+                                                  : std::string();
+       }},
+      {"MaxRSSNode", 10,
+       [](const Row& r, Ctx&) {
+         return r.step && r.step->max_rss_kb >= 0 ? r.step->node_list : std::string();
+       }},
+      {"MaxRSSTask", 10,
+       [](const Row& r, Ctx&) {
+         return r.step && r.step->max_rss_kb >= 0 ? std::string("0") : std::string();
+       }},
+      {"MaxVMSize", 10, Blank},
+      {"MaxVMSizeNode", 14, Blank},
+      {"MaxVMSizeTask", 14, Blank},
+      {"MinCPU", 10, Blank},
+      {"MinCPUNode", 10, Blank},
+      {"MinCPUTask", 10, Blank},
+      {"NCPUS", 10,
+       [](const Row& r, Ctx&) { return std::to_string(r.step ? r.step->ncpus : r.job->ncpus); }},
+      {"NNodes", 8,
+       [](const Row& r, Ctx&) {
+         return std::to_string(r.step ? r.step->nnodes : r.job->nnodes);
+       }},
+      {"NodeList", 15,
+       [](const Row& r, Ctx&) {
+         const std::string& n = r.step ? r.step->node_list : r.job->node_list;
+         return n.empty() ? std::string("None assigned") : n;
+       }},
+      {"NTasks", 8,
+       [](const Row& r, Ctx&) { return r.step ? std::to_string(r.step->ntasks) : ""; }},
+      {"Partition", 10, [](const Row& r, Ctx&) { return JobOnly(r, r.job->partition); }},
+      {"QOS", 10, [](const Row& r, Ctx&) { return JobOnly(r, r.job->qos); }},
+      {"Reason", 22,
+       [](const Row& r, Ctx&) {
+         return JobOnly(r, r.job->reason.empty() ? "None" : r.job->reason);
+       }},
+      {"ReqCPUFreqGov", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
+      {"ReqCPUFreqMax", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
+      {"ReqCPUFreqMin", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
+      {"ReqCPUS", 7, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->ncpus)); }},
+      {"ReqMem", 10,
+       [](const Row& r, Ctx&) {
+         return JobOnly(r, r.job->req_mem_mb > 0 ? FormatMemoryMb(r.job->req_mem_mb) : "0");
+       }},
+      {"ReqNodes", 8, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->nnodes)); }},
+      {"ReqTRES", 10, [](const Row& r, Ctx&) { return JobOnly(r, r.job->req_tres); }},
+      {"Reservation", 20, Blank},
+      {"Restarts", 8, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->restarts)); }},
+      {"Start", 19, [](const Row& r, Ctx& c) { return Timestamp(RowStart(r), c.tf); }},
+      {"State", 10, [](const Row& r, Ctx&) { return r.step ? r.step->state : r.job->state; }},
+      {"Submit", 19,
+       [](const Row& r, Ctx& c) {
+         return Timestamp(r.step ? r.step->start_time : r.job->submit_time, c.tf);
+       }},
+      {"Suspended", 10, [](const Row&, Ctx&) { return std::string("00:00:00"); }},
+      {"SystemCPU", 10, Blank},
+      {"Timelimit", 10,
+       [](const Row& r, Ctx&) {
+         if (r.step) return std::string();
+         return r.job->time_limit_min < 0 ? std::string("UNLIMITED")
+                                          : SacctElapsed(r.job->time_limit_min * 60);
+       }},
+      {"TimelimitRaw", 12,
+       [](const Row& r, Ctx&) {
+         if (r.step) return std::string();
+         return r.job->time_limit_min < 0 ? std::string("UNLIMITED")
+                                          : std::to_string(r.job->time_limit_min);
+       }},
+      {"TotalCPU", 10,
+       [](const Row& r, Ctx&) {
+         return SacctCpuTime(r.step ? r.step->total_cpu_ms : r.job->total_cpu_ms);
+       }},
+      {"TRESUsageInAve", 14, [](const Row& r, Ctx&) { return UsageIn(r, true); }},
+      {"TRESUsageInMax", 14, [](const Row& r, Ctx&) { return UsageIn(r, false); }},
+      {"TRESUsageInMaxNode", 18, Blank},
+      {"TRESUsageInMaxTask", 18, Blank},
+      {"TRESUsageInMin", 14, [](const Row& r, Ctx&) { return UsageIn(r, false); }},
+      {"TRESUsageInMinNode", 18, Blank},
+      {"TRESUsageInMinTask", 18, Blank},
+      {"TRESUsageInTot", 14, [](const Row& r, Ctx&) { return UsageIn(r, true); }},
+      {"TRESUsageOutAve", 15, [](const Row& r, Ctx&) { return UsageOut(r); }},
+      {"TRESUsageOutMax", 15, Blank},
+      {"TRESUsageOutMaxNode", 19, Blank},
+      {"TRESUsageOutMaxTask", 19, Blank},
+      {"TRESUsageOutTot", 15, [](const Row& r, Ctx&) { return UsageOut(r); }},
+      {"UID", 6, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->uid)); }},
+      {"User", 9, [](const Row& r, Ctx&) { return JobOnly(r, r.job->user); }},
+      {"UserCPU", 10, Blank},
+      {"WCKey", 10, Blank},
+      {"WorkDir", 20, [](const Row& r, Ctx&) { return JobOnly(r, r.job->work_dir); }},
+  };
+  return kFields;
+}
+
+const FieldDef* FindField(std::string_view name) {
+  for (const auto& f : Fields())
+    if (util::EqualsIgnoreCase(f.name, name)) return &f;
+  return nullptr;
+}
+
+struct Column {
+  const FieldDef* def;
+  int width;
+  bool right;
+};
+
+Result<std::vector<Column>> ParseColumns(const std::string& format) {
+  std::vector<Column> cols;
+  for (const std::string& item : util::Split(format, ',')) {
+    std::string name = item;
+    int width = 0;
+    bool has_width = false;
+    bool left = false;
+    if (size_t pct = item.find('%'); pct != std::string::npos) {
+      name = item.substr(0, pct);
+      std::string w = item.substr(pct + 1);
+      if (!w.empty() && w[0] == '-') {
+        left = true;
+        w = w.substr(1);
+      }
+      width = std::atoi(w.c_str());
+      has_width = true;
+    }
+    const FieldDef* def = FindField(name);
+    if (def == nullptr)
+      return InvalidArgument("sacct: error: Invalid field requested: \"" + name + "\"");
+    if (has_width) {
+      cols.push_back({def, width, !left});
+    } else {
+      cols.push_back({def, std::abs(def->width), def->width > 0});
+    }
+  }
+  return cols;
+}
+
+// sacct's fixed-width cell: cut to width-1 plus '+', then padded.
+void AppendCell(std::string* out, const std::string& v, const Column& c) {
+  std::string s = v;
+  if (static_cast<int>(s.size()) > c.width) s = s.substr(0, c.width > 0 ? c.width - 1 : 0) + "+";
+  if (c.width > 0 && static_cast<int>(s.size()) > c.width) s.resize(c.width);
+  const std::string pad(static_cast<size_t>(std::max<int>(0, c.width - static_cast<int>(s.size()))), ' ');
+  *out += c.right ? pad + s : s + pad;
+  *out += ' ';
+}
+
+const std::map<std::string, std::string>& StateAbbrevs() {
+  static const std::map<std::string, std::string> kStates = {
+      {"BF", "BOOT_FAIL"}, {"CA", "CANCELLED"}, {"CD", "COMPLETED"}, {"DL", "DEADLINE"},
+      {"F", "FAILED"},     {"NF", "NODE_FAIL"}, {"OOM", "OUT_OF_MEMORY"}, {"PD", "PENDING"},
+      {"PR", "PREEMPTED"}, {"R", "RUNNING"},    {"RQ", "REQUEUED"},  {"RS", "RESIZING"},
+      {"RV", "REVOKED"},   {"S", "SUSPENDED"},  {"TO", "TIMEOUT"},   {"CG", "COMPLETING"},
+  };
+  return kStates;
+}
+
+std::string BaseState(const std::string& state) {
+  return state.substr(0, state.find(' '));
+}
+
+// Splits a -j item "N", "N_T", "N.batch", "N_T.0".
+struct JobSel {
+  int64_t id = 0;
+  int64_t task = -1;
+  std::string step;  // empty = whole job
+};
+
+Result<JobSel> ParseJobSel(const std::string& text) {
+  JobSel s;
+  std::string t = text;
+  if (size_t dot = t.find('.'); dot != std::string::npos) {
+    s.step = t.substr(dot + 1);
+    t = t.substr(0, dot);
+  }
+  std::string task;
+  if (size_t us = t.find('_'); us != std::string::npos) {
+    task = t.substr(us + 1);
+    t = t.substr(0, us);
+  }
+  auto id = util::ParseInt(t);
+  if (!id.ok() || *id <= 0) return InvalidArgument("sacct: fatal: Bad job/step specified: " + text);
+  s.id = *id;
+  if (!task.empty()) {
+    auto tk = util::ParseInt(task);
+    if (!tk.ok() || *tk < 0) return InvalidArgument("sacct: fatal: Bad job/step specified: " + text);
+    s.task = *tk;
+  }
+  return s;
+}
+
+int64_t LocalMidnight(int64_t now) {
+  time_t t = static_cast<time_t>(now);
+  struct tm tm;
+  localtime_r(&t, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  return static_cast<int64_t>(mktime(&tm));
+}
+
+std::vector<std::string> SplitList(const std::string& v) { return util::Split(v, ','); }
+
+}  // namespace
+
+std::string SacctElapsed(int64_t seconds) {
+  if (seconds < 0) seconds = 0;
+  const int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
+  if (d > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", d, h, m, s);
+  return fmt::format("{:02d}:{:02d}:{:02d}", h, m, s);
+}
+
+std::string SacctCpuTime(int64_t ms) {
+  if (ms < 0) ms = 0;
+  const int64_t secs = ms / 1000;
+  const int64_t d = secs / 86400, h = secs / 3600 % 24, m = secs / 60 % 60, s = secs % 60;
+  if (d > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", d, h, m, s);
+  if (h > 0) return fmt::format("{:02d}:{:02d}:{:02d}", h, m, s);
+  return fmt::format("{:02d}:{:02d}.{:03d}", m, s, ms % 1000);
+}
+
+std::string SacctKiloBytes(int64_t kb) {
+  // Slurm's convert_num_unit in exact mode: a larger unit only when the value
+  // divides evenly (322132K stays 322132K, 1048576K is 1G).
+  static const char kUnits[] = "KMGTP";
+  int u = 0;
+  while (kb >= 1024 && kb % 1024 == 0 && u < 4) {
+    kb /= 1024;
+    ++u;
+  }
+  return fmt::format("{}{}", kb, kUnits[u]);
+}
+
+Result<int64_t> ParseSlurmTime(std::string_view text_in, int64_t now) {
+  std::string text(util::Trim(text_in));
+  std::string lower = util::ToLower(text);
+  auto bad = [&] { return InvalidArgument("Invalid time specification (pos=0): " + text); };
+  if (lower.empty()) return bad();
+  if (lower.rfind("now", 0) == 0) {
+    std::string rest = lower.substr(3);
+    if (rest.empty()) return now;
+    const int sign = rest[0] == '-' ? -1 : rest[0] == '+' ? 1 : 0;
+    if (sign == 0) return bad();
+    size_t i = 1;
+    while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i]))) ++i;
+    if (i == 1) return bad();
+    const int64_t n = std::atoll(rest.substr(1, i - 1).c_str());
+    const std::string unit = rest.substr(i);
+    int64_t mult = 0;
+    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds") mult = 1;
+    else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes") mult = 60;
+    else if (unit == "h" || unit == "hour" || unit == "hours") mult = 3600;
+    else if (unit == "d" || unit == "day" || unit == "days") mult = 86400;
+    else if (unit == "w" || unit == "week" || unit == "weeks") mult = 7 * 86400;
+    else return bad();
+    return now + sign * n * mult;
+  }
+  const int64_t midnight = LocalMidnight(now);
+  if (lower == "today" || lower == "midnight") return midnight;
+  if (lower == "noon") return midnight + 12 * 3600;
+  if (lower == "tomorrow") return LocalMidnight(midnight + 36 * 3600);
+  bool digits = !lower.empty();
+  for (char c : lower) digits = digits && std::isdigit(static_cast<unsigned char>(c));
+  if (digits && lower.size() > 8) return static_cast<int64_t>(std::atoll(lower.c_str()));
+  time_t tnow = static_cast<time_t>(now);
+  struct tm tm;
+  localtime_r(&tnow, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  char tail = 0;
+  std::string date = text, clock;
+  if (size_t t = text.find('T'); t != std::string::npos) {
+    date = text.substr(0, t);
+    clock = text.substr(t + 1);
+  } else if (text.find(':') != std::string::npos) {
+    date.clear();
+    clock = text;
+  }
+  if (!date.empty()) {
+    if (std::sscanf(date.c_str(), "%d-%d-%d%c", &y, &mo, &d, &tail) == 3) {
+      tm.tm_year = y - 1900;
+      tm.tm_mon = mo - 1;
+      tm.tm_mday = d;
+    } else if (int n = std::sscanf(date.c_str(), "%d/%d/%d%c", &mo, &d, &y, &tail); n == 2 || n == 3) {
+      if (n == 3) tm.tm_year = (y < 100 ? y + 2000 : y) - 1900;
+      tm.tm_mon = mo - 1;
+      tm.tm_mday = d;
+    } else if (digits && (lower.size() == 4 || lower.size() == 6)) {
+      mo = std::atoi(lower.substr(0, 2).c_str());
+      d = std::atoi(lower.substr(2, 2).c_str());
+      if (lower.size() == 6) tm.tm_year = std::atoi(lower.substr(4, 2).c_str()) + 100;
+      tm.tm_mon = mo - 1;
+      tm.tm_mday = d;
+    } else {
+      return bad();
+    }
+    if (tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31) return bad();
+  }
+  if (!clock.empty()) {
+    int n = std::sscanf(clock.c_str(), "%d:%d:%d%c", &h, &mi, &s, &tail);
+    if (n < 2 || n > 3 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 60) return bad();
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = n == 3 ? s : 0;
+  }
+  tm.tm_isdst = -1;
+  return static_cast<int64_t>(mktime(&tm));
+}
+
+nlohmann::json ToJson(const SacctRequest& r) {
+  return {{"job_ids", r.job_ids},     {"users", r.users},
+          {"accounts", r.accounts},   {"partitions", r.partitions},
+          {"names", r.names},         {"states", r.states},
+          {"start", r.start},         {"end", r.end},
+          {"all_users", r.all_users}, {"allocations", r.allocations},
+          {"parsable", r.parsable},   {"parsable2", r.parsable2},
+          {"noheader", r.noheader},   {"json", r.json},
+          {"format", r.format}};
+}
+
+Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
+  if (!j.is_object()) return InvalidArgument("sacct request: not an object");
+  SacctRequest r;
+  try {
+    r.job_ids = j.value("job_ids", r.job_ids);
+    r.users = j.value("users", r.users);
+    r.accounts = j.value("accounts", r.accounts);
+    r.partitions = j.value("partitions", r.partitions);
+    r.names = j.value("names", r.names);
+    r.states = j.value("states", r.states);
+    r.start = j.value("start", r.start);
+    r.end = j.value("end", r.end);
+    r.all_users = j.value("all_users", false);
+    r.allocations = j.value("allocations", false);
+    r.parsable = j.value("parsable", false);
+    r.parsable2 = j.value("parsable2", false);
+    r.noheader = j.value("noheader", false);
+    r.json = j.value("json", false);
+    r.format = j.value("format", std::string(kDefaultFormat));
+  } catch (const nlohmann::json::exception& e) {
+    return InvalidArgument(std::string("sacct request: ") + e.what());
+  }
+  return r;
+}
+
+// getopt's clustered short options: "-nXP" is -n -X -P and "-nu bob" is
+// -n -u bob. Leading flag letters split off; the first letter that takes a
+// value keeps the rest of the word as its value.
+std::vector<std::string> SplitClusters(const std::vector<std::string>& args) {
+  static const std::string kFlags = "aXpPnlbDLThe";
+  std::vector<std::string> out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (a.size() <= 2 || a[0] != '-' || a[1] == '-' || kFlags.find(a[1]) == std::string::npos) {
+      out.push_back(a);
+      continue;
+    }
+    size_t k = 1;
+    while (k < a.size() && kFlags.find(a[k]) != std::string::npos) out.push_back(std::string("-") + a[k++]);
+    if (k < a.size()) out.push_back("-" + a.substr(k));
+  }
+  return out;
+}
+
+Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
+  const std::vector<std::string> args = SplitClusters(args_in);
+  SacctRequest r;
+  std::string format;
+  bool brief = false, long_view = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0) {
+      if (size_t eq = a.find('='); eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_value = true;
+      }
+    } else if (a.size() > 2 && a[0] == '-') {
+      value = a.substr(2);
+      a = a.substr(0, 2);
+      has_value = true;
+    }
+    auto need = [&]() -> Result<std::string> {
+      if (has_value) return value;
+      if (i + 1 >= args.size())
+        return InvalidArgument(a.rfind("--", 0) == 0
+                                   ? "sacct: option '" + a + "' requires an argument"
+                                   : "sacct: option requires an argument -- '" + a.substr(1) + "'");
+      return args[++i];
+    };
+    auto list = [&](std::vector<std::string>* out) -> util::Status {
+      auto v = need();
+      if (!v.ok()) return v.status();
+      for (auto& s : SplitList(*v)) out->push_back(s);
+      return util::Status::Ok();
+    };
+    // Flags that combine ("-XPn") arrive here as "-X" with value "Pn".
+    auto flag_cluster = [&](char c) -> bool {
+      switch (c) {
+        case 'a': r.all_users = true; return true;
+        case 'X': r.allocations = true; return true;
+        case 'p': r.parsable = true; return true;
+        case 'P': r.parsable2 = true; return true;
+        case 'n': r.noheader = true; return true;
+        case 'l': long_view = true; return true;
+        case 'b': brief = true; return true;
+        case 'D': case 'L': case 'T': return true;
+        case 'h': r.help = true; return true;
+        case 'e': r.helpformat = true; return true;
+        default: return false;
+      }
+    };
+    if (a.size() == 2 && a[0] == '-' && flag_cluster(a[1])) {
+      if (has_value) {
+        for (char c : value)
+          if (!flag_cluster(c))
+            return InvalidArgument(fmt::format("sacct: invalid option -- '{}'", c));
+      }
+      continue;
+    }
+    util::Status st = util::Status::Ok();
+    if (a == "-j" || a == "--jobs" || a == "--job") st = list(&r.job_ids);
+    else if (a == "-u" || a == "--user" || a == "--uid" || a == "--users") st = list(&r.users);
+    else if (a == "-A" || a == "--accounts" || a == "--account") st = list(&r.accounts);
+    else if (a == "-r" || a == "--partition") st = list(&r.partitions);
+    else if (a == "--name") st = list(&r.names);
+    else if (a == "-s" || a == "--state") st = list(&r.states);
+    else if (a == "-o" || a == "--format") {
+      auto v = need();
+      if (!v.ok()) return v.status();
+      format += (format.empty() ? "" : ",") + *v;
+    } else if (a == "-S" || a == "--starttime") {
+      auto v = need();
+      if (!v.ok()) return v.status();
+      r.start = *v;
+    } else if (a == "-E" || a == "--endtime") {
+      auto v = need();
+      if (!v.ok()) return v.status();
+      r.end = *v;
+    } else if (a == "-M" || a == "--clusters" || a == "-q" || a == "--qos" || a == "-N" ||
+               a == "--nodelist" || a == "-W" || a == "--wckeys" || a == "-g" || a == "--gid" ||
+               a == "--group" || a == "-i" || a == "-I" || a == "-f" || a == "--file") {
+      auto v = need();
+      if (!v.ok()) return v.status();
+    } else if (a == "--allusers") r.all_users = true;
+    else if (a == "--allocations") r.allocations = true;
+    else if (a == "--parsable") r.parsable = true;
+    else if (a == "--parsable2") r.parsable2 = true;
+    else if (a == "--noheader") r.noheader = true;
+    else if (a == "--long") long_view = true;
+    else if (a == "--brief") brief = true;
+    else if (a == "--json") r.json = true;
+    else if (a == "--help" || a == "--usage") r.help = true;
+    else if (a == "--helpformat") r.helpformat = true;
+    else if (a == "--duplicates" || a == "--allclusters" || a == "--truncate" ||
+             a == "--noconvert" || a == "--array") {
+    } else {
+      if (a.rfind("--", 0) == 0)
+        return InvalidArgument("sacct: unrecognized option '" + args[i] +
+                               "'");
+      return InvalidArgument(fmt::format("sacct: invalid option -- '{}'",
+                                         a.size() > 1 ? a.substr(1, 1) : a));
+    }
+    if (!st.ok()) return st;
+  }
+  // Slurm: -o replaces the list; -l and -b pick theirs when -o is absent.
+  if (!format.empty()) r.format = format;
+  else if (long_view) r.format = kLongFormat;
+  else if (brief) r.format = kBriefFormat;
+  else r.format = kDefaultFormat;
+  auto cols = ParseColumns(r.format);
+  if (!cols.ok()) return cols.status();
+  for (const std::string& s : r.states) {
+    const std::string up = util::ToUpper(s);
+    if (!StateAbbrevs().count(up)) {
+      bool known = false;
+      for (const auto& [k, v] : StateAbbrevs()) known = known || v == up;
+      if (!known) return InvalidArgument("sacct: fatal: unrecognized job state value '" + s + "'");
+    }
+  }
+  for (const std::string* t : {&r.start, &r.end}) {
+    if (t->empty()) continue;
+    if (auto v = ParseSlurmTime(*t, 0); !v.ok()) return v.status();
+  }
+  for (const std::string& j : r.job_ids) {
+    auto sel = ParseJobSel(j);
+    if (!sel.ok()) return sel.status();
+  }
+  return r;
+}
+
+// Resolves users (names or uids) to uids; unknown names match nobody.
+static std::vector<uint32_t> ResolveUids(const std::vector<std::string>& users) {
+  std::vector<uint32_t> out;
+  for (const std::string& u : users) {
+    if (auto uid = util::LookupUid(u)) out.push_back(*uid);
+    else out.push_back(0xfffffffeu);
+  }
+  return out;
+}
+
+store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t caller_uid,
+                                  bool is_admin) {
+  store::AccountingQuery q;
+  for (const std::string& j : req.job_ids)
+    if (auto s = ParseJobSel(j); s.ok()) q.job_ids.push_back(s->id);
+  q.uids = ResolveUids(req.users);
+  if (q.uids.empty() && req.job_ids.empty() && !req.all_users && caller_uid != 0 && !is_admin)
+    q.uids.push_back(caller_uid);
+  q.accounts = req.accounts;
+  q.partitions = req.partitions;
+  q.names = req.names;
+  int64_t start = 0, end = 0;
+  if (!req.start.empty()) {
+    if (auto t = ParseSlurmTime(req.start, now); t.ok()) start = *t;
+  } else if (req.job_ids.empty()) {
+    start = req.states.empty() ? LocalMidnight(now) : now;
+  }
+  if (!req.end.empty()) {
+    if (auto t = ParseSlurmTime(req.end, now); t.ok()) end = *t;
+  } else if (start != 0) {
+    end = req.states.empty() ? now : start;
+  }
+  q.window_start = start;
+  q.window_end = end;
+  q.include_steps = !req.allocations;
+  return q;
+}
+
+Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRecord>& jobs,
+                                const std::vector<StepRecord>& steps, int64_t now,
+                                uint32_t caller_uid, bool is_admin) {
+  auto cols_r = ParseColumns(req.format.empty() ? kDefaultFormat : req.format);
+  if (!cols_r.ok()) return cols_r.status();
+  const std::vector<Column>& cols = *cols_r;
+  if (!req.start.empty()) {
+    if (auto t = ParseSlurmTime(req.start, now); !t.ok()) return t.status();
+  }
+  if (!req.end.empty()) {
+    if (auto t = ParseSlurmTime(req.end, now); !t.ok()) return t.status();
+  }
+  const store::AccountingQuery q = SacctQuery(req, now, caller_uid, is_admin);
+  std::vector<JobSel> sels;
+  for (const std::string& j : req.job_ids)
+    if (auto s = ParseJobSel(j); s.ok()) sels.push_back(*s);
+  std::set<std::string> states;
+  for (const std::string& s : req.states) {
+    const std::string up = util::ToUpper(s);
+    auto it = StateAbbrevs().find(up);
+    states.insert(it != StateAbbrevs().end() ? it->second : up);
+  }
+  auto in = [](const auto& list, const auto& v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+
+  // Steps by job id (input sorted or not).
+  std::multimap<int64_t, const StepRecord*> steps_of;
+  for (const auto& s : steps) steps_of.emplace(s.job_id, &s);
+
+  std::vector<const JobRecord*> selected;
+  for (const auto& j : jobs) selected.push_back(&j);
+  std::sort(selected.begin(), selected.end(),
+            [](const JobRecord* a, const JobRecord* b) { return a->job_id < b->job_id; });
+
+  std::string out;
+  TimestampFormatter tf;
+  Ctx ctx{&tf};
+  const bool parsable = req.parsable || req.parsable2;
+  if (!req.noheader && !req.json) {
+    if (parsable) {
+      for (size_t i = 0; i < cols.size(); ++i) {
+        if (i && req.parsable2) out += '|';
+        out += cols[i].def->name;
+        if (req.parsable) out += '|';
+      }
+      out += '\n';
+    } else {
+      for (const auto& c : cols) {
+        Column h = c;
+        std::string name = c.def->name;
+        if (static_cast<int>(name.size()) > c.width) name.resize(static_cast<size_t>(c.width));
+        AppendCell(&out, name, h);
+      }
+      out += '\n';
+      for (const auto& c : cols) out += std::string(static_cast<size_t>(c.width), '-') + ' ';
+      out += '\n';
+    }
+  }
+  nlohmann::json json_jobs = nlohmann::json::array();
+  auto emit = [&](const Row& row) {
+    for (size_t i = 0; i < cols.size(); ++i) {
+      const std::string v = cols[i].def->value(row, ctx);
+      if (parsable) {
+        if (i && req.parsable2) out += '|';
+        out += v;
+        if (req.parsable) out += '|';
+      } else {
+        AppendCell(&out, v, cols[i]);
+      }
+    }
+    out += '\n';
+  };
+  for (const JobRecord* j : selected) {
+    // The same filters as the query, so any superset of records renders right.
+    if (!q.job_ids.empty() && !in(q.job_ids, j->job_id) && !in(q.job_ids, j->array_job_id)) continue;
+    if (!in(q.uids, j->uid) || !in(q.accounts, j->account) || !in(q.partitions, j->partition) ||
+        !in(q.names, j->name))
+      continue;
+    if (q.window_start > 0 && j->end_time != 0 && j->end_time < q.window_start) continue;
+    if (q.window_end > 0 && (j->eligible_time == 0 || j->eligible_time >= q.window_end)) continue;
+    if (!states.empty() && !states.count(BaseState(j->state))) continue;
+    // Which steps: all, or those the -j items name.
+    bool all_steps = sels.empty();
+    std::set<std::string> named;
+    for (const auto& s : sels) {
+      const bool hit = (s.task < 0 && (s.id == j->job_id || s.id == j->array_job_id)) ||
+                       (s.task >= 0 && s.id == j->array_job_id && s.task == j->array_task_id) ||
+                       (s.task >= 0 && s.id == j->job_id);
+      if (!hit) continue;
+      if (s.step.empty()) all_steps = true;
+      else named.insert(s.step);
+    }
+    if (!sels.empty() && !all_steps && named.empty()) continue;
+    Row row{j, nullptr, now};
+    std::vector<const StepRecord*> job_steps;
+    auto [b, e] = steps_of.equal_range(j->job_id);
+    for (auto it = b; it != e; ++it)
+      if (all_steps || named.count(it->second->step_id)) job_steps.push_back(it->second);
+    std::sort(job_steps.begin(), job_steps.end(), [](const StepRecord* x, const StepRecord* y) {
+      return store::StepSortRank(x->step_id) < store::StepSortRank(y->step_id);
+    });
+    if (req.json) {
+      json_jobs.push_back(SacctJobJson(*j, job_steps, now));
+      continue;
+    }
+    emit(row);
+    if (req.allocations) continue;
+    for (const StepRecord* s : job_steps) emit(Row{j, s, now});
+  }
+  if (req.json) {
+    nlohmann::json doc = {
+        {"meta",
+         {{"plugin", {{"type", "openapi/dbv0.0.38"}, {"name", "Slurm OpenAPI DB v0.0.38"}}},
+          {"Slurm", {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
+        {"errors", nlohmann::json::array()},
+        {"jobs", json_jobs}};
+    return doc.dump(2) + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+nlohmann::json ExitJson(int code, int sig) {
+  if (sig != 0) return {{"status", "SIGNALED"}, {"return_code", code}, {"signal", {{"signal_id", sig}}}};
+  return {{"status", code == 0 ? "SUCCESS" : "FAILED"}, {"return_code", code}};
+}
+
+nlohmann::json TresJson(const std::string& tres) {
+  static const std::map<std::string, int> kIds = {{"cpu", 1}, {"mem", 2}, {"energy", 3},
+                                                  {"node", 4}, {"billing", 5}, {"gres/gpu", 1001}};
+  nlohmann::json out = nlohmann::json::array();
+  for (const std::string& item : util::Split(tres, ',')) {
+    size_t eq = item.find('=');
+    if (eq == std::string::npos) continue;
+    std::string type = item.substr(0, eq), name;
+    if (size_t sl = type.find('/'); sl != std::string::npos) {
+      name = type.substr(sl + 1);
+      type = type.substr(0, sl);
+    }
+    const std::string value = item.substr(eq + 1);
+    int64_t count = 0;
+    if (type == "mem") {
+      auto mb = util::ParseMemoryMb(value);
+      count = mb.ok() ? *mb : 0;
+    } else {
+      count = std::atoll(value.c_str());
+    }
+    auto it = kIds.find(item.substr(0, eq));
+    out.push_back({{"type", type},
+                   {"name", name.empty() ? nlohmann::json(nullptr) : nlohmann::json(name)},
+                   {"id", it != kIds.end() ? it->second : 0},
+                   {"count", count}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json SacctJobJson(const JobRecord& j, const std::vector<const StepRecord*>& steps,
+                            int64_t now) {
+  const Row row{&j, nullptr, now};
+  nlohmann::json js = nlohmann::json::array();
+  for (const StepRecord* s : steps) {
+    const Row sr{&j, s, now};
+    js.push_back({{"nodes", {{"list", util::Split(s->node_list, ',')}, {"count", s->nnodes}, {"range", s->node_list}}},
+                  {"tres", {{"allocated", TresJson(s->alloc_tres)}}},
+                  {"time", {{"elapsed", RowElapsed(sr)}, {"end", s->end_time}, {"start", s->start_time}, {"suspended", 0},
+                            {"total", {{"seconds", s->total_cpu_ms / 1000}, {"microseconds", s->total_cpu_ms % 1000 * 1000}}}}},
+                  {"exit_code", ExitJson(s->exit_code, s->exit_signal)},
+                  {"tasks", {{"count", s->ntasks}}},
+                  {"state", s->state},
+                  {"step", {{"job_id", j.job_id}, {"id", s->step_id}, {"name", s->name}}}});
+  }
+  return {{"account", j.account},
+          {"comment", {{"administrator", nullptr}, {"job", j.comment.empty() ? nlohmann::json(nullptr) : nlohmann::json(j.comment)}, {"system", nullptr}}},
+          {"allocation_nodes", j.nnodes},
+          {"array", {{"job_id", j.array_job_id},
+                     {"task_id", j.array_task_id >= 0 ? nlohmann::json(j.array_task_id) : nlohmann::json(nullptr)}}},
+          {"association", {{"account", j.account}, {"cluster", j.cluster}, {"partition", nullptr}, {"user", j.user}}},
+          {"cluster", j.cluster},
+          {"derived_exit_code", ExitJson(j.derived_exit_code, j.derived_exit_signal)},
+          {"time", {{"elapsed", RowElapsed(row)}, {"eligible", j.eligible_time}, {"end", j.end_time},
+                    {"start", j.start_time}, {"submission", j.submit_time}, {"suspended", 0},
+                    {"limit", j.time_limit_min},
+                    {"total", {{"seconds", j.total_cpu_ms / 1000}, {"microseconds", j.total_cpu_ms % 1000 * 1000}}}}},
+          {"exit_code", ExitJson(j.exit_code, j.exit_signal)},
+          {"group", j.group},
+          {"job_id", j.job_id},
+          {"name", j.name},
+          {"nodes", j.node_list.empty() ? std::string("None assigned") : j.node_list},
+          {"partition", j.partition},
+          {"qos", j.qos},
+          {"required", {{"CPUs", j.ncpus}, {"memory", j.req_mem_mb}}},
+          {"state", {{"current", BaseState(j.state)}, {"reason", j.reason.empty() ? "None" : j.reason}}},
+          {"steps", js},
+          {"tres", {{"allocated", TresJson(j.alloc_tres)}, {"requested", TresJson(j.req_tres)}}},
+          {"user", j.user},
+          {"working_directory", j.work_dir}};
+}
+
+}  // namespace muster::render

@@ -1,0 +1,321 @@
+// Expected strings come from Slurm 22.05.8 with slurmdbd (TZ=UTC), jobs:
+//   sbatch -J ok --wrap='sleep 2; echo hi'            (13183)
+//   sbatch -J fail --wrap='sleep 1; exit 3'            (13184)
+//   sbatch -J steps --mem=1G --wrap='srun -n1 sleep 1; srun -n1 true'   (13185)
+//   sbatch -J gpu -p train --gres=gpu:1 --mem=1G -c 2 --wrap='sleep 3' (13186)
+//   sbatch -J canc --wrap='sleep 300'; scancel 13187   (13187)
+//   sbatch -J mem --mem=1G -c 2 --wrap='python3 ... 300 MB, 40 s busy'  (13188)
+// and the sacct command named above each case.
+#include <stdlib.h>
+#include <time.h>
+
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "cli/render/render.h"
+
+namespace muster::render {
+namespace {
+
+using store::JobRecord;
+using store::StepRecord;
+
+constexpr int64_t kT = 1796230484;  // 2026-12-02T16:54:44Z
+
+class SacctTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("TZ", "UTC", 1);
+    tzset();
+    auto job = [&](int64_t id, std::string name, std::string part, std::string state,
+                   int code, int64_t dur, int ncpus, std::string tres, int64_t limit,
+                   int64_t cpu_ms, int64_t mem_mb) {
+      JobRecord j;
+      j.job_id = id;
+      j.name = name;
+      j.user = "root";
+      j.account = "root";
+      j.partition = part;
+      j.qos = "normal";
+      j.submit_time = j.eligible_time = j.start_time = kT;
+      j.end_time = kT + dur;
+      j.time_limit_min = limit;
+      j.state = state;
+      j.exit_code = code;
+      j.req_tres = j.alloc_tres = tres;
+      j.node_list = "gpu01";
+      j.nnodes = 1;
+      j.ncpus = ncpus;
+      j.req_mem_mb = mem_mb;
+      j.work_dir = "/tmp/oracle";
+      j.total_cpu_ms = cpu_ms;
+      j.reason = "None";
+      jobs_.push_back(j);
+    };
+    auto step = [&](int64_t id, std::string sid, std::string name, std::string state, int code,
+                    int sig, int64_t start, int64_t end, int ncpus, std::string tres,
+                    int64_t cpu_ms) {
+      StepRecord s;
+      s.job_id = id;
+      s.step_id = sid;
+      s.name = name;
+      s.state = state;
+      s.exit_code = code;
+      s.exit_signal = sig;
+      s.start_time = start;
+      s.end_time = end;
+      s.node_list = "gpu01";
+      s.nnodes = 1;
+      s.ntasks = 1;
+      s.ncpus = ncpus;
+      s.alloc_tres = tres;
+      s.total_cpu_ms = cpu_ms;
+      steps_.push_back(s);
+    };
+    job(13183, "ok", "short", "COMPLETED", 0, 2, 1, "billing=1,cpu=1,mem=1000M,node=1", 60, 3, 1000);
+    job(13184, "fail", "short", "FAILED", 3, 1, 1, "billing=1,cpu=1,mem=1000M,node=1", 60, 3, 1000);
+    job(13185, "steps", "short", "COMPLETED", 0, 2, 1, "billing=1,cpu=1,mem=1G,node=1", 60, 27, 1024);
+    job(13186, "gpu", "train", "COMPLETED", 0, 3, 2, "billing=2,cpu=2,gres/gpu=1,mem=1G,node=1", 240, 3, 1024);
+    job(13187, "canc", "short", "CANCELLED by 0", 0, 5, 1, "billing=1,cpu=1,mem=1000M,node=1", 60, 2, 1000);
+    step(13183, "batch", "batch", "COMPLETED", 0, 0, kT, kT + 2, 1, "cpu=1,mem=1000M,node=1", 3);
+    step(13184, "batch", "batch", "FAILED", 3, 0, kT, kT + 1, 1, "cpu=1,mem=1000M,node=1", 3);
+    // Out of order on purpose: the renderer sorts batch, extern, 0, 1.
+    step(13185, "1", "true", "COMPLETED", 0, 0, kT + 1, kT + 2, 1, "cpu=1,mem=1G,node=1", 1);
+    step(13185, "batch", "batch", "COMPLETED", 0, 0, kT, kT + 2, 1, "cpu=1,mem=1G,node=1", 24);
+    step(13185, "0", "sleep", "COMPLETED", 0, 0, kT, kT + 1, 1, "cpu=1,mem=1G,node=1", 1);
+    step(13186, "batch", "batch", "COMPLETED", 0, 0, kT, kT + 3, 2, "cpu=2,gres/gpu=1,mem=1G,node=1", 3);
+    step(13187, "batch", "batch", "CANCELLED", 0, 15, kT, kT + 5, 1, "cpu=1,mem=1000M,node=1", 2);
+  }
+
+  std::string Sacct(std::vector<std::string> args, int64_t now = kT + 600) {
+    auto req = ParseSacctArgs(args);
+    EXPECT_TRUE(req.ok()) << req.status().message();
+    if (!req.ok()) return "";
+    // Through JSON, as the CLI sends it.
+    auto back = SacctRequestFromJson(ToJson(*req));
+    EXPECT_TRUE(back.ok());
+    auto out = RenderSacct(*back, jobs_, steps_, now, 0, true);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? *out : "";
+  }
+
+  std::vector<JobRecord> jobs_;
+  std::vector<StepRecord> steps_;
+};
+
+constexpr const char* kAll =
+    "JobID,JobIDRaw,JobName,User,Account,Partition,State,ExitCode,DerivedExitCode,Elapsed,ElapsedRaw,Submit,Start,End,Timelimit,NNodes,NCPUS,NodeList,ReqMem,ReqTRES,AllocTRES,MaxRSS,TotalCPU,CPUTime,Reason,Comment,WorkDir";
+constexpr const char* kIds = "13183,13184,13185,13186,13187";
+
+// sacct -P -j 13183,13184,13185,13186,13187 -o <all of kAll>
+TEST_F(SacctTest, Parsable2AllFields) {
+  EXPECT_EQ(Sacct({"-P", "-j", kIds, "-o", kAll}),
+      "JobID|JobIDRaw|JobName|User|Account|Partition|State|ExitCode|DerivedExitCode|Elapsed|ElapsedRaw|Submit|Start|End|Timelimit|NNodes|NCPUS|NodeList|ReqMem|ReqTRES|AllocTRES|MaxRSS|TotalCPU|CPUTime|Reason|Comment|WorkDir\n"
+      "13183|13183|ok|root|root|short|COMPLETED|0:0|0:0|00:00:02|2|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:46|01:00:00|1|1|gpu01|1000M|billing=1,cpu=1,mem=1000M,node=1|billing=1,cpu=1,mem=1000M,node=1||00:00.003|00:00:02|None||/tmp/oracle\n"
+      "13183.batch|13183.batch|batch||root||COMPLETED|0:0||00:00:02|2|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:46||1|1|gpu01|||cpu=1,mem=1000M,node=1||00:00.003|00:00:02|||\n"
+      "13184|13184|fail|root|root|short|FAILED|3:0|0:0|00:00:01|1|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:45|01:00:00|1|1|gpu01|1000M|billing=1,cpu=1,mem=1000M,node=1|billing=1,cpu=1,mem=1000M,node=1||00:00.003|00:00:01|None||/tmp/oracle\n"
+      "13184.batch|13184.batch|batch||root||FAILED|3:0||00:00:01|1|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:45||1|1|gpu01|||cpu=1,mem=1000M,node=1||00:00.003|00:00:01|||\n"
+      "13185|13185|steps|root|root|short|COMPLETED|0:0|0:0|00:00:02|2|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:46|01:00:00|1|1|gpu01|1G|billing=1,cpu=1,mem=1G,node=1|billing=1,cpu=1,mem=1G,node=1||00:00.027|00:00:02|None||/tmp/oracle\n"
+      "13185.batch|13185.batch|batch||root||COMPLETED|0:0||00:00:02|2|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:46||1|1|gpu01|||cpu=1,mem=1G,node=1||00:00.024|00:00:02|||\n"
+      "13185.0|13185.0|sleep||root||COMPLETED|0:0||00:00:01|1|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:45||1|1|gpu01|||cpu=1,mem=1G,node=1||00:00.001|00:00:01|||\n"
+      "13185.1|13185.1|true||root||COMPLETED|0:0||00:00:01|1|2026-12-02T16:54:45|2026-12-02T16:54:45|2026-12-02T16:54:46||1|1|gpu01|||cpu=1,mem=1G,node=1||00:00.001|00:00:01|||\n"
+      "13186|13186|gpu|root|root|train|COMPLETED|0:0|0:0|00:00:03|3|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:47|04:00:00|1|2|gpu01|1G|billing=2,cpu=2,gres/gpu=1,mem=1G,node=1|billing=2,cpu=2,gres/gpu=1,mem=1G,node=1||00:00.003|00:00:06|None||/tmp/oracle\n"
+      "13186.batch|13186.batch|batch||root||COMPLETED|0:0||00:00:03|3|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:47||1|2|gpu01|||cpu=2,gres/gpu=1,mem=1G,node=1||00:00.003|00:00:06|||\n"
+      "13187|13187|canc|root|root|short|CANCELLED by 0|0:0|0:0|00:00:05|5|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:49|01:00:00|1|1|gpu01|1000M|billing=1,cpu=1,mem=1000M,node=1|billing=1,cpu=1,mem=1000M,node=1||00:00.002|00:00:05|None||/tmp/oracle\n"
+      "13187.batch|13187.batch|batch||root||CANCELLED|0:15||00:00:05|5|2026-12-02T16:54:44|2026-12-02T16:54:44|2026-12-02T16:54:49||1|1|gpu01|||cpu=1,mem=1000M,node=1||00:00.002|00:00:05|||\n");
+}
+
+// sacct -j 13183,13184,13185,13186,13187 -o <all of kAll>
+TEST_F(SacctTest, FixedWidthAllFields) {
+  EXPECT_EQ(Sacct({"-j", kIds, "-o", kAll}),
+      "JobID        JobIDRaw        JobName      User    Account  Partition      State ExitCode DerivedExitCode    Elapsed ElapsedRaw              Submit               Start                 End  Timelimit   NNodes      NCPUS        NodeList     ReqMem    ReqTRES  AllocTRES     MaxRSS   TotalCPU    CPUTime                 Reason        Comment              WorkDir \n"
+      "------------ ------------ ---------- --------- ---------- ---------- ---------- -------- --------------- ---------- ---------- ------------------- ------------------- ------------------- ---------- -------- ---------- --------------- ---------- ---------- ---------- ---------- ---------- ---------- ---------------------- -------------- -------------------- \n"
+      "13183        13183                ok      root       root      short  COMPLETED      0:0             0:0   00:00:02          2 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:46   01:00:00        1          1           gpu01      1000M billing=1+ billing=1+             00:00.003   00:00:02                   None                         /tmp/oracle \n"
+      "13183.batch  13183.batch       batch                 root             COMPLETED      0:0                   00:00:02          2 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:46                   1          1           gpu01                       cpu=1,mem+             00:00.003   00:00:02                                                            \n"
+      "13184        13184              fail      root       root      short     FAILED      3:0             0:0   00:00:01          1 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:45   01:00:00        1          1           gpu01      1000M billing=1+ billing=1+             00:00.003   00:00:01                   None                         /tmp/oracle \n"
+      "13184.batch  13184.batch       batch                 root                FAILED      3:0                   00:00:01          1 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:45                   1          1           gpu01                       cpu=1,mem+             00:00.003   00:00:01                                                            \n"
+      "13185        13185             steps      root       root      short  COMPLETED      0:0             0:0   00:00:02          2 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:46   01:00:00        1          1           gpu01         1G billing=1+ billing=1+             00:00.027   00:00:02                   None                         /tmp/oracle \n"
+      "13185.batch  13185.batch       batch                 root             COMPLETED      0:0                   00:00:02          2 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:46                   1          1           gpu01                       cpu=1,mem+             00:00.024   00:00:02                                                            \n"
+      "13185.0      13185.0           sleep                 root             COMPLETED      0:0                   00:00:01          1 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:45                   1          1           gpu01                       cpu=1,mem+             00:00.001   00:00:01                                                            \n"
+      "13185.1      13185.1            true                 root             COMPLETED      0:0                   00:00:01          1 2026-12-02T16:54:45 2026-12-02T16:54:45 2026-12-02T16:54:46                   1          1           gpu01                       cpu=1,mem+             00:00.001   00:00:01                                                            \n"
+      "13186        13186               gpu      root       root      train  COMPLETED      0:0             0:0   00:00:03          3 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:47   04:00:00        1          2           gpu01         1G billing=2+ billing=2+             00:00.003   00:00:06                   None                         /tmp/oracle \n"
+      "13186.batch  13186.batch       batch                 root             COMPLETED      0:0                   00:00:03          3 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:47                   1          2           gpu01                       cpu=2,gre+             00:00.003   00:00:06                                                            \n"
+      "13187        13187              canc      root       root      short CANCELLED+      0:0             0:0   00:00:05          5 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:49   01:00:00        1          1           gpu01      1000M billing=1+ billing=1+             00:00.002   00:00:05                   None                         /tmp/oracle \n"
+      "13187.batch  13187.batch       batch                 root             CANCELLED     0:15                   00:00:05          5 2026-12-02T16:54:44 2026-12-02T16:54:44 2026-12-02T16:54:49                   1          1           gpu01                       cpu=1,mem+             00:00.002   00:00:05                                                            \n");
+}
+
+// sacct -p -X -j ... -o JobID,State
+TEST_F(SacctTest, ParsableTrailingBar) {
+  EXPECT_EQ(Sacct({"-p", "-X", "-j", kIds, "-o", "JobID,State"}),
+      "JobID|State|\n"
+      "13183|COMPLETED|\n"
+      "13184|FAILED|\n"
+      "13185|COMPLETED|\n"
+      "13186|COMPLETED|\n"
+      "13187|CANCELLED by 0|\n");
+}
+
+// sacct -n -X -j ...   (the default field list)
+TEST_F(SacctTest, DefaultFormatNoHeaderAllocations) {
+  EXPECT_EQ(Sacct({"-n", "-X", "-j", kIds}),
+      "13183                ok      short       root          1  COMPLETED      0:0 \n"
+      "13184              fail      short       root          1     FAILED      3:0 \n"
+      "13185             steps      short       root          1  COMPLETED      0:0 \n"
+      "13186               gpu      train       root          2  COMPLETED      0:0 \n"
+      "13187              canc      short       root          1 CANCELLED+      0:0 \n");
+}
+
+// sacct -j 13185 -o JobID%20,State%5,JobName%-12
+TEST_F(SacctTest, ExplicitWidths) {
+  EXPECT_EQ(Sacct({"-j", "13185", "-o", "JobID%20,State%5,JobName%-12"}),
+      "               JobID State JobName      \n"
+      "-------------------- ----- ------------ \n"
+      "               13185 COMP+ steps        \n"
+      "         13185.batch COMP+ batch        \n"
+      "             13185.0 COMP+ sleep        \n"
+      "             13185.1 COMP+ true         \n");
+}
+
+// sacct -X -s CA,F -o JobID,State -j ...
+TEST_F(SacctTest, StateFilter) {
+  EXPECT_EQ(Sacct({"-X", "-s", "CA,F", "-o", "JobID,State", "-j", kIds}),
+            "JobID             State \n"
+            "------------ ---------- \n"
+            "13184            FAILED \n"
+            "13187        CANCELLED+ \n");
+}
+
+// sacct -n -j 13185.batch -o JobID ; with -X only the job row.
+TEST_F(SacctTest, StepSelection) {
+  EXPECT_EQ(Sacct({"-n", "-j", "13185.batch", "-o", "JobID"}),
+            "13185        \n"
+            "13185.batch  \n");
+  EXPECT_EQ(Sacct({"-nX", "-j", "13185.batch", "-o", "JobID"}), "13185        \n");
+  EXPECT_EQ(Sacct({"-n", "-j", "99999999", "-o", "JobID"}), "");
+}
+
+// sacct -X -n -s CD -S 16:54:46 -o JobID  (with -s and no -E the window is
+// the instant -S: jobs running then). sacct -X -n -s CD -S 16:54 -> nothing.
+// sacct -X -n -S 2026-12-02T16:54 -E 2026-12-02T16:54:44 -> nothing
+// (eligible must be before -E).
+TEST_F(SacctTest, TimeWindows) {
+  EXPECT_EQ(Sacct({"-X", "-n", "-s", "CD", "-S", "16:54:46", "-o", "JobID"}),
+            "13183        \n13185        \n13186        \n");
+  EXPECT_EQ(Sacct({"-X", "-n", "-s", "CD", "-S", "16:54", "-o", "JobID"}), "");
+  EXPECT_EQ(Sacct({"-X", "-n", "-S", "2026-12-02T16:54", "-E", "2026-12-02T16:54:44", "-o", "JobID"}), "");
+  EXPECT_EQ(Sacct({"-X", "-n", "-S", "now-1hour", "-o", "JobID"}),
+            "13183        \n13184        \n13185        \n13186        \n13187        \n");
+  // Default window: midnight today. A day later nothing shows.
+  EXPECT_EQ(Sacct({"-X", "-n", "-o", "JobID"}, kT + 86400), "");
+  EXPECT_EQ(Sacct({"-X", "-n", "-S", "2026-12-01", "-o", "JobID"}, kT + 86400).size(), 5 * 14u);
+}
+
+TEST_F(SacctTest, SlurmTimeForms) {
+  EXPECT_EQ(*ParseSlurmTime("now-1day", kT), kT - 86400);
+  EXPECT_EQ(*ParseSlurmTime("now+30minutes", kT), kT + 1800);
+  EXPECT_EQ(*ParseSlurmTime("2026-12-01", kT), 1796083200);
+  EXPECT_EQ(*ParseSlurmTime("2026-12-01T10:00", kT), 1796083200 + 36000);
+  EXPECT_EQ(*ParseSlurmTime("2026-12-01T10:00:05", kT), 1796083200 + 36005);
+  EXPECT_EQ(*ParseSlurmTime("12/01", kT), 1796083200);
+  EXPECT_EQ(*ParseSlurmTime("midnight", kT), 1796169600);
+  EXPECT_FALSE(ParseSlurmTime("yesterdayish", kT).ok());
+}
+
+// A normal user sees only their jobs unless -a, -u or -j.
+TEST_F(SacctTest, Visibility) {
+  jobs_[1].uid = 1000;
+  auto req = ParseSacctArgs({"-X", "-n", "-P", "-o", "JobID", "-S", "now-1hour"});
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*RenderSacct(*req, jobs_, steps_, kT + 60, 1000, false), "13184\n");
+  req = ParseSacctArgs({"-X", "-n", "-P", "-o", "JobID", "-S", "now-1hour", "-a"});
+  EXPECT_EQ(RenderSacct(*req, jobs_, steps_, kT + 60, 1000, false)->size(), 30u);
+  EXPECT_EQ(SacctQuery(*req, kT, 1000, false).uids.size(), 0u);
+}
+
+// The tools' invocations (COMPAT.md): clustered flags, --job prefix, %20.
+TEST_F(SacctTest, ToolInvocations) {
+  auto r = ParseSacctArgs({"-nu", "root", "-o", "Account%20"});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->noheader);
+  EXPECT_EQ(r->users, std::vector<std::string>{"root"});
+  // sacct -X --noheader --format=jobid,state%20 --job 13187
+  EXPECT_EQ(Sacct({"-X", "--noheader", "--format=jobid,state%20", "--job", "13187"}),
+            "13187              CANCELLED by 0 \n");
+  // sacct -X --parsable2 --clusters all --noheader --format=JobIdRaw,State --starttime ... --endtime now --name canc
+  EXPECT_EQ(Sacct({"-X", "--parsable2", "--clusters", "all", "--noheader", "--format=JobIdRaw,State",
+                   "--starttime", "2026-12-02T16:00", "--endtime", "now", "--name", "canc"}),
+            "13187|CANCELLED by 0\n");
+  EXPECT_EQ(Sacct({"-XPn", "-o", "JobID", "-j13184"}), "13184\n");
+}
+
+// sacct -o Bogus
+TEST_F(SacctTest, Errors) {
+  auto r = ParseSacctArgs({"-o", "Bogus"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "sacct: error: Invalid field requested: \"Bogus\"");
+  // sacct -S bogus ; sacct -s XX ; sacct -j abc   (each exits 1)
+  EXPECT_EQ(ParseSacctArgs({"-S", "bogus"}).status().message(),
+            "Invalid time specification (pos=0): bogus");
+  EXPECT_EQ(ParseSacctArgs({"-s", "XX"}).status().message(),
+            "sacct: fatal: unrecognized job state value 'XX'");
+  EXPECT_EQ(ParseSacctArgs({"-j", "abc"}).status().message(),
+            "sacct: fatal: Bad job/step specified: abc");
+  // sacct -j ; sacct --jobs
+  EXPECT_EQ(ParseSacctArgs({"-j"}).status().message(), "sacct: option requires an argument -- 'j'");
+  EXPECT_EQ(ParseSacctArgs({"--jobs"}).status().message(), "sacct: option '--jobs' requires an argument");
+  EXPECT_EQ(ParseSacctArgs({"--bogus"}).status().message(),
+            "sacct: unrecognized option '--bogus'");
+}
+
+// sacct -P -j 13188 -o JobID,MaxRSS,TotalCPU,CPUTime
+TEST_F(SacctTest, MaxRssAndCpu) {
+  JobRecord j = jobs_[0];
+  j.job_id = 13188;
+  j.ncpus = 2;
+  j.end_time = kT + 40;
+  j.total_cpu_ms = 38902;
+  StepRecord s = steps_[0];
+  s.job_id = 13188;
+  s.ncpus = 2;
+  s.end_time = kT + 40;
+  s.max_rss_kb = 322132;
+  s.total_cpu_ms = 38902;
+  auto req = ParseSacctArgs({"-P", "-j", "13188", "-o", "JobID,MaxRSS,TotalCPU,CPUTime"});
+  EXPECT_EQ(*RenderSacct(*req, {j}, {s}, kT + 100, 0, true),
+            "JobID|MaxRSS|TotalCPU|CPUTime\n"
+            "13188||00:38.902|00:01:20\n"
+            "13188.batch|322132K|00:38.902|00:01:20\n");
+  EXPECT_EQ(SacctKiloBytes(1048576), "1G");
+  EXPECT_EQ(SacctCpuTime(3723000), "01:02:03");
+}
+
+// sacct -l -j 13186 ; sacct -l -j 13186 -P
+TEST_F(SacctTest, LongView) {
+  EXPECT_EQ(Sacct({"-l", "-j", "13186"}),
+            "JobID        JobIDRaw        JobName  Partition  MaxVMSize  MaxVMSizeNode  MaxVMSizeTask  AveVMSize     MaxRSS MaxRSSNode MaxRSSTask     AveRSS MaxPages MaxPagesNode   MaxPagesTask   AvePages     MinCPU MinCPUNode MinCPUTask     AveCPU   NTasks  AllocCPUS    Elapsed      State ExitCode AveCPUFreq ReqCPUFreqMin ReqCPUFreqMax ReqCPUFreqGov     ReqMem ConsumedEnergy  MaxDiskRead MaxDiskReadNode MaxDiskReadTask    AveDiskRead MaxDiskWrite MaxDiskWriteNode MaxDiskWriteTask   AveDiskWrite    ReqTRES  AllocTRES TRESUsageInAve TRESUsageInMax TRESUsageInMaxNode TRESUsageInMaxTask TRESUsageInMin TRESUsageInMinNode TRESUsageInMinTask TRESUsageInTot TRESUsageOutMax TRESUsageOutMaxNode TRESUsageOutMaxTask TRESUsageOutAve TRESUsageOutTot \n"
+            "------------ ------------ ---------- ---------- ---------- -------------- -------------- ---------- ---------- ---------- ---------- ---------- -------- ------------ -------------- ---------- ---------- ---------- ---------- ---------- -------- ---------- ---------- ---------- -------- ---------- ------------- ------------- ------------- ---------- -------------- ------------ --------------- --------------- -------------- ------------ ---------------- ---------------- -------------- ---------- ---------- -------------- -------------- ------------------ ------------------ -------------- ------------------ ------------------ -------------- --------------- ------------------- ------------------- --------------- --------------- \n"
+            "13186        13186               gpu      train                                                                                                                                                                                                               2   00:00:03  COMPLETED      0:0                  Unknown       Unknown       Unknown         1G                                                                                                                                          billing=2+ billing=2+                                                                                                                                                                                                                                 \n"
+            "13186.batch  13186.batch       batch                                                                                                                                                                                                               1          2   00:00:03  COMPLETED      0:0          0             0             0             0                         0                                                                                                                                      cpu=2,gre+       energy=0                                                                                                                 energy=0                                                                energy=0        energy=0 \n");
+  EXPECT_EQ(Sacct({"-l", "-j", "13186", "-P"}),
+            "JobID|JobIDRaw|JobName|Partition|MaxVMSize|MaxVMSizeNode|MaxVMSizeTask|AveVMSize|MaxRSS|MaxRSSNode|MaxRSSTask|AveRSS|MaxPages|MaxPagesNode|MaxPagesTask|AvePages|MinCPU|MinCPUNode|MinCPUTask|AveCPU|NTasks|AllocCPUS|Elapsed|State|ExitCode|AveCPUFreq|ReqCPUFreqMin|ReqCPUFreqMax|ReqCPUFreqGov|ReqMem|ConsumedEnergy|MaxDiskRead|MaxDiskReadNode|MaxDiskReadTask|AveDiskRead|MaxDiskWrite|MaxDiskWriteNode|MaxDiskWriteTask|AveDiskWrite|ReqTRES|AllocTRES|TRESUsageInAve|TRESUsageInMax|TRESUsageInMaxNode|TRESUsageInMaxTask|TRESUsageInMin|TRESUsageInMinNode|TRESUsageInMinTask|TRESUsageInTot|TRESUsageOutMax|TRESUsageOutMaxNode|TRESUsageOutMaxTask|TRESUsageOutAve|TRESUsageOutTot\n"
+            "13186|13186|gpu|train||||||||||||||||||2|00:00:03|COMPLETED|0:0||Unknown|Unknown|Unknown|1G||||||||||billing=2,cpu=2,gres/gpu=1,mem=1G,node=1|billing=2,cpu=2,gres/gpu=1,mem=1G,node=1|||||||||||||\n"
+            "13186.batch|13186.batch|batch||||||||||||||||||1|2|00:00:03|COMPLETED|0:0|0|0|0|0||0||||||||||cpu=2,gres/gpu=1,mem=1G,node=1|energy=0|||||||energy=0||||energy=0|energy=0\n");
+}
+
+TEST_F(SacctTest, JsonShape) {
+  auto req = ParseSacctArgs({"--json", "-j", "13185"});
+  auto out = RenderSacct(*req, jobs_, steps_, kT + 60, 0, true);
+  ASSERT_TRUE(out.ok());
+  auto j = nlohmann::json::parse(*out);
+  ASSERT_EQ(j["jobs"].size(), 1u);
+  EXPECT_EQ(j["jobs"][0]["job_id"], 13185);
+  EXPECT_EQ(j["jobs"][0]["state"]["current"], "COMPLETED");
+  EXPECT_EQ(j["jobs"][0]["steps"].size(), 3u);
+  EXPECT_EQ(j["jobs"][0]["steps"][0]["step"]["id"], "batch");
+  EXPECT_EQ(j["meta"]["Slurm"]["release"], "22.05.8");
+}
+
+}  // namespace
+}  // namespace muster::render
