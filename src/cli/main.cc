@@ -16,6 +16,8 @@ const std::map<std::string, Main>& Commands() {
       {"sinfo", muster::cli::SinfoMain},     {"scancel", muster::cli::ScancelMain},
       {"scontrol", muster::cli::ScontrolMain}, {"srun", muster::cli::SrunMain},
       {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
+      {"sacct", muster::cli::SacctMain},     {"sreport", muster::cli::SreportMain},
+      {"seff", muster::cli::SeffMain},
   };
   return kCommands;
 }
@@ -24,7 +26,7 @@ int Usage() {
   std::cerr << "usage: muster <command> [args]\n"
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
-               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun ...\n"
+               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff ...\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;
 }

@@ -78,6 +78,38 @@ int SinfoMain(const std::vector<std::string>& args) {
   return Iterate(req->iterate_s, [&] { return RenderRemote("sinfo", "/v1/render/sinfo", body); });
 }
 
+int SacctMain(const std::vector<std::string>& args) {
+  auto req = render::ParseSacctArgs(args);
+  if (!req.ok()) {
+    std::cerr << req.status().message() << "\n";
+    return 1;
+  }
+  return RenderRemote("sacct", "/v1/render/sacct", render::ToJson(*req));
+}
+
+int SreportMain(const std::vector<std::string>& args) {
+  auto req = render::ParseSreportArgs(args);
+  if (!req.ok()) {
+    std::cerr << req.status().message() << "\n";
+    return 1;
+  }
+  if (!req->warning.empty()) std::cerr << req->warning;
+  return RenderRemote("sreport", "/v1/render/sreport", render::ToJson(*req));
+}
+
+int SeffMain(const std::vector<std::string>& args) {
+  if (args.size() != 1 || args[0].empty() || args[0][0] == '-') {
+    std::cerr << "Usage: seff [Options] <Jobid>\n";
+    return 1;
+  }
+  auto id = util::ParseInt(args[0].substr(0, args[0].find('.')));
+  if (!id.ok()) {
+    std::cerr << "Usage: seff [Options] <Jobid>\n";
+    return 1;
+  }
+  return RenderRemote("seff", "/v1/render/seff", {{"job_id", *id}});
+}
+
 int ShowRemote(const render::ShowRequest& req) {
   return RenderRemote("scontrol", "/v1/render/show", render::ToJson(req));
 }

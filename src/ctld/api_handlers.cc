@@ -5,6 +5,7 @@
 #include "cli/render/render.h"
 #include "core/json.h"
 #include "util/strings.h"
+#include "util/users.h"
 
 namespace muster::ctld {
 namespace {
@@ -59,6 +60,54 @@ render::ClusterView MakeView(const Controller& ctl, uint32_t uid) {
   for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
   for (const auto& n : ctl.nodes()) view.nodes.push_back(&n);
   return view;
+}
+
+// sacct, seff and sreport: a query of the accounting database, rendered here.
+api::HttpResponse RenderAccounting(Controller& ctl, const std::string& what, const json& body,
+                                   const Caller& caller) {
+  store::AccountingStore* acct = ctl.accounting();
+  if (!acct) return Error(503, "accounting storage is not available");
+  // Records queued by the writer thread become visible once flushed.
+  util::Status flushed = acct->Flush();
+  if (!flushed.ok() && flushed.code() != util::Code::kUnavailable) {
+    return Error(500, flushed.message());
+  }
+  int64_t now = ctl.Now();
+  if (what == "sacct") {
+    auto req = render::SacctRequestFromJson(body);
+    if (!req.ok()) return Error(400, req.status().message());
+    auto result = acct->Query(render::SacctQuery(*req, now, caller.uid, caller.admin));
+    if (!result.ok()) return Error(500, result.status().message());
+    return TextReply(render::RenderSacct(*req, result->jobs, result->steps, now, caller.uid, caller.admin));
+  }
+  if (what == "seff") {
+    int64_t id = body.value("job_id", int64_t{0});
+    store::AccountingQuery q;
+    q.job_ids = {id};
+    auto result = acct->Query(q);
+    if (!result.ok()) return Error(500, result.status().message());
+    if (result->jobs.empty()) return Error(404, "Job not found.");
+    const store::JobRecord& job = result->jobs.front();
+    if (!caller.admin && job.uid != caller.uid) return Error(403, "Job not found.");
+    api::HttpResponse r;
+    r.content_type = "text/plain; charset=utf-8";
+    r.body = render::RenderSeff(job, result->steps, now);
+    return r;
+  }
+  auto req = render::SreportRequestFromJson(body);
+  if (!req.ok()) return Error(400, req.status().message());
+  auto result = acct->Query(render::SreportQuery(*req, now));
+  if (!result.ok()) return Error(500, result.status().message());
+  render::SreportCluster cluster;
+  cluster.name = ctl.config().cluster_name;
+  for (const auto& n : ctl.nodes()) {
+    cluster.cpus += n.config.cpus;
+    cluster.gpus += n.TotalGpus();
+  }
+  for (const auto& j : result->jobs) {
+    if (!cluster.proper_names.count(j.user)) cluster.proper_names[j.user] = util::RealName(j.uid);
+  }
+  return TextReply(render::RenderSreport(*req, result->jobs, result->steps, cluster, now));
 }
 
 api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json& body,
@@ -128,6 +177,9 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
       auto r = render::SinfoRequestFromJson(body);
       if (!r.ok()) return Error(400, r.status().message());
       return TextReply(render::RenderSinfo(*r, view));
+    }
+    if (parts[2] == "sacct" || parts[2] == "seff" || parts[2] == "sreport") {
+      return RenderAccounting(ctl, parts[2], body, caller);
     }
     if (parts[2] == "show") {
       auto r = render::ShowRequestFromJson(body);

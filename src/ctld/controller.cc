@@ -14,6 +14,7 @@
 #include <boost/asio/post.hpp>
 
 #include "core/json.h"
+#include "ctld/accounting_record.h"
 #include "ctld/job_env.h"
 #include "sched/scheduler.h"
 #include "stepd/step.h"
@@ -256,9 +257,12 @@ util::Status Controller::WriteCommit() {
   for (JobId id : dirty_jobs_) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
-      journal_.Append({{"op", "del"}, {"id", id}});
+      journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
       journal_.Append({{"op", "job"}, {"job", it->second}});
+      // Accounting is written by its own thread and never blocks this loop.
+      acct_->Upsert(ToJobRecord(it->second, cfg_));
+      if (it->second.start_time > 0) acct_->UpsertStep(ToBatchStepRecord(it->second, cfg_));
     }
   }
   dirty_jobs_.clear();
@@ -308,6 +312,10 @@ util::Status Controller::Recover() {
   if (ec) {
     return util::Internal("cannot create " + cfg_.state_save_location + ": " + ec.message());
   }
+  store::AccountingOptions acct;
+  acct.db_path = cfg_.state_save_location + "/accounting.db";
+  acct.spool_path = cfg_.state_save_location + "/accounting.spool";
+  acct_ = std::make_unique<store::AccountingStore>(acct);
   json state;
   std::vector<json> records;
   MUSTER_RETURN_IF_ERROR(journal_.Open(cfg_.state_save_location, &state, &records));

@@ -27,6 +27,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "ctld/journal.h"
+#include "store/accounting.h"
 #include "ctld/payload_store.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
@@ -87,6 +88,8 @@ class Controller {
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
   bool IsAdmin(uint32_t uid) const;
+  // The accounting database (sacct, seff, sreport); null before Recover().
+  store::AccountingStore* accounting() { return acct_.get(); }
 
  private:
   struct AgentInfo {
@@ -129,6 +132,7 @@ class Controller {
   const util::Clock& clock_;
   std::map<core::JobId, core::Job> jobs_;
   PayloadStore payload_;  // scripts and environments of pending jobs
+  std::unique_ptr<store::AccountingStore> acct_;
   // Ids of the PENDING jobs, so a scheduling pass does not walk the jobs
   // that ended and are kept only for MinJobAge.
   std::set<core::JobId> pending_ids_;

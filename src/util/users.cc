@@ -68,6 +68,18 @@ std::vector<uint32_t> UserGroups(uint32_t uid, uint32_t gid) {
   return out;
 }
 
+std::string RealName(uint32_t uid) {
+  struct passwd pw {};
+  struct passwd* res = nullptr;
+  char buf[4096];
+  if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res) {
+    std::string gecos = res->pw_gecos ? res->pw_gecos : "";
+    gecos = gecos.substr(0, gecos.find(','));
+    return gecos.empty() ? std::string(res->pw_name) : gecos;
+  }
+  return std::to_string(uid);
+}
+
 std::string HostName() {
   char buf[256] = {0};
   if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";

@@ -16,5 +16,7 @@ std::optional<uint32_t> LookupGid(const std::string& name_or_gid);
 // The user's groups (primary first, then supplementary) from the group database.
 std::vector<uint32_t> UserGroups(uint32_t uid, uint32_t gid);
 std::string HostName();  // short host name
+// The user's proper name (GECOS field up to the first comma), else the login.
+std::string RealName(uint32_t uid);
 
 }  // namespace muster::util

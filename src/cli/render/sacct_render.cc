@@ -15,7 +15,7 @@
 //  - without -a/-u/-j a normal user sees only their own jobs; root (or an
 //    admin) sees everybody's. PrivateData is not enforced (the oracle runs
 //    PrivateData=none, where -a shows all jobs to anyone);
-//  - -j N.batch prints the job row and that step only; -X prints job rows.
+//  - -j N.batch prints that step only; -X prints job rows.
 
 #include <time.h>
 
@@ -716,7 +716,9 @@ store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t
   if (!req.end.empty()) {
     if (auto t = ParseSlurmTime(req.end, now); t.ok()) end = *t;
   } else if (start != 0) {
-    end = req.states.empty() ? now : start;
+    // "now" as an open end: a job that became eligible in this very second
+    // is still shown (Slurm's end is exclusive at second resolution).
+    end = req.states.empty() ? now + 1 : start;
   }
   q.window_start = start;
   q.window_end = end;
@@ -830,7 +832,9 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
       json_jobs.push_back(SacctJobJson(*j, job_steps, now));
       continue;
     }
-    emit(row);
+    // -j N.batch lists only the named steps, without the job's own row (as
+    // sacct 22.05 does).
+    if (all_steps || req.allocations) emit(row);
     if (req.allocations) continue;
     for (const StepRecord* s : job_steps) emit(Row{j, s, now});
   }

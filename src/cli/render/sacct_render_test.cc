@@ -189,9 +189,8 @@ TEST_F(SacctTest, StateFilter) {
 
 // sacct -n -j 13185.batch -o JobID ; with -X only the job row.
 TEST_F(SacctTest, StepSelection) {
-  EXPECT_EQ(Sacct({"-n", "-j", "13185.batch", "-o", "JobID"}),
-            "13185        \n"
-            "13185.batch  \n");
+  // sacct -n -j 13185.batch -o JobID (oracle): the step alone.
+  EXPECT_EQ(Sacct({"-n", "-j", "13185.batch", "-o", "JobID"}), "13185.batch  \n");
   EXPECT_EQ(Sacct({"-nX", "-j", "13185.batch", "-o", "JobID"}), "13185        \n");
   EXPECT_EQ(Sacct({"-n", "-j", "99999999", "-o", "JobID"}), "");
 }

@@ -1,0 +1,85 @@
+#include "ctld/accounting_record.h"
+
+#include "cli/render/format_util.h"
+#include "cli/render/render.h"
+#include "util/users.h"
+
+namespace muster::ctld {
+
+namespace {
+
+std::string AllocTres(const core::Job& job, const render::ClusterView& view) {
+  return render::JobTresString(job, view);
+}
+
+}  // namespace
+
+store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
+  render::ClusterView view;
+  view.config = &cfg;
+  store::JobRecord r;
+  r.job_id = job.id;
+  r.name = job.req.name;
+  r.user = job.req.user_name;
+  r.uid = job.req.uid;
+  r.gid = job.req.gid;
+  r.group = util::GroupName(job.req.gid);
+  r.account = job.req.account;
+  r.partition = job.partition;
+  r.qos = job.req.qos.empty() ? "normal" : job.req.qos;
+  r.cluster = cfg.cluster_name;
+  r.submit_time = job.submit_time;
+  r.eligible_time = job.eligible_time;
+  r.start_time = job.start_time;
+  r.end_time = core::IsFinished(job.state) ? job.end_time : 0;
+  r.time_limit_min = job.time_limit_s < 0 ? -1 : job.time_limit_s / 60;
+  r.state = job.StateWithSuffix();
+  r.exit_code = job.exit_code;
+  r.exit_signal = job.exit_signal;
+  r.derived_exit_code = job.exit_code;
+  r.derived_exit_signal = 0;
+  std::string tres = AllocTres(job, view);
+  r.req_tres = tres;
+  r.alloc_tres = job.alloc.empty() ? "" : tres;
+  r.node_list = job.nodelist;
+  r.nnodes = job.alloc.empty() ? std::max(1, job.req.min_nodes) : static_cast<int>(job.alloc.size());
+  r.ncpus = job.NumCpus();
+  r.req_mem_mb = render::JobMemoryTotalMb(job, view);
+  r.req_mem_per_cpu = job.req.mem_per_cpu_mb > 0;
+  r.work_dir = job.req.work_dir;
+  r.comment = job.req.comment;
+  r.max_rss_kb = job.max_rss_kb > 0 ? job.max_rss_kb : -1;
+  r.total_cpu_ms = job.total_cpu_ms;
+  r.reason = job.state == core::JobState::kPending
+                 ? std::string(core::PendingReasonName(job.reason))
+                 : "None";
+  r.restarts = job.restart_count;
+  return r;
+}
+
+store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& cfg) {
+  render::ClusterView view;
+  view.config = &cfg;
+  store::StepRecord s;
+  s.job_id = job.id;
+  s.step_id = "batch";
+  s.name = "batch";
+  bool done = core::IsFinished(job.state);
+  // The batch step of a cancelled job shows CANCELLED without the "by"
+  // suffix in sacct; other end states are the job's.
+  s.state = done ? std::string(core::JobStateName(job.state)) : "RUNNING";
+  s.exit_code = job.exit_code;
+  s.exit_signal = job.exit_signal;
+  s.start_time = job.start_time;
+  s.end_time = done ? job.end_time : 0;
+  s.node_list = job.batch_host;
+  s.nnodes = 1;
+  s.ntasks = 1;
+  s.ncpus = job.alloc.empty() ? 0 : job.alloc.front().cpus;
+  s.alloc_tres = AllocTres(job, view);
+  s.max_rss_kb = job.max_rss_kb > 0 ? job.max_rss_kb : -1;
+  s.total_cpu_ms = job.total_cpu_ms;
+  return s;
+}
+
+}  // namespace muster::ctld

@@ -1,0 +1,82 @@
+"""Accounting: sacct, seff and sreport over the jobs that ran."""
+
+import os
+import pwd
+import re
+
+import pytest
+
+
+def test_sacct_records_every_job_and_step(cluster):
+    ok = cluster.sbatch("-J", "acct-ok", "--comment", "note", "--wrap", "echo hi")
+    bad = cluster.sbatch("-J", "acct-bad", "--wrap", "exit 3")
+    gone = cluster.sbatch("-J", "acct-cancel", "--wrap", "sleep 100")
+    cluster.wait_state(gone, "RUNNING")
+    cluster.run(["scancel", str(gone)])
+    for j in (ok, bad, gone):
+        cluster.wait_done(j)
+    ids = f"{ok},{bad},{gone}"
+    # Snakemake
+    r = cluster.run(["sacct", "-P", "-n", "--format=JobIdRaw,State", "-j", ids])
+    lines = r.stdout.splitlines()
+    assert f"{ok}|COMPLETED" in lines and f"{bad}|FAILED" in lines
+    assert f"{gone}|CANCELLED by 0" in lines
+    assert f"{ok}.batch|COMPLETED" in lines
+    # Toil
+    r = cluster.run(["sacct", "-n", "-j", ids, "--format", "JobIDRaw,State,ExitCode", "-P"])
+    assert f"{bad}|FAILED|3:0" in r.stdout.splitlines()
+    # Parsl
+    r = cluster.run(["sacct", "-X", "--noheader", "--format=jobid,state%20", "--job", ids])
+    row = [l.split() for l in r.stdout.splitlines() if l.split()[0] == str(ok)][0]
+    assert row == [str(ok), "COMPLETED"]
+    # submitit: header line, skips .step rows
+    r = cluster.run(["sacct", "-o", "JobID,State,NodeList", "--parsable2", "-j", str(ok)])
+    assert r.stdout.splitlines()[0] == "JobID|State|NodeList"
+    # default columns
+    r = cluster.run(["sacct", "-j", str(ok)])
+    assert r.stdout.splitlines()[0].split() == ["JobID", "JobName", "Partition", "Account",
+                                                "AllocCPUS", "State", "ExitCode"]
+    r = cluster.run(["sacct", "-X", "-P", "-n", "-j", str(ok),
+                     "--format=JobName,Comment,WorkDir,NNodes,NCPUS,Elapsed,Timelimit"])
+    assert r.stdout.strip() == f"acct-ok|note|{cluster.work}|1|1|00:00:00|01:00:00" or \
+        r.stdout.strip().startswith("acct-ok|note|")
+
+
+def test_sacct_users_see_their_own_jobs(cluster, users):
+    if not users:
+        pytest.skip("needs root to switch users")
+    mine = cluster.sbatch("--wrap", "true", user=users[0])
+    theirs = cluster.sbatch("--wrap", "true", user=users[1])
+    cluster.wait_done(mine)
+    cluster.wait_done(theirs)
+    r = cluster.run(["sacct", "-X", "-n", "-P", "--format=JobIDRaw"], user=users[0])
+    seen = set(r.stdout.split())
+    assert str(mine) in seen and str(theirs) not in seen, (r.stdout, r.stderr)
+    r = cluster.run(["sacct", "-X", "-n", "-P", "--format=JobIDRaw", "-a"])
+    seen = set(r.stdout.split())
+    assert {str(mine), str(theirs)} <= seen
+
+
+def test_seff_and_oom_maxrss(cluster):
+    job = cluster.sbatch("--mem=200M", "--wrap", "/usr/bin/python3 -c \"b = bytearray(60 * 1024 * 1024)\"")
+    assert cluster.wait_done(job) == "COMPLETED"
+    r = cluster.run(["seff", str(job)])
+    assert f"Job ID: {job}" in r.stdout
+    assert "State: COMPLETED (exit code 0)" in r.stdout
+    m = re.search(r"Memory Utilized: ([\d.]+) MB", r.stdout)
+    if os.geteuid() == 0:
+        assert m and float(m.group(1)) > 40, r.stdout
+    assert "Memory Efficiency:" in r.stdout and "of 200.00 MB" in r.stdout
+    r = cluster.run(["sacct", "-j", f"{job}.batch", "-n", "-P", "--format=JobID,MaxRSS,State"])
+    step = r.stdout.strip().split("|")
+    assert step[0] == f"{job}.batch" and step[2] == "COMPLETED"
+    if os.geteuid() == 0:
+        assert step[1].endswith(("K", "M")) and step[1] != ""
+
+
+def test_sreport_cluster_utilization(cluster):
+    r = cluster.run(["sreport", "cluster", "Utilization", "-P", "-t", "percent"])
+    assert "Cluster Utilization" in r.stdout
+    assert re.search(r"^e2e\|", r.stdout, re.M), r.stdout
+    r = cluster.run(["sreport", "user", "TopUsage", "-P"])
+    assert r.returncode == 0
