@@ -145,7 +145,10 @@ int SrunMain(const std::vector<std::string>& args) {
     PrintError("srun", client.status().message());
     return 1;
   }
-  nlohmann::json body = {{"ntasks", ntasks}, {"nodes", nodes}, {"ntasks_per_node", per_node}};
+  std::string step_name = job_name.empty() ? parsed->positional.front() : job_name;
+  step_name = step_name.substr(step_name.rfind('/') + 1);
+  nlohmann::json body = {{"ntasks", ntasks}, {"nodes", nodes}, {"ntasks_per_node", per_node},
+                         {"name", step_name}};
   auto resp = client->Post("/v1/jobs/" + job_id + "/steps", body);
   if (!resp.ok()) {
     PrintError("srun", resp.status().message());
@@ -276,6 +279,7 @@ int SrunMain(const std::vector<std::string>& args) {
   }
 
   int worst = 0;
+  int worst_signal = 0;
   for (auto& t : tasks) {
     if (t.pid <= 0) {
       worst = std::max(worst, 2);
@@ -293,8 +297,12 @@ int SrunMain(const std::vector<std::string>& args) {
     } else if (WIFSIGNALED(status)) {
       std::cerr << "srun: error: task " << t.rank << ": " << strsignal(WTERMSIG(status)) << "\n";
       worst = std::max(worst, 128 + WTERMSIG(status));
+      worst_signal = WTERMSIG(status);
     }
   }
+  // The step's end, for sacct; a failure here must not change srun's result.
+  (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step_id) + "/end",
+                     {{"exit_code", worst_signal ? 0 : worst}, {"exit_signal", worst_signal}});
   return worst;
 }
 

@@ -155,6 +155,15 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!step.ok()) return Error(HttpStatusFor(step.status()), step.status().message());
     return JsonReply(201, *step);
   }
+  if (what == "jobs" && parts.size() == 6 && post && parts[3] == "steps" && parts[5] == "end") {
+    auto job = util::ParseInt(parts[2]);
+    auto step = util::ParseInt(parts[4]);
+    if (!job.ok() || !step.ok()) return Error(400, "Invalid job step id specified");
+    util::Status st = ctl.EndStep(static_cast<core::JobId>(*job), static_cast<int>(*step),
+                                  body.value("exit_code", 0), body.value("exit_signal", 0), caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
   if (what == "nodes" && parts.size() == 2 && get) {
     json out = json::array();
     for (const auto& n : ctl.nodes()) out.push_back(n);

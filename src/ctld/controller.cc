@@ -1032,12 +1032,46 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   if (task < ntasks) return util::InvalidArgument("Requested node configuration is not available");
   int step_id = step_counters_[id]++;
   std::vector<std::string> names;
-  for (int n = 0; n < nodes; ++n) names.push_back(job.alloc[n].node);
+  int step_cpus = 0;
+  for (int n = 0; n < nodes; ++n) {
+    names.push_back(job.alloc[n].node);
+    step_cpus += job.alloc[n].cpus;
+  }
+  store::StepRecord rec;
+  rec.job_id = id;
+  rec.step_id = std::to_string(step_id);
+  rec.name = body.value("name", "");
+  rec.state = "RUNNING";
+  rec.start_time = Now();
+  rec.node_list = util::CompressHostlist(names);
+  rec.nnodes = nodes;
+  rec.ntasks = ntasks;
+  rec.ncpus = step_cpus;
+  rec.alloc_tres = "cpu=" + std::to_string(step_cpus) + ",node=" + std::to_string(nodes);
+  acct_->UpsertStep(rec);
+  running_steps_[{id, step_id}] = rec;
   return json{{"job_id", id},
               {"step_id", step_id},
               {"ntasks", ntasks},
               {"nodelist", util::CompressHostlist(names)},
               {"layout", layout}};
+}
+
+util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_signal,
+                                 const Caller& caller) {
+  auto job = jobs_.find(id);
+  if (job == jobs_.end()) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(job->second, caller));
+  auto it = running_steps_.find({id, step_id});
+  if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
+  store::StepRecord rec = it->second;
+  running_steps_.erase(it);
+  rec.state = exit_code == 0 && exit_signal == 0 ? "COMPLETED" : "FAILED";
+  rec.exit_code = exit_code;
+  rec.exit_signal = exit_signal;
+  rec.end_time = Now();
+  acct_->UpsertStep(rec);
+  return util::Status::Ok();
 }
 
 // --------------------------------------------------------- housekeeping ----

@@ -78,6 +78,10 @@ class Controller {
   util::Result<nlohmann::json> CreateStep(core::JobId id, const nlohmann::json& body,
                                           const Caller& caller);
 
+  // srun's step ended with the highest task exit code (signal 0 if none).
+  util::Status EndStep(core::JobId id, int step_id, int exit_code, int exit_signal,
+                       const Caller& caller);
+
   // Agent connections.
   void AcceptAgent(std::shared_ptr<api::LineConn> conn);
 
@@ -142,6 +146,8 @@ class Controller {
   std::map<std::string, AgentInfo> agents_;  // by host name
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   std::map<core::JobId, int> step_counters_;
+  // srun steps still running, as their accounting rows.
+  std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
   // Final state for jobs whose end was requested (scancel, node down) while
   // the agent is still stopping them.
   std::map<core::JobId, core::JobState> pending_end_state_;

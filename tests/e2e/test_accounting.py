@@ -80,3 +80,17 @@ def test_sreport_cluster_utilization(cluster):
     assert re.search(r"^e2e\|", r.stdout, re.M), r.stdout
     r = cluster.run(["sreport", "user", "TopUsage", "-P"])
     assert r.returncode == 0
+
+
+def test_srun_steps_are_accounted(cluster):
+    script = cluster.work / "acct-steps.sh"
+    script.write_text("#!/bin/bash\n#SBATCH -n 2\nsrun hostname >/dev/null\nsrun bash -c 'exit 2'\ntrue\n")
+    job = cluster.sbatch(str(script))
+    assert cluster.wait_done(job) == "COMPLETED"
+    r = cluster.run(["sacct", "-j", str(job), "-n", "-P", "--format=JobID,JobName,State,ExitCode,NTasks"])
+    rows = [l.split("|") for l in r.stdout.splitlines()]
+    by_id = {row[0]: row for row in rows}
+    assert by_id[f"{job}.batch"][2] == "COMPLETED"
+    assert by_id[f"{job}.0"][1:4] == ["hostname", "COMPLETED", "0:0"]
+    assert by_id[f"{job}.1"][1:4] == ["bash", "FAILED", "2:0"]
+    assert by_id[f"{job}.0"][4] == "2"
