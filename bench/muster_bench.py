@@ -6,6 +6,9 @@ real Slurm of ../shared/slurm-oracle (--slurm) for a side-by-side.
   bench/muster_bench.py throughput [--jobs 2000]        trivial jobs completed per second
   bench/muster_bench.py latency  [--jobs 200]           submit-to-start on an idle cluster
   bench/muster_bench.py squeue   [--queued 10000,100000] squeue time with N queued jobs
+  bench/muster_bench.py api      [--jobs 20000]         durable API submissions, 8 concurrent clients
+  bench/muster_bench.py restart  [--jobs 100000]        musterd restart with N jobs in the journal
+  bench/muster_bench.py sacct    [--jobs 1000000]       sacct over N recorded jobs
   bench/muster_bench.py all
 
 Muster runs on a private cluster in a temporary directory (build/bin is
@@ -206,9 +209,100 @@ def controller_rss(t: Target):
     return None
 
 
+def _api_client(args):
+    sock_path, work, count = args
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(sock_path)
+    body = json.dumps({"script": "#!/bin/sh\ntrue\n", "work_dir": work, "hold": True,
+                       "name": "api", "std_out": "/dev/null"}).encode()
+    req = (b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(body)).encode() +
+           b"\r\n\r\n" + body)
+    buf = b""
+    for _ in range(count):
+        sock.sendall(req)
+        while True:
+            head, sep, rest = buf.partition(b"\r\n\r\n")
+            if sep:
+                length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+                if len(rest) >= length:
+                    buf = rest[length:]
+                    break
+            buf += sock.recv(65536)
+    sock.close()
+
+
+def bench_api(t: Target, clients: int, per_client: int):
+    """Durable submissions through the API from many concurrent clients
+    (one process each, keep-alive connections); every reply waits for the
+    journal's fdatasync, so this measures group commit."""
+    import multiprocessing
+    state = Path(t.env["MUSTER_CONF"]).parent
+    sock = str(state / "ctld" / "musterd.sock")
+    t0 = time.perf_counter()
+    with multiprocessing.Pool(clients) as pool:
+        pool.map(_api_client, [(sock, str(t.work), per_client)] * clients)
+    dt = time.perf_counter() - t0
+    n = clients * per_client
+    print(f"[{t.name}] API submissions, {clients} concurrent clients: {n} in {dt:.2f} s = {n / dt:.0f}/s "
+          f"(each acknowledged after fdatasync)")
+
+
+def wait_ready(sock_path, timeout=600):
+    t0 = time.perf_counter()
+    while time.perf_counter() - t0 < timeout:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(sock_path)
+            s.sendall(b"GET /v1/ping HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            if b"200" in s.recv(100):
+                return time.perf_counter() - t0
+        except OSError:
+            pass
+        time.sleep(0.01)
+    raise RuntimeError("musterd did not come back")
+
+
+def bench_restart(t: Target, jobs: int):
+    state = Path(t.env["MUSTER_CONF"]).parent
+    ctld = state / "ctld"
+    api_submit_held(t, jobs)
+    conf = t.env["MUSTER_CONF"]
+    for how in ("kill -9 (journal replay)", "clean stop (snapshot)"):
+        pid = int((ctld / "musterd.pid").read_text())
+        os.kill(pid, 9 if how.startswith("kill") else 15)
+        while Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z":
+            time.sleep(0.01)
+        size = sum(f.stat().st_size for f in ctld.glob("journal.log")) / 1e6
+        snap = (ctld / "snapshot.json").stat().st_size / 1e6 if (ctld / "snapshot.json").exists() else 0
+        t0 = time.perf_counter()
+        subprocess.Popen([str(BIN / "musterd"), "--conf", conf], stdout=subprocess.DEVNULL,
+                         stderr=open(ctld / "log" / "bench-restart.log", "a"), start_new_session=True)
+        dt = wait_ready(str(ctld / "musterd.sock"))
+        print(f"[{t.name}] musterd restart with {jobs} jobs after {how}: {dt:.2f} s "
+              f"(journal {size:.0f} MB, snapshot {snap:.0f} MB)")
+
+
+def bench_sacct(t: Target, jobs: int):
+    state = Path(t.env["MUSTER_CONF"]).parent / "ctld"
+    subprocess.run([str(BIN / "muster"), "down", "--conf", t.env["MUSTER_CONF"]], env=t.env,
+                   capture_output=True)
+    r = subprocess.run([str(BIN / "acct_fill"), str(state / "accounting.db"), str(jobs), "100", "30"],
+                       capture_output=True, text=True, check=True)
+    print(f"[{t.name}] {r.stdout.strip()}")
+    subprocess.run([str(BIN / "muster"), "up", "--conf", t.env["MUSTER_CONF"]], env=t.env,
+                   capture_output=True, check=True)
+    one_user, lines = time_cmd(t, ["sacct", "-X", "-n", "-P", "-u", "20007", "-S", "now-30days",
+                                   "-o", "JobID,State,Elapsed"], reps=5)
+    print(f"[{t.name}] sacct over {jobs} jobs, one user, 30 days: {one_user:.0f} ms ({lines} rows)")
+    day, lines = time_cmd(t, ["sacct", "-a", "-X", "-n", "-P", "-S", "now-3days", "-E", "now-2days",
+                              "-o", "JobID,User,State"], reps=5)
+    print(f"[{t.name}] sacct over {jobs} jobs, all users, one day: {day:.0f} ms ({lines} rows)")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["sbatch", "throughput", "latency", "squeue", "all"])
+    ap.add_argument("what", choices=["sbatch", "throughput", "latency", "squeue", "api", "restart",
+                                     "sacct", "all"])
     ap.add_argument("--slurm", action="store_true", help="run against the real Slurm oracle")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--queued", default="10000,100000")
@@ -225,6 +319,12 @@ def main():
                 bench_throughput(t, a.jobs or 2000)
             elif what == "latency":
                 bench_latency(t, a.jobs or 200)
+            elif what == "api":
+                bench_api(t, 8, (a.jobs or 20000) // 8)
+            elif what == "restart":
+                bench_restart(t, a.jobs or 100000)
+            elif what == "sacct":
+                bench_sacct(t, a.jobs or 1000000)
             elif what == "squeue":
                 bench_squeue(t, [int(x) for x in a.queued.split(",")], a.fill_api)
         finally:
