@@ -214,6 +214,12 @@ void Controller::ApplyNodeState(const json& n) {
 
 util::Status Controller::Save() {
   MUSTER_RETURN_IF_ERROR(CommitNow());
+  return Snapshot();
+}
+
+util::Status Controller::Snapshot() {
+  // The journal is about to forget the payloads it carried.
+  MUSTER_RETURN_IF_ERROR(payload_.Sync());
   return journal_.WriteSnapshot(StateJson());
 }
 
@@ -259,13 +265,17 @@ util::Status Controller::WriteCommit() {
     if (it == jobs_.end()) {
       journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
-      journal_.Append({{"op", "job"}, {"job", it->second}});
+      json rec = {{"op", "job"}, {"job", it->second}};
+      auto fresh = new_payloads_.find(id);
+      if (fresh != new_payloads_.end()) rec["payload"] = std::move(fresh->second);
+      journal_.Append(rec);
       // Accounting is written by its own thread and never blocks this loop.
       acct_->Upsert(ToJobRecord(it->second, cfg_));
       if (it->second.start_time > 0) acct_->UpsertStep(ToBatchStepRecord(it->second, cfg_));
     }
   }
   dirty_jobs_.clear();
+  new_payloads_.clear();
   for (const auto& name : dirty_nodes_) {
     if (core::Node* n = FindNode(name)) journal_.Append({{"op", "node"}, {"node", NodeState(*n)}});
   }
@@ -276,9 +286,7 @@ util::Status Controller::WriteCommit() {
   auto& callbacks = waiting_[gen];
   for (auto& fn : after_commit_) callbacks.push_back(std::move(fn));
   after_commit_.clear();
-  std::vector<int> fds{payload_dirty_ ? payload_.active_fd() : -1};
-  payload_dirty_ = false;
-  syncer_->Request(gen, std::move(fds));
+  syncer_->Request(gen, {});
   return util::Status::Ok();
 }
 
@@ -295,7 +303,7 @@ void Controller::OnSynced(uint64_t gen, const util::Status& st) {
   }
   if (synced_gen_ == written_gen_ && !commit_posted_ &&
       journal_.records_since_snapshot() >= kSnapshotEvery) {
-    util::Status snap = journal_.WriteSnapshot(StateJson());
+    util::Status snap = Snapshot();
     if (!snap.ok()) util::LogError("snapshot: {}", snap.message());
   }
 }
@@ -318,6 +326,7 @@ util::Status Controller::Recover() {
   acct_ = std::make_unique<store::AccountingStore>(acct);
   json state;
   std::vector<json> records;
+  std::map<JobId, std::string> journal_payloads;
   MUSTER_RETURN_IF_ERROR(journal_.Open(cfg_.state_save_location, &state, &records));
   try {
     if (state.is_object()) {
@@ -336,6 +345,7 @@ util::Status Controller::Recover() {
       std::string op = r.at("op").get<std::string>();
       if (op == "job") {
         Job job = r.at("job").get<Job>();
+        if (r.contains("payload")) journal_payloads[job.id] = r["payload"].get<std::string>();
         next_job_id_ = std::max<JobId>(next_job_id_, job.id + 1);
         jobs_[job.id] = std::move(job);
       } else if (op == "del") {
@@ -360,6 +370,13 @@ util::Status Controller::Recover() {
     if (job.state == JobState::kRunning || job.state == JobState::kCompleting) live.insert(id);
   }
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
+  // Payloads acknowledged through the journal but not yet synced in the
+  // payload store before a crash come back from the journal.
+  for (auto& [id, text] : journal_payloads) {
+    if (!live.count(id) || payload_.Read(id).ok()) continue;
+    MUSTER_RETURN_IF_ERROR(payload_.Append(id, text));
+  }
+  MUSTER_RETURN_IF_ERROR(payload_.Sync());
   util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
                 records.size(), next_job_id_);
   return util::Status::Ok();
@@ -429,9 +446,13 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 
   // The script and environment live on disk, not in the job table, so a
   // pending job costs little memory.
+  // The journal record of the submission carries the payload too, so one
+  // fdatasync (the journal's) makes the submission durable; the payload
+  // store itself is synced before each snapshot truncates the journal.
   json payload = {{"script", req.script}, {"environment", req.environment}};
-  util::Status st = payload_.Append(job.id, payload.dump(-1, ' ', false, json::error_handler_t::replace));
-  payload_dirty_ = true;
+  std::string payload_text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
+  util::Status st = payload_.Append(job.id, payload_text);
+  new_payloads_[job.id] = std::move(payload_text);
   if (!st.ok()) {
     --next_job_id_;
     return util::Internal("Unable to write job files: " + st.message());

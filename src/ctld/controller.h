@@ -169,7 +169,9 @@ class Controller {
   uint64_t written_gen_ = 0;
   uint64_t synced_gen_ = 0;
   std::map<uint64_t, std::vector<std::function<void()>>> waiting_;
-  bool payload_dirty_ = false;
+  // Payloads of submissions not yet journalled (they ride in the record).
+  std::map<core::JobId, std::string> new_payloads_;
+  util::Status Snapshot();
   std::unique_ptr<class Syncer> syncer_;
   void OnSynced(uint64_t gen, const util::Status& st);
   static constexpr uint64_t kSnapshotEvery = 200000;

@@ -98,8 +98,8 @@ util::Status PayloadStore::Open(const std::string& dir, const std::set<uint32_t>
 
 util::Status PayloadStore::StartSegment(uint32_t segment) {
   if (active_fd_ >= 0) {
-    // Records in the old segment may not be synced yet by the journal's
-    // group commit, which only syncs the active segment.
+    // A finished segment is synced once: later snapshots sync only the
+    // active one.
     if (::fdatasync(active_fd_) != 0) return Errno("cannot sync", SegmentPath(active_));
     ::close(active_fd_);
   }
@@ -132,6 +132,11 @@ util::Status PayloadStore::Append(uint32_t job_id, const std::string& data) {
   index_[job_id] = {active_, active_size_ + static_cast<int64_t>(sizeof(h)), h.length};
   live_per_segment_[active_]++;
   active_size_ += static_cast<int64_t>(record.size());
+  return util::Status::Ok();
+}
+
+util::Status PayloadStore::Sync() {
+  if (active_fd_ >= 0 && ::fdatasync(active_fd_) != 0) return Errno("cannot sync", SegmentPath(active_));
   return util::Status::Ok();
 }
 

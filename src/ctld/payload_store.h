@@ -31,8 +31,8 @@ class PayloadStore {
   // The job no longer needs its record (started, cancelled).
   void Release(uint32_t job_id);
 
-  // The segment being appended to, for the journal's group commit to sync.
-  int active_fd() const { return active_fd_; }
+  // Makes every appended record durable (before a journal snapshot).
+  util::Status Sync();
 
   static constexpr int64_t kSegmentBytes = 32 << 20;
 
