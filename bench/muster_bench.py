@@ -128,26 +128,7 @@ def api_submit_held(t: Target, count: int):
     """Muster only: held submissions straight to the API over one kept-alive
     connection, to fill a queue quickly (the figure measured is squeue's)."""
     state = Path(t.env["MUSTER_CONF"]).parent
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(str(state / "ctld" / "musterd.sock"))
-    body = json.dumps({"script": "#!/bin/sh\ntrue\n", "work_dir": str(t.work), "hold": True,
-                       "name": "wrap", "std_out": "/dev/null"}).encode()
-    req = (b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-           b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-    buf = b""
-    for _ in range(count):
-        sock.sendall(req)
-        while True:
-            head, sep, rest = buf.partition(b"\r\n\r\n")
-            if sep:
-                length = int([l for l in head.split(b"\r\n") if l.lower().startswith(b"content-length")][0]
-                             .split(b":")[1])
-                if len(rest) >= length:
-                    assert b" 201 " in head.split(b"\r\n")[0], head
-                    buf = rest[length:]
-                    break
-            buf += sock.recv(65536)
-    sock.close()
+    _api_client((str(state / "ctld" / "musterd.sock"), str(t.work), count))
 
 
 def fill_held(t: Target, n: int, via_api: bool):

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/checksum.h"
 #include "util/log.h"
 
 namespace muster::ctld {
@@ -19,8 +20,6 @@ namespace {
 constexpr size_t kHeader = 16;
 constexpr uint32_t kMaxRecord = 256u << 20;
 
-uint32_t Checksum(const char* p, size_t n);
-
 // A whole, checksummed record starts at `off`.
 bool ValidRecordAt(const std::string& data, size_t off) {
   if (data.size() - off < kHeader) return false;
@@ -28,16 +27,7 @@ bool ValidRecordAt(const std::string& data, size_t off) {
   std::memcpy(&len, data.data() + off, 4);
   std::memcpy(&sum, data.data() + off + 4, 4);
   return len <= kMaxRecord && data.size() - off - kHeader >= len &&
-         Checksum(data.data() + off + kHeader, len) == sum;
-}
-
-uint32_t Checksum(const char* p, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 16777619u;
-  }
-  return h;
+         util::Fnv1a32(data.data() + off + kHeader, len) == sum;
 }
 
 util::Status Errno(const std::string& what, const std::string& path) {
@@ -130,7 +120,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
 void Journal::Append(const json& record) {
   std::string payload = record.dump(-1, ' ', false, json::error_handler_t::replace);
   uint32_t len = static_cast<uint32_t>(payload.size());
-  uint32_t sum = Checksum(payload.data(), payload.size());
+  uint32_t sum = util::Fnv1a32(payload.data(), payload.size());
   uint64_t seq = ++seq_;
   char header[kHeader];
   std::memcpy(header, &len, 4);

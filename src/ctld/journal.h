@@ -9,7 +9,7 @@
 // (records after it). A snapshot is written atomically and then the journal
 // is truncated, which bounds replay time.
 //
-// Record framing: u32 length, u32 CRC-32C-like checksum (FNV-1a) of the
+// Record framing: u32 length, u32 FNV-1a checksum of the
 // payload, u64 sequence number, then the JSON payload. At recovery a torn
 // or corrupt *last* record is dropped with a warning (it was never
 // acknowledged); a bad record followed by good ones stops the daemon with a

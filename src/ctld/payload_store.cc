@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "util/checksum.h"
 #include "util/log.h"
 
 namespace muster::ctld {
@@ -24,15 +25,6 @@ struct Header {
   uint32_t length;
   uint32_t checksum;  // FNV-1a of the data
 };
-
-uint32_t Fnv1a(const char* p, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; ++i) {
-    h ^= static_cast<unsigned char>(p[i]);
-    h *= 16777619u;
-  }
-  return h;
-}
 
 util::Status Errno(const std::string& what, const std::string& path) {
   return util::Internal(what + " " + path + ": " + std::strerror(errno));
@@ -80,7 +72,7 @@ util::Status PayloadStore::Open(const std::string& dir, const std::set<uint32_t>
         std::string data(h.length, '\0');
         if (::pread(fd, data.data(), h.length, off + static_cast<int64_t>(sizeof(h))) ==
                 static_cast<ssize_t>(h.length) &&
-            Fnv1a(data.data(), data.size()) == h.checksum) {
+            util::Fnv1a32(data.data(), data.size()) == h.checksum) {
           auto old = index_.find(h.job_id);
           if (old != index_.end()) live_per_segment_[old->second.segment]--;
           index_[h.job_id] = {seg, off + static_cast<int64_t>(sizeof(h)), h.length};
@@ -117,7 +109,7 @@ util::Status PayloadStore::Append(uint32_t job_id, const std::string& data) {
     MUSTER_RETURN_IF_ERROR(StartSegment(active_ + 1));
     DropSegmentIfDead(old);
   }
-  Header h{kMagic, job_id, static_cast<uint32_t>(data.size()), Fnv1a(data.data(), data.size())};
+  Header h{kMagic, job_id, static_cast<uint32_t>(data.size()), util::Fnv1a32(data.data(), data.size())};
   std::string record(reinterpret_cast<const char*>(&h), sizeof(h));
   record += data;
   const char* p = record.data();

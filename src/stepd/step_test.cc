@@ -98,7 +98,9 @@ class StepTest : public ::testing::Test {
     work_ = MakeTempDir("muster-step-work-", user_.uid, user_.gid);
     ASSERT_FALSE(spool_.empty());
     ASSERT_FALSE(work_.empty());
-    spec_.job_id = 42;
+    // Unique per test process: ctest runs cases in parallel, and a job's
+    // cgroup is named after its id.
+    spec_.job_id = 100000 + static_cast<uint32_t>(::getpid() % 100000);
     spec_.uid = user_.uid;
     spec_.gid = user_.gid;
     spec_.groups = {user_.gid};
@@ -182,7 +184,7 @@ TEST_F(StepTest, CompletedScriptWritesOutputAsTheUser) {
   Script("echo hello; id -u; id -g; echo oops >&2");
   pid_t pid = Start();
   StepResult r = Wait(pid);
-  EXPECT_EQ(r.job_id, 42u);
+  EXPECT_EQ(r.job_id, spec_.job_id);
   EXPECT_EQ(r.state, "COMPLETED");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.exit_signal, 0);
