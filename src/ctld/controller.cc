@@ -498,7 +498,9 @@ void Controller::RunSchedule() {
   snap.config = &cfg_;
   snap.now = Now();
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
-  for (JobId id : pending_ids_) snap.pending.push_back(&jobs_.at(id));
+  for (JobId id : pending_ids_) {
+    if (!orphans_.count(id)) snap.pending.push_back(&jobs_.at(id));
+  }
   if (snap.pending.empty()) return;
   std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
     if (a->priority != b->priority) return a->priority > b->priority;
@@ -665,12 +667,17 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;
       auto it = jobs_.find(result->job_id);
-      if (it != jobs_.end() && !core::IsFinished(it->second.state)) {
+      bool running = it != jobs_.end() && (it->second.state == JobState::kRunning ||
+                                           it->second.state == JobState::kCompleting);
+      if (running) {
         it->second.max_rss_kb = result->max_rss_kb;
         it->second.total_cpu_ms = result->total_cpu_ms;
         auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
         FinishJob(it->second, state, result->exit_code, result->exit_signal, result->end_time,
                   result->detail);
+      } else if (orphans_.erase(result->job_id)) {
+        // An old run of a requeued job is gone: the job may start again.
+        RequestSchedule();
       }
       // The agent deletes the result once acked, so the end must be on disk.
       std::weak_ptr<api::LineConn> weak = conn;
@@ -744,6 +751,8 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
                 std::find(info.nodes.begin(), info.nodes.end(), it->second.batch_host) != info.nodes.end();
     if (ours) continue;
     util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
+    // A requeued job waits until its old run is gone, so the two never overlap.
+    if (it != jobs_.end() && it->second.state == JobState::kPending) orphans_.insert(id);
     AfterCommit([weak, id] {
       if (auto c = weak.lock()) c->Send({{"type", "cancel"}, {"job_id", id}});
     });
@@ -766,6 +775,9 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
       if (core::Node* node = FindNode(name)) node->registered = false;
     }
     util::LogWarn("agent {} disconnected", it->first);
+    // Orphans are found again when the agent registers; waiting on an end
+    // report that may never come would keep a requeued job back forever.
+    orphans_.clear();
     ArmNodeTimeout(it->first, it->second.nodes);
     agents_.erase(it);
     return;

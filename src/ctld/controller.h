@@ -140,6 +140,8 @@ class Controller {
   // Ids of the PENDING jobs, so a scheduling pass does not walk the jobs
   // that ended and are kept only for MinJobAge.
   std::set<core::JobId> pending_ids_;
+  // Requeued jobs whose previous run an agent is still stopping.
+  std::set<core::JobId> orphans_;
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;
