@@ -326,8 +326,17 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "propagate", Arg::kOptional, ignore},
       {'q', "qos", Arg::kRequired, str(&r.qos)},
       {'Q', "quiet", Arg::kNone, flag(&inv->quiet, true)},
-      {0, "requeue", Arg::kNone, flag(&r.requeue, true)},
-      {0, "no-requeue", Arg::kNone, flag(&r.requeue, false)},
+      {0, "requeue", Arg::kNone,
+       [&r](const std::string&) {
+         r.requeue = r.requeue_set = true;
+         return util::Status::Ok();
+       }},
+      {0, "no-requeue", Arg::kNone,
+       [&r](const std::string&) {
+         r.requeue = false;
+         r.requeue_set = true;
+         return util::Status::Ok();
+       }},
       {0, "reservation", Arg::kRequired, str(&r.reservation)},
       {0, "signal", Arg::kRequired, str(&r.signal_spec)},
       {'t', "time", Arg::kRequired,

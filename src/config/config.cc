@@ -684,6 +684,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "killwait") return SetTopInt(p, &cfg_.kill_wait_s, 0, 65535);
   if (k == "minjobage") return SetTopInt(p, &cfg_.min_job_age_s, 0, kMaxInt);
   if (k == "slurmdtimeout") return SetTopInt(p, &cfg_.slurmd_timeout_s, 0, 65535);
+  if (k == "jobrequeue") return SetTopInt(p, &cfg_.job_requeue, 0, 1);
   if (k == "slurmctldport") {
     // Slurm allows a range ("6817-6820") for several listening ports; the
     // first is the one clients use.

@@ -48,6 +48,9 @@ struct Config {
   int kill_wait_s = 30;
   int min_job_age_s = 300;
   int slurmd_timeout_s = 300;
+  // JobRequeue: whether batch jobs are requeued after a node failure unless
+  // they say otherwise (--requeue / --no-requeue). Slurm's default is 1.
+  int job_requeue = 1;
   int slurmctld_port = 6817;
   std::vector<std::string> gres_types;
   std::vector<std::string> admin_users;  // user names that may act on any job/node

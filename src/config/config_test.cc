@@ -773,3 +773,21 @@ TEST(Paths, DefaultConfigPathOrder) {
 
 }  // namespace
 }  // namespace muster::config
+
+namespace muster::config {
+namespace {
+
+TEST(ConfigJobRequeue, DefaultsToSlurmsAndParses) {
+  auto def = ParseConfig("ClusterName=c\n", "/tmp/muster.conf", "", false);
+  ASSERT_TRUE(def.ok()) << def.status().message();
+  EXPECT_EQ(def->job_requeue, 1);
+  auto off = ParseConfig("ClusterName=c\nJobRequeue=0\n", "/tmp/muster.conf", "", false);
+  ASSERT_TRUE(off.ok()) << off.status().message();
+  EXPECT_EQ(off->job_requeue, 0);
+  auto bad = ParseConfig("ClusterName=c\nJobRequeue=2\n", "/tmp/muster.conf", "", false);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("muster.conf:2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace muster::config

@@ -110,7 +110,8 @@ struct JobRequest {
   bool exclusive = false;
   bool hold = false;
   int64_t begin_time = 0;
-  bool requeue = true;  // Slurm's default (JobRequeue=1); --no-requeue clears it
+  bool requeue = true;       // Slurm's default (JobRequeue=1); --no-requeue clears it
+  bool requeue_set = false;  // --requeue or --no-requeue was given
   int nice = 0;
   std::string signal_spec;  // --signal as given
   std::string nodelist;     // -w

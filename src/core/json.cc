@@ -17,7 +17,7 @@ using nlohmann::json;
   X(std_in) X(open_append) X(min_nodes) X(max_nodes) X(ntasks) X(ntasks_per_node)        \
   X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb)             \
   X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time)           \
-  X(requeue) X(nice) X(signal_spec) X(nodelist) X(exclude) X(export_mode)                \
+  X(requeue) X(requeue_set) X(nice) X(signal_spec) X(nodelist) X(exclude) X(export_mode)                \
   X(environment) X(argv) X(script) X(command)
 #define MUSTER_JOB_FIELDS(X)                                                            \
   X(id) X(req) X(state) X(reason) X(priority) X(held) X(held_by_admin) X(submit_time)   \

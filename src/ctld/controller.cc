@@ -392,6 +392,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.user_name = util::UserName(caller.uid);
   req.groups = util::UserGroups(caller.uid, caller.gid);
   if (req.account.empty()) req.account = req.user_name;
+  if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
   if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
   if (req.script.rfind("#!", 0) != 0) {

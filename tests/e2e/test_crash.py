@@ -148,3 +148,20 @@ def _cmdline(p):
         return (p / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_job_requeue_zero_leaves_node_failures_failed():
+    from conftest import DEFAULT_CONF, make_cluster
+    c = make_cluster(DEFAULT_CONF + TIMEOUT_CONF_EXTRA + "JobRequeue=0\n")
+    try:
+        plain = c.sbatch("-w", "cpu01", "--wrap", "sleep 1000")
+        asked = c.sbatch("-w", "cpu01", "--requeue", "--wrap", "sleep 1000")
+        c.wait_state(plain, "RUNNING")
+        c.wait_state(asked, "RUNNING")
+        kill9(c.daemon_pids()["agent"])
+        assert c.wait_state(plain, "NODE_FAIL", timeout=20) == "NODE_FAIL"
+        assert c.wait_state(asked, "PENDING", timeout=20) == "PENDING"
+        assert c.job(asked)["restart_count"] == 1
+        c.up()
+    finally:
+        c.teardown()
