@@ -588,13 +588,17 @@ void Controller::Launch(Job& job) {
   SendToAgentOf(job, msg);
 }
 
+void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, json msg) {
+  std::weak_ptr<api::LineConn> weak = conn;
+  AfterCommit([weak, msg = std::move(msg)] {
+    if (auto c = weak.lock()) c->Send(msg);
+  });
+}
+
 void Controller::SendToAgentOf(const Job& job, const json& msg) {
   for (auto& [host, agent] : agents_) {
     if (std::find(agent.nodes.begin(), agent.nodes.end(), job.batch_host) != agent.nodes.end()) {
-      std::weak_ptr<api::LineConn> conn = agent.conn;
-      AfterCommit([conn, msg] {
-        if (auto c = conn.lock()) c->Send(msg);
-      });
+      SendAfterCommit(agent.conn, msg);
       return;
     }
   }
@@ -681,11 +685,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
         RequestSchedule();
       }
       // The agent deletes the result once acked, so the end must be on disk.
-      std::weak_ptr<api::LineConn> weak = conn;
-      JobId acked = result->job_id;
-      AfterCommit([weak, acked] {
-        if (auto c = weak.lock()) c->Send({{"type", "ack"}, {"job_id", acked}});
-      });
+      SendAfterCommit(conn, {{"type", "ack"}, {"job_id", result->job_id}});
     } else {
       util::LogWarn("unknown agent message type '{}'", type);
     }
@@ -741,7 +741,6 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
       FinishJob(job, JobState::kNodeFail, 0, 0, Now(), "step lost while the agent was away");
     }
   }
-  std::weak_ptr<api::LineConn> weak = conn;
   // Steps the agent still runs for jobs that are not running there any more
   // (ended NODE_FAIL or requeued while it was away) are stopped, so a job
   // never runs twice at once.
@@ -754,16 +753,9 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
     // A requeued job waits until its old run is gone, so the two never overlap.
     if (it != jobs_.end() && it->second.state == JobState::kPending) orphans_.insert(id);
-    AfterCommit([weak, id] {
-      if (auto c = weak.lock()) c->Send({{"type", "cancel"}, {"job_id", id}});
-    });
+    SendAfterCommit(conn, {{"type", "cancel"}, {"job_id", id}});
   }
-  for (const auto& [id, r] : finished) {
-    JobId acked = id;
-    AfterCommit([weak, acked] {
-      if (auto c = weak.lock()) c->Send({{"type", "ack"}, {"job_id", acked}});
-    });
-  }
+  for (const auto& [id, r] : finished) SendAfterCommit(conn, {{"type", "ack"}, {"job_id", id}});
   agents_[host] = std::move(info);
   util::LogInfo("agent {} registered {} nodes", host, agents_[host].nodes.size());
   RequestSchedule();

@@ -114,6 +114,8 @@ class Controller {
                  int64_t end_time, const std::string& detail);
   void ReleaseResources(core::Job& job);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
+  // Sends once everything changed so far is on disk (launches, acks, cancels).
+  void SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, nlohmann::json msg);
   void ArmHousekeeping();
   void Housekeeping();
   core::Node* FindNode(const std::string& name);
