@@ -1,6 +1,7 @@
 #include "agent/agent.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -8,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +26,23 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// The CPU ids of a cpuset list ("0-2,8" -> 0 1 2 8); empty when malformed.
+std::vector<int> ParseCpuList(const std::string& list) {
+  std::vector<int> ids;
+  for (const std::string& part : util::Split(list, ',')) {
+    const size_t dash = part.find('-');
+    const std::string lo = part.substr(0, dash);
+    const std::string hi = dash == std::string::npos ? lo : part.substr(dash + 1);
+    auto digits = [](const std::string& t) {
+      return !t.empty() && t.size() < 7 && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (!digits(lo) || !digits(hi) || std::stoi(hi) < std::stoi(lo)) return {};
+    for (int c = std::stoi(lo); c <= std::stoi(hi); ++c) ids.push_back(c);
+  }
+  return ids;
+}
+
 
 std::optional<std::string> ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -186,6 +205,26 @@ void Agent::ReportLaunchFailure(uint32_t job_id, const std::string& detail) {
   if (conn_) conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(r)}});
 }
 
+bool Agent::ConfinesCpus(const std::string& node, const std::string& cpuset) const {
+  // Emulated nodes share this machine's CPUs under made-up ids; only the
+  // node that is this machine (named as the agent's host) maps its CPU ids
+  // onto real ones.
+  if (node != opts_.host) return false;
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (::sched_getaffinity(0, sizeof mask, &mask) != 0) return false;
+  const std::vector<int> ids = ParseCpuList(cpuset);
+  const bool all_here = !ids.empty() && std::all_of(ids.begin(), ids.end(), [&](int c) {
+    return c < CPU_SETSIZE && CPU_ISSET(c, &mask);
+  });
+  if (!all_here) {
+    util::LogWarn("node {}: CPU ids {} are not all on this machine ({} CPUs); not confining", node,
+                  cpuset, CPU_COUNT(&mask));
+    return false;
+  }
+  return true;
+}
+
 void Agent::Launch(const json& msg) {
   uint32_t job_id = msg.at("job_id").get<uint32_t>();
   auto spec = stepd::StepSpecFromJson(msg.at("spec"));
@@ -193,6 +232,8 @@ void Agent::Launch(const json& msg) {
     ReportLaunchFailure(job_id, "bad launch spec: " + spec.status().message());
     return;
   }
+  const std::string node = msg.value("node", "");
+  if (!spec->cpuset.empty() && !ConfinesCpus(node, spec->cpuset)) spec->cpuset.clear();
   std::string dir = JobDir(job_id);
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -55,6 +55,9 @@ class Agent {
   void SendEnded(uint32_t job_id);
   std::string JobDir(uint32_t job_id) const;
   void ReportLaunchFailure(uint32_t job_id, const std::string& detail);
+  // Whether a job on `node` is confined to `cpuset`: only on the node that is
+  // this machine, and only when every id exists here.
+  bool ConfinesCpus(const std::string& node, const std::string& cpuset) const;
 
   boost::asio::io_context& io_;
   config::Config cfg_;

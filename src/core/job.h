@@ -71,6 +71,9 @@ struct NodeAlloc {
   int tasks = 0;
   // GPU indices allocated on that node (see Node::gpu_used).
   std::vector<int> gpu_indices;
+  // CPU ids allocated on that node, ascending (see Node::cpu_used); what the
+  // job's cpuset confines it to on a real node, and scontrol's CPU_IDs=.
+  std::vector<int> cpu_ids;
 };
 
 struct JobRequest {

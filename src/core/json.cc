@@ -10,7 +10,7 @@ using nlohmann::json;
 // Object fields, listed once for both directions.
 #define MUSTER_GRES_SPEC_FIELDS(X) X(name) X(type) X(count) X(files) X(cores)
 #define MUSTER_GRES_REQUEST_FIELDS(X) X(name) X(type) X(count) X(per_job)
-#define MUSTER_NODE_ALLOC_FIELDS(X) X(node) X(cpus) X(mem_mb) X(tasks) X(gpu_indices)
+#define MUSTER_NODE_ALLOC_FIELDS(X) X(node) X(cpus) X(mem_mb) X(tasks) X(gpu_indices) X(cpu_ids)
 #define MUSTER_JOB_REQUEST_FIELDS(X)                                                     \
   X(name) X(partition) X(account) X(comment) X(qos) X(reservation) X(wckey) X(constraint) \
   X(uid) X(gid) X(user_name) X(groups) X(work_dir) X(submit_dir) X(submit_host) X(std_out) X(std_err)  \

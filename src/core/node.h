@@ -48,6 +48,9 @@ struct Node {
   // Gres=gpu:a100:2,gpu:h100:2 indices 0-1 are a100 and 2-3 h100; the index
   // is what CUDA_VISIBLE_DEVICES names.
   std::vector<bool> gpu_used;
+  // One flag per CPU id 0..config.cpus-1 (true = allocated); as many set as
+  // alloc_cpus for allocations that name their ids.
+  std::vector<bool> cpu_used;
 
   int running_jobs = 0;
 

@@ -138,6 +138,7 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, const ut
     core::Node n;
     n.config = nc;
     n.gpu_used.assign(static_cast<size_t>(n.TotalGpus()), false);
+    n.cpu_used.assign(static_cast<size_t>(nc.cpus), false);
     if (util::EqualsIgnoreCase(nc.initial_state, "DOWN")) {
       n.down = true;
       n.reason = "Set in configuration";
@@ -518,6 +519,7 @@ void Controller::RunSchedule() {
     Job& job = it->second;
     job.alloc = start.alloc;
     job.partition = start.partition.empty() ? job.partition : start.partition;
+    sched::AssignCpuIds(&job.alloc, Lookup());
     util::Status applied = sched::ApplyStart(job.alloc, Lookup());
     if (!applied.ok()) {
       // The plan disagrees with live state: a bug, but never over-allocate.
@@ -571,6 +573,9 @@ void Controller::Launch(Job& job) {
   spec.time_limit_s = job.time_limit_s;
   // --mem is a hard limit on the batch host (enforced by muster-step's cgroup).
   if (!job.alloc.empty() && !job.req.mem_whole_node) spec.mem_limit_mb = job.alloc.front().mem_mb;
+  // The CPUs of the batch host; the agent confines the job to them where
+  // the node is the machine itself (not an emulated node).
+  if (!job.alloc.empty()) spec.cpuset = util::FormatIndexRanges(job.alloc.front().cpu_ids);
   spec.kill_wait_s = cfg_.kill_wait_s;
   if (!job.req.signal_spec.empty()) {
     auto ws = ParseSignalSpec(job.req.signal_spec);

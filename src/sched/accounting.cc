@@ -1,7 +1,7 @@
 // Applying a plan's starts to live nodes, and giving resources back: the
 // one place the controller's accounting and the scheduler's overlay agree
-// on (NodeAlloc.cpus/mem_mb/gpu_indices added to alloc_cpus/alloc_mem_mb/
-// gpu_used, one running_jobs per job per node).
+// on (NodeAlloc.cpus/mem_mb/gpu_indices/cpu_ids added to alloc_cpus/
+// alloc_mem_mb/gpu_used/cpu_used, one running_jobs per job per node).
 #include <algorithm>
 #include <string>
 
@@ -71,6 +71,27 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
                                         " is already allocated");
       }
     }
+    if (!a.cpu_ids.empty()) {
+      if (static_cast<int>(a.cpu_ids.size()) != a.cpus) {
+        return util::FailedPrecondition("node " + a.node + ": " + std::to_string(a.cpu_ids.size()) +
+                                        " CPU ids for " + std::to_string(a.cpus) + " CPUs");
+      }
+      for (size_t k = 0; k < a.cpu_ids.size(); ++k) {
+        const int c = a.cpu_ids[k];
+        if (c < 0 || c >= n->config.cpus) {
+          return util::FailedPrecondition("node " + a.node + ": CPU id " + std::to_string(c) +
+                                          " out of range (node has " +
+                                          std::to_string(n->config.cpus) + ")");
+        }
+        const bool used = static_cast<size_t>(c) < n->cpu_used.size() && n->cpu_used[c];
+        const bool twice = std::find(a.cpu_ids.begin(), a.cpu_ids.begin() + k, c) !=
+                           a.cpu_ids.begin() + k;
+        if (used || twice) {
+          return util::FailedPrecondition("node " + a.node + ": CPU " + std::to_string(c) +
+                                          " is already allocated");
+        }
+      }
+    }
     targets.push_back(n);
   }
   for (size_t k = 0; k < alloc.size(); ++k) {
@@ -82,8 +103,26 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
     const size_t total = static_cast<size_t>(GpuCount(n->config));
     if (n->gpu_used.size() < total) n->gpu_used.resize(total, false);
     for (int g : a.gpu_indices) n->gpu_used[static_cast<size_t>(g)] = true;
+    if (n->cpu_used.size() < static_cast<size_t>(n->config.cpus)) {
+      n->cpu_used.resize(static_cast<size_t>(n->config.cpus), false);
+    }
+    for (int c : a.cpu_ids) n->cpu_used[static_cast<size_t>(c)] = true;
   }
   return util::Status::Ok();
+}
+
+void AssignCpuIds(std::vector<core::NodeAlloc>* alloc, const NodeLookup& lookup) {
+  for (core::NodeAlloc& a : *alloc) {
+    if (!a.cpu_ids.empty() || a.cpus <= 0) continue;
+    const core::Node* n = lookup(a.node);
+    if (n == nullptr) continue;
+    for (int c = 0; c < n->config.cpus && static_cast<int>(a.cpu_ids.size()) < a.cpus; ++c) {
+      if (static_cast<size_t>(c) >= n->cpu_used.size() || !n->cpu_used[c]) a.cpu_ids.push_back(c);
+    }
+    // Fewer free ids than free CPUs: allocations restored from before CPU
+    // ids were kept hold counts without ids. Such a job runs unconfined.
+    if (static_cast<int>(a.cpu_ids.size()) < a.cpus) a.cpu_ids.clear();
+  }
 }
 
 util::Status ReleaseJob(const core::Job& job, const std::vector<core::Node*>& nodes) {
@@ -112,6 +151,13 @@ util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
         continue;
       }
       n->gpu_used[static_cast<size_t>(g)] = false;
+    }
+    for (int c : a.cpu_ids) {
+      if (c < 0 || static_cast<size_t>(c) >= n->cpu_used.size() || !n->cpu_used[c]) {
+        note("node " + a.node + ": CPU " + std::to_string(c) + " was not allocated");
+        continue;
+      }
+      n->cpu_used[static_cast<size_t>(c)] = false;
     }
   }
   if (!problem.empty()) return util::FailedPrecondition(problem);

@@ -118,5 +118,67 @@ TEST(ApplyStart, ScheduleThenApplyAgree) {
   }
 }
 
+NodeLookup LookupIn(std::vector<core::Node>& nodes) {
+  return [&nodes](const std::string& name) -> core::Node* {
+    for (core::Node& n : nodes) {
+      if (n.config.name == name) return &n;
+    }
+    return nullptr;
+  };
+}
+
+TEST(AssignCpuIds, LowestFreeIdsAndBackOnRelease) {
+  Fixture f;
+  std::vector<core::NodeAlloc> first{Share("a", 3, 1000, {})};
+  AssignCpuIds(&first, LookupIn(f.nodes));
+  EXPECT_EQ(first[0].cpu_ids, (std::vector<int>{0, 1, 2}));
+  ASSERT_TRUE(ApplyStart(first, f.ptrs).ok());
+  std::vector<core::NodeAlloc> second{Share("a", 2, 1000, {}), Share("b", 1, 1000, {})};
+  AssignCpuIds(&second, LookupIn(f.nodes));
+  EXPECT_EQ(second[0].cpu_ids, (std::vector<int>{3, 4}));
+  EXPECT_EQ(second[1].cpu_ids, (std::vector<int>{0}));
+  ASSERT_TRUE(ApplyStart(second, f.ptrs).ok());
+  // The first job's CPUs come back and go to the next job first.
+  ASSERT_TRUE(ReleaseJob(first, f.ptrs).ok());
+  std::vector<core::NodeAlloc> third{Share("a", 4, 1000, {})};
+  AssignCpuIds(&third, LookupIn(f.nodes));
+  EXPECT_EQ(third[0].cpu_ids, (std::vector<int>{0, 1, 2, 5}));
+  // Ids already named are kept.
+  std::vector<core::NodeAlloc> named{Share("a", 1, 1000, {})};
+  named[0].cpu_ids = {7};
+  AssignCpuIds(&named, LookupIn(f.nodes));
+  EXPECT_EQ(named[0].cpu_ids, std::vector<int>{7});
+}
+
+TEST(AssignCpuIds, ApplyStartRefusesTakenOrMiscountedIds) {
+  Fixture f;
+  std::vector<core::NodeAlloc> first{Share("a", 2, 1000, {})};
+  first[0].cpu_ids = {0, 1};
+  ASSERT_TRUE(ApplyStart(first, f.ptrs).ok());
+  EXPECT_EQ(f.nodes[0].cpu_used[1], true);
+  std::vector<core::NodeAlloc> taken{Share("a", 1, 1000, {})};
+  taken[0].cpu_ids = {1};
+  EXPECT_EQ(ApplyStart(taken, f.ptrs).message(), "node a: CPU 1 is already allocated");
+  std::vector<core::NodeAlloc> miscount{Share("a", 2, 1000, {})};
+  miscount[0].cpu_ids = {4};
+  EXPECT_EQ(ApplyStart(miscount, f.ptrs).message(), "node a: 1 CPU ids for 2 CPUs");
+  std::vector<core::NodeAlloc> range{Share("a", 1, 1000, {})};
+  range[0].cpu_ids = {8};
+  EXPECT_EQ(ApplyStart(range, f.ptrs).message(), "node a: CPU id 8 out of range (node has 8)");
+  EXPECT_EQ(f.nodes[0].alloc_cpus, 2);
+  // A share recorded without ids (before they were kept) counts CPUs only,
+  // and a later share that cannot get enough free ids runs without.
+  std::vector<core::NodeAlloc> legacy{Share("a", 5, 1000, {})};
+  ASSERT_TRUE(ApplyStart(legacy, f.ptrs).ok());
+  std::vector<core::NodeAlloc> late{Share("a", 1, 1000, {})};
+  AssignCpuIds(&late, LookupIn(f.nodes));
+  EXPECT_EQ(late[0].cpu_ids, std::vector<int>{2});
+  ASSERT_TRUE(ApplyStart(late, f.ptrs).ok());
+  std::vector<core::NodeAlloc> none_left{Share("b", 8, 1000, {}), Share("a", 0, 0, {})};
+  AssignCpuIds(&none_left, LookupIn(f.nodes));
+  EXPECT_EQ(none_left[0].cpu_ids.size(), 8u);
+  EXPECT_TRUE(none_left[1].cpu_ids.empty());
+}
+
 }  // namespace
 }  // namespace muster::sched

@@ -142,14 +142,26 @@ Plan Schedule(const Snapshot& snapshot);
 util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
                               const config::Config& cfg, std::string* detail);
 
+// Finds a live node by name (e.g. the controller's node map); null for unknown.
+using NodeLookup = std::function<core::Node*(const std::string& name)>;
+
 // Applies a start to the live nodes: adds each NodeAlloc's CPUs and memory,
-// marks its GPU indices used, counts the job in running_jobs. `nodes` is
-// searched by name. All or nothing: returns FailedPrecondition (changing
-// nothing) when a node is unknown, would be over-allocated, or a GPU index
-// is out of range or already used — the plan no longer matches live state.
+// marks its GPU indices and CPU ids used, counts the job in running_jobs.
+// `nodes` is searched by name. All or nothing: returns FailedPrecondition
+// (changing nothing) when a node is unknown, would be over-allocated, or a
+// GPU index or CPU id is out of range or already used, or the CPU ids do not
+// number NodeAlloc.cpus — the plan no longer matches live state. A share
+// without CPU ids counts its CPUs only.
 util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node*>& nodes);
 util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
                         const std::vector<core::Node*>& nodes);
+
+// Names the CPUs of each node share that has none yet: the lowest free CPU
+// ids of the node (Node::cpu_used), as many as NodeAlloc.cpus. Called on a
+// plan's allocation before ApplyStart (the plan itself only counts CPUs).
+// A share is left without ids when the node has fewer free ids than it
+// needs (only after restoring allocations recorded without ids).
+void AssignCpuIds(std::vector<core::NodeAlloc>* alloc, const NodeLookup& lookup);
 
 // Gives a finished (or requeued) job's allocation back: the inverse of
 // ApplyStart. Unknown nodes are skipped (a node removed from the
@@ -161,8 +173,7 @@ util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc,
                         const std::vector<core::Node*>& nodes);
 
 // The same with the controller's own name lookup (e.g. its node map), so a
-// start costs O(nodes of the job), not O(cluster). Returns null for unknown.
-using NodeLookup = std::function<core::Node*(const std::string& name)>;
+// start costs O(nodes of the job), not O(cluster).
 util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup);
 util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc, const NodeLookup& lookup);
 

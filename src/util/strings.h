@@ -28,4 +28,7 @@ Result<int64_t> ParseMemoryMb(std::string_view s);
 // Joins strings with a separator.
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
+// Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
+std::string FormatIndexRanges(const std::vector<int>& sorted);
+
 }  // namespace muster::util

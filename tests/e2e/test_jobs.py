@@ -4,6 +4,7 @@ end states and exit codes, time limits, process-tree cleanup."""
 import os
 import pwd
 import re
+import shutil
 import time
 from pathlib import Path
 
@@ -203,3 +204,39 @@ def test_memory_limit_is_enforced(cluster):
     ok = cluster.sbatch("--mem=200M", "--wrap", "/usr/bin/python3 -c \"b = bytearray(50 * 1024 * 1024)\"")
     assert cluster.wait_done(ok) == "COMPLETED"
     assert cluster.job(ok)["max_rss_kb"] > 40 * 1024
+
+
+def test_cpus_confined_to_allocated_cores_on_a_real_node(cluster):
+    """A node named as the machine itself gets cpusets of the CPU ids the job
+    holds; emulated nodes (made-up ids on a shared machine) stay unconfined."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if os.geteuid() != 0 or len(cpus) < 2 or not Path("/sys/fs/cgroup").exists():
+        pytest.skip("needs root, cgroups and two CPUs")
+    from conftest import make_cluster
+    conf = (
+        "ClusterName=real\nSlurmctldHost={host}\nStateSaveLocation={dir}/ctld\n"
+        "SlurmdSpoolDir={dir}/spool\nKillWait=1\n"
+        f"NodeName={{host}} CPUs={len(cpus)} RealMemory=1000 State=UNKNOWN\n"
+        "PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
+    real = make_cluster(conf)
+    try:
+        show = "grep Cpus_allowed_list /proc/self/status; sleep 4"
+        a = real.sbatch("-c", "1", "--mem=10M", "--wrap", show)
+        b = real.sbatch("-c", "1", "--mem=10M", "--wrap", show)
+        real.wait_state(a, "RUNNING")
+        real.wait_state(b, "RUNNING")
+        detail = real.run(["scontrol", "show", "job", "-d", str(b)]).stdout
+        assert f"CPU_IDs=1 Mem=10" in detail, detail
+        assert real.wait_done(a) == "COMPLETED" and real.wait_done(b) == "COMPLETED"
+        seen = [(real.work / f"slurm-{j}.out").read_text().split()[-1] for j in (a, b)]
+        if seen == [f"{cpus[0]}-{cpus[-1]}"] * 2:
+            pytest.skip("no usable cpuset cgroup on this machine")
+        assert seen == ["0", "1"], seen
+    finally:
+        real.teardown()
+        shutil.rmtree(real.root, ignore_errors=True)
+    emulated = cluster.sbatch("-c", "1", "-p", "short", "-w", "cpu01", "--wrap",
+                              "grep Cpus_allowed_list /proc/self/status")
+    assert cluster.wait_done(emulated) == "COMPLETED"
+    out = (cluster.work / f"slurm-{emulated}.out").read_text().split()[-1]
+    assert out == f"{cpus[0]}-{cpus[-1]}", out

@@ -178,20 +178,6 @@ std::string TimestampFormatter::Format(int64_t unix_seconds) {
   return std::string(buf, 19);
 }
 
-std::string FormatIndexRanges(const std::vector<int>& sorted) {
-  std::string out;
-  size_t i = 0;
-  while (i < sorted.size()) {
-    size_t j = i;
-    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(sorted[i]);
-    if (j > i) out += "-" + std::to_string(sorted[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 namespace {
 
 using core::JobState;

@@ -86,9 +86,6 @@ class TimestampFormatter {
   long offset_ = 0;
 };
 
-// Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
-std::string FormatIndexRanges(const std::vector<int>& sorted);
-
 // ---- job-derived values shared by squeue and scontrol show job ----
 
 // The reason text Slurm shows for a job (squeue %r, scontrol Reason=).

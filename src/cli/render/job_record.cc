@@ -74,10 +74,13 @@ std::string JobGres(const ClusterView& view, const Job& job) {
 }
 
 // The per-node part after "Nodes=<hosts> ": "CPU_IDs=0-3 Mem=1000 GRES=...".
-// Muster does not pin jobs to cores, so the CPU ids are the first N.
+// The CPU ids the job holds there; allocations recorded before ids were
+// kept show the first N.
 std::string NodeDetail(const ClusterView& view, const core::NodeAlloc& a) {
   std::string cpu_ids;
-  if (a.cpus == 1) {
+  if (!a.cpu_ids.empty()) {
+    cpu_ids = util::FormatIndexRanges(a.cpu_ids);
+  } else if (a.cpus == 1) {
     cpu_ids = "0";
   } else if (a.cpus > 1) {
     cpu_ids = fmt::format("0-{}", a.cpus - 1);
@@ -85,7 +88,7 @@ std::string NodeDetail(const ClusterView& view, const core::NodeAlloc& a) {
   std::vector<std::string> gres;
   for (const auto& [type, idx] : GpusByType(view, a)) {
     gres.push_back(GpuName(type, static_cast<int64_t>(idx.size())) +
-                   "(IDX:" + FormatIndexRanges(idx) + ")");
+                   "(IDX:" + util::FormatIndexRanges(idx) + ")");
   }
   return fmt::format("CPU_IDs={} Mem={} GRES={}", cpu_ids, a.mem_mb, util::Join(gres, ","));
 }

@@ -4,8 +4,9 @@
 // deliberate differences from Slurm:
 //   AllocNode:Sid  Muster records no session id: "localhost:0" where Slurm
 //                  printed "localhost:6183".
-//   CPU_IDs        Muster does not pin cores: the first N ids ("0-3") where
-//                  Slurm printed the cores it chose ("9,11-13").
+//   CPU_IDs        Muster hands out the lowest free ids of a node ("0-3"
+//                  on an empty node) where Slurm's cons_tres printed the
+//                  cores it chose ("9,11-13"); see CpuIdsShowTheAllocation.
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <time.h>
@@ -642,6 +643,17 @@ TEST_F(JobRecordTest, CancelledWhilePending) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find("\n   Power=\n   TresPerNode=gres:gpu:h100:8\n   \n\n"), std::string::npos);
+}
+
+TEST_F(JobRecordTest, CpuIdsShowTheAllocation) {
+  // Oracle: `sbatch -c 4`, `scontrol show job -d`: "Nodes=cpu01 CPU_IDs=9,11-13
+  // Mem=4000 GRES=" names the CPUs the job holds.
+  RecordJob j(120, "ids", k154645);
+  j.Running(k154645, {"cpu01"}, 4, 4000);
+  Job job = j.Build();
+  job.alloc[0].cpu_ids = {9, 11, 12, 13};
+  std::string out = Show(job, k154645 + 5, false, true);
+  EXPECT_NE(out.find("\n     Nodes=cpu01 CPU_IDs=9,11-13 Mem=4000 GRES=\n"), std::string::npos) << out;
 }
 
 TEST_F(JobRecordTest, ScriptCommandAndTimeout) {

@@ -388,7 +388,7 @@ std::string StateComplete(const core::Node& n) {
 
 // "0-1,4" from GPU indices; "N/A" when none.
 std::string IndexRanges(const std::vector<int>& idx) {
-  return idx.empty() ? "N/A" : FormatIndexRanges(idx);
+  return idx.empty() ? "N/A" : util::FormatIndexRanges(idx);
 }
 
 }  // namespace

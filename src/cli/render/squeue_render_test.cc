@@ -24,6 +24,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "util/strings.h"
 #include "util/hostlist.h"
 
 namespace muster::render {
@@ -912,8 +913,8 @@ TEST(FormatUtilTest, Fields) {
   EXPECT_EQ(FitField("abcdef", 3, true), "abc");
   EXPECT_EQ(FitField("(null)", 5, false, true), "     ");
   EXPECT_EQ(FitField("(null)", 6, false, true), "(null)");
-  EXPECT_EQ(FormatIndexRanges({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
-  EXPECT_EQ(FormatIndexRanges({}), "");
+  EXPECT_EQ(util::FormatIndexRanges({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_EQ(util::FormatIndexRanges({}), "");
 
   std::vector<LongField> lf = ParseLongFormat("JobID,Name:10,State:.12x,A:");
   ASSERT_EQ(lf.size(), 4u);
