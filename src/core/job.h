@@ -152,6 +152,11 @@ struct Job {
   int exit_signal = 0;  // terminating signal, 0 if none
   uint32_t cancelled_by = UINT32_MAX;
   int restart_count = 0;
+  // The end already decided while its processes are being stopped
+  // (CANCELLED after scancel, NODE_FAIL after its node was set DOWN);
+  // kPending = none. Journalled with the job, so a controller restart in
+  // between still ends it that way.
+  JobState ending_as = JobState::kPending;
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step

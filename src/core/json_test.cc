@@ -68,13 +68,15 @@ Job FullJob() {
   job.end_time = 4;
   job.time_limit_s = 7200;
   job.partition = "gpu";
-  job.alloc = {{"gpu01", 8, 2048, 4, {0, 1}}, {"gpu02", 8, 2048, 4, {3}}};
+  job.alloc = {{"gpu01", 8, 2048, 4, {0, 1}, {0, 1, 2, 3, 4, 5, 6, 7}},
+               {"gpu02", 8, 2048, 4, {3}, {8, 9, 10, 11, 12, 13, 14, 15}}};
   job.batch_host = "gpu01";
   job.nodelist = "gpu[01-02]";
   job.exit_code = 2;
   job.exit_signal = 9;
   job.cancelled_by = 0;
   job.restart_count = 1;
+  job.ending_as = JobState::kNodeFail;
   job.failure_detail = "oops";
   return job;
 }

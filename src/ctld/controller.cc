@@ -622,10 +622,9 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
                            int64_t end_time, const std::string& detail) {
   bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
   if (held_resources) ReleaseResources(job);
-  auto pend = pending_end_state_.find(job.id);
-  if (pend != pending_end_state_.end()) {
-    state = pend->second;
-    pending_end_state_.erase(pend);
+  if (job.ending_as != JobState::kPending) {
+    state = job.ending_as;
+    job.ending_as = JobState::kPending;
   }
   if (state == JobState::kNodeFail && job.req.requeue) {
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
@@ -906,7 +905,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
     } else {
       job->cancelled_by = caller.uid;
       job->state = JobState::kCompleting;
-      pending_end_state_[job->id] = JobState::kCancelled;
+      job->ending_as = JobState::kCancelled;
       SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
     }
     MarkJob(job->id);
@@ -991,7 +990,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
                                    [&](const core::NodeAlloc& a) { return a.node == node->config.name; });
         if (!on_node) continue;
         job.state = JobState::kCompleting;
-        pending_end_state_[id] = JobState::kNodeFail;
+        job.ending_as = JobState::kNodeFail;
         MarkJob(id);
         SendToAgentOf(job, {{"type", "cancel"}, {"job_id", id}});
       }

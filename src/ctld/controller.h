@@ -152,9 +152,6 @@ class Controller {
   std::map<core::JobId, int> step_counters_;
   // srun steps still running, as their accounting rows.
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
-  // Final state for jobs whose end was requested (scancel, node down) while
-  // the agent is still stopping them.
-  std::map<core::JobId, core::JobState> pending_end_state_;
   int64_t start_time_ = 0;
   bool schedule_posted_ = false;
   // Passes are immediate while they are cheap; a pass that took d holds the

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <ctime>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -142,18 +143,30 @@ bool HasWord(std::string_view list, std::string_view word) {
   return false;
 }
 
-// job_<id>, unless a live cgroup has that name already: emulated nodes on
-// one host run one muster-step per node for the same job, and one step
-// must neither share the other's limit nor kill its processes. Then the
-// name gets muster-step's pid. An empty one is a crashed step's leftover:
-// removed, so that its old limits cannot get in the way (in the tests'
-// fake trees the rmdir fails and the directory is used as it is).
-std::string JobDirName(const std::string& parent, uint32_t job_id) {
+// Claims the job's directory name under `parent` (made here): job_<id>,
+// created by this call. When it exists already the name gets muster-step's
+// pid: emulated nodes on one host (or two local clusters) can run a step of
+// the same job id at once, and one step must neither share the other's
+// limit nor kill its processes. An existing job_<id> that is empty and more
+// than a minute old is a crashed step's leftover: removed and taken, so old
+// limits cannot get in the way (a step just starting has not had time to
+// add its process yet, so a young empty one is left alone; the tests' fake
+// trees stand for the kernel's control files with old directories made
+// beforehand, used as they are).
+std::string ClaimJobDirName(const std::string& parent, uint32_t job_id) {
+  ::mkdir(parent.c_str(), 0755);
   std::string name = fmt::format("job_{}", job_id);
   std::string path = parent + "/" + name;
-  if (!ReadPids(path + "/cgroup.procs").empty()) return fmt::format("{}_{}", name, ::getpid());
-  ::rmdir(path.c_str());
-  return name;
+  if (::mkdir(path.c_str(), 0755) == 0) return name;
+  struct stat st {};
+  const bool stale = errno == EEXIST && ReadPids(path + "/cgroup.procs").empty() &&
+                     ::stat(path.c_str(), &st) == 0 && ::time(nullptr) - st.st_mtime > 60;
+  if (stale) {
+    if (::rmdir(path.c_str()) == 0 && ::mkdir(path.c_str(), 0755) == 0) return name;
+    // Only an ordinary directory (the tests' fake trees) is not empty here.
+    if (errno == ENOTEMPTY) return name;
+  }
+  return fmt::format("{}_{}", name, ::getpid());
 }
 
 // ---- cgroup v2 ----
@@ -204,7 +217,7 @@ class V2Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(EnableControllers(root, wanted));
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
     MUSTER_RETURN_IF_ERROR(EnableControllers(parent, wanted));
-    std::string dir = parent + "/" + JobDirName(parent, job_id);
+    std::string dir = parent + "/" + ClaimJobDirName(parent, job_id);
     MUSTER_RETURN_IF_ERROR(MakeDir(dir));
     util::Status st = Apply(dir, limits);
     if (!st.ok()) {
@@ -278,7 +291,8 @@ class V1Cgroup : public JobCgroup {
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
                                                          const CgroupLimits& limits) {
     std::unique_ptr<V1Cgroup> cg(new V1Cgroup);
-    std::string job = JobDirName(root + "/memory/muster", job_id);
+    if (!IsDir(root + "/memory")) return util::Unavailable(fmt::format("no cgroup hierarchy at {}/memory", root));
+    std::string job = ClaimJobDirName(root + "/memory/muster", job_id);
     util::Status st = cg->MakeIn(root + "/memory", job, &cg->memory_);
     if (st.ok() && IsDir(root + "/cpuacct")) st = cg->MakeIn(root + "/cpuacct", job, &cg->cpuacct_);
     if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", job, limits.cpuset);

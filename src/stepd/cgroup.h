@@ -3,8 +3,9 @@
 // implementations behind one interface, chosen by DetectCgroupVersion():
 //   v2  unified hierarchy (<root>/cgroup.controllers exists): one directory
 //       <root>/muster/job_<id> (job_<id>_<pid of muster-step> where another
-//       step of the same job on this host holds that one); memory.max, memory.peak (or memory.current
-//       sampled), memory.events, cpu.stat, cpuset.cpus, cgroup.kill.
+//       step of the same job id on this host has that one); memory.max,
+//       memory.peak (or memory.current sampled), memory.events, cpu.stat,
+//       cpuset.cpus, cgroup.kill.
 //   v1  one hierarchy per controller (<root>/memory, <root>/cpuacct,
 //       <root>/cpuset): <root>/<controller>/muster/job_<id> in each one used;
 //       memory.limit_in_bytes (+ memsw), memory.max_usage_in_bytes,

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -31,6 +32,14 @@ std::string ReadFile(const fs::path& path) {
 void WriteFile(const fs::path& path, const std::string& content) {
   fs::create_directories(path.parent_path());
   std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// A job directory made beforehand to stand for the control files the kernel
+// creates with it: old, so creation takes it over instead of treating it
+// as another step's that is just starting.
+void WriteKernelFile(const fs::path& path, const std::string& content) {
+  WriteFile(path, content);
+  fs::last_write_time(path.parent_path(), fs::file_time_type::clock::now() - std::chrono::minutes(5));
 }
 
 class FakeCgroupTree : public ::testing::Test {
@@ -116,7 +125,7 @@ TEST_F(FakeCgroupTree, V2WithoutTheMemoryControllerIsUnusable) {
 
 TEST_F(FakeCgroupTree, V2DisablesSwapWhereTheKernelHasIt) {
   MakeV2("memory");
-  WriteFile(root_ / "muster/job_3/memory.swap.max", "max\n");  // as the kernel creates it
+  WriteKernelFile(root_ / "muster/job_3/memory.swap.max", "max\n");  // as the kernel creates it
   std::unique_ptr<JobCgroup> cg = Create(3, {.mem_limit_bytes = 1 << 20});
   ASSERT_NE(cg, nullptr);
   EXPECT_EQ(ReadFile(root_ / "muster/job_3/memory.swap.max"), "0\n");
@@ -178,6 +187,23 @@ TEST_F(FakeCgroupTree, V2ALiveCgroupOfTheSameJobIsNotShared) {
   EXPECT_TRUE(fs::exists(root_ / "muster/job_21"));
 }
 
+TEST_F(FakeCgroupTree, AStepJustStartingKeepsItsCgroupAndAnOldEmptyOneIsTaken) {
+  MakeV2("memory");
+  // Another cluster's step of job 23 has made its directory but not yet
+  // moved in: the name is not shared, and its directory is not removed.
+  fs::create_directories(root_ / "muster/job_23");
+  std::unique_ptr<JobCgroup> cg = Create(23, {.mem_limit_bytes = 1 << 20});
+  ASSERT_NE(cg, nullptr);
+  EXPECT_TRUE(fs::exists(root_ / ("muster/job_23_" + std::to_string(::getpid())) / "memory.max"));
+  EXPECT_TRUE(fs::is_directory(root_ / "muster/job_23"));
+  // A crashed step's leftover (empty, old) is removed and the name taken.
+  fs::create_directories(root_ / "muster/job_24");
+  fs::last_write_time(root_ / "muster/job_24", fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  std::unique_ptr<JobCgroup> next = Create(24, {.mem_limit_bytes = 1 << 20});
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(ReadFile(root_ / "muster/job_24/memory.max"), "1048576\n");
+}
+
 TEST_F(FakeCgroupTree, V1ALiveCgroupOfTheSameJobIsNotShared) {
   MakeV1();
   WriteFile(root_ / "memory/muster/job_22/cgroup.procs", "556\n");
@@ -199,7 +225,7 @@ TEST_F(FakeCgroupTree, V2RemoveDeletesOnlyTheJob) {
 
 TEST_F(FakeCgroupTree, V1CreatesTheJobInEachHierarchy) {
   MakeV1();
-  WriteFile(root_ / "memory/muster/job_11/memory.memsw.limit_in_bytes", "9223372036854771712\n");
+  WriteKernelFile(root_ / "memory/muster/job_11/memory.memsw.limit_in_bytes", "9223372036854771712\n");
   std::unique_ptr<JobCgroup> cg = Create(11, {.mem_limit_bytes = 256u << 20, .cpuset = "2-3"});
   ASSERT_NE(cg, nullptr);
   EXPECT_EQ(cg->Version(), "v1");
