@@ -88,12 +88,16 @@ std::string_view PendingReasonName(PendingReason r) {
     case PendingReason::kPartitionNodeLimit: return "PartitionNodeLimit";
     case PendingReason::kBadConstraints: return "BadConstraints";
     case PendingReason::kNodeDown: return "NodeDown";
+    case PendingReason::kDependency: return "Dependency";
+    case PendingReason::kDependencyNeverSatisfied: return "DependencyNeverSatisfied";
+    case PendingReason::kJobArrayTaskLimit: return "JobArrayTaskLimit";
+    case PendingReason::kReservation: return "Reservation";
   }
   return "None";
 }
 
 std::optional<PendingReason> ParsePendingReason(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(PendingReason::kNodeDown); ++i) {
+  for (int i = 0; i <= static_cast<int>(PendingReason::kReservation); ++i) {
     PendingReason r = static_cast<PendingReason>(i);
     if (PendingReasonName(r) == name) return r;
   }

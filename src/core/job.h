@@ -55,6 +55,10 @@ enum class PendingReason {
   kPartitionNodeLimit,
   kBadConstraints,
   kNodeDown,
+  kDependency,
+  kDependencyNeverSatisfied,
+  kJobArrayTaskLimit,
+  kReservation,
 };
 std::string_view PendingReasonName(PendingReason r);
 // Parses a reason name as PendingReasonName prints it; nullopt when unknown.
@@ -117,6 +121,9 @@ struct JobRequest {
   bool requeue_set = false;  // --requeue or --no-requeue was given
   int nice = 0;
   std::string signal_spec;  // --signal as given
+  std::string array_spec;   // --array as given ("0-19%4"); "" = not an array
+  std::string dependency;   // --dependency as given ("afterok:12,singleton")
+  int kill_invalid_dep = -1;  // --kill-on-invalid-dep: -1 not given, 0 no, 1 yes
   std::string nodelist;     // -w
   std::string exclude;      // -x
 
@@ -161,6 +168,24 @@ struct Job {
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step
 
+  // Job arrays (--array). A task that has started (or ended) is a Job of
+  // its own with array_job_id = the array's id and array_task_id = its
+  // index, and an id of its own from the job id counter. The tasks that have
+  // not started yet stay together in one record, the array's pending part:
+  // id == array_job_id, array_task_id == -1, array_pending = their indices
+  // (ascending). When the last of them starts, that record becomes the task
+  // itself, so (as in Slurm) the last task started keeps the array's id.
+  JobId array_job_id = 0;  // 0 = not an array job
+  int array_task_id = -1;
+  std::vector<int> array_pending;
+  int array_max_running = 0;  // the %N throttle (in every record); 0 = none
+
+  // Why it waits, for people: one line naming what blocks it and what would
+  // unblock it (squeue -O Explanation, scontrol show job). Set with reason.
+  std::string explanation;
+  int64_t estimated_start = 0;  // squeue --start; 0 = unknown
+
+  bool IsArrayPendingPart() const { return array_job_id != 0 && array_task_id < 0; }
   int NumNodes() const;
   int NumCpus() const;
   int NumTasks() const;

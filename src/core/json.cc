@@ -17,13 +17,14 @@ using nlohmann::json;
   X(std_in) X(open_append) X(min_nodes) X(max_nodes) X(ntasks) X(ntasks_per_node)        \
   X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb)             \
   X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time)           \
-  X(requeue) X(requeue_set) X(nice) X(signal_spec) X(nodelist) X(exclude) X(export_mode)                \
+  X(requeue) X(requeue_set) X(nice) X(signal_spec) X(array_spec) X(dependency) X(kill_invalid_dep) X(nodelist) X(exclude) X(export_mode)                \
   X(environment) X(argv) X(script) X(command)
 #define MUSTER_JOB_FIELDS(X)                                                            \
   X(id) X(req) X(state) X(reason) X(priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
   X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by)                 \
-  X(restart_count) X(ending_as) X(failure_detail) X(max_rss_kb) X(total_cpu_ms)
+  X(restart_count) X(ending_as) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) \
+  X(array_job_id) X(array_task_id) X(array_pending) X(array_max_running) X(explanation) X(estimated_start)
 #define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \
   X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
