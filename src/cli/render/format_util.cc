@@ -265,6 +265,7 @@ bool ReasonInNodelistColumn(const core::Job& job) {
 
 std::string JobExplanation(const core::Job& job) {
   if (job.state != JobState::kPending) return "";
+  if (!job.explanation.empty()) return job.explanation;
   using core::PendingReason;
   switch (job.reason) {
     case PendingReason::kNone: return "waiting for the scheduler to consider the job";
@@ -281,6 +282,11 @@ std::string JobExplanation(const core::Job& job) {
       return "its node count is outside the partition's limits";
     case PendingReason::kBadConstraints: return "no node satisfies its constraints";
     case PendingReason::kNodeDown: return "a node it needs is down";
+    case PendingReason::kDependency: return "waits for the jobs it depends on";
+    case PendingReason::kDependencyNeverSatisfied:
+      return "its dependency can never be satisfied (scontrol update Dependency= or scancel)";
+    case PendingReason::kJobArrayTaskLimit: return "its array runs as many tasks as its %N limit allows";
+    case PendingReason::kReservation: return "waits for its reservation to start";
   }
   return "";
 }
