@@ -202,10 +202,7 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
   };
   std::vector<OptionSpec> specs = {
       {'A', "account", Arg::kRequired, str(&r.account)},
-      {'a', "array", Arg::kRequired,
-       [](const std::string&) {
-         return util::InvalidArgument("--array: job arrays are not available in this Muster version yet");
-       }},
+      {'a', "array", Arg::kRequired, str(&r.array_spec)},
       {'b', "begin", Arg::kRequired,
        [&r](const std::string& v) {
          auto t = ParseBeginTime(v);
@@ -224,6 +221,7 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "comment", Arg::kRequired, str(&r.comment)},
       {'C', "constraint", Arg::kRequired, str(&r.constraint)},
       {'D', "chdir", Arg::kRequired, str(&r.work_dir)},
+      {'d', "dependency", Arg::kRequired, str(&r.dependency)},
       {'e', "error", Arg::kRequired, str(&r.std_err)},
       {0, "exclusive", Arg::kOptional, flag(&r.exclusive, true)},
       {0, "export", Arg::kRequired, str(&inv->export_spec)},
@@ -259,7 +257,17 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {'H', "hold", Arg::kNone, flag(&r.hold, true)},
       {'i', "input", Arg::kRequired, str(&r.std_in)},
       {'J', "job-name", Arg::kRequired, str(&r.name)},
-      {0, "kill-on-invalid-dep", Arg::kRequired, ignore},
+      {0, "kill-on-invalid-dep", Arg::kRequired,
+       [&r](const std::string& v) {
+         if (util::EqualsIgnoreCase(v, "yes")) {
+           r.kill_invalid_dep = 1;
+         } else if (util::EqualsIgnoreCase(v, "no")) {
+           r.kill_invalid_dep = 0;
+         } else {
+           return Invalid("--kill-on-invalid-dep");
+         }
+         return util::Status::Ok();
+       }},
       {'L', "licenses", Arg::kRequired, ignore},
       {'M', "clusters", Arg::kRequired, ignore},
       {0, "mail-type", Arg::kRequired, ignore},

@@ -43,6 +43,9 @@ const StateNames& Find(JobState s) {
 // ("%12j" pads to 10).
 constexpr size_t kMaxPatternWidth = 10;
 
+// What %a expands to outside job arrays (Slurm's NO_VAL - 1).
+constexpr uint64_t kNoArrayTask = 4294967294;
+
 std::string PadNumber(uint64_t n, size_t width) {
   return fmt::format("{:0{}d}", n, std::min(width, kMaxPatternWidth));
 }
@@ -204,8 +207,19 @@ std::string ExpandOutputPattern(std::string_view pattern, const Job& job) {
           out += first_node;
         }
         break;
+      // Array codes: %A is the array's id (the job id outside arrays), %a
+      // the task id; outside arrays sbatch writes NO_VAL-1, 4294967294.
+      case 'A':
+        out += PadNumber(job.array_job_id != 0 ? job.array_job_id : job.id, width);
+        break;
+      case 'a':
+        out += PadNumber(job.array_job_id != 0 && job.array_task_id >= 0
+                             ? static_cast<uint64_t>(job.array_task_id)
+                             : kNoArrayTask,
+                         width);
+        break;
       default:
-        out += written;  // unknown, or array codes (%A, %a) not yet supported
+        out += written;  // unknown
         break;
     }
     i = j;

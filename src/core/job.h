@@ -184,6 +184,9 @@ struct Job {
   // unblock it (squeue -O Explanation, scontrol show job). Set with reason.
   std::string explanation;
   int64_t estimated_start = 0;  // squeue --start; 0 = unknown
+  // What is left of its dependency as scontrol prints Dependency=
+  // ("afterok:12(unfulfilled)"); "" = none left ("(null)").
+  std::string dependency_state;
 
   bool IsArrayPendingPart() const { return array_job_id != 0 && array_task_id < 0; }
   int NumNodes() const;
@@ -194,7 +197,9 @@ struct Job {
 };
 
 // Expands an --output/--error pattern: %j job id, %x name, %u user, %N first
-// node, %% percent; other % codes kept as written (arrays come later).
+// node, %A array job id (the job id outside arrays), %a array task id
+// (4294967294 outside arrays, as sbatch writes it), %% percent; other %
+// codes kept as written.
 // As sbatch does for the batch script: %J is the job id, %s "batch", %t and
 // %n 0; "%<width><code>" zero-pads numeric codes (width capped at 10, ignored
 // for %x %u %N); %N stays as written until the job has a node; a backslash

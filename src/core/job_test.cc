@@ -176,10 +176,13 @@ TEST(ExpandOutputPatternTest, Expands) {
       {"%3N", "gpu01"},
       {"%2u", "alice"},
       {"%3s", "batch"},
-      // Unknown codes, arrays (for now) and dangling '%' stay as written.
+      // Outside arrays (sbatch -o n_%A_%a_%4a_%4A_%j.txt gave
+      // n_14440_4294967294_4294967294_14440_14440.txt).
+      {"%A_%a", "124_4294967294"},
+      {"%4a_%4A_%6A", "4294967294_0124_000124"},
+      // Unknown codes and dangling '%' stay as written.
       {"%q", "%q"},
       {"%z.out", "%z.out"},
-      {"%A_%a", "%A_%a"},
       {"%-3j", "%-3j"},
       {"%3q", "%3q"},
       {"end%", "end%"},
@@ -195,6 +198,22 @@ TEST(ExpandOutputPatternTest, Expands) {
     SCOPED_TRACE(c.pattern);
     EXPECT_EQ(ExpandOutputPattern(c.pattern, job), c.want);
   }
+}
+
+TEST(ExpandOutputPatternTest, ArrayTasks) {
+  // sbatch --array=1,3,5-7%2 -o o_%A_%a_%j_%4a_%4A.txt: task 1 (raw id 14404)
+  // wrote o_14403_1_14404_0001_14403.txt.
+  Job task = MakeJob();
+  task.id = 14404;
+  task.array_job_id = 14403;
+  task.array_task_id = 1;
+  EXPECT_EQ(ExpandOutputPattern("o_%A_%a_%j_%4a_%4A.txt", task), "o_14403_1_14404_0001_14403.txt");
+  // sbatch --array=3 -o s_%A_%a_%4a_%4A_%j_%x_%10a_%12a.txt.
+  task.id = 14441;
+  task.array_job_id = 14441;
+  task.array_task_id = 3;
+  EXPECT_EQ(ExpandOutputPattern("s_%A_%a_%4a_%4A_%j_%x_%10a_%12a.txt", task),
+            "s_14441_3_0003_14441_14441_myname_0000000003_0000000003.txt");
 }
 
 TEST(ExpandOutputPatternTest, NodeAndUserFallbacks) {

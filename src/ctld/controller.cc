@@ -15,6 +15,7 @@
 
 #include "core/json.h"
 #include "ctld/accounting_record.h"
+#include "core/array.h"
 #include "ctld/job_env.h"
 #include "sched/scheduler.h"
 #include "stepd/step.h"
@@ -35,7 +36,6 @@ using nlohmann::json;
 namespace {
 
 // Slurm's priority/basic counts down from this value in submission order.
-constexpr uint32_t kBasePriority = 4294901760u;
 
 // --signal=[{R|B}:]SIG[@TIME] -> (signal number, seconds, batch only).
 struct WarnSignal {
@@ -361,14 +361,16 @@ util::Status Controller::Recover() {
   // Running jobs hold their resources again until their agent reports.
   for (auto& [id, job] : jobs_) {
     if (job.state == JobState::kPending) pending_ids_.insert(id);
+    if (job.array_job_id != 0) array_records_[job.array_job_id].insert(id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
+    if (job.array_job_id != 0) ++array_running_[job.array_job_id];
   }
   // Running jobs keep their script too: a NODE_FAIL may requeue them.
-  std::set<JobId> live = pending_ids_;
+  std::set<JobId> live;
   for (const auto& [id, job] : jobs_) {
-    if (job.state == JobState::kRunning || job.state == JobState::kCompleting) live.insert(id);
+    if (!core::IsFinished(job.state)) live.insert(PayloadId(job));
   }
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
   // Payloads acknowledged through the journal but not yet synced in the
@@ -429,8 +431,15 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
     auto ws = ParseSignalSpec(req.signal_spec);
     if (!ws.ok()) return ws.status();
   }
+  MUSTER_RETURN_IF_ERROR(CheckDependency(req));
   util::Status sat = sched::CheckSatisfiable(req, *part, cfg_, detail);
   if (!sat.ok()) return sat;
+  std::optional<core::ArraySpec> array;
+  if (!req.array_spec.empty()) {
+    auto spec = core::ParseArraySpec(req.array_spec, cfg_.max_array_size);
+    if (!spec.ok()) return spec.status();
+    array = std::move(spec).value();
+  }
 
   Job job;
   job.id = next_job_id_++;
@@ -442,8 +451,14 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   } else {
     job.time_limit_s = req.time_limit_s;
   }
+  if (array) {
+    job.array_job_id = job.id;
+    job.array_pending = std::move(array->tasks);
+    job.array_max_running = array->max_running;
+  }
   job.held = req.hold;
-  job.priority = job.held ? 0 : kBasePriority - job.id;
+  job.req.nice = req.nice;
+  job.priority = job.held ? 0 : BasePriority(job);
   job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
 
   // The script and environment live on disk, not in the job table, so a
@@ -465,6 +480,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.environment.shrink_to_fit();
   job.req = std::move(req);
   JobId id = job.id;
+  if (job.array_job_id != 0) array_records_[id].insert(id);
   jobs_.emplace(id, std::move(job));
   pending_ids_.insert(id);
   MarkJob(id);
@@ -500,8 +516,20 @@ void Controller::RunSchedule() {
   snap.config = &cfg_;
   snap.now = Now();
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
-  for (JobId id : pending_ids_) {
-    if (!orphans_.count(id)) snap.pending.push_back(&jobs_.at(id));
+  snap.array_running = array_running_;
+  next_dependency_time_ = 0;
+  const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
+  for (JobId id : pending) {
+    if (orphans_.count(id)) continue;
+    Job& job = jobs_.at(id);
+    if (!job.held) {
+      core::PendingReason waits = DependencyGate(job, snap.now);
+      if (waits != core::PendingReason::kNone) {
+        job.reason = waits;
+        continue;
+      }
+    }
+    snap.pending.push_back(&job);
   }
   if (snap.pending.empty()) return;
   std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
@@ -516,7 +544,12 @@ void Controller::RunSchedule() {
   for (const auto& start : plan.starts) {
     auto it = jobs_.find(start.job_id);
     if (it == jobs_.end()) continue;
-    Job& job = it->second;
+    if (it->second.IsArrayPendingPart() && it->second.array_pending.empty()) continue;
+    // An array's pending part starts its lowest task, split off (or itself
+    // when it is the last).
+    Job& job = it->second.IsArrayPendingPart()
+                   ? SplitTask(it->second, it->second.array_pending.front())
+                   : it->second;
     job.alloc = start.alloc;
     job.partition = start.partition.empty() ? job.partition : start.partition;
     sched::AssignCpuIds(&job.alloc, Lookup());
@@ -534,6 +567,7 @@ void Controller::RunSchedule() {
     }
     job.nodelist = util::CompressHostlist(names);
     job.batch_host = job.alloc.empty() ? "" : job.alloc.front().node;
+    if (job.array_job_id != 0) ++array_running_[job.array_job_id];
     job.state = JobState::kRunning;
     pending_ids_.erase(job.id);
     job.reason = core::PendingReason::kNone;
@@ -546,7 +580,7 @@ void Controller::RunSchedule() {
 }
 
 void Controller::Launch(Job& job) {
-  auto stored = payload_.Read(job.id);
+  auto stored = payload_.Read(PayloadId(job));
   json payload = stored.ok() ? json::parse(*stored, nullptr, false) : json();
   if (!payload.is_object() || !payload.contains("script")) {
     FinishJob(job, JobState::kFailed, 1, 0, Now(),
@@ -566,7 +600,7 @@ void Controller::Launch(Job& job) {
   spec.argv = job.req.argv;
   spec.env = BuildBatchEnvironment(job, cfg_, user_env);
   spec.std_out = core::ExpandOutputPattern(
-      job.req.std_out.empty() ? "slurm-%j.out" : job.req.std_out, job);
+      job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job)) : job.req.std_out, job);
   spec.std_err = job.req.std_err.empty() ? "" : core::ExpandOutputPattern(job.req.std_err, job);
   spec.std_in = job.req.std_in;
   spec.open_append = job.req.open_append;
@@ -613,6 +647,10 @@ void Controller::SendToAgentOf(const Job& job, const json& msg) {
 void Controller::ReleaseResources(Job& job) {
   util::Status st = sched::ReleaseJob(job.alloc, Lookup());
   if (!st.ok()) util::LogError("job {}: releasing its allocation: {}", job.id, st.message());
+  if (job.array_job_id != 0) {
+    auto running = array_running_.find(job.array_job_id);
+    if (running != array_running_.end() && --running->second <= 0) array_running_.erase(running);
+  }
   for (const auto& a : job.alloc) {
     if (core::Node* node = FindNode(a.node)) node->last_busy = Now();
   }
@@ -643,8 +681,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     RequestSchedule();
     return;
   }
-  payload_.Release(job.id);
   job.state = state;
+  ReleasePayload(job);
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
   job.end_time = end_time > 0 ? end_time : Now();
@@ -855,13 +893,14 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   };
   if (!ids.empty()) {
     for (const auto& sid : ids) {
-      Job* job = FindJob(sid);
-      if (!job) {
-        out.push_back({sid, "Invalid job id specified"});
+      auto found = ResolveJobs(sid, /*split_pending=*/true);
+      if (!found.ok()) {
+        out.push_back({sid, found.status().message()});
         continue;
       }
-      if (filtered && !matches(*job)) continue;
-      targets.push_back(job);
+      for (Job* job : *found) {
+        if (!filtered || matches(*job)) targets.push_back(job);
+      }
     }
   } else if (filtered) {
     for (auto& [id, job] : jobs_) {
@@ -872,7 +911,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
     }
   }
   for (Job* job : targets) {
-    std::string sid = std::to_string(job->id);
+    std::string sid = core::DisplayJobId(*job);
     util::Status access = CheckJobAccess(*job, caller);
     if (!access.ok()) {
       out.push_back({sid, access.message()});
@@ -892,7 +931,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       pending_ids_.erase(job->id);
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
-      payload_.Release(job->id);
+      ReleasePayload(*job);
       MarkJob(job->id);
       out.push_back({sid, ""});
       continue;
@@ -919,39 +958,44 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
                                               bool user_hold, const Caller& caller) {
   std::vector<JobActionResult> out;
   for (const auto& sid : ids) {
-    Job* found = FindJob(sid);
-    if (!found) {
-      out.push_back({sid, "Invalid job id specified"});
+    auto found = ResolveJobs(sid, /*split_pending=*/true);
+    if (!found.ok()) {
+      out.push_back({sid, found.status().message()});
       continue;
     }
-    Job& job = *found;
-    util::Status access = CheckJobAccess(job, caller);
-    if (!access.ok()) {
-      out.push_back({sid, access.message()});
-      continue;
-    }
-    if (job.state != JobState::kPending) {
-      out.push_back({sid, "Job is no longer pending execution"});
-      continue;
-    }
-    if (hold) {
-      job.held = true;
-      job.held_by_admin = caller.admin && !user_hold;
-      job.priority = 0;
-      job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin
-                                     : core::PendingReason::kJobHeldUser;
-    } else {
-      if (job.held_by_admin && !caller.admin) {
-        out.push_back({sid, "Access/permission denied"});
+    // A whole array: its records that still wait; one record: it must.
+    const bool whole = found->size() > 1;
+    const size_t reported = out.size();
+    for (Job* target : *found) {
+      Job& job = *target;
+      util::Status access = CheckJobAccess(job, caller);
+      if (!access.ok()) {
+        out.push_back({sid, access.message()});
         continue;
       }
-      job.held = false;
-      job.held_by_admin = false;
-      job.priority = kBasePriority - job.id;
-      job.reason = core::PendingReason::kNone;
+      if (job.state != JobState::kPending) {
+        if (!whole) out.push_back({sid, "Job is no longer pending execution"});
+        continue;
+      }
+      if (hold) {
+        job.held = true;
+        job.held_by_admin = caller.admin && !user_hold;
+        job.priority = 0;
+        job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin
+                                       : core::PendingReason::kJobHeldUser;
+      } else {
+        if (job.held_by_admin && !caller.admin) {
+          out.push_back({sid, "Access/permission denied"});
+          continue;
+        }
+        job.held = false;
+        job.held_by_admin = false;
+        job.priority = BasePriority(job);
+        job.reason = core::PendingReason::kNone;
+      }
+      MarkJob(job.id);
     }
-    MarkJob(job.id);
-    out.push_back({sid, ""});
+    if (out.size() == reported) out.push_back({sid, ""});
   }
   RequestSchedule();
   return out;
@@ -1122,6 +1166,13 @@ void Controller::Housekeeping() {
     const Job& job = it->second;
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
       step_counters_.erase(it->first);
+      if (job.array_job_id != 0) {
+        auto recs = array_records_.find(job.array_job_id);
+        if (recs != array_records_.end()) {
+          recs->second.erase(it->first);
+          if (recs->second.empty()) array_records_.erase(recs);
+        }
+      }
       dirty_jobs_.insert(it->first);  // journalled as a deletion
       it = jobs_.erase(it);
       RequestCommit();
@@ -1131,6 +1182,7 @@ void Controller::Housekeeping() {
         job.req.begin_time <= now) {
       begin_waiting = true;
     }
+    if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
     ++it;
   }
   if (begin_waiting) RequestSchedule();

@@ -29,6 +29,7 @@
 #include "ctld/journal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
+#include "sched/dependency.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -121,6 +122,39 @@ class Controller {
   core::Node* FindNode(const std::string& name);
   // The job named by a decimal id, or nullptr.
   core::Job* FindJob(const std::string& id);
+  // The records a user's job id names (src/ctld/arrays.cc): "123" (a job,
+  // or every record of array 123), "123_4", "123_[1-3]". With
+  // split_pending, tasks named inside an array's pending part are first
+  // split off into records of their own, so they can be acted on one by
+  // one. Error "Invalid job id specified" when nothing matches.
+  util::Result<std::vector<core::Job*>> ResolveJobs(const std::string& text, bool split_pending);
+  // Takes task `task` out of an array's pending part into a pending record
+  // of its own (a new job id), or returns the part itself when `task` is
+  // the last one left (it becomes that task, as in Slurm).
+  core::Job& SplitTask(core::Job& part, int task);
+  // The base priority of a job from its submission order (an array's
+  // tasks share the array's) and its nice value.
+  static uint32_t BasePriority(const core::Job& job);
+  // Whether any record of array `array_id` is pending or holds resources.
+  bool ArrayLive(core::JobId array_id) const;
+  // The id whose payload (script, environment) a job runs: the array's for
+  // array tasks.
+  static core::JobId PayloadId(const core::Job& job) {
+    return job.array_job_id != 0 ? job.array_job_id : job.id;
+  }
+  // Dependencies (src/ctld/dependencies.cc). At submission: the refusal
+  // sbatch prints for a malformed --dependency.
+  util::Status CheckDependency(const core::JobRequest& req) const;
+  // Whether a pending job's dependency lets it be scheduled now: kNone, or
+  // Dependency / DependencyNeverSatisfied with job.explanation and
+  // job.dependency_state set. A job whose dependency can never be met is
+  // cancelled here when it or the cluster asks (--kill-on-invalid-dep,
+  // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
+  // the job is no longer pending.
+  core::PendingReason DependencyGate(core::Job& job, int64_t now);
+  // Drops a job's payload once nothing will run it again: at once for a
+  // plain job, with the last live record for an array.
+  void ReleasePayload(const core::Job& job);
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
   void MarkJob(core::JobId id);
@@ -144,6 +178,14 @@ class Controller {
   std::set<core::JobId> pending_ids_;
   // Requeued jobs whose previous run an agent is still stopping.
   std::set<core::JobId> orphans_;
+  // Job arrays: every record of each array (by array id), and how many of
+  // its tasks hold resources (for the %N throttle).
+  std::map<core::JobId, std::set<core::JobId>> array_records_;
+  std::map<core::JobId, int> array_running_;
+  // Parsed --dependency of pending jobs, and the earliest moment a +time
+  // offset lets one go (0 = none), so housekeeping starts a pass then.
+  std::map<core::JobId, sched::Dependency> dependencies_;
+  int64_t next_dependency_time_ = 0;
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;

@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "core/array.h"
 #include "util/hostlist.h"
 #include "util/strings.h"
 
@@ -21,6 +22,28 @@ std::string CompressCounts(const std::vector<int>& counts) {
   }
   return out;
 }
+
+namespace {
+
+// An array task's SLURM_ARRAY_* (its SLURM_JOB_ID stays its own raw id). The
+// statistics describe the whole array as submitted, whatever has run.
+void SetArrayVariables(const core::Job& job, const config::Config& cfg,
+                       std::map<std::string, std::string>& env) {
+  core::ArrayStats stats{1, job.array_task_id, job.array_task_id, 1};
+  if (util::Result<core::ArraySpec> spec =
+          core::ParseArraySpec(job.req.array_spec, cfg.max_array_size);
+      spec.ok()) {
+    stats = core::StatsOf(*spec);
+  }
+  env["SLURM_ARRAY_JOB_ID"] = std::to_string(job.array_job_id);
+  env["SLURM_ARRAY_TASK_ID"] = std::to_string(job.array_task_id);
+  env["SLURM_ARRAY_TASK_COUNT"] = std::to_string(stats.count);
+  env["SLURM_ARRAY_TASK_MIN"] = std::to_string(stats.min);
+  env["SLURM_ARRAY_TASK_MAX"] = std::to_string(stats.max);
+  env["SLURM_ARRAY_TASK_STEP"] = std::to_string(stats.step);
+}
+
+}  // namespace
 
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
                                                const std::vector<std::string>& user_env) {
@@ -46,6 +69,7 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   std::string id = std::to_string(job.id);
   set("SLURM_JOB_ID", id);
   set("SLURM_JOBID", id);
+  if (job.array_job_id != 0 && job.array_task_id >= 0) SetArrayVariables(job, cfg, env);
   set("SLURM_JOB_NAME", req.name);
   set("SLURM_JOB_NODELIST", nodelist);
   set("SLURM_NODELIST", nodelist);

@@ -55,5 +55,48 @@ TEST(BuildBatchEnvironment, SetsSlurmVariablesOverUserOnes) {
   EXPECT_EQ(env.count("SLURM_NTASKS_PER_NODE"), 0u);
 }
 
+TEST(BuildBatchEnvironment, SetsArrayVariablesForTasks) {
+  // sbatch --array=1,3,5-7%2 --wrap='env | grep SLURM': task 1 (raw id
+  // 14404) saw SLURM_ARRAY_JOB_ID=14403 SLURM_ARRAY_TASK_COUNT=5
+  // SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_MAX=7 SLURM_ARRAY_TASK_MIN=1
+  // SLURM_ARRAY_TASK_STEP=1 SLURM_JOB_ID=14404.
+  config::Config cfg;
+  core::Job job;
+  job.id = 14404;
+  job.array_job_id = 14403;
+  job.array_task_id = 1;
+  job.array_max_running = 2;
+  job.req.array_spec = "1,3,5-7%2";
+  job.alloc = {{"cpu01", 1, 100, 1, {}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_JOB_ID"], "14404");
+  EXPECT_EQ(env["SLURM_JOBID"], "14404");
+  EXPECT_EQ(env["SLURM_ARRAY_JOB_ID"], "14403");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_ID"], "1");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_COUNT"], "5");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MIN"], "1");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MAX"], "7");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_STEP"], "1");
+
+  // --array=0-10:5,20: SLURM_ARRAY_TASK_STEP=5 in every task.
+  job.req.array_spec = "0-10:5,20";
+  job.array_task_id = 20;
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_STEP"], "5");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_COUNT"], "4");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MAX"], "20");
+}
+
+TEST(BuildBatchEnvironment, NoArrayVariablesOutsideArrays) {
+  // A plain job's env has none of them (diff of `env` in both kinds).
+  config::Config cfg;
+  core::Job job;
+  job.id = 14478;
+  job.alloc = {{"cpu01", 1, 100, 1, {}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env.count("SLURM_ARRAY_JOB_ID"), 0u);
+  EXPECT_EQ(env.count("SLURM_ARRAY_TASK_ID"), 0u);
+}
+
 }  // namespace
 }  // namespace muster::ctld

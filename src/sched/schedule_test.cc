@@ -504,5 +504,55 @@ TEST(Schedule, PassesOverTime) {
   EXPECT_EQ(h.Node("gpu01")->gpu_used, std::vector<bool>(8, true));
 }
 
+TEST(Schedule, ArrayPendingPartStartsTasksUpToItsThrottle) {
+  Harness h = OracleCluster();
+  testing::JobBuilder array = MakeJob(10).Partition("train").Gpus(8);
+  h.AddJob(array);
+  core::Job& part = h.jobs.back();
+  part.array_job_id = 10;
+  part.array_pending = {0, 1, 2, 3, 4, 5};
+  // Four nodes of 8 GPUs: four tasks start, two wait for Resources.
+  Plan p = h.Run();
+  ASSERT_EQ(p.starts.size(), 4u);
+  for (const auto& st : p.starts) EXPECT_EQ(st.job_id, 10u);
+  EXPECT_EQ(p.starts[3].alloc[0].node, "gpu04");
+  EXPECT_EQ(Outcome(p, 10), "started");
+  ASSERT_EQ(p.pending.size(), 1u);
+  EXPECT_EQ(p.pending[0].reason, core::PendingReason::kResources);
+
+  // %3 with one task already running: two more may start.
+  part.array_max_running = 3;
+  Snapshot snap = h.Snap();
+  snap.array_running[10] = 1;
+  Plan throttled = Schedule(snap);
+  EXPECT_EQ(throttled.starts.size(), 2u);
+  ASSERT_EQ(throttled.pending.size(), 1u);
+  EXPECT_EQ(throttled.pending[0].reason, core::PendingReason::kJobArrayTaskLimit);
+  // At the limit nothing starts, and the reason says why.
+  snap.array_running[10] = 3;
+  Plan full = Schedule(snap);
+  EXPECT_TRUE(full.starts.empty());
+  EXPECT_EQ(full.pending[0].reason, core::PendingReason::kJobArrayTaskLimit);
+}
+
+TEST(Schedule, SeveralPartitionsTakeTheFirstWhereTheJobFits) {
+  Harness h = OracleCluster();
+  // gpu01-04 busy: a job asking for train,short starts on cpu01 (short);
+  // one asking for train alone waits.
+  for (const char* n : {"gpu01", "gpu02", "gpu03", "gpu04"}) h.Node(n)->alloc_cpus = 32;
+  h.AddJob(MakeJob(1).Partition("train,short"));
+  h.AddJob(MakeJob(2).Partition("train"));
+  Plan p = h.Run();
+  ASSERT_NE(StartOf(p, 1), nullptr);
+  EXPECT_EQ(StartOf(p, 1)->partition, "short");
+  EXPECT_EQ(NodesOf(p, 1), "cpu01");
+  EXPECT_EQ(Outcome(p, 2), "Resources");
+  // With room in the first partition listed, that one is used.
+  Harness idle = OracleCluster();
+  idle.AddJob(MakeJob(3).Partition("train,short"));
+  Plan q = idle.Run();
+  EXPECT_EQ(StartOf(q, 3)->partition, "train");
+}
+
 }  // namespace
 }  // namespace muster::sched

@@ -7,7 +7,8 @@
 //        once per partition per pass), with the job's node predicates and
 //        the per-node fit
 //     5. reserve the choice in the overlay so later jobs see it
-//   and, for a job that did not fit, the reason: BadConstraints when no set
+//   (an array's pending part goes round again for each further task, up to
+//   its %N throttle), and, for a job that did not fit, the reason: BadConstraints when no set
 //   of the partition's nodes could ever hold it, ReqNodeNotAvail when -w
 //   names an unusable node, else Resources (which blocks the partition:
 //   Slurm's main scheduler without backfill).
@@ -53,12 +54,30 @@ class Pass {
     plan.pending.reserve(s_.pending.size());
     std::vector<core::NodeAlloc> alloc;
     for (const core::Job* job : s_.pending) {
-      PendingReason reason = Place(*job, &alloc);
-      if (reason == PendingReason::kNone) {
+      // An array's pending part starts as many tasks as fit and its %N
+      // throttle allows; any other job starts once.
+      int want = job->IsArrayPendingPart() ? static_cast<int>(job->array_pending.size()) : 1;
+      const int throttle_left = ThrottleLeft(*job);
+      if (throttle_left == 0) {
+        plan.pending.push_back(PendingDecision{job->id, PendingReason::kJobArrayTaskLimit});
+        continue;
+      }
+      if (throttle_left > 0) want = std::min(want, throttle_left);
+      PendingReason reason = PendingReason::kNone;
+      int started = 0;
+      while (started < want) {
+        reason = PlaceInPartitions(*job, &alloc);
+        if (reason != PendingReason::kNone) break;
         for (const auto& share : alloc) live_.Reserve(index_.at(share.node), share);
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
-      } else {
+        ++started;
+        if (job->array_job_id != 0) ++array_running_[job->array_job_id];
+      }
+      const bool left_over = job->IsArrayPendingPart() &&
+                             started < static_cast<int>(job->array_pending.size());
+      if (started == 0 || left_over) {
+        if (reason == PendingReason::kNone) reason = PendingReason::kJobArrayTaskLimit;
         plan.pending.push_back(PendingDecision{job->id, reason});
       }
     }
@@ -66,9 +85,46 @@ class Pass {
   }
 
  private:
-  // Returns kNone with `alloc` filled when the job starts, else its reason.
-  PendingReason Place(const core::Job& job, std::vector<core::NodeAlloc>* alloc) {
-    PartitionState& p = Partition(job.partition);
+  // How many more tasks of the job's array may run: -1 = no limit.
+  int ThrottleLeft(const core::Job& job) {
+    if (job.array_job_id == 0 || job.array_max_running <= 0) return -1;
+    auto it = array_running_.find(job.array_job_id);
+    if (it == array_running_.end()) {
+      auto given = s_.array_running.find(job.array_job_id);
+      const int running = given == s_.array_running.end() ? 0 : given->second;
+      it = array_running_.emplace(job.array_job_id, running).first;
+    }
+    return std::max(0, job.array_max_running - it->second);
+  }
+
+  // -p a,b: the first partition listed where the job starts now. When it
+  // starts nowhere, the reason is the first partition's.
+  PendingReason PlaceInPartitions(const core::Job& job, std::vector<core::NodeAlloc>* alloc) {
+    if (job.partition.find(',') == std::string::npos) return Place(job, job.partition, alloc);
+    PendingReason first = PendingReason::kNone;
+    std::vector<PartitionState*> blocked_here;
+    size_t pos = 0;
+    while (pos <= job.partition.size()) {
+      size_t end = job.partition.find(',', pos);
+      if (end == std::string::npos) end = job.partition.size();
+      PendingReason r = Place(job, job.partition.substr(pos, end - pos), alloc);
+      if (r == PendingReason::kNone) {
+        // A job that starts somewhere holds back no one where it did not fit.
+        for (PartitionState* p : blocked_here) p->blocked = false;
+        return r;
+      }
+      if (r == PendingReason::kResources) blocked_here.push_back(current_);
+      if (first == PendingReason::kNone) first = r;
+      pos = end + 1;
+    }
+    return first;
+  }
+
+  // Returns kNone with `alloc` filled when the job starts in partition
+  // `name`, else its reason there.
+  PendingReason Place(const core::Job& job, const std::string& name,
+                      std::vector<core::NodeAlloc>* alloc) {
+    PartitionState& p = Partition(name);
     current_ = &p;
     PendingReason reason = CheckEligibility(job, p.part, s_.now);
     if (reason != PendingReason::kNone) return reason;
@@ -165,6 +221,8 @@ class Pass {
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
   SelectScratch scratch_;
+  // Tasks of each array holding resources, counting the starts of this pass.
+  std::map<core::JobId, int> array_running_;
 };
 
 }  // namespace

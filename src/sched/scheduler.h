@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,7 +91,13 @@ util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
 struct Snapshot {
   const config::Config* config = nullptr;
   std::vector<const core::Node*> nodes;   // config order
-  std::vector<const core::Job*> pending;  // priority order, state PENDING
+  // Priority order, state PENDING, and free to start as far as anything
+  // outside the cluster's resources goes (the controller keeps jobs waiting
+  // on a dependency out). job.partition may list several ("short,long").
+  std::vector<const core::Job*> pending;
+  // Tasks of each job array (by array id) that hold resources now, for the
+  // arrays' %N throttles (Job::array_max_running).
+  std::map<core::JobId, int> array_running;
   int64_t now = 0;
 };
 
@@ -111,7 +118,12 @@ struct Plan {
 };
 
 // One scheduling pass. Every job of snapshot.pending ends up in exactly one
-// of plan.starts / plan.pending. Reasons, checked in this order:
+// of plan.starts / plan.pending, except an array's pending part: it appears
+// in plan.starts once per task to start now (the controller splits a task
+// off for each) and also in plan.pending when tasks are left, with the
+// reason they wait (JobArrayTaskLimit when the %N throttle is what stops
+// them). A job listing several partitions starts in the first one listed
+// where it fits. Reasons, checked in this order:
 //   JobHeldAdmin / JobHeldUser (job.held), BeginTime (req.begin_time > now),
 //   PartitionInactive (state INACTIVE, or the partition is unknown),
 //   PartitionDown (state DOWN; DRAIN still runs queued jobs, as in Slurm),

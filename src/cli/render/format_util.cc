@@ -7,6 +7,7 @@
 #include <climits>
 #include <cmath>
 
+#include "core/array.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
@@ -397,7 +398,8 @@ int JobMinCpusNode(const core::Job& job) {
 }
 
 std::string JobStdOut(const core::Job& job) {
-  std::string pattern = job.req.std_out.empty() ? "slurm-%j.out" : job.req.std_out;
+  std::string pattern = job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job))
+                                                 : job.req.std_out;
   return AbsoluteInWorkDir(job, core::ExpandOutputPattern(pattern, job));
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli/render/format_util.h"
+#include "core/array.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -98,6 +99,19 @@ bool Ended(JobState s) {
          s != JobState::kCompleting;
 }
 
+// " ArrayJobId=14403 ArrayTaskId=5-7%2 ArrayTaskThrottle=2" after JobId=:
+// the pending part shows its folded tasks, a task its index; the throttle
+// shows on every record of a throttled array. Empty outside arrays.
+std::string ArrayFields(const Job& job) {
+  if (job.array_job_id == 0) return "";
+  std::string tasks = job.IsArrayPendingPart()
+                          ? core::FormatArrayTasks(job.array_pending, job.array_max_running)
+                          : std::to_string(job.array_task_id);
+  std::string out = fmt::format(" ArrayJobId={} ArrayTaskId={}", job.array_job_id, tasks);
+  if (job.array_max_running > 0) out += fmt::format(" ArrayTaskThrottle={}", job.array_max_running);
+  return out;
+}
+
 }  // namespace
 
 std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_liner, bool details) {
@@ -107,7 +121,7 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   std::vector<std::string> lines;
   auto add = [&](std::string line) { lines.push_back(std::move(line)); };
 
-  add(fmt::format("JobId={} JobName={}", job.id, r.name));
+  add(fmt::format("JobId={}{} JobName={}", job.id, ArrayFields(job), r.name));
   add(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JobUserName(job), r.uid,
                   util::GroupName(r.gid), r.gid));
   add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),

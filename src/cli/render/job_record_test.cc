@@ -233,6 +233,51 @@ TEST_F(JobRecordTest, RecordsConcatenateWithBlankLines) {
   EXPECT_NE(lines.find("Power= \nJobId=2 JobName=b UserId="), std::string::npos);
 }
 
+TEST_F(JobRecordTest, ArrayRecords) {
+  // sbatch --array=1,3,5-7%2 --wrap='... sleep 45' (14403), tasks 1 (14404)
+  // and 3 running: `scontrol show job 14403` and `scontrol -o show job 14403`.
+  Job part = RecordJob(14403, "wrap", k154458).Pending(PendingReason::kJobArrayTaskLimit).Build();
+  part.array_job_id = 14403;
+  part.array_pending = {5, 6, 7};
+  part.array_max_running = 2;
+  EXPECT_EQ(Show(part, k154616).substr(0, 95),
+            "JobId=14403 ArrayJobId=14403 ArrayTaskId=5-7%2 ArrayTaskThrottle=2 JobName=wrap\n"
+            "   UserId=root(");
+  EXPECT_EQ(Show(part, k154616, true).substr(0, 92),
+            "JobId=14403 ArrayJobId=14403 ArrayTaskId=5-7%2 ArrayTaskThrottle=2 JobName=wrap "
+            "UserId=root(");
+  Job task = RecordJob(14405, "wrap", k154458).Running(k154458, {"cpu01"}).Build();
+  task.array_job_id = 14403;
+  task.array_task_id = 3;
+  task.array_max_running = 2;
+  EXPECT_EQ(Show(task, k154616).substr(0, 79),
+            "JobId=14405 ArrayJobId=14403 ArrayTaskId=3 ArrayTaskThrottle=2 JobName=wrap\n"
+            "   ");
+  // Without a throttle there is no ArrayTaskThrottle (14350, --array=0-3).
+  task.id = 14373;
+  task.array_job_id = 14350;
+  task.array_task_id = 2;
+  task.array_max_running = 0;
+  EXPECT_EQ(Show(task, k154616).substr(0, 55),
+            "JobId=14373 ArrayJobId=14350 ArrayTaskId=2 JobName=wrap");
+}
+
+TEST_F(JobRecordTest, ArrayPendingPartDefaultOutput) {
+  // sbatch -H --array=0-9%3 --wrap=true from /tmp/h2 (14482): scontrol show
+  // job printed StdOut=/tmp/h2/slurm-14482_4294967294.out (the pattern is
+  // slurm-%A_%a.out; the pending part has no task id yet).
+  Job part = RecordJob(14482, "wrap", k154458).Held().Build();
+  part.req.work_dir = "/tmp/h2";
+  part.array_job_id = 14482;
+  part.array_pending = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  part.array_max_running = 3;
+  std::string out = Show(part, k154616);
+  EXPECT_EQ(out.substr(0, 80),
+            "JobId=14482 ArrayJobId=14482 ArrayTaskId=0-9%3 ArrayTaskThrottle=3 JobName=wrap\n");
+  EXPECT_NE(out.find("   StdErr=/tmp/h2/slurm-14482_4294967294.out\n"), std::string::npos);
+  EXPECT_NE(out.find("   StdOut=/tmp/h2/slurm-14482_4294967294.out\n"), std::string::npos);
+}
+
 TEST_F(JobRecordTest, Table) {
   struct Case {
     std::string oracle;  // the sbatch submission and the scontrol command

@@ -59,6 +59,7 @@ struct SqueueRequest {
   std::vector<std::string> reservations; // -R
   std::vector<std::string> licenses;     // -L (Muster has no licenses: matches no job)
   int iterate_s = 0;                     // -i; the CLI repeats the request, the daemon ignores it
+  bool array_unfold = false;             // -r/--array: one line per pending array task
 
   // Filled by ParseSqueueArgs for the CLI; not sent to the daemon.
   bool help = false;                     // --help

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cli/render/format_util.h"
+#include "core/array.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -193,6 +194,24 @@ int64_t PendingSeconds(const Job& j, int64_t now) {
 // The field table: one entry per -o letter and/or -O name. Headers and
 // values as squeue 22.05 prints them (oracle: `squeue -o '%all'` and
 // `squeue -O <name>:40` for each name).
+
+// %i and -O JobArrayID: "123", "123_4", "123_[5-19%4]"; squeue formats it
+// into a 32-byte buffer, so a long pending part is cut to 31 characters
+// without its closing bracket ("14301_[1,3,5,7,9,11,13,15,17,19").
+std::string SqueueJobId(const Job& j) {
+  constexpr size_t kMaxJobIdText = 31;
+  std::string id = core::DisplayJobId(j);
+  if (id.size() > kMaxJobIdText) id.resize(kMaxJobIdText);
+  return id;
+}
+
+// %K: the task id, the pending part's folded tasks, "N/A" outside arrays.
+std::string ArrayTaskText(const Job& j) {
+  if (j.array_job_id == 0) return "N/A";
+  if (!j.IsArrayPendingPart()) return std::to_string(j.array_task_id);
+  return core::FormatArrayTasks(j.array_pending, j.array_max_running);
+}
+
 using ValueFn = std::string (*)(const Ctx&, const Job&);
 
 struct FieldDef {
@@ -224,7 +243,7 @@ const FieldDef kFields[] = {
     {'f', "Feature", "FEATURES", F(return OrNull(j.req.constraint);), false, true},
     {'g', "GroupName", "GROUP", F(return c.Group(j.req.gid);)},
     {'h', "OverSubscribe", "OVER_SUBSCRIBE", F(return j.req.exclusive ? "NO" : "OK";)},
-    {'i', "JobID", "JOBID", F(return std::to_string(j.id);)},
+    {'i', "", "JOBID", F(return SqueueJobId(j);)},
     {'j', "Name", "NAME", F(return j.req.name;)},
     {'k', "Comment", "COMMENT", F(return OrNull(j.req.comment);), true, true},
     {'l', "TimeLimit", "TIME_LIMIT", F(return TimeLimitText(j);)},
@@ -247,12 +266,13 @@ const FieldDef kFields[] = {
     {'C', "NumCPUs", "CPUS", F(return std::to_string(j.NumCpus());)},
     {'D', "NumNodes", "NODES", F(return std::to_string(j.NumNodes());)},
     {'E', "Dependency", "DEPENDENCY", F(return "(null)";), true, true},
-    {'F', "ArrayJobID", "ARRAY_JOB_ID", F(return std::to_string(j.id);)},
+    {'F', "ArrayJobID", "ARRAY_JOB_ID",
+     F(return std::to_string(j.array_job_id != 0 ? j.array_job_id : j.id);)},
     {'G', "GroupID", "GROUP", F(return std::to_string(j.req.gid);)},
     {'H', "Sockets", "SOCKETS_PER_NODE", F(return "*";)},
     {'I', "Cores", "CORES_PER_SOCKET", F(return "*";)},
     {'J', "Threads", "THREADS_PER_CORE", F(return "*";)},
-    {'K', "ArrayTaskID", "ARRAY_TASK_ID", F(return "N/A";)},
+    {'K', "ArrayTaskID", "ARRAY_TASK_ID", F(return ArrayTaskText(j);)},
     {'L', "TimeLeft", "TIME_LEFT", F(return util::FormatDuration(TimeLeftSeconds(j, c.now()));)},
     {'M', "TimeUsed", "TIME", F(return util::FormatDuration(JobElapsed(j, c.now()));)},
     {'N', "NodeList", "NODELIST", F(return j.nodelist;)},
@@ -295,7 +315,10 @@ const FieldDef kFields[] = {
     {0, "HetJobID", "HET_JOB_ID", F(return "N/A";)},
     {0, "HetJobIDSet", "HET_JOB_ID_SET", F(return "N/A";)},
     {0, "HetJobOffset", "HET_JOB_OFFSET", F(return "N/A";)},
-    {0, "JobArrayID", "JOBID", F(return std::to_string(j.id);)},
+    {0, "JobArrayID", "JOBID", F(return SqueueJobId(j);)},
+    // -O JobID is the raw id (%A), unlike %i (squeue -O JobID,JobArrayID
+    // printed "14369  14369_[100-301:3]").
+    {0, "JobID", "JOBID", F(return std::to_string(j.id);)},
     {0, "LastSchedEval", "LAST_SCHED_EVAL",
      F(return c.Timestamp(j.start_time > 0 ? j.start_time : j.submit_time);)},
     {0, "MaxCPUs", "MAX_CPUS", F(return std::to_string(j.NumCpus());)},
@@ -990,6 +1013,7 @@ nlohmann::json ToJson(const SqueueRequest& r) {
       {"reservations", r.reservations},
       {"licenses", r.licenses},
       {"iterate_s", r.iterate_s},
+      {"array_unfold", r.array_unfold},
   };
 }
 
@@ -1020,6 +1044,7 @@ util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j) {
     flag("start", &r.start);
     flag("only_job_state", &r.only_job_state);
     flag("me", &r.me);
+    flag("array_unfold", &r.array_unfold);
     str("sort", &r.sort);
     list("clusters", &r.clusters);
     list("qos", &r.qos);
@@ -1114,8 +1139,9 @@ util::Status ApplyOption(const ParsedOption& o, CommandLine* cl) {
     case kReservation: r.reservations = CommaList(v); break;
     case kSort: cl->sort = v; break;
     case kStart: r.start = true; break;
+    case kArray: r.array_unfold = true; break;
     case kStates: cl->states = v; break;
-    default: break;  // accepted, no effect in Muster: -a -r -P -v --local ...
+    default: break;  // accepted, no effect in Muster: -a -P -v --local ...
   }
   return util::Status::Ok();
 }
@@ -1226,9 +1252,30 @@ class JobFilter {
     return f;
   }
 
+  bool MatchesIds(const Job& j) const {
+    return std::any_of(id_specs_.begin(), id_specs_.end(),
+                       [&](const core::JobIdSpec& spec) { return core::JobIdSpecMatches(spec, j); });
+  }
+
+  // The pending tasks of a pending part that -j names by task ("-j 123_5"
+  // lists "123_5", not the whole part); empty when -j names none of them.
+  std::vector<int> NamedPendingTasks(const Job& j) const {
+    std::vector<int> out;
+    for (int t : j.array_pending) {
+      for (const core::JobIdSpec& spec : id_specs_) {
+        if (spec.id == j.array_job_id &&
+            std::binary_search(spec.tasks.begin(), spec.tasks.end(), t)) {
+          out.push_back(t);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   bool Matches(const Job& j) const {
     if ((mask_ & Bit(j.state)) == 0) return false;
-    if (!ids_.empty() && ids_.count(j.id) == 0) return false;
+    if (!ids_.empty() && !MatchesIds(j)) return false;
     if (!req_->licenses.empty()) return false;  // no job holds licenses
     // Numeric uids first: this runs once per job of the table, so no
     // string is built here.
@@ -1293,6 +1340,10 @@ class JobFilter {
     for (const std::string& id : req.job_ids) {
       util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find('_')));
       if (n.ok()) ids_.insert(static_cast<uint32_t>(*n));
+      // A task form squeue cannot read ("123_x") selects nothing.
+      if (util::Result<core::JobIdSpec> spec = core::ParseJobIdSpec(id); spec.ok()) {
+        id_specs_.push_back(*std::move(spec));
+      }
     }
     // squeue loads a single requested job by id and fails when it is gone.
     if (req.job_ids.size() == 1 && ids_.size() == 1) {
@@ -1325,6 +1376,7 @@ class JobFilter {
   const Ctx* ctx_;
   StateMask mask_ = 0;
   std::unordered_set<uint32_t> ids_;
+  std::vector<core::JobIdSpec> id_specs_;
   bool filter_users_ = false;
   bool has_user_names_ = false;
   std::unordered_set<uint32_t> user_ids_;
@@ -1374,11 +1426,32 @@ util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterVi
   rows.reserve(64 * view.jobs.size());
   std::vector<size_t> row_start;
   row_start.reserve(view.jobs.size() + 1);
+  auto add_row = [&](const Job& j) {
+    row_start.push_back(rows.size());
+    AppendRow(layout, ctx, j, &rows);
+    sorter.Add(j);
+  };
   for (const Job* j : view.jobs) {
     if (!filter->Matches(*j)) continue;
-    row_start.push_back(rows.size());
-    AppendRow(layout, ctx, *j, &rows);
-    sorter.Add(*j);
+    if (!j->IsArrayPendingPart()) {
+      add_row(*j);
+      continue;
+    }
+    // A pending part prints as one line unless -r asks for one per task or
+    // -j names some of its tasks; each such line is the part with that
+    // task's id ("14191_1", "14191_3", ...).
+    std::vector<int> tasks = filter->NamedPendingTasks(*j);
+    if (tasks.empty() && req.array_unfold) tasks = j->array_pending;
+    if (tasks.empty()) {
+      add_row(*j);
+      continue;
+    }
+    Job task = *j;
+    task.array_pending.clear();
+    for (int t : tasks) {
+      task.array_task_id = t;
+      add_row(task);
+    }
   }
   const size_t listed = row_start.size();
   row_start.push_back(rows.size());

@@ -617,6 +617,119 @@ TEST_F(SqueueTest, Filters) {
   EXPECT_EQ(ids({"-t", "R,PD", "-S", "-i"}), "8\n7\n6\n5\n4\n3\n2\n1\n");
 }
 
+// --- job arrays -----------------------------------------------------------
+
+// An array's pending part: the tasks not started yet, in the array's record.
+Job ArrayPart(JobBuilder b, core::JobId array_id, std::vector<int> pending, int throttle = 0) {
+  Job j = b.Build();
+  j.array_job_id = array_id;
+  j.array_pending = std::move(pending);
+  j.array_max_running = throttle;
+  return j;
+}
+
+Job ArrayTask(JobBuilder b, core::JobId array_id, int task, int throttle = 0) {
+  Job j = b.Build();
+  j.array_job_id = array_id;
+  j.array_task_id = task;
+  j.array_max_running = throttle;
+  return j;
+}
+
+std::vector<int> Stride(int first, int last, int step) {
+  std::vector<int> out;
+  for (int i = first; i <= last; i += step) out.push_back(i);
+  return out;
+}
+
+TEST_F(SqueueTest, ArrayIdColumns) {
+  // sbatch -H --array=0,5,10,20 (14221), --array=0-19%4 (14200), plain -H
+  // (14204); squeue -h -o "%i|%A|%F|%K|%18i|" -j 14221,14200,14204.
+  std::vector<Job> jobs = {
+      ArrayPart(MakeJob(14200).Held(), 14200, Stride(0, 19, 1), 4),
+      MakeJob(14204).Held().Build(),
+      ArrayPart(MakeJob(14221).Held(), 14221, {0, 5, 10, 20}),
+  };
+  EXPECT_EQ(Squeue({"-h", "-o", "%i|%A|%F|%K|%18i|", "-S", "-i"}, jobs, kStart),
+            "14221_[0,5,10,20]|14221|14221|0,5,10,20|14221_[0,5,10,20] |\n"
+            "14204|14204|14204|N/A|14204             |\n"
+            "14200_[0-19%4]|14200|14200|0-19%4|14200_[0-19%4]    |\n");
+  // squeue -h -j 14200 -O "JobArrayID,ArrayTaskID".
+  EXPECT_EQ(Squeue({"-h", "-j", "14200", "-O", "JobArrayID,ArrayTaskID"}, jobs, kStart),
+            "14200_[0-19%4]      0-19%4              \n");
+}
+
+TEST_F(SqueueTest, LongArrayIdsAreCut) {
+  // sbatch -H --array=1-99:2,100 (14301): squeue -h -j 14301 -o "%i|%K|%F"
+  // printed %i cut at 31 characters, %K at 60 plus "...".
+  std::vector<int> tasks = Stride(1, 99, 2);
+  tasks.push_back(100);
+  std::vector<Job> jobs = {ArrayPart(MakeJob(14301).Held(), 14301, tasks)};
+  EXPECT_EQ(Squeue({"-h", "-o", "%i|%K|%F"}, jobs, kStart),
+            "14301_[1,3,5,7,9,11,13,15,17,19|"
+            "1,3,5,7,9,11,13,15,17,19,21,23,25,27,29,31,33,35,37,39,41,43...|14301\n");
+  // --array=1-41:2,100 (14300): squeue -h -j 14300 -O "JobID,ArrayJobID,ArrayTaskID"
+  // (-O JobID is the raw id; fields 20 wide).
+  std::vector<int> fits = Stride(1, 41, 2);
+  fits.push_back(100);
+  jobs = {ArrayPart(MakeJob(14300).Held(), 14300, fits)};
+  EXPECT_EQ(Squeue({"-h", "-O", "JobID,ArrayJobID,ArrayTaskID"}, jobs, kStart),
+            "14300               14300               1,3,5,7,9,11,13,15,1\n");
+  EXPECT_EQ(Squeue({"-h", "-O", "JobArrayID:70"}, jobs, kStart),
+            "14300_[1,3,5,7,9,11,13,15,17,19                                       \n");
+}
+
+// sbatch --array=1,3,5-7%2 --wrap='... sleep 45' (14403) a few seconds in:
+// tasks 1 (14404) and 3 (14405) running, 5-7 pending on the throttle.
+std::vector<Job> ThrottledArray() {
+  return {
+      ArrayPart(MakeJob(14403).Priority(4419).Pending(PendingReason::kJobArrayTaskLimit), 14403,
+                {5, 6, 7}, 2),
+      ArrayTask(MakeJob(14404).Priority(4419).Running({"cpu01"}), 14403, 1, 2),
+      ArrayTask(MakeJob(14405).Priority(4419).Running({"cpu01"}), 14403, 3, 2),
+  };
+}
+
+TEST_F(SqueueTest, ArrayTasksAndPendingPart) {
+  const std::vector<Job> jobs = ThrottledArray();
+  auto rows = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"-h", "-o", "%i|%A|%F|%K|%T|%r"});
+    return Squeue(args, jobs, kStart + 4);
+  };
+  // squeue -j 14403 -o "%i|%A|%F|%K|%T|%r" (-t PD and -t R to fix the order).
+  EXPECT_EQ(rows({"-j", "14403", "-t", "PD"}),
+            "14403_[5-7%2]|14403|14403|5-7%2|PENDING|JobArrayTaskLimit\n");
+  EXPECT_EQ(rows({"-j", "14403", "-t", "R", "-S", "-i"}),
+            "14403_3|14405|14403|3|RUNNING|None\n"
+            "14403_1|14404|14403|1|RUNNING|None\n");
+  // squeue -r -j 14403 ...: one line per pending task.
+  EXPECT_EQ(rows({"-r", "-j", "14403", "-t", "PD"}),
+            "14403_5|14403|14403|5|PENDING|JobArrayTaskLimit\n"
+            "14403_6|14403|14403|6|PENDING|JobArrayTaskLimit\n"
+            "14403_7|14403|14403|7|PENDING|JobArrayTaskLimit\n");
+  EXPECT_EQ(rows({"--array", "-t", "R", "-S", "-i"}),
+            "14403_3|14405|14403|3|RUNNING|None\n"
+            "14403_1|14404|14403|1|RUNNING|None\n");
+  // squeue -h -j 14403_5 -o "%i|%A" printed "14403_5|14403"; -j 14403_1
+  // "14403_1|14404"; -j 14403_x nothing.
+  auto ids = [&](std::string id) { return Squeue({"-h", "-o", "%i|%A", "-j", id}, jobs, kStart + 4); };
+  EXPECT_EQ(ids("14403_5"), "14403_5|14403\n");
+  EXPECT_EQ(ids("14403_1"), "14403_1|14404\n");
+  EXPECT_EQ(ids("14404"), "14403_1|14404\n");
+  EXPECT_EQ(ids("14403_x"), "");
+  EXPECT_EQ(ids("14403_4"), "");
+}
+
+TEST_F(SqueueTest, ArrayUnfoldTravelsAsJson) {
+  util::Result<SqueueRequest> req = ParseSqueueArgs({"-r"}, {});
+  ASSERT_TRUE(req.ok());
+  EXPECT_TRUE(req->array_unfold);
+  util::Result<SqueueRequest> back = SqueueRequestFromJson(ToJson(*req));
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->array_unfold);
+  EXPECT_FALSE(ParseSqueueArgs({}, {})->array_unfold);
+}
+
 TEST_F(SqueueTest, UnknownUsersWarnAndMatchNothing) {
   // Oracle: `squeue -u nosuchuser` (header only, exit 0) and `-u root,nosuch`.
   util::Result<SqueueRequest> req = ParseSqueueArgs({"-u", "nosuchuser"}, {});

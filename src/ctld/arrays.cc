@@ -1,0 +1,125 @@
+// Job arrays in the controller: naming records by the ids users type
+// ("123", "123_4", "123_[1-3]"), splitting tasks off an array's pending
+// part, and what an array shares between its records (priority, payload).
+// The model is core::Job's (src/core/job.h): started tasks are records of
+// their own; the tasks not started yet stay in the pending part.
+#include <algorithm>
+
+#include "core/array.h"
+#include "ctld/controller.h"
+
+namespace muster::ctld {
+
+using core::Job;
+using core::JobId;
+using core::JobState;
+
+namespace {
+
+constexpr uint32_t kBasePriority = 4294901760u;
+
+}  // namespace
+
+uint32_t Controller::BasePriority(const Job& job) {
+  const int64_t order = job.array_job_id != 0 ? job.array_job_id : job.id;
+  const int64_t p = static_cast<int64_t>(kBasePriority) - order - job.req.nice;
+  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, UINT32_MAX));
+}
+
+Job& Controller::SplitTask(Job& part, int task) {
+  auto& pending = part.array_pending;
+  auto it = std::lower_bound(pending.begin(), pending.end(), task);
+  if (pending.size() == 1) {
+    part.array_task_id = task;
+    pending.clear();
+    MarkJob(part.id);
+    return part;
+  }
+  if (it != pending.end() && *it == task) pending.erase(it);
+  Job split = part;
+  split.array_pending.clear();
+  split.array_pending.shrink_to_fit();
+  split.array_task_id = task;
+  split.id = next_job_id_++;
+  const JobId id = split.id;
+  array_records_[part.array_job_id].insert(id);
+  jobs_.emplace(id, std::move(split));
+  pending_ids_.insert(id);
+  MarkJob(part.id);
+  MarkJob(id);
+  return jobs_.at(id);
+}
+
+bool Controller::ArrayLive(JobId array_id) const {
+  // Cheap answers first: this runs at every task's end.
+  if (array_running_.count(array_id)) return true;
+  auto part = jobs_.find(array_id);
+  if (part != jobs_.end() && part->second.state == JobState::kPending) return true;
+  auto recs = array_records_.find(array_id);
+  if (recs == array_records_.end()) return false;
+  for (JobId id : recs->second) {
+    auto it = jobs_.find(id);
+    if (it != jobs_.end() && !core::IsFinished(it->second.state)) return true;
+  }
+  return false;
+}
+
+void Controller::ReleasePayload(const Job& job) {
+  if (job.array_job_id == 0) {
+    payload_.Release(job.id);
+  } else if (!ArrayLive(job.array_job_id)) {
+    payload_.Release(job.array_job_id);
+  }
+}
+
+util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
+                                                        bool split_pending) {
+  auto spec = core::ParseJobIdSpec(text);
+  if (!spec.ok()) return util::InvalidArgument("Invalid job id specified");
+  std::vector<Job*> out;
+  auto recs = array_records_.find(spec->id);
+  if (recs == array_records_.end()) {
+    // A plain job, or an array task named by its own id.
+    auto it = jobs_.find(spec->id);
+    if (it == jobs_.end() || !spec->tasks.empty()) {
+      return util::InvalidArgument("Invalid job id specified");
+    }
+    out.push_back(&it->second);
+    return out;
+  }
+  // Copy: splitting adds records to the set being walked.
+  const std::vector<JobId> ids(recs->second.begin(), recs->second.end());
+  for (JobId id : ids) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    Job& job = it->second;
+    if (spec->tasks.empty()) {
+      out.push_back(&job);
+      continue;
+    }
+    if (!job.IsArrayPendingPart()) {
+      if (std::binary_search(spec->tasks.begin(), spec->tasks.end(), job.array_task_id)) {
+        out.push_back(&job);
+      }
+      continue;
+    }
+    std::vector<int> named;
+    std::set_intersection(job.array_pending.begin(), job.array_pending.end(), spec->tasks.begin(),
+                          spec->tasks.end(), std::back_inserter(named));
+    if (named.empty()) continue;
+    if (!split_pending) {
+      out.push_back(&job);
+      continue;
+    }
+    for (int task : named) out.push_back(&SplitTask(job, task));
+  }
+  if (out.empty()) return util::InvalidArgument("Invalid job id specified");
+  std::sort(out.begin(), out.end(), [](const Job* a, const Job* b) {
+    return a->array_task_id != b->array_task_id ? a->array_task_id < b->array_task_id
+                                                : a->id < b->id;
+  });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+}  // namespace muster::ctld
