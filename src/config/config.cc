@@ -64,7 +64,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
         "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
-        "EioTimeout", "EnforcePartLimits", "Epilog", "EpilogMsgTime", "EpilogSlurmctld",
+        "EioTimeout", "Epilog", "EpilogMsgTime", "EpilogSlurmctld",
         "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor", "FederationParameters",
         "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
         "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "InteractiveStepOptions",
@@ -72,7 +72,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort", "JobCompType", "JobCompUser",
         "JobContainerType", "JobFileAppend", "JobRequeue", "JobSubmitPlugins", "KillOnBadExit",
         "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
-        "MaxArraySize", "MaxDBDMsgs", "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount",
+        "MaxDBDMsgs", "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount",
         "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout", "MpiDefault",
         "MpiParams", "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
         "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode", "PreemptType",
@@ -86,7 +86,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
         "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
-        "RoutePlugin", "SchedulerParameters", "SchedulerTimeSlice", "SchedulerType",
+        "RoutePlugin", "SchedulerTimeSlice", "SchedulerType",
         "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug",
         "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPlugstack",
         "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
@@ -125,17 +125,17 @@ constexpr std::string_view kNodeKeys[] = {
 
 // PartitionName= attributes Slurm documents that Muster does not use.
 constexpr std::string_view kPartitionIgnoredKeys[] = {
-    "allocnodes", "allowaccounts", "allowqos", "alternate", "cpubind", "defcpupergpu",
-    "defmempercpu", "defmempergpu", "defmempernode", "denyaccounts", "denyqos", "disablerootjobs",
-    "exclusiveuser", "gracetime", "hidden", "lln", "maxcpuspernode", "maxmempercpu",
-    "maxmempernode", "oversubscribe", "overtimelimit", "preemptmode", "qos", "reqresv",
-    "resumetimeout", "rootonly", "selecttypeparameters", "shared", "suspendtime", "suspendtimeout",
+    "allocnodes", "alternate", "cpubind", "defcpupergpu", "defmempercpu", "defmempergpu",
+    "defmempernode", "disablerootjobs", "exclusiveuser", "gracetime", "lln", "maxcpuspernode",
+    "maxmempercpu", "maxmempernode", "overtimelimit", "preemptmode", "qos", "reqresv",
+    "resumetimeout", "rootonly", "selecttypeparameters", "suspendtime", "suspendtimeout",
     "tresbillingweights",
     // Added after 22.05.
     "maxcpuspersocket", "powerdownonidle"};
 constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
-    "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes"};
+    "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
+    "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared"};
 
 constexpr std::string_view kNodeStates[] = {"CLOUD",   "DOWN",   "DRAIN",   "FAIL",
                                             "FAILING", "FUTURE", "UNKNOWN", "IDLE"};
@@ -712,6 +712,29 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     cfg_.slurm_user = p.value;
     return Status::Ok();
   }
+  if (k == "enforcepartlimits") {
+    std::string v = util::ToUpper(p.value);
+    if (v == "ALL" || v == "YES") {
+      cfg_.enforce_part_limits = EnforcePartLimits::kAll;
+    } else if (v == "ANY") {
+      cfg_.enforce_part_limits = EnforcePartLimits::kAny;
+    } else if (v == "NO") {
+      cfg_.enforce_part_limits = EnforcePartLimits::kNo;
+    } else {
+      return BadValue(p, "", "expected ALL, ANY or NO");
+    }
+    return Status::Ok();
+  }
+  // slurm.conf(5): "The value may not exceed 4000001."
+  if (k == "maxarraysize") return SetTopInt(p, &cfg_.max_array_size, 0, 4000001);
+  if (k == "schedulerparameters") {
+    cfg_.scheduler_parameters = ListValue(p.value);
+    cfg_.kill_invalid_depend = false;
+    for (const std::string& flag : cfg_.scheduler_parameters) {
+      if (util::EqualsIgnoreCase(flag, "kill_invalid_depend")) cfg_.kill_invalid_depend = true;
+    }
+    return Status::Ok();
+  }
   if (SlurmOnlyKeys().count(k) != 0) {
     RecordIgnored(p);
     return Status::Ok();
@@ -891,6 +914,25 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
   return Status::Ok();
 }
 
+// OverSubscribe=NO|EXCLUSIVE|YES[:n]|FORCE[:n] in the form scontrol shows
+// it: YES and FORCE carry their job count, 4 when not given (checked
+// against slurmctld 22.05: OverSubscribe=FORCE shows as FORCE:4).
+Result<std::string> OverSubscribeValue(const Pair& p, const std::string& context) {
+  std::string v = util::ToUpper(p.value);
+  std::string word = v.substr(0, v.find(':'));
+  if (word == "NO" || word == "EXCLUSIVE") {
+    if (word != v) return BadValue(p, context, word + " takes no count");
+    return word;
+  }
+  if (word != "YES" && word != "FORCE") {
+    return BadValue(p, context, "expected NO, EXCLUSIVE, YES[:n] or FORCE[:n]");
+  }
+  if (word == v) return word + ":4";
+  Result<int64_t> n = util::ParseInt(v.substr(word.size() + 1));
+  if (!n.ok() || *n < 1 || *n > 65535) return BadValue(p, context, "count must be 1..65535");
+  return word + ":" + std::to_string(*n);
+}
+
 // Builds a partition's settings (all but its nodes) from its attributes.
 Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& context) {
   core::Partition part;
@@ -914,9 +956,28 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
       return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
     }
   }
-  if (const Pair* p = Find(attrs, "allowgroups")) {
-    part.allow_groups = ListValue(p->value);
-    if (ContainsIgnoreCase(part.allow_groups, "ALL")) part.allow_groups.clear();
+  // "ALL" anywhere in an allow list means everyone, as Slurm reads it.
+  for (auto [key, list] : {std::pair{"allowgroups", &part.allow_groups},
+                           std::pair{"allowaccounts", &part.allow_accounts},
+                           std::pair{"allowqos", &part.allow_qos}}) {
+    if (const Pair* p = Find(attrs, key)) {
+      *list = ListValue(p->value);
+      if (ContainsIgnoreCase(*list, "ALL")) list->clear();
+    }
+  }
+  if (const Pair* p = Find(attrs, "denyaccounts")) part.deny_accounts = ListValue(p->value);
+  if (const Pair* p = Find(attrs, "denyqos")) part.deny_qos = ListValue(p->value);
+  if (const Pair* p = Find(attrs, "hidden")) {
+    Result<bool> b = BoolValue(*p, context);
+    if (!b.ok()) return b.status();
+    part.hidden = *b;
+  }
+  // OverSubscribe beats its old name Shared, whatever their order.
+  const Pair* over = Find(attrs, "oversubscribe");
+  if (const Pair* p = over != nullptr ? over : Find(attrs, "shared")) {
+    Result<std::string> v = OverSubscribeValue(*p, context);
+    if (!v.ok()) return v.status();
+    part.oversubscribe = *v;
   }
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "prioritytier", context, 0, 65533, &part.priority_tier));
   MUSTER_RETURN_IF_ERROR(

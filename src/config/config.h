@@ -33,6 +33,13 @@
 
 namespace muster::config {
 
+// EnforcePartLimits (slurm.conf(5)): whether a job over a partition's
+// MaxTime/MaxNodes/MinNodes is refused at submission. kAll: when any asked
+// partition's limits are exceeded (YES is a synonym); kAny: only when every
+// one's are; kNo (Slurm's default): accepted, the job pends with
+// PartitionTimeLimit / PartitionNodeLimit.
+enum class EnforcePartLimits { kNo, kAny, kAll };
+
 struct Config {
   std::string path;  // the main file, absolute
   std::string cluster_name = "cluster";
@@ -57,6 +64,16 @@ struct Config {
   int64_t max_job_count = 10000;
   int first_job_id = 1;
   std::string slurm_user = "root";
+  EnforcePartLimits enforce_part_limits = EnforcePartLimits::kNo;
+  // MaxArraySize: array indices must be below it; 0 disables arrays.
+  // Slurm's default is 1001 and its ceiling 4000001.
+  int max_array_size = 1001;
+  // SchedulerParameters, split at commas as written ("bf_interval=30"
+  // kept whole); flags Muster acts on are also decoded below.
+  std::vector<std::string> scheduler_parameters;
+  // kill_invalid_depend: a job whose dependency can never be satisfied is
+  // cancelled instead of pending with DependencyNeverSatisfied.
+  bool kill_invalid_depend = false;
 
   std::vector<core::NodeConfig> nodes;  // config order
   std::vector<core::Partition> partitions;

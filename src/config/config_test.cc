@@ -319,13 +319,11 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "CommunicationParameters",
                         "DebugFlags",
                         "DefMemPerGPU",
-                        "EnforcePartLimits",
                         "Epilog",
                         "HealthCheckProgram",
                         "JobSubmitPlugins",
                         "LaunchParameters",
                         "Licenses",
-                        "MaxArraySize",
                         "MCSPlugin",
                         "MpiParams",
                         "PreemptType",
@@ -333,7 +331,6 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "PrologFlags",
                         "RebootProgram",
                         "ResumeProgram",
-                        "SchedulerParameters",
                         "SlurmctldParameters",
                         "SrunPortRange",
                         "SuspendTime",
@@ -428,13 +425,13 @@ TEST(Nodes, SlurmOnlyAttributesAreRecorded) {
       "NodeName=n1 NodeHostname=h1 NodeAddr=10.0.0.1 Port=7000 CoreSpecCount=1 "
       "MemSpecLimit=100\n"
       "FrontendName=fe1 FrontendAddr=10.0.0.9\n"
-      "PartitionName=p Nodes=n1 OverSubscribe=NO Hidden=YES\n");
+      "PartitionName=p Nodes=n1 GraceTime=0 LLN=NO\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_THAT(cfg->ignored_keys,
               ElementsAre("muster.conf:1: NodeHostname", "muster.conf:1: NodeAddr",
                           "muster.conf:1: Port", "muster.conf:1: CoreSpecCount",
                           "muster.conf:1: MemSpecLimit", "muster.conf:2: FrontendName",
-                          "muster.conf:3: OverSubscribe", "muster.conf:3: Hidden"));
+                          "muster.conf:3: GraceTime", "muster.conf:3: LLN"));
 }
 
 // ---------------------------------------------------------------------------
@@ -787,6 +784,135 @@ TEST(ConfigJobRequeue, DefaultsToSlurmsAndParses) {
   auto bad = ParseConfig("ClusterName=c\nJobRequeue=2\n", "/tmp/muster.conf", "", false);
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("muster.conf:2"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace muster::config
+
+namespace muster::config {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Partition access rules and the submit-time policy keys.
+
+TEST(PartitionRules, DefaultsAreSlurms) {
+  // `scontrol show config` on the oracle (no such keys in its slurm.conf
+  // but MaxArraySize=100001): EnforcePartLimits = NO,
+  // SchedulerParameters = (null); slurm.conf(5): MaxArraySize default 1001.
+  auto cfg = Parse("PartitionName=p\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->enforce_part_limits, EnforcePartLimits::kNo);
+  EXPECT_EQ(cfg->max_array_size, 1001);
+  EXPECT_TRUE(cfg->scheduler_parameters.empty());
+  EXPECT_FALSE(cfg->kill_invalid_depend);
+  const core::Partition& p = cfg->partitions[0];
+  EXPECT_TRUE(p.allow_accounts.empty());
+  EXPECT_TRUE(p.deny_accounts.empty());
+  EXPECT_TRUE(p.allow_qos.empty());
+  EXPECT_TRUE(p.deny_qos.empty());
+  EXPECT_FALSE(p.hidden);
+  EXPECT_EQ(p.oversubscribe, "NO");
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+}
+
+TEST(PartitionRules, AccessListsHiddenAndOverSubscribe) {
+  auto cfg = Parse(
+      "PartitionName=DEFAULT Hidden=YES\n"
+      "PartitionName=a AllowAccounts=ml,research DenyAccounts=x AllowGroups=wheel,adm "
+      "AllowQos=normal DenyQos=limited OverSubscribe=FORCE State=DRAIN\n"
+      "PartitionName=b AllowAccounts=ALL AllowQos=normal,ALL Hidden=NO OverSubscribe=YES:2 "
+      "State=inactive\n"
+      "PartitionName=c Shared=EXCLUSIVE\n"
+      "PartitionName=d Shared=YES OverSubscribe=NO\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const auto& parts = cfg->partitions;
+  EXPECT_THAT(parts[0].allow_accounts, ElementsAre("ml", "research"));
+  EXPECT_THAT(parts[0].deny_accounts, ElementsAre("x"));
+  EXPECT_THAT(parts[0].allow_groups, ElementsAre("wheel", "adm"));
+  EXPECT_THAT(parts[0].allow_qos, ElementsAre("normal"));
+  EXPECT_THAT(parts[0].deny_qos, ElementsAre("limited"));
+  EXPECT_TRUE(parts[0].hidden);  // from PartitionName=DEFAULT
+  // slurmctld 22.05 shows OverSubscribe=FORCE as FORCE:4 (scontrol update
+  // PartitionName=train OverSubscribe=FORCE; scontrol show partition train).
+  EXPECT_EQ(parts[0].oversubscribe, "FORCE:4");
+  EXPECT_EQ(parts[0].state, "DRAIN");
+  EXPECT_TRUE(parts[1].allow_accounts.empty());
+  EXPECT_TRUE(parts[1].allow_qos.empty());  // ALL anywhere means everyone
+  EXPECT_FALSE(parts[1].hidden);
+  EXPECT_EQ(parts[1].oversubscribe, "YES:2");
+  EXPECT_EQ(parts[1].state, "INACTIVE");
+  EXPECT_TRUE(parts[2].hidden);
+  EXPECT_EQ(parts[2].oversubscribe, "EXCLUSIVE");
+  EXPECT_EQ(parts[3].oversubscribe, "NO");  // OverSubscribe beats Shared
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+}
+
+TEST(PartitionRules, TopLevelPolicyKeys) {
+  struct Case {
+    const char* text;
+    EnforcePartLimits want;
+  };
+  const Case cases[] = {{"EnforcePartLimits=ALL\n", EnforcePartLimits::kAll},
+                        {"EnforcePartLimits=yes\n", EnforcePartLimits::kAll},
+                        {"EnforcePartLimits=Any\n", EnforcePartLimits::kAny},
+                        {"EnforcePartLimits=ALL\nEnforcePartLimits=NO\n", EnforcePartLimits::kNo}};
+  for (const Case& c : cases) {
+    auto cfg = Parse(c.text);
+    ASSERT_TRUE(cfg.ok()) << c.text << cfg.status().message();
+    EXPECT_EQ(cfg->enforce_part_limits, c.want) << c.text;
+    EXPECT_TRUE(cfg->ignored_keys.empty()) << c.text;
+  }
+  auto cfg = Parse(
+      "MaxArraySize=100001\n"
+      "SchedulerParameters=bf_interval=30,Kill_Invalid_Depend,,max_array_tasks=10\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->max_array_size, 100001);
+  EXPECT_THAT(cfg->scheduler_parameters,
+              ElementsAre("bf_interval=30", "Kill_Invalid_Depend", "max_array_tasks=10"));
+  EXPECT_TRUE(cfg->kill_invalid_depend);
+  EXPECT_EQ(cfg->raw.at("SchedulerParameters"),
+            "bf_interval=30,Kill_Invalid_Depend,,max_array_tasks=10");
+  auto zero = Parse("MaxArraySize=0\nSchedulerParameters=bf_continue\n");
+  ASSERT_TRUE(zero.ok()) << zero.status().message();
+  EXPECT_EQ(zero->max_array_size, 0);
+  EXPECT_FALSE(zero->kill_invalid_depend);
+}
+
+TEST(PartitionRules, BadValuesNameFileLineAndKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"EnforcePartLimits=SOME\n",
+       "muster.conf:1: EnforcePartLimits: invalid value 'SOME' (expected ALL, ANY or NO)"},
+      {"\nMaxArraySize=4000002\n",
+       "muster.conf:2: MaxArraySize: invalid value '4000002' (must be 0..4000001)"},
+      {"MaxArraySize=-1\n", "muster.conf:1: MaxArraySize: invalid value '-1'"},
+      {"PartitionName=p Hidden=maybe\n",
+       "muster.conf:1: PartitionName p: Hidden: invalid value 'maybe' (expected YES or NO)"},
+      {"PartitionName=p OverSubscribe=SOMETIMES\n",
+       "muster.conf:1: PartitionName p: OverSubscribe: invalid value 'SOMETIMES' (expected NO, "
+       "EXCLUSIVE, YES[:n] or FORCE[:n])"},
+      {"PartitionName=p OverSubscribe=YES:0\n",
+       "muster.conf:1: PartitionName p: OverSubscribe: invalid value 'YES:0' (count must be "
+       "1..65535)"},
+      {"PartitionName=p Shared=NO:3\n",
+       "muster.conf:1: PartitionName p: Shared: invalid value 'NO:3' (NO takes no count)"},
+      {"PartitionName=p State=DRAINING\n",
+       "muster.conf:1: PartitionName p: State: invalid value 'DRAINING' (expected UP, DOWN, "
+       "DRAIN or INACTIVE)"},
+      {"PartitionName=p MaxNodes=x\n", "muster.conf:1: PartitionName p: MaxNodes: invalid value"},
+      {"PartitionName=p MinNodes=3 MaxNodes=2\n",
+       "muster.conf:1: PartitionName p: MinNodes=3 exceeds MaxNodes=2"},
+      {"PartitionName=p MaxTime=forever\n",
+       "muster.conf:1: PartitionName p: MaxTime: invalid value 'forever'"},
+      {"PartitionName=p MaxTime=1:00:00 DefaultTime=2:00:00\n",
+       "muster.conf:1: PartitionName p: DefaultTime=2:00:00 exceeds MaxTime=1:00:00"},
+      {"PartitionName=p AllowUsers=a\n",
+       "muster.conf:1: unknown key 'AllowUsers' in PartitionName line"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto cfg = Parse(text);
+    ASSERT_FALSE(cfg.ok()) << text;
+    EXPECT_THAT(cfg.status().message(), StartsWith(want)) << text;
+  }
 }
 
 }  // namespace

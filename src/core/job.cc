@@ -95,12 +95,13 @@ std::string_view PendingReasonName(PendingReason r) {
     case PendingReason::kDependencyNeverSatisfied: return "DependencyNeverSatisfied";
     case PendingReason::kJobArrayTaskLimit: return "JobArrayTaskLimit";
     case PendingReason::kReservation: return "Reservation";
+    case PendingReason::kJobRequeuedHeld: return "job_requeued_in_held_state";
   }
   return "None";
 }
 
 std::optional<PendingReason> ParsePendingReason(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(PendingReason::kReservation); ++i) {
+  for (int i = 0; i <= static_cast<int>(PendingReason::kJobRequeuedHeld); ++i) {
     PendingReason r = static_cast<PendingReason>(i);
     if (PendingReasonName(r) == name) return r;
   }

@@ -59,6 +59,7 @@ enum class PendingReason {
   kDependencyNeverSatisfied,
   kJobArrayTaskLimit,
   kReservation,
+  kJobRequeuedHeld,  // scontrol requeuehold; Slurm shows job_requeued_in_held_state
 };
 std::string_view PendingReasonName(PendingReason r);
 // Parses a reason name as PendingReasonName prints it; nullopt when unknown.
@@ -164,6 +165,9 @@ struct Job {
   // kPending = none. Journalled with the job, so a controller restart in
   // between still ends it that way.
   JobState ending_as = JobState::kPending;
+  // scontrol requeue of a running job: 1 = back to the queue, 2 = back and
+  // held, once its processes are gone; 0 = no requeue asked.
+  int requeue_on_end = 0;
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step

@@ -16,7 +16,20 @@ struct Partition {
   int64_t max_time_s = -1;          // -1 = UNLIMITED
   int64_t default_time_s = -1;      // -1 = not set (falls back to max_time)
   std::string state = "UP";         // UP, DOWN, DRAIN, INACTIVE
-  std::vector<std::string> allow_groups;  // empty = ALL
+  // Access lists, as configured (AllowGroups holds group names; the
+  // scheduler resolves them to gids). Empty allow lists mean ALL. As in
+  // Slurm, a Deny list is not enforced when the matching Allow list is set.
+  std::vector<std::string> allow_groups;    // empty = ALL
+  std::vector<std::string> allow_accounts;  // empty = ALL
+  std::vector<std::string> deny_accounts;   // empty = none denied
+  std::vector<std::string> allow_qos;       // empty = ALL; stored, not enforced yet
+  std::vector<std::string> deny_qos;        // stored, not enforced yet
+  // Hidden=YES: sinfo and `scontrol show partition` leave it out unless
+  // -a/--all, -p naming it, or a privileged caller (root, SlurmUser).
+  bool hidden = false;
+  // OverSubscribe as scontrol prints it: NO, EXCLUSIVE, YES:<n>, FORCE:<n>.
+  // Accepted and shown; jobs never share a CPU in Muster.
+  std::string oversubscribe = "NO";
   int priority_tier = 1;
   int priority_job_factor = 1;
   int max_nodes = -1;               // -1 = UNLIMITED

@@ -50,28 +50,6 @@ Job& Controller::SplitTask(Job& part, int task) {
   return jobs_.at(id);
 }
 
-bool Controller::ArrayLive(JobId array_id) const {
-  // Cheap answers first: this runs at every task's end.
-  if (array_running_.count(array_id)) return true;
-  auto part = jobs_.find(array_id);
-  if (part != jobs_.end() && part->second.state == JobState::kPending) return true;
-  auto recs = array_records_.find(array_id);
-  if (recs == array_records_.end()) return false;
-  for (JobId id : recs->second) {
-    auto it = jobs_.find(id);
-    if (it != jobs_.end() && !core::IsFinished(it->second.state)) return true;
-  }
-  return false;
-}
-
-void Controller::ReleasePayload(const Job& job) {
-  if (job.array_job_id == 0) {
-    payload_.Release(job.id);
-  } else if (!ArrayLive(job.array_job_id)) {
-    payload_.Release(job.array_job_id);
-  }
-}
-
 util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
                                                         bool split_pending) {
   auto spec = core::ParseJobIdSpec(text);

@@ -368,10 +368,10 @@ util::Status Controller::Recover() {
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];
   }
   // Running jobs keep their script too: a NODE_FAIL may requeue them.
+  // Every job in the table keeps its script until it is purged: a finished
+  // one may still be requeued.
   std::set<JobId> live;
-  for (const auto& [id, job] : jobs_) {
-    if (!core::IsFinished(job.state)) live.insert(PayloadId(job));
-  }
+  for (const auto& [id, job] : jobs_) live.insert(PayloadId(job));
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
   // Payloads acknowledged through the journal but not yet synced in the
   // payload store before a crash come back from the journal.
@@ -664,25 +664,19 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     state = job.ending_as;
     job.ending_as = JobState::kPending;
   }
+  if (job.requeue_on_end != 0) {
+    // scontrol requeue: the old run is gone; the job goes back to the queue.
+    PutBackInQueue(job, job.requeue_on_end == 2, "");
+    return;
+  }
   if (state == JobState::kNodeFail && job.req.requeue) {
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
     // queue under the same id and runs again from the start.
     util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
-    job.state = JobState::kPending;
-    job.restart_count += 1;
-    job.alloc.clear();
-    job.nodelist.clear();
-    job.batch_host.clear();
-    job.start_time = 0;
-    job.failure_detail = detail;
-    job.reason = core::PendingReason::kNone;
-    pending_ids_.insert(job.id);
-    MarkJob(job.id);
-    RequestSchedule();
+    PutBackInQueue(job, false, detail);
     return;
   }
   job.state = state;
-  ReleasePayload(job);
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
   job.end_time = end_time > 0 ? end_time : Now();
@@ -931,7 +925,6 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       pending_ids_.erase(job->id);
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
-      ReleasePayload(*job);
       MarkJob(job->id);
       out.push_back({sid, ""});
       continue;
@@ -1166,11 +1159,18 @@ void Controller::Housekeeping() {
     const Job& job = it->second;
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
       step_counters_.erase(it->first);
-      if (job.array_job_id != 0) {
+      // The script goes with the job's record (kept until then for
+      // scontrol requeue), an array's with its last record.
+      if (job.array_job_id == 0) {
+        payload_.Release(job.id);
+      } else {
         auto recs = array_records_.find(job.array_job_id);
         if (recs != array_records_.end()) {
           recs->second.erase(it->first);
-          if (recs->second.empty()) array_records_.erase(recs);
+          if (recs->second.empty()) {
+            array_records_.erase(recs);
+            payload_.Release(job.array_job_id);
+          }
         }
       }
       dirty_jobs_.insert(it->first);  // journalled as a deletion

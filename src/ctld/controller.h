@@ -71,6 +71,17 @@ class Controller {
   // scontrol hold/release (user_hold: uhold vs admin hold).
   std::vector<JobActionResult> Hold(const std::vector<std::string>& ids, bool hold, bool user_hold,
                                     const Caller& caller);
+  // scontrol requeue / requeuehold (src/ctld/job_actions.cc).
+  std::vector<JobActionResult> Requeue(const std::vector<std::string>& ids, bool hold,
+                                       const Caller& caller);
+  // scontrol update JobId=... with (lower-case key, value) pairs: all
+  // checked before any is applied.
+  util::Status UpdateJob(const std::string& id,
+                         const std::vector<std::pair<std::string, std::string>>& fields,
+                         const Caller& caller);
+  // scontrol top: the jobs go ahead of their user's other pending jobs in
+  // the same partition.
+  std::vector<JobActionResult> Top(const std::vector<std::string>& ids, const Caller& caller);
   // scontrol update NodeName=... State=... Reason=...
   util::Status UpdateNodes(const std::string& nodes, const std::string& state,
                            const std::string& reason, const Caller& caller);
@@ -114,6 +125,8 @@ class Controller {
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
   void ReleaseResources(core::Job& job);
+  // Back to PENDING under the same id, Restarts+1 (requeue, node failure).
+  void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
   // Sends once everything changed so far is on disk (launches, acks, cancels).
   void SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, nlohmann::json msg);
@@ -135,8 +148,6 @@ class Controller {
   // The base priority of a job from its submission order (an array's
   // tasks share the array's) and its nice value.
   static uint32_t BasePriority(const core::Job& job);
-  // Whether any record of array `array_id` is pending or holds resources.
-  bool ArrayLive(core::JobId array_id) const;
   // The id whose payload (script, environment) a job runs: the array's for
   // array tasks.
   static core::JobId PayloadId(const core::Job& job) {
@@ -152,9 +163,7 @@ class Controller {
   // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
   // the job is no longer pending.
   core::PendingReason DependencyGate(core::Job& job, int64_t now);
-  // Drops a job's payload once nothing will run it again: at once for a
-  // plain job, with the last live record for an array.
-  void ReleasePayload(const core::Job& job);
+
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
   void MarkJob(core::JobId id);

@@ -135,7 +135,6 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
     job.reason = reason;
     pending_ids_.erase(job.id);
     dependencies_.erase(cached);
-    ReleasePayload(job);
     MarkJob(job.id);
   }
   return reason;

@@ -288,6 +288,7 @@ std::string JobExplanation(const core::Job& job) {
       return "its dependency can never be satisfied (scontrol update Dependency= or scancel)";
     case PendingReason::kJobArrayTaskLimit: return "its array runs as many tasks as its %N limit allows";
     case PendingReason::kReservation: return "waits for its reservation to start";
+    case PendingReason::kJobRequeuedHeld: return "requeued and held (scontrol release to start)";
   }
   return "";
 }

@@ -171,6 +171,27 @@ Result<std::string> ShowNodes(const ShowRequest& req, const ClusterView& view) {
 // ---------------------------------------------------------------------------
 // Partitions
 
+// "AllowAccounts=a,b", else "DenyAccounts=x" when only a deny list is set,
+// else "AllowAccounts=ALL": slurmctld 22.05 prints one of the pair
+// (scontrol update PartitionName=train AllowAccounts=ALL DenyAccounts=research
+// shows "AllowGroups=ALL DenyAccounts=research AllowQos=ALL").
+std::string AccessField(const std::string& what, const std::vector<std::string>& allow,
+                        const std::vector<std::string>& deny) {
+  if (allow.empty() && !deny.empty()) return "Deny" + what + "=" + util::Join(deny, ",");
+  return "Allow" + what + "=" + (allow.empty() ? "ALL" : util::Join(allow, ","));
+}
+
+// Whether the caller sees Hidden=YES partitions: root, SlurmUser and
+// AdminUsers. (scontrol -a would show them to anyone; ShowRequest has no
+// such flag yet.)
+bool SeesHidden(const ClusterView& view) {
+  if (view.caller_uid == 0) return true;
+  const std::string user = util::UserName(view.caller_uid);
+  const config::Config& cfg = *view.config;
+  return user == cfg.slurm_user ||
+         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
+}
+
 std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterView& view) {
   const config::Config& cfg = *view.config;
   int64_t cpus = 0;
@@ -197,15 +218,17 @@ std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterV
   std::string max_nodes = p.max_nodes < 0 ? "UNLIMITED" : std::to_string(p.max_nodes);
   return {
       "PartitionName=" + p.name,
-      fmt::format("AllowGroups={} AllowAccounts=ALL AllowQos=ALL", groups),
+      fmt::format("AllowGroups={} {} {}", groups,
+                  AccessField("Accounts", p.allow_accounts, p.deny_accounts),
+                  AccessField("Qos", p.allow_qos, p.deny_qos)),
       fmt::format("AllocNodes=ALL Default={} QoS=N/A", p.is_default ? "YES" : "NO"),
-      fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO",
-                  def_time),
+      fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden={}",
+                  def_time, p.hidden ? "YES" : "NO"),
       fmt::format("MaxNodes={} MaxTime={} MinNodes={} LLN=NO MaxCPUsPerNode=UNLIMITED",
                   max_nodes, max_time, p.min_nodes),
       "Nodes=" + nodes,
-      fmt::format("PriorityJobFactor={} PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe=NO",
-                  p.priority_job_factor, p.priority_tier),
+      fmt::format("PriorityJobFactor={} PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe={}",
+                  p.priority_job_factor, p.priority_tier, p.oversubscribe),
       "OverTimeLimit=NONE PreemptMode=OFF",
       fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
                   util::ToUpper(p.state), cpus, p.nodes.size()),
@@ -217,9 +240,14 @@ std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterV
 
 Result<std::string> ShowPartitions(const ShowRequest& req, const ClusterView& view) {
   const config::Config& cfg = *view.config;
+  // Observed as a plain user with train Hidden=YES: `scontrol show
+  // partition` lists short only and `scontrol show partition train` says
+  // "Partition train not found"; root sees both.
+  const bool show_hidden = SeesHidden(view);
   std::string out;
   for (const core::Partition& p : cfg.partitions) {
     if (!req.name.empty() && p.name != req.name) continue;
+    if (p.hidden && !show_hidden) continue;
     out += Assemble(PartitionLines(p, view), req.one_liner);
   }
   if (out.empty()) {
@@ -320,7 +348,7 @@ constexpr ConfKey kConfKeys[] = {
     {"DependencyParameters", "(null)", Kind::kPlain},
     {"DisableRootJobs", "No", Kind::kPlain},
     {"EioTimeout", "60", Kind::kPlain},
-    {"EnforcePartLimits", "NO", Kind::kUpper},
+    {"EnforcePartLimits", "", Kind::kTyped},
     {"Epilog", "(null)", Kind::kPlain},
     {"EpilogMsgTime", "2000", Kind::kUsec},
     {"EpilogSlurmctld", "(null)", Kind::kPlain},
@@ -541,6 +569,14 @@ std::pair<std::string, std::string> TypedValue(std::string_view key, const Clust
   if (key == "MaxMemPerNode") {
     if (cfg.max_mem_per_cpu_mb > 0) return {"MaxMemPerCPU", std::to_string(cfg.max_mem_per_cpu_mb)};
     return {k, "UNLIMITED"};
+  }
+  if (key == "EnforcePartLimits") {
+    // Slurm reads YES as ALL and shows it so.
+    switch (cfg.enforce_part_limits) {
+      case config::EnforcePartLimits::kAll: return {k, "ALL"};
+      case config::EnforcePartLimits::kAny: return {k, "ANY"};
+      case config::EnforcePartLimits::kNo: return {k, "NO"};
+    }
   }
   if (key == "FirstJobId") return {k, std::to_string(cfg.first_job_id)};
   if (key == "GresTypes") {

@@ -410,6 +410,87 @@ TEST(ShowPartitionTest, NoDefaultTimeOneNode) {
             "\n");
 }
 
+// The access fields, Hidden and OverSubscribe as slurmctld 22.05 printed them
+// after `scontrol update PartitionName=train ...` on the oracle (restored
+// afterwards): AllowAccounts=ml,research AllowQos=normal -> line 2
+// "AllowGroups=ALL AllowAccounts=ml,research AllowQos=normal";
+// AllowGroups=daemon,adm -> "AllowGroups=daemon,adm AllowAccounts=ALL ...";
+// AllowAccounts=ALL DenyAccounts=research -> "AllowGroups=ALL
+// DenyAccounts=research AllowQos=ALL"; DenyQos=normal -> "... DenyQos=normal";
+// Hidden=YES -> "... GraceTime=0 Hidden=YES"; OverSubscribe=FORCE ->
+// "OverSubscribe=FORCE:4".
+TEST(ShowPartitionTest, AccessFieldsHiddenAndOverSubscribe) {
+  struct Case {
+    std::vector<std::string> allow_groups, allow_accounts, deny_accounts, allow_qos, deny_qos;
+    const char* line2;
+  };
+  const Case cases[] = {
+      {{}, {"ml", "research"}, {}, {"normal"}, {},
+       "   AllowGroups=ALL AllowAccounts=ml,research AllowQos=normal\n"},
+      {{"daemon", "adm"}, {}, {}, {}, {}, "   AllowGroups=daemon,adm AllowAccounts=ALL AllowQos=ALL\n"},
+      {{}, {}, {"research"}, {}, {}, "   AllowGroups=ALL DenyAccounts=research AllowQos=ALL\n"},
+      {{}, {}, {}, {}, {"normal"}, "   AllowGroups=ALL AllowAccounts=ALL DenyQos=normal\n"},
+      // An allow list hides the deny list (AllowQos=normal with a DenyQos set).
+      {{}, {"ml"}, {"research"}, {"normal"}, {"limited"},
+       "   AllowGroups=ALL AllowAccounts=ml AllowQos=normal\n"},
+  };
+  for (const Case& k : cases) {
+    Cluster c;
+    core::Partition& train = c.cfg.partitions[1];
+    train.allow_groups = k.allow_groups;
+    train.allow_accounts = k.allow_accounts;
+    train.deny_accounts = k.deny_accounts;
+    train.allow_qos = k.allow_qos;
+    train.deny_qos = k.deny_qos;
+    std::string out = Show(c, "partition", "train");
+    EXPECT_EQ(out.substr(0, out.find("   AllocNodes")), std::string("PartitionName=train\n") + k.line2);
+  }
+  Cluster c;
+  c.cfg.partitions[1].hidden = true;
+  c.cfg.partitions[1].oversubscribe = "FORCE:4";
+  std::string out = Show(c, "partition", "train");
+  EXPECT_NE(out.find(" GraceTime=0 Hidden=YES\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(" ReqResv=NO OverSubscribe=FORCE:4\n"), std::string::npos) << out;
+}
+
+// As mtest1 (uid 1001) with train Hidden=YES on the oracle: `scontrol show
+// partition` lists short only; `scontrol show partition train` prints
+// "Partition train not found". As root both appear.
+TEST(ShowPartitionTest, HiddenOnlyForPrivilegedCallers) {
+  Cluster c;
+  c.cfg.partitions[1].hidden = true;
+  ClusterView v = c.View();
+  v.caller_uid = 1001;
+  Result<std::string> all = RenderShow(ShowRequest{"partition", "", false, false}, v);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->find("PartitionName=train"), std::string::npos);
+  EXPECT_EQ(all->substr(0, 18), "PartitionName=shor");
+  Result<std::string> one = RenderShow(ShowRequest{"partition", "train", false, false}, v);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().message(), "Partition train not found");
+  v.caller_uid = 0;
+  one = RenderShow(ShowRequest{"partition", "train", false, false}, v);
+  ASSERT_TRUE(one.ok());
+  EXPECT_NE(one->find("Hidden=YES"), std::string::npos);
+}
+
+// scontrol show config on the oracle prints "EnforcePartLimits       = NO"
+// (its default); slurm.conf(5) makes YES a synonym of ALL.
+TEST(ShowConfigTest, EnforcePartLimitsFromTheTypedConfig) {
+  Cluster c;
+  auto line = [&] {
+    std::string out = Show(c, "config", "");
+    size_t at = out.find("EnforcePartLimits");
+    return at == std::string::npos ? out : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_EQ(line(), "EnforcePartLimits       = NO");
+  c.cfg.raw["EnforcePartLimits"] = "YES";
+  c.cfg.enforce_part_limits = config::EnforcePartLimits::kAll;
+  EXPECT_EQ(line(), "EnforcePartLimits       = ALL");
+  c.cfg.enforce_part_limits = config::EnforcePartLimits::kAny;
+  EXPECT_EQ(line(), "EnforcePartLimits       = ANY");
+}
+
 // ---- errors ----------------------------------------------------------------------
 
 TEST(ShowErrorsTest, MatchScontrol) {

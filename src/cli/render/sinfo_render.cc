@@ -489,7 +489,8 @@ std::string PartitionValue(Fid id, const core::Partition& p) {
     case Fid::kAvail: return PartitionState(p.state);
     case Fid::kMaxCpusPerNode: return "UNLIMITED";
     case Fid::kGroups: return p.allow_groups.empty() ? "all" : util::Join(p.allow_groups, ",");
-    case Fid::kOversubscribe: return "NO";
+    // Observed: OverSubscribe=FORCE shows as FORCE:4 in sinfo -o %h too.
+    case Fid::kOversubscribe: return p.oversubscribe;
     case Fid::kPrioJobFactor: return std::to_string(p.priority_job_factor);
     case Fid::kTime: return p.max_time_s < 0 ? "infinite" : util::FormatDuration(p.max_time_s);
     case Fid::kDefaultTime:
@@ -827,6 +828,16 @@ class NodeFilter {
   std::set<std::string> names_;
 };
 
+// Whether the caller may see hidden partitions without -a: root, SlurmUser
+// and AdminUsers (Slurm's operators and administrators).
+bool SeesHidden(const ClusterView& view) {
+  if (view.caller_uid == 0) return true;
+  const std::string user = util::UserName(view.caller_uid);
+  const config::Config& cfg = *view.config;
+  return user == cfg.slurm_user ||
+         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
+}
+
 // The rows before sorting. Candidates are (partition, node) pairs, the
 // partitions as configured and each one's nodes by name; -N keeps each pair,
 // otherwise pairs merge on the values of the grouping fields. A partition
@@ -843,9 +854,14 @@ std::vector<Record> BuildRecords(const SinfoRequest& req, const std::vector<Spec
   std::vector<Record> records;
   std::map<std::string, size_t> by_key;
   std::set<std::pair<size_t, const core::Node*>> in_record;
+  // Hidden=YES partitions are left out unless -a/--all or -p asks for them
+  // (observed as a plain user on the oracle: `sinfo` omits train, `sinfo -a`
+  // and `sinfo -p train` show it; root always sees it).
+  const bool show_hidden = req.all || !only_parts.empty() || SeesHidden(ctx.view);
   for (size_t p = 0; p < ctx.cfg.partitions.size(); ++p) {
     const core::Partition& part = ctx.cfg.partitions[p];
     if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
+    if (part.hidden && !show_hidden) continue;
     std::vector<const core::Node*> members;
     for (const std::string& name : part.nodes) {
       auto it = by_name.find(name);

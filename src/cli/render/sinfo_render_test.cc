@@ -975,5 +975,50 @@ TEST(RenderSinfoTest, DownAndUnregisteredNodes) {
   EXPECT_EQ(*out, "PARTITION NODES NODELIST\nshort* 1 gpu04\ntrain 1 gpu04\n");
 }
 
+// With `scontrol update PartitionName=train Hidden=YES` on the oracle, as
+// mtest1 (uid 1001): `sinfo` lists short only; `sinfo -a`, `sinfo --all -o
+// %P` and `sinfo -p train` show train too; root sees it without -a.
+TEST(RenderSinfoTest, HiddenPartitions) {
+  Cluster c = InState(State::kIdle);
+  c.cfg.partitions[1].hidden = true;
+  ClusterView v = c.View(0);
+  v.caller_uid = 1001;
+  auto run = [&](std::vector<std::string> args) {
+    Result<SinfoRequest> r = ParseSinfoArgs(args, {});
+    if (!r.ok()) return "parse error: " + r.status().message();
+    Result<std::string> out = RenderSinfo(*r, v);
+    return out.ok() ? *out : "error: " + out.status().message();
+  };
+  EXPECT_EQ(run({}),
+            "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "short*       up    4:00:00      6   idle cpu[01-02],gpu[01-04]\n");
+  const std::string both =
+      "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+      "short*       up    4:00:00      6   idle cpu[01-02],gpu[01-04]\n"
+      "train        up 3-00:00:00      4   idle gpu[01-04]\n";
+  EXPECT_EQ(run({"-a"}), both);
+  EXPECT_EQ(run({"--all", "-o", "%P"}), "PARTITION\nshort*\ntrain\n");
+  EXPECT_EQ(run({"-p", "train"}),
+            "PARTITION AVAIL  TIMELIMIT  NODES  STATE NODELIST\n"
+            "train        up 3-00:00:00      4   idle gpu[01-04]\n");
+  EXPECT_EQ(run({"-N", "-o", "%N %P"}),
+            "NODELIST PARTITION\ncpu01 short*\ncpu02 short*\ngpu01 short*\ngpu02 short*\n"
+            "gpu03 short*\ngpu04 short*\n");
+  v.caller_uid = 0;
+  EXPECT_EQ(run({}), both);
+}
+
+// sinfo -p train -o %h after `scontrol update PartitionName=train
+// OverSubscribe=FORCE` printed "FORCE:4" (then YES:2 for OverSubscribe=YES:2).
+TEST(RenderSinfoTest, OverSubscribeField) {
+  Cluster c = InState(State::kIdle);
+  c.cfg.partitions[1].oversubscribe = "FORCE:4";
+  Result<SinfoRequest> r = ParseSinfoArgs({"-h", "-o", "%P %h"}, {});
+  ASSERT_TRUE(r.ok());
+  Result<std::string> out = RenderSinfo(*r, c.View(0));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(*out, "short* NO\ntrain FORCE:4\n");
+}
+
 }  // namespace
 }  // namespace muster::render

@@ -1,0 +1,287 @@
+// What users and admins do to jobs after submitting them, beyond cancel and
+// hold: scontrol requeue / requeuehold, scontrol update JobId=..., and
+// scontrol top. Each change is journalled (MarkJob) before the reply.
+#include <algorithm>
+
+#include "core/array.h"
+#include "core/gres.h"
+#include "ctld/controller.h"
+#include "sched/dependency.h"
+#include "util/log.h"
+#include "util/slurm_time.h"
+#include "util/strings.h"
+
+namespace muster::ctld {
+
+using core::Job;
+using core::JobId;
+using core::JobState;
+
+void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) {
+  job.state = JobState::kPending;
+  job.restart_count += 1;
+  job.alloc.clear();
+  job.nodelist.clear();
+  job.batch_host.clear();
+  job.start_time = 0;
+  job.end_time = 0;
+  job.exit_code = 0;
+  job.exit_signal = 0;
+  job.cancelled_by = UINT32_MAX;
+  job.failure_detail = detail;
+  job.requeue_on_end = 0;
+  job.reason = core::PendingReason::kNone;
+  if (hold) {
+    job.held = true;
+    job.priority = 0;
+    job.reason = core::PendingReason::kJobRequeuedHeld;
+  }
+  pending_ids_.insert(job.id);
+  MarkJob(job.id);
+  RequestSchedule();
+}
+
+std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>& ids, bool hold,
+                                                 const Caller& caller) {
+  std::vector<JobActionResult> out;
+  for (const auto& sid : ids) {
+    auto found = ResolveJobs(sid, /*split_pending=*/false);
+    if (!found.ok()) {
+      out.push_back({sid, found.status().message()});
+      continue;
+    }
+    const size_t reported = out.size();
+    for (Job* job : *found) {
+      const std::string name = core::DisplayJobId(*job);
+      util::Status access = CheckJobAccess(*job, caller);
+      if (!access.ok()) {
+        out.push_back({name, access.message()});
+        continue;
+      }
+      if (job->state == JobState::kPending) {
+        if (found->size() == 1) out.push_back({name, "Job is pending execution"});
+        continue;
+      }
+      if (!job->req.requeue) {
+        out.push_back({name, "Requested operation is presently disabled"});
+        continue;
+      }
+      if (job->state == JobState::kCompleting) {
+        if (job->requeue_on_end == 0) out.push_back({name, "Job is currently being completed"});
+        continue;
+      }
+      if (core::IsFinished(job->state)) {
+        // A finished job still in the table runs again from the start.
+        util::LogInfo("job {}: requeued after it ended", job->id);
+        PutBackInQueue(*job, hold, "");
+        continue;
+      }
+      // Running: stopped like a cancel; back in the queue once its
+      // processes are gone (FinishJob), so two runs never overlap.
+      util::LogInfo("job {}: requeue requested", job->id);
+      job->requeue_on_end = hold ? 2 : 1;
+      job->state = JobState::kCompleting;
+      MarkJob(job->id);
+      SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
+    }
+    if (out.size() == reported) out.push_back({sid, ""});
+  }
+  return out;
+}
+
+namespace {
+
+// The fields of `scontrol update JobId=...` Muster applies, lower case.
+bool PendingOnly(const std::string& key) {
+  return key == "partition" || key == "numnodes" || key == "gres" || key == "tresperjob" ||
+         key == "dependency";
+}
+
+}  // namespace
+
+util::Status Controller::UpdateJob(const std::string& id_text,
+                                   const std::vector<std::pair<std::string, std::string>>& fields,
+                                   const Caller& caller) {
+  auto found = ResolveJobs(id_text, /*split_pending=*/false);
+  if (!found.ok()) return found.status();
+  // Check everything on every record first: an update applies whole or not at all.
+  for (Job* job : *found) {
+    MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+    for (const auto& [key, value] : fields) {
+      if (PendingOnly(key) && job->state != JobState::kPending) {
+        return util::FailedPrecondition("Job is no longer pending execution");
+      }
+      if (core::IsFinished(job->state) && key != "comment" && key != "name") {
+        return util::FailedPrecondition("Job is no longer pending execution");
+      }
+    }
+  }
+  struct Change {
+    std::optional<int64_t> time_limit;
+    std::optional<std::string> partition, name, comment, dependency;
+    std::optional<int> nice, throttle, min_nodes, max_nodes;
+    std::optional<std::vector<core::GresRequest>> gres;
+  } c;
+  for (const auto& [key, value] : fields) {
+    if (key == "timelimit") {
+      auto t = util::ParseTimeLimitSeconds(value);
+      if (!t.ok()) return util::InvalidArgument("Invalid TimeLimit value");
+      c.time_limit = *t;
+    } else if (key == "partition") {
+      for (const auto& p : util::Split(value, ',')) {
+        if (cfg_.FindPartition(p) == nullptr) {
+          return util::InvalidArgument("Invalid partition name specified");
+        }
+      }
+      c.partition = value;
+    } else if (key == "name" || key == "jobname") {
+      c.name = value;
+    } else if (key == "comment") {
+      c.comment = value;
+    } else if (key == "dependency") {
+      if (!value.empty()) {
+        auto d = sched::ParseDependency(value);
+        if (!d.ok()) return util::InvalidArgument("Job dependency problem");
+      }
+      c.dependency = value;
+    } else if (key == "nice") {
+      auto n = util::ParseInt(value.empty() || value[0] != '+' ? value : value.substr(1));
+      if (!n.ok() || *n < -2147483645 || *n > 2147483645) {
+        return util::InvalidArgument("Invalid nice value");
+      }
+      if (*n < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
+      c.nice = static_cast<int>(*n);
+    } else if (key == "arraytaskthrottle") {
+      auto n = util::ParseInt(value);
+      if (!n.ok() || *n < 0) return util::InvalidArgument("Invalid ArrayTaskThrottle value");
+      c.throttle = static_cast<int>(*n);
+    } else if (key == "numnodes" || key == "minnodes") {
+      auto dash = value.find('-');
+      auto lo = util::ParseInt(value.substr(0, dash));
+      auto hi = dash == std::string::npos ? lo : util::ParseInt(value.substr(dash + 1));
+      if (!lo.ok() || !hi.ok() || *lo < 1 || *hi < *lo) {
+        return util::InvalidArgument("Invalid node count specified");
+      }
+      c.min_nodes = static_cast<int>(*lo);
+      c.max_nodes = static_cast<int>(*hi);
+    } else if (key == "gres" || key == "tresperjob") {
+      if (util::EqualsIgnoreCase(value, "none") || value.empty()) {
+        c.gres = std::vector<core::GresRequest>{};
+      } else {
+        auto g = core::ParseGresRequest(value);
+        if (!g.ok()) return util::InvalidArgument("Invalid generic resource (gres) specification");
+        c.gres = *g;
+      }
+    } else {
+      return util::InvalidArgument("Update of this parameter is not supported: " + key + "=" + value);
+    }
+  }
+  for (Job* job : *found) {
+    if (c.time_limit) {
+      // Users may only lower a limit; admins set any.
+      const bool raises = *c.time_limit < 0 || (job->time_limit_s >= 0 && *c.time_limit > job->time_limit_s);
+      if (raises && !caller.admin) return util::PermissionDenied("Access/permission denied");
+    }
+    if (c.throttle && job->array_job_id == 0) {
+      return util::InvalidArgument("Job is not an array job: ArrayTaskThrottle");
+    }
+    if (c.partition || c.min_nodes || c.gres) {
+      // The request as it would be, checked as a submission is.
+      core::JobRequest req = job->req;
+      if (c.min_nodes) {
+        req.min_nodes = *c.min_nodes;
+        req.max_nodes = *c.max_nodes;
+      }
+      if (c.gres) {
+        std::erase_if(req.gres, [](const core::GresRequest& g) { return !g.per_job; });
+        for (const auto& g : *c.gres) req.gres.push_back(g);
+      }
+      const std::string parts = c.partition ? *c.partition : job->partition;
+      for (const auto& p : util::Split(parts, ',')) {
+        std::string detail;
+        util::Status sat = sched::CheckSatisfiable(req, *cfg_.FindPartition(p), cfg_, &detail);
+        if (!sat.ok()) return sat;
+      }
+    }
+  }
+  for (Job* job : *found) {
+    if (c.time_limit) job->time_limit_s = *c.time_limit;
+    if (c.partition) {
+      job->partition = *c.partition;
+      job->req.partition = *c.partition;
+    }
+    if (c.name) job->req.name = *c.name;
+    if (c.comment) job->req.comment = *c.comment;
+    if (c.dependency) {
+      job->req.dependency = *c.dependency;
+      dependencies_.erase(job->id);
+      job->dependency_state.clear();
+    }
+    if (c.nice) {
+      job->req.nice = *c.nice;
+      if (!job->held) job->priority = BasePriority(*job);
+    }
+    if (c.throttle) job->array_max_running = *c.throttle;
+    if (c.min_nodes) {
+      job->req.min_nodes = *c.min_nodes;
+      job->req.max_nodes = *c.max_nodes;
+    }
+    if (c.gres) {
+      std::erase_if(job->req.gres, [](const core::GresRequest& g) { return !g.per_job; });
+      for (const auto& g : *c.gres) job->req.gres.push_back(g);
+    }
+    MarkJob(job->id);
+  }
+  // ArrayTaskThrottle is the array's: every record carries it.
+  if (c.throttle) {
+    for (Job* job : *found) {
+      auto recs = array_records_.find(job->array_job_id);
+      if (recs == array_records_.end()) continue;
+      for (JobId rid : recs->second) {
+        auto it = jobs_.find(rid);
+        if (it == jobs_.end() || it->second.array_max_running == *c.throttle) continue;
+        it->second.array_max_running = *c.throttle;
+        MarkJob(rid);
+      }
+    }
+  }
+  RequestSchedule();
+  return util::Status::Ok();
+}
+
+std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids,
+                                             const Caller& caller) {
+  std::vector<JobActionResult> out;
+  for (const auto& sid : ids) {
+    auto found = ResolveJobs(sid, /*split_pending=*/false);
+    if (!found.ok()) {
+      out.push_back({sid, found.status().message()});
+      continue;
+    }
+    Job& top = *found->front();
+    util::Status access = CheckJobAccess(top, caller);
+    if (!access.ok() || top.state != JobState::kPending) {
+      out.push_back({sid, access.ok() ? "Job is no longer pending execution" : access.message()});
+      continue;
+    }
+    // As Slurm does: the user's other pending jobs in the same partition
+    // that would go first get a nice value that puts them behind it.
+    const int64_t top_order = top.array_job_id != 0 ? top.array_job_id : top.id;
+    for (JobId id : pending_ids_) {
+      Job& other = jobs_.at(id);
+      if (other.req.uid != top.req.uid || other.partition != top.partition) continue;
+      if (PayloadId(other) == PayloadId(top)) continue;
+      const int64_t order = other.array_job_id != 0 ? other.array_job_id : other.id;
+      const int64_t behind = top_order + top.req.nice - order + 1;
+      if (other.req.nice >= behind) continue;
+      other.req.nice = static_cast<int>(behind);
+      if (!other.held) other.priority = BasePriority(other);
+      MarkJob(id);
+    }
+    out.push_back({sid, ""});
+  }
+  RequestSchedule();
+  return out;
+}
+
+}  // namespace muster::ctld
