@@ -1,4 +1,5 @@
 // scontrol: show and update the cluster (Slurm-compatible subset).
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -6,6 +7,7 @@
 #include "cli/commands.h"
 #include "cli/render/render.h"
 #include "util/hostlist.h"
+#include "util/slurm_time.h"
 #include "util/strings.h"
 
 namespace muster::cli {
@@ -78,18 +80,21 @@ int Show(const std::vector<std::string>& words, bool one_liner, bool details) {
   return ShowRemote(req);
 }
 
-int PrintResults(const Response& resp, const std::string& what) {
+// Slurm's scontrol prints each refusal as "<error> for job <id>".
+int PrintResults(const Response& resp) {
   int rc = 0;
   for (const auto& r : resp.body.at("results")) {
     std::string err = r.value("error", "");
     if (err.empty()) continue;
-    std::cerr << what << " " << r.value("job_id", "") << ": " << err << "\n";
+    std::cerr << err << " for job " << r.value("job_id", "") << "\n";
     rc = 1;
   }
   return rc;
 }
 
-int HoldRelease(const std::string& verb, const std::vector<std::string>& words) {
+// hold, uhold, release, requeue, requeuehold, top: a list of job ids
+// (commas or words, "JobId=" allowed).
+int JobListVerb(const std::string& verb, const std::vector<std::string>& words) {
   if (words.empty()) {
     std::cerr << "scontrol: error: too few arguments for keyword:" << verb << "\n";
     return 1;
@@ -98,16 +103,74 @@ int HoldRelease(const std::string& verb, const std::vector<std::string>& words) 
   for (const auto& w : words) {
     std::string v = w;
     if (util::StartsWith(util::ToLower(v), "jobid=")) v = v.substr(6);
-    for (auto& id : util::Split(v, ',')) ids.push_back(id);
+    // "123_[1-3,5]" keeps its commas; elsewhere they separate ids.
+    std::string cur;
+    int depth = 0;
+    for (char ch : v) {
+      if (ch == '[') ++depth;
+      if (ch == ']') --depth;
+      if (ch == ',' && depth == 0) {
+        if (!cur.empty()) ids.push_back(cur);
+        cur.clear();
+      } else {
+        cur += ch;
+      }
+    }
+    if (!cur.empty()) ids.push_back(cur);
   }
-  nlohmann::json body = {{"job_ids", ids}, {"user_hold", verb == "uhold"}};
-  std::string target = verb == "release" ? "/v1/jobs/release" : "/v1/jobs/hold";
+  std::string target;
+  nlohmann::json body = {{"job_ids", ids}};
+  if (verb == "hold" || verb == "uhold") {
+    target = "/v1/jobs/hold";
+    body["user_hold"] = verb == "uhold";
+  } else if (verb == "release") {
+    target = "/v1/jobs/release";
+  } else if (verb == "requeue" || verb == "requeuehold") {
+    target = "/v1/jobs/requeue";
+    body["hold"] = verb == "requeuehold";
+  } else {
+    target = "/v1/jobs/top";
+  }
   auto resp = CallController(target, body);
   if (!resp.ok()) {
     PrintCallError("scontrol", resp.status());
     return 1;
   }
-  return PrintResults(*resp, "Job");
+  return PrintResults(*resp);
+}
+
+// scontrol update JobId=... Field=Value ...
+int UpdateJob(const std::vector<std::string>& words) {
+  std::string id;
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& w : words) {
+    auto eq = w.find('=');
+    std::string key = util::ToLower(w.substr(0, eq));
+    std::string value = eq == std::string::npos ? "" : w.substr(eq + 1);
+    if (key == "jobid") {
+      id = value;
+      continue;
+    }
+    static const char* const kKnown[] = {"timelimit", "partition", "name", "jobname", "comment",
+                                         "dependency", "nice", "arraytaskthrottle", "numnodes",
+                                         "minnodes", "gres", "tresperjob"};
+    if (eq == std::string::npos ||
+        std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
+      std::cerr << "Update of this parameter is not supported: " << w << "\nRequest aborted\n";
+      return 1;
+    }
+    if (key == "timelimit" && !util::ParseTimeLimitSeconds(value).ok()) {
+      std::cerr << "scontrol: error: Invalid TimeLimit value\n";
+      return 1;
+    }
+    fields.push_back({key, value});
+  }
+  auto resp = CallController("/v1/jobs/update", {{"job_id", id}, {"fields", fields}});
+  if (!resp.ok()) {
+    std::cerr << resp.status().message() << " for job " << id << "\n";
+    return 1;
+  }
+  return 0;
 }
 
 int Update(const std::vector<std::string>& words) {
@@ -127,8 +190,7 @@ int Update(const std::vector<std::string>& words) {
     } else if (key == "reason") {
       reason = value;
     } else if (key == "jobid") {
-      std::cerr << "scontrol: error: job updates are not available in this Muster version yet\n";
-      return 1;
+      return UpdateJob(words);
     } else {
       std::cerr << "scontrol: error: Update of this parameter is not supported: " << w << "\n"
                 << "Request aborted\n";
@@ -170,14 +232,18 @@ int ScontrolMain(const std::vector<std::string>& args) {
   }
   if (words.empty()) {
     std::cerr << "usage: scontrol [-o] [-d] show {job|node|partition|config|hostnames|hostlist} "
-                 "[NAME] | update NodeName=... State=... [Reason=...] | hold|uhold|release JOBID\n";
+                 "[NAME] | update NodeName=... State=... [Reason=...] | update JobId=... FIELD=VALUE... | "
+                 "hold|uhold|release|requeue|requeuehold|top JOBID\n";
     return 1;
   }
   std::string verb = util::ToLower(words[0]);
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (verb == "show") return Show(rest, one_liner, details);
   if (verb == "update") return Update(rest);
-  if (verb == "hold" || verb == "uhold" || verb == "release") return HoldRelease(verb, rest);
+  if (verb == "hold" || verb == "uhold" || verb == "release" || verb == "requeue" ||
+      verb == "requeuehold" || verb == "top") {
+    return JobListVerb(verb, rest);
+  }
   if (verb == "version" || verb == "--version" || verb == "-V") {
     std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
     return 0;

@@ -188,6 +188,7 @@ struct Job {
   // unblock it (squeue -O Explanation, scontrol show job). Set with reason.
   std::string explanation;
   int64_t estimated_start = 0;  // squeue --start; 0 = unknown
+  std::string estimated_nodes;  // where it would start then (SCHEDNODES)
   // What is left of its dependency as scontrol prints Dependency=
   // ("afterok:12(unfulfilled)"); "" = none left ("(null)").
   std::string dependency_state;

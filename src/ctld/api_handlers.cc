@@ -148,6 +148,23 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     bool user_hold = body.value("user_hold", false);
     return JsonReply(200, ActionResults(ctl.Hold(ids, parts[2] == "hold", user_hold, caller)));
   }
+  if (what == "jobs" && parts.size() == 3 && post && parts[2] == "requeue") {
+    auto ids = body.value("job_ids", std::vector<std::string>{});
+    return JsonReply(200, ActionResults(ctl.Requeue(ids, body.value("hold", false), caller)));
+  }
+  if (what == "jobs" && parts.size() == 3 && post && parts[2] == "top") {
+    auto ids = body.value("job_ids", std::vector<std::string>{});
+    return JsonReply(200, ActionResults(ctl.Top(ids, caller)));
+  }
+  if (what == "jobs" && parts.size() == 3 && post && parts[2] == "update") {
+    std::vector<std::pair<std::string, std::string>> fields;
+    for (const auto& f : body.value("fields", json::array())) {
+      fields.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
+    }
+    util::Status st = ctl.UpdateJob(body.value("job_id", ""), fields, caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
   if (what == "jobs" && parts.size() == 4 && post && parts[3] == "steps") {
     auto num = util::ParseInt(parts[2]);
     if (!num.ok()) return Error(400, "Invalid job id specified");
@@ -179,6 +196,10 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     render::ClusterView view = MakeView(ctl, caller.uid);
     if (parts[2] == "squeue") {
       auto r = render::SqueueRequestFromJson(body);
+      if (r.ok() && r->start) {
+        ctl.EstimateStartTimes();
+        view = MakeView(ctl, caller.uid);
+      }
       if (!r.ok()) return Error(400, r.status().message());
       return TextReply(render::RenderSqueue(*r, view));
     }

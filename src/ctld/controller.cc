@@ -17,6 +17,7 @@
 #include "ctld/accounting_record.h"
 #include "core/array.h"
 #include "ctld/job_env.h"
+#include "sched/partition_rules.h"
 #include "sched/scheduler.h"
 #include "stepd/step.h"
 #include "util/hostlist.h"
@@ -404,36 +405,33 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   if (req.work_dir.empty() || req.work_dir[0] != '/') {
     return util::InvalidArgument("work_dir must be an absolute path");
   }
-  const core::Partition* part = nullptr;
-  if (req.partition.empty()) {
-    part = cfg_.DefaultPartition();
-    if (!part) return util::InvalidArgument("No partition specified or system default partition");
-  } else {
-    // -p a,b: the first partition listed that exists and admits the job.
-    for (const auto& name : util::Split(req.partition, ',')) {
-      part = cfg_.FindPartition(name);
-      if (!part) return util::InvalidArgument("invalid partition specified: " + name);
-      break;
-    }
-  }
-  if (!part->allow_groups.empty()) {
-    bool allowed = caller.uid == 0;
-    for (const auto& g : part->allow_groups) {
-      auto gid = util::LookupGid(g);
-      if (!gid) continue;
-      if (std::find(req.groups.begin(), req.groups.end(), *gid) != req.groups.end()) allowed = true;
-    }
-    if (!allowed) {
-      return util::PermissionDenied("User's group not permitted to use this partition");
-    }
-  }
+  // The partitions it may wait in (-p a,b), with Slurm's refusals for
+  // unknown, closed or forbidden ones and EnforcePartLimits.
+  auto kept = sched::ResolveJobPartitions(req, req.time_limit_s, cfg_, [](const std::string& g) {
+    return util::LookupGid(g);
+  });
+  if (!kept.ok()) return kept.status();
   if (!req.signal_spec.empty()) {
     auto ws = ParseSignalSpec(req.signal_spec);
     if (!ws.ok()) return ws.status();
   }
   MUSTER_RETURN_IF_ERROR(CheckDependency(req));
-  util::Status sat = sched::CheckSatisfiable(req, *part, cfg_, detail);
-  if (!sat.ok()) return sat;
+  // Refused only when no partition of the list could ever run it.
+  std::vector<const core::Partition*> usable;
+  util::Status sat = util::Status::Ok();
+  for (const core::Partition* p : *kept) {
+    std::string why;
+    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &why);
+    if (st.ok()) {
+      usable.push_back(p);
+    } else if (sat.ok()) {
+      sat = st;
+      if (detail != nullptr) *detail = why;
+    }
+  }
+  if (usable.empty()) return sat;
+  if (detail != nullptr) detail->clear();
+  const core::Partition* part = usable.front();
   std::optional<core::ArraySpec> array;
   if (!req.array_spec.empty()) {
     auto spec = core::ParseArraySpec(req.array_spec, cfg_.max_array_size);
@@ -443,7 +441,9 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 
   Job job;
   job.id = next_job_id_++;
-  job.partition = part->name;
+  std::vector<std::string> names;
+  for (const core::Partition* p : usable) names.push_back(p->name);
+  job.partition = util::Join(names, ",");
   job.submit_time = Now();
   job.eligible_time = std::max(job.submit_time, req.begin_time);
   if (req.time_limit_s == -2) {
@@ -541,6 +541,7 @@ void Controller::RunSchedule() {
     auto it = jobs_.find(p.job_id);
     if (it != jobs_.end()) it->second.reason = p.reason;
   }
+  ExplainPending(snap, plan);
   for (const auto& start : plan.starts) {
     auto it = jobs_.find(start.job_id);
     if (it == jobs_.end()) continue;

@@ -30,6 +30,7 @@
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
 #include "sched/dependency.h"
+#include "sched/estimate.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -82,6 +83,9 @@ class Controller {
   // scontrol top: the jobs go ahead of their user's other pending jobs in
   // the same partition.
   std::vector<JobActionResult> Top(const std::vector<std::string>& ids, const Caller& caller);
+  // squeue --start: fills estimated_start / estimated_nodes of the pending
+  // jobs from a simulation of the running jobs' ends (src/ctld/explain.cc).
+  void EstimateStartTimes();
   // scontrol update NodeName=... State=... Reason=...
   util::Status UpdateNodes(const std::string& nodes, const std::string& state,
                            const std::string& reason, const Caller& caller);
@@ -125,6 +129,9 @@ class Controller {
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
   void ReleaseResources(core::Job& job);
+  // Sets the explanation of every job the pass left pending.
+  void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
+  std::vector<sched::RunningJob> RunningJobs(int64_t now) const;
   // Back to PENDING under the same id, Restarts+1 (requeue, node failure).
   void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
@@ -195,6 +202,10 @@ class Controller {
   // offset lets one go (0 = none), so housekeeping starts a pass then.
   std::map<core::JobId, sched::Dependency> dependencies_;
   int64_t next_dependency_time_ = 0;
+  // Explanations of jobs waiting for resources, refreshed at most once a
+  // second (they cost a simulation each).
+  int64_t next_explain_time_ = 0;
+  std::map<core::JobId, std::string> explained_;
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;

@@ -118,6 +118,8 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   set("SLURM_LOCALID", "0");
   set("SLURM_NODEID", "0");
   set("SLURM_PRIO_PROCESS", "0");
+  // A requeued job knows which run it is (Slurm sets it from the first requeue).
+  if (job.restart_count > 0) set("SLURM_RESTART_COUNT", std::to_string(job.restart_count));
   set("SLURM_NODE_ALIASES", "(null)");
   std::vector<std::string> out;
   out.reserve(env.size());

@@ -305,7 +305,9 @@ int64_t JobElapsed(const core::Job& job, int64_t now) {
 int64_t JobDisplayStart(const core::Job& job, int64_t now) {
   if (job.start_time > 0) return job.start_time;
   if (job.state == JobState::kPending) {
-    return job.req.begin_time > now ? job.req.begin_time : 0;
+    // The later of its --begin time and the controller's estimate.
+    const int64_t at = std::max(job.req.begin_time, job.estimated_start);
+    return at > now ? at : 0;
   }
   if (Ended(job.state)) return job.end_time;
   return 0;

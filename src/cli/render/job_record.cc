@@ -126,8 +126,11 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
                   util::GroupName(r.gid), r.gid));
   add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),
                   r.qos.empty() ? "normal" : r.qos));
-  add(fmt::format("JobState={} Reason={} Dependency=(null)", core::JobStateName(job.state),
-                  JobReasonText(job)));
+  add(fmt::format("JobState={} Reason={} Dependency={}", core::JobStateName(job.state),
+                  JobReasonText(job), OrNull(job.dependency_state)));
+  // Beyond Slurm: why a pending job waits, for people (an added line; the
+  // value runs to the end of the line).
+  if (job.state == core::JobState::kPending) add("Explanation=" + JobExplanation(job));
   add(fmt::format("Requeue={} Restarts={} BatchFlag=1 Reboot=0 ExitCode={}:{}", r.requeue ? 1 : 0,
                   job.restart_count, job.exit_code, job.exit_signal));
   if (details) add("DerivedExitCode=0:0");

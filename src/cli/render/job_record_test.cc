@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/render/format_util.h"
 #include "cli/render/render.h"
 #include "util/hostlist.h"
 
@@ -186,7 +187,9 @@ TEST_F(JobRecordTest, OneLiner) {
   EXPECT_EQ(
       Show(held, k154458 + 90, /*one_liner=*/true),
       "JobId=2 JobName=held UserId=root(0) GroupId=root(0) MCS_label=N/A Priority=0 Nice=0 "
-      "Account=root QOS=normal JobState=PENDING Reason=JobHeldUser Dependency=(null) Requeue=1 "
+      "Account=root QOS=normal JobState=PENDING Reason=JobHeldUser Dependency=(null) "
+      // Muster's addition for pending jobs.
+      "Explanation=held by its user (scontrol release to start) Requeue=1 "
       "Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0 RunTime=00:00:00 TimeLimit=01:00:00 "
       "TimeMin=N/A SubmitTime=2026-12-02T15:44:58 EligibleTime=Unknown AccrueTime=Unknown "
       "StartTime=Unknown EndTime=Unknown Deadline=N/A SuspendTime=None SecsPreSuspend=0 "
@@ -656,7 +659,12 @@ TEST_F(JobRecordTest, Table) {
   }
 
   for (const Case& c : cases) {
-    EXPECT_EQ(Show(c.job, c.now, false, c.details), Record(c.want)) << c.oracle;
+    // Slurm's record, with Muster's one added line for pending jobs.
+    std::vector<std::string> want = c.want;
+    if (c.job.state == core::JobState::kPending) {
+      want.insert(want.begin() + 4, "Explanation=" + JobExplanation(c.job));
+    }
+    EXPECT_EQ(Show(c.job, c.now, false, c.details), Record(want)) << c.oracle;
   }
 }
 

@@ -19,6 +19,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "core/array.h"
 #include "core/gres.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
@@ -270,16 +271,44 @@ Result<std::string> ShowJobs(const ShowRequest& req, const ClusterView& view) {
     return out;
   }
   // scontrol names the failing call: the id did not parse, or the
-  // controller has no such job.
-  Result<int64_t> id = util::ParseInt(req.name);
-  if (!id.ok() || *id <= 0 || *id > UINT32_MAX) {
+  // controller has no such job. "123" on an array shows every record: the
+  // one holding the array's id first, then its tasks by raw id descending
+  // (as Slurm 22.05 printed them); "123_5" one task, also one that still
+  // waits inside the array's pending part.
+  auto spec = core::ParseJobIdSpec(req.name);
+  if (!spec.ok() || spec->id == 0) {
     return InvalidArgument("scontrol_print_job error: Invalid job id specified");
   }
+  std::vector<const core::Job*> hits;
   for (const core::Job* j : view.jobs) {
-    if (j != nullptr && j->id == static_cast<core::JobId>(*id)) {
-      return RenderJobRecord(*j, view, req.one_liner, req.details);
+    if (j == nullptr) continue;
+    if (j->id == spec->id && spec->tasks.empty()) {
+      hits.push_back(j);
+    } else if (j->array_job_id == spec->id && core::JobIdSpecMatches(*spec, *j)) {
+      hits.push_back(j);
     }
   }
+  std::sort(hits.begin(), hits.end(), [&](const core::Job* a, const core::Job* b) {
+    if ((a->id == spec->id) != (b->id == spec->id)) return a->id == spec->id;
+    return a->id > b->id;
+  });
+  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+  std::string found;
+  for (const core::Job* j : hits) {
+    if (j->IsArrayPendingPart() && !spec->tasks.empty()) {
+      // One pending task of the part, shown as a record of its own.
+      for (int t : spec->tasks) {
+        if (!std::binary_search(j->array_pending.begin(), j->array_pending.end(), t)) continue;
+        core::Job one = *j;
+        one.array_task_id = t;
+        one.array_pending.clear();
+        found += RenderJobRecord(one, view, req.one_liner, req.details);
+      }
+      continue;
+    }
+    found += RenderJobRecord(*j, view, req.one_liner, req.details);
+  }
+  if (!found.empty()) return found;
   return NotFound("slurm_load_jobs error: Invalid job id specified");
 }
 

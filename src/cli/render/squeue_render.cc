@@ -286,7 +286,10 @@ const FieldDef kFields[] = {
     {'V', "SubmitTime", "SUBMIT_TIME", F(return c.Timestamp(j.submit_time);)},
     {'W', "Licenses", "LICENSES", F(return "(null)";), true, true},
     {'X', "CoreSpec", "CORE_SPEC", F(return "N/A";)},
-    {'Y', "SchedNodes", "SCHEDNODES", F(return "(null)";), true, true},
+    {'Y', "SchedNodes", "SCHEDNODES",
+     F(return j.state == JobState::kPending && !j.estimated_nodes.empty() ? j.estimated_nodes
+                                                                          : std::string("(null)");),
+     true, true},
     {'Z', "WorkDir", "WORK_DIR", F(return j.req.work_dir;)},
     // -O only.
     {0, "AccrueTime", "ACCRUE_TIME",
