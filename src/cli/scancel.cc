@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "core/array.h"
 #include "util/signals.h"
 #include "util/strings.h"
 
@@ -63,14 +64,27 @@ int ScancelMain(const std::vector<std::string>& args) {
   }
   std::vector<std::string> ids;
   for (const auto& p : parsed->positional) {
-    for (auto& id : util::Split(p, ',')) {
+    // Commas separate ids, except inside an array's task list: 12_[1,3].
+    std::string cur;
+    int depth = 0;
+    auto flush = [&] {
       // Step ids (N.0) cancel the whole job for now.
-      ids.push_back(id.substr(0, id.find('.')));
+      if (!cur.empty()) ids.push_back(cur.substr(0, cur.find('.')));
+      cur.clear();
+    };
+    for (char ch : p) {
+      depth += ch == '[' ? 1 : ch == ']' ? -1 : 0;
+      if (ch == ',' && depth == 0) {
+        flush();
+      } else {
+        cur += ch;
+      }
     }
+    flush();
   }
   for (const auto& id : ids) {
-    auto n = util::ParseInt(id);
-    if (!n.ok() || *n == 0) {
+    auto spec = core::ParseJobIdSpec(id);
+    if (!spec.ok() || spec->id == 0) {
       PrintError("scancel", "Invalid job id " + id);
       return 1;
     }

@@ -522,12 +522,12 @@ void Controller::RunSchedule() {
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.at(id);
-    if (!job.held) {
-      core::PendingReason waits = DependencyGate(job, snap.now);
-      if (waits != core::PendingReason::kNone) {
-        job.reason = waits;
-        continue;
-      }
+    // Held jobs show their hold as the reason, and their dependency too.
+    core::PendingReason waits = DependencyGate(job, snap.now);
+    if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
+    if (waits != core::PendingReason::kNone && !job.held) {
+      job.reason = waits;
+      continue;
     }
     snap.pending.push_back(&job);
   }

@@ -104,17 +104,23 @@ util::Status Controller::UpdateJob(const std::string& id_text,
                                    const Caller& caller) {
   auto found = ResolveJobs(id_text, /*split_pending=*/false);
   if (!found.ok()) return found.status();
+  auto allowed = [&](const Job& job) {
+    for (const auto& [key, value] : fields) {
+      if (PendingOnly(key) && job.state != JobState::kPending) return false;
+      if (core::IsFinished(job.state) && key != "comment" && key != "name") return false;
+    }
+    return true;
+  };
+  // A whole array: the records the fields still apply to; one record: it
+  // must take them all.
+  if (found->size() > 1) {
+    std::erase_if(*found, [&](Job* job) { return !allowed(*job); });
+    if (found->empty()) return util::FailedPrecondition("Job is no longer pending execution");
+  }
   // Check everything on every record first: an update applies whole or not at all.
   for (Job* job : *found) {
     MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
-    for (const auto& [key, value] : fields) {
-      if (PendingOnly(key) && job->state != JobState::kPending) {
-        return util::FailedPrecondition("Job is no longer pending execution");
-      }
-      if (core::IsFinished(job->state) && key != "comment" && key != "name") {
-        return util::FailedPrecondition("Job is no longer pending execution");
-      }
-    }
+    if (!allowed(*job)) return util::FailedPrecondition("Job is no longer pending execution");
   }
   struct Change {
     std::optional<int64_t> time_limit;
@@ -162,8 +168,9 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       if (!lo.ok() || !hi.ok() || *lo < 1 || *hi < *lo) {
         return util::InvalidArgument("Invalid node count specified");
       }
+      // One number sets the minimum alone, as Slurm shows it (NumNodes=2).
       c.min_nodes = static_cast<int>(*lo);
-      c.max_nodes = static_cast<int>(*hi);
+      c.max_nodes = dash == std::string::npos ? 0 : static_cast<int>(*hi);
     } else if (key == "gres" || key == "tresperjob") {
       if (util::EqualsIgnoreCase(value, "none") || value.empty()) {
         c.gres = std::vector<core::GresRequest>{};

@@ -1,0 +1,348 @@
+"""The queue as users know it: job arrays, dependencies, holds, begin
+times, nice and top, requeue, signals before the time limit, job updates,
+partition rules and why a job waits. Driven only through the commands."""
+
+import os
+import shutil
+import time
+
+import pytest
+
+from conftest import make_cluster
+
+
+def records(cluster, array_id):
+    """Every record of an array as (task, raw id, state), from squeue -t all."""
+    r = cluster.run(["squeue", "-h", "-r", "-t", "all", "-j", str(array_id), "-o", "%K %A %T"])
+    out = []
+    for line in r.stdout.splitlines():
+        task, raw, state = line.split()
+        out.append((task, int(raw), state))
+    return out
+
+
+def wait_array_done(cluster, array_id, timeout=60):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        r = cluster.run(["squeue", "-h", "-j", str(array_id), "-t", "PD,R,CG", "-o", "%i"], check=False)
+        if r.returncode == 0 and not r.stdout.strip():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"array {array_id} did not finish")
+
+
+def show(cluster, job):
+    return cluster.run(["scontrol", "show", "job", str(job)]).stdout
+
+
+# ---- arrays -------------------------------------------------------------
+
+def test_array_tasks_run_within_their_throttle(cluster):
+    script = ("echo $SLURM_ARRAY_JOB_ID $SLURM_ARRAY_TASK_ID $SLURM_ARRAY_TASK_COUNT "
+              "$SLURM_ARRAY_TASK_MIN $SLURM_ARRAY_TASK_MAX $SLURM_ARRAY_TASK_STEP $SLURM_JOB_ID; "
+              "date +%s.%N; sleep 1; date +%s.%N")
+    a = cluster.sbatch("--array=0-7%2", "-p", "short", "-w", "cpu01", "-o", "arr_%A_%a.out",
+                       "--wrap", script)
+    time.sleep(0.5)
+    r = cluster.run(["squeue", "-h", "-j", str(a), "-t", "PD", "-o", "%i %r"])
+    pending = r.stdout.strip()
+    assert pending.startswith(f"{a}_[") and pending.endswith("%2] JobArrayTaskLimit"), r.stdout
+    wait_array_done(cluster, a)
+    spans, raw_ids = [], set()
+    for task in range(8):
+        lines = (cluster.work / f"arr_{a}_{task}.out").read_text().split("\n")
+        env = lines[0].split()
+        assert env[:6] == [str(a), str(task), "8", "0", "7", "1"], lines
+        raw_ids.add(int(env[6]))
+        spans.append((float(lines[1]), float(lines[2])))
+    assert len(raw_ids) == 8, "every task runs under its own job id"
+    assert a in raw_ids, "the last task started keeps the array's id"
+    for start, _ in spans:
+        running = sum(1 for s, e in spans if s <= start < e)
+        assert running <= 2, f"{running} tasks ran at once under %2"
+    states = {t: s for t, _, s in records(cluster, a)}
+    assert states == {str(t): "COMPLETED" for t in range(8)}, states
+
+
+def test_array_ids_address_single_tasks(cluster):
+    a = cluster.sbatch("-H", "--array=1-5", "-p", "short", "--wrap", "sleep 30")
+    r = cluster.run(["squeue", "-h", "-j", str(a), "-o", "%i %r"])
+    assert r.stdout.strip() == f"{a}_[1-5] JobHeldUser"
+    # One task released runs under its own id; the rest stay held together.
+    cluster.run(["scontrol", "release", f"{a}_2"])
+    cluster.run(["scancel", f"{a}_4"])
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        states = {t: s for t, _, s in records(cluster, a)}
+        if states.get("2") == "RUNNING":
+            break
+        time.sleep(0.1)
+    assert states.get("2") == "RUNNING", states
+    assert states.get("4") == "CANCELLED", states
+    assert [states.get(t) for t in "135"] == ["PENDING"] * 3, states
+    cluster.run(["scontrol", "update", f"JobId={a}", "ArrayTaskThrottle=1"])
+    assert "ArrayTaskThrottle=1" in show(cluster, a)
+    first = show(cluster, f"{a}_2").split("\n")[0]
+    assert first.startswith("JobId=") and f"ArrayJobId={a} ArrayTaskId=2 " in first, first
+    # The whole array at once.
+    cluster.run(["scancel", str(a)])
+    deadline = time.time() + 20
+    while time.time() < deadline and any(s not in ("CANCELLED",) for _, _, s in records(cluster, a)):
+        time.sleep(0.1)
+    assert {s for _, _, s in records(cluster, a)} == {"CANCELLED"}
+
+
+def test_bad_array_specs_are_refused(cluster):
+    before = cluster.run(["squeue", "-h", "-t", "all", "-o", "%A"]).stdout
+    for spec in ("5-3", "x", "0-2000"):
+        r = cluster.run(["sbatch", f"--array={spec}", "--wrap", "true"], check=False)
+        assert r.returncode != 0
+        assert "sbatch: error: Batch job submission failed: Invalid job array specification" in r.stderr
+    assert cluster.run(["squeue", "-h", "-t", "all", "-o", "%A"]).stdout == before
+
+
+# ---- dependencies -------------------------------------------------------
+
+def test_pipeline_runs_in_order_without_polling(cluster):
+    log = cluster.work / "pipeline.log"
+    step = lambda name: f"echo {name} start $(date +%s.%N) >> {log}; sleep 0.5; echo {name} end $(date +%s.%N) >> {log}"
+    prep = cluster.sbatch("-J", "prep", "--wrap", step("prep"))
+    train = cluster.sbatch("-J", "train", f"--dependency=afterok:{prep}", "--wrap", step("train"))
+    evals = cluster.sbatch("-J", "eval", f"-d", f"afterok:{train}", "--wrap", step("eval"))
+    report = cluster.sbatch("-J", "report", f"--dependency=afterany:{evals}:{train}", "--wrap", step("report"))
+    time.sleep(0.3)
+    f = cluster.scontrol_job(report)
+    assert f["JobState"] == "PENDING" and f["Reason"] == "Dependency", f
+    assert f["Dependency"].startswith("afterany:"), f
+    assert cluster.wait_done(report, timeout=60) == "COMPLETED"
+    events = [line.split() for line in log.read_text().splitlines()]
+    order = [(e[0], e[1]) for e in events]
+    assert order == [("prep", "start"), ("prep", "end"), ("train", "start"), ("train", "end"),
+                     ("eval", "start"), ("eval", "end"), ("report", "start"), ("report", "end")], order
+    assert cluster.scontrol_job(report)["Dependency"] == "(null)"
+
+
+def test_dependency_that_can_never_be_met(cluster):
+    bad = cluster.sbatch("--wrap", "exit 3")
+    stuck = cluster.sbatch(f"--dependency=afterok:{bad}", "--wrap", "true")
+    killed = cluster.sbatch(f"--dependency=afterok:{bad}", "--kill-on-invalid-dep=yes", "--wrap", "true")
+    rescue = cluster.sbatch(f"--dependency=afternotok:{bad}", "--wrap", "true")
+    assert cluster.wait_done(bad) == "FAILED"
+    assert cluster.wait_done(rescue) == "COMPLETED"
+    assert cluster.wait_done(killed) == "CANCELLED"
+    deadline = time.time() + 10
+    while time.time() < deadline and cluster.scontrol_job(stuck)["Reason"] != "DependencyNeverSatisfied":
+        time.sleep(0.1)
+    f = cluster.scontrol_job(stuck)
+    assert f["JobState"] == "PENDING" and f["Reason"] == "DependencyNeverSatisfied", f
+    assert f["Dependency"] == f"afterok:{bad}(failed)", f
+    assert "can never be satisfied" in show(cluster, stuck)
+    r = cluster.run(["sbatch", "--dependency=afterok:abc", "--wrap", "true"], check=False)
+    assert r.returncode != 0 and "Job dependency problem" in r.stderr
+    cluster.run(["scancel", str(stuck)])
+
+
+def test_singleton_runs_one_at_a_time(cluster):
+    log = cluster.work / "singleton.log"
+    cmd = f"echo start $(date +%s.%N) >> {log}; sleep 1; echo end $(date +%s.%N) >> {log}"
+    jobs = [cluster.sbatch("-J", "only-one", "--dependency=singleton", "--wrap", cmd) for _ in range(3)]
+    for j in jobs:
+        assert cluster.wait_done(j, timeout=60) == "COMPLETED"
+    words = [line.split()[0] for line in log.read_text().splitlines()]
+    assert words == ["start", "end"] * 3, words
+
+
+# ---- holds, begin, nice, top -------------------------------------------
+
+def test_holds_begin_nice_and_top(cluster, users):
+    held = cluster.sbatch("-H", "--wrap", "true")
+    assert cluster.scontrol_job(held)["Reason"] == "JobHeldUser"
+    cluster.run(["scontrol", "hold", str(held)])  # root: an admin hold
+    assert cluster.scontrol_job(held)["Reason"] == "JobHeldAdmin"
+    cluster.run(["scontrol", "uhold", str(held)])
+    assert cluster.scontrol_job(held)["Reason"] == "JobHeldUser"
+    later = cluster.sbatch("--begin=now+1hour", "--wrap", "true")
+    time.sleep(0.3)
+    f = cluster.scontrol_job(later)
+    assert f["Reason"] == "BeginTime", f
+    assert "Explanation=its --begin time has not been reached" in show(cluster, later)
+    nice = cluster.sbatch("-H", "--nice=50", "--wrap", "true")
+    assert cluster.scontrol_job(nice)["Nice"] == "50"
+    # top: of two waiting jobs of one user, the later one goes first.
+    user = users[0] if users else None
+    first = cluster.sbatch("--begin=now+1hour", "--wrap", "true", user=user)
+    second = cluster.sbatch("--begin=now+1hour", "--wrap", "true", user=user)
+    priority = lambda j: int(cluster.scontrol_job(j)["Priority"])
+    assert priority(first) > priority(second)
+    cluster.run(["scontrol", "top", str(second)], user=user)
+    assert priority(second) > priority(first)
+    cluster.run(["scancel", str(held), str(later), str(nice), str(first), str(second)])
+
+
+# ---- requeue and signals ------------------------------------------------
+
+def test_requeue_keeps_the_id_and_counts_restarts(cluster):
+    job = cluster.sbatch("--open-mode=append", "-o", "rq_%j.out", "--wrap",
+                         "echo run ${SLURM_RESTART_COUNT:-0}; sleep 30")
+    cluster.wait_state(job, "RUNNING")
+    out = cluster.work / f"rq_{job}.out"
+    deadline = time.time() + 10
+    while time.time() < deadline and not (out.exists() and "run 0" in out.read_text()):
+        time.sleep(0.05)
+    cluster.run(["scontrol", "requeue", str(job)])
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        f = cluster.scontrol_job(job)
+        if f["JobState"] == "RUNNING" and f["Restarts"] == "1":
+            break
+        time.sleep(0.1)
+    assert f["JobState"] == "RUNNING" and f["Restarts"] == "1", f
+    deadline = time.time() + 10
+    while time.time() < deadline and "run 1" not in out.read_text():
+        time.sleep(0.1)
+    assert out.read_text().split("\n")[:2] == ["run 0", "run 1"]
+    cluster.run(["scontrol", "requeuehold", str(job)])
+    deadline = time.time() + 20
+    while time.time() < deadline and cluster.scontrol_job(job)["JobState"] != "PENDING":
+        time.sleep(0.1)
+    f = cluster.scontrol_job(job)
+    assert f["Reason"] == "job_requeued_in_held_state" and f["Restarts"] == "2", f
+    r = cluster.run(["scontrol", "requeue", str(job)], check=False)
+    assert r.returncode == 1 and f"Job is pending execution for job {job}" in r.stderr
+    never = cluster.sbatch("--no-requeue", "--wrap", "sleep 30")
+    cluster.wait_state(never, "RUNNING")
+    r = cluster.run(["scontrol", "requeue", str(never)], check=False)
+    assert r.returncode == 1
+    assert f"Requested operation is presently disabled for job {never}" in r.stderr
+    cluster.run(["scancel", str(job), str(never)])
+
+
+def test_signal_before_the_time_limit_checkpoints_and_requeues(cluster):
+    script = """#!/bin/bash
+if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then echo resumed from $(cat ckpt_$SLURM_JOB_ID); exit 0; fi
+trap 'echo step42 > ckpt_$SLURM_JOB_ID; scontrol requeue $SLURM_JOB_ID; exit 0' USR1
+for i in $(seq 600); do sleep 0.1; done
+"""
+    job = cluster.sbatch("-t", "1", "--signal=B:USR1@55", "-o", "sig_%j.out", input=script)
+    assert cluster.wait_state(job, "COMPLETED", timeout=40) == "COMPLETED"
+    assert cluster.scontrol_job(job)["Restarts"] == "1"
+    assert "resumed from step42" in (cluster.work / f"sig_{job}.out").read_text()
+
+
+# ---- updates ------------------------------------------------------------
+
+def test_scontrol_update_job(cluster, users):
+    user = users[0] if users else None
+    job = cluster.sbatch("-H", "-t", "30", "--wrap", "true", user=user)
+    cluster.run(["scontrol", "update", f"JobId={job}", "TimeLimit=10", "Name=renamed",
+                 "Comment=tuned", "Nice=5", "Partition=train", "NumNodes=2"], user=user)
+    f = cluster.scontrol_job(job)
+    assert (f["TimeLimit"], f["JobName"], f["Nice"], f["Partition"], f["NumNodes"][:2]) == \
+        ("00:10:00", "renamed", "5", "train", "2-"), f
+    assert "Comment=tuned" in show(cluster, job)
+    if user:
+        r = cluster.run(["scontrol", "update", f"JobId={job}", "TimeLimit=60"], user=user, check=False)
+        assert r.returncode == 1 and "Access/permission denied" in r.stderr
+        assert cluster.scontrol_job(job)["TimeLimit"] == "00:10:00"
+    dep = cluster.sbatch("-H", "--wrap", "true")
+    cluster.run(["scontrol", "update", f"JobId={job}", f"Dependency=afterok:{dep}"])
+    assert cluster.scontrol_job(job)["Dependency"] == f"afterok:{dep}(unfulfilled)"
+    r = cluster.run(["scontrol", "update", f"JobId={job}", "Bogus=1"], check=False)
+    assert r.returncode == 1 and "Update of this parameter is not supported: Bogus=1" in r.stderr
+    r = cluster.run(["scontrol", "update", f"JobId={job}", "Partition=nope"], check=False)
+    assert r.returncode == 1 and f"Invalid partition name specified for job {job}" in r.stderr
+    running = cluster.sbatch("--wrap", "sleep 30")
+    cluster.wait_state(running, "RUNNING")
+    r = cluster.run(["scontrol", "update", f"JobId={running}", "Partition=train"], check=False)
+    assert r.returncode == 1 and f"Job is no longer pending execution for job {running}" in r.stderr
+    cluster.run(["scancel", str(job), str(running), str(dep)])
+
+
+# ---- why is it waiting? ---------------------------------------------------
+
+def test_reasons_explanations_and_start_estimates(cluster):
+    blockers = [cluster.sbatch("-p", "train", "--gres=gpu:8", "-t", "10", "--wrap", "sleep 60")
+                for _ in range(2)]
+    for b in blockers:
+        cluster.wait_state(b, "RUNNING")
+    big = cluster.sbatch("-p", "train", "--gres=gpu:8", "--wrap", "true")
+    behind = cluster.sbatch("-p", "train", "--gres=gpu:1", "--wrap", "true")
+    time.sleep(1.5)
+    r = cluster.run(["squeue", "-h", "-j", f"{big},{behind}", "-O", "JobID,Reason,Explanation:200"])
+    lines = {int(l.split()[0]): l for l in r.stdout.splitlines()}
+    assert " Resources " in lines[big] and "GPU" in lines[big], lines[big]
+    assert " Priority " in lines[behind] and f"job {big}" in lines[behind], lines[behind]
+    r = cluster.run(["squeue", "--start", "-h", "-j", str(big), "-o", "%i %S %Y"])
+    jid, start, nodes = r.stdout.split()
+    assert start != "N/A" and nodes.startswith("gpu"), r.stdout
+    # Default formats stay Slurm's: no extra column.
+    head = cluster.run(["squeue", "-j", str(big)]).stdout.split("\n")[0].split()
+    assert head == ["JOBID", "PARTITION", "NAME", "USER", "ST", "TIME", "NODES", "NODELIST(REASON)"]
+    cluster.run(["scancel", *map(str, blockers + [big, behind])])
+
+
+# ---- partition rules ----------------------------------------------------
+
+PARTITION_CONF = """\
+ClusterName=parts
+SlurmctldHost={host}
+StateSaveLocation={dir}/ctld
+SlurmdSpoolDir={dir}/spool
+DefMemPerCPU=100
+KillWait=1
+EnforcePartLimits=ALL
+NodeName=n[1-2] CPUs=4 RealMemory=4000 State=UNKNOWN
+PartitionName=short Nodes=n[1-2] Default=YES MaxTime=00:10:00 MaxNodes=1 State=UP
+PartitionName=long Nodes=n[1-2] MaxTime=1-00:00:00 State=UP
+PartitionName=secret Nodes=n2 Hidden=YES State=UP
+PartitionName=closed Nodes=n2 State=DRAIN
+PartitionName=off Nodes=n2 State=INACTIVE
+PartitionName=physics Nodes=n2 AllowAccounts=physics State=UP
+"""
+
+
+def test_partition_rules():
+    c = make_cluster(PARTITION_CONF)
+    try:
+        r = c.run(["sbatch", "-t", "20", "--wrap", "true"], check=False)
+        assert r.returncode != 0 and "Requested time limit is invalid" in r.stderr, r.stderr
+        r = c.run(["sbatch", "-N", "2", "--wrap", "true"], check=False)
+        assert r.returncode != 0 and "Node count specification invalid" in r.stderr, r.stderr
+        r = c.run(["sbatch", "-p", "closed", "--wrap", "true"], check=False)
+        assert r.returncode != 0 and "Required partition not available (inactive or drain)" in r.stderr
+        r = c.run(["sbatch", "-p", "nosuch", "--wrap", "true"], check=False)
+        assert r.returncode != 0 and "Invalid partition name specified" in r.stderr
+        # With EnforcePartLimits=ALL one closed partition of a list refuses the job.
+        r = c.run(["sbatch", "-p", "closed,long", "--wrap", "true"], check=False)
+        assert r.returncode != 0 and "Required partition not available" in r.stderr
+        both = c.sbatch("-p", "short,long", "-H", "--wrap", "true")
+        assert c.run(["squeue", "-h", "-j", str(both), "-o", "%P"]).stdout.strip() == "short,long"
+        c.run(["scontrol", "release", str(both)])
+        assert c.wait_done(both) == "COMPLETED"
+        # Hidden partitions: sinfo shows them only with -a.
+        plain = c.run(["sinfo", "-h", "-o", "%P"]).stdout.split()
+        every = c.run(["sinfo", "-a", "-h", "-o", "%P"]).stdout.split()
+        assert "secret" in every
+        if os.geteuid() != 0:
+            assert "secret" not in plain
+    finally:
+        c.teardown()
+        shutil.rmtree(c.root, ignore_errors=True)
+
+
+def test_partition_limits_pend_without_enforcement():
+    c = make_cluster(PARTITION_CONF.replace("EnforcePartLimits=ALL", "EnforcePartLimits=NO"))
+    try:
+        job = c.sbatch("-t", "20", "--wrap", "true")
+        time.sleep(0.5)
+        assert c.scontrol_job(job)["Reason"] == "PartitionTimeLimit"
+        wide = c.sbatch("-N", "2", "--wrap", "true")
+        time.sleep(0.5)
+        assert c.scontrol_job(wide)["Reason"] == "PartitionNodeLimit"
+        # -p a,b: a closed partition is dropped; the job runs in the next.
+        job = c.sbatch("-p", "closed,long", "--wrap", "true")
+        assert c.wait_done(job) == "COMPLETED"
+        assert c.scontrol_job(job)["Partition"] == "long"
+    finally:
+        c.teardown()
+        shutil.rmtree(c.root, ignore_errors=True)
