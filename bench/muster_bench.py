@@ -9,6 +9,8 @@ real Slurm of ../shared/slurm-oracle (--slurm) for a side-by-side.
   bench/muster_bench.py api      [--jobs 20000]         durable API submissions, 8 concurrent clients
   bench/muster_bench.py restart  [--jobs 100000]        musterd restart with N jobs in the journal
   bench/muster_bench.py sacct    [--jobs 1000000]       sacct over N recorded jobs
+  bench/muster_bench.py array    [--jobs 10000]         an N-task array with %50: submit time,
+                                                         run time, most tasks seen running at once
   bench/muster_bench.py all
 
 Muster runs on a private cluster in a temporary directory (build/bin is
@@ -288,10 +290,34 @@ def bench_sacct(t: Target, jobs: int):
     print(f"[{t.name}] sacct over {jobs} jobs, all users, one day: {day:.0f} ms ({lines} rows)")
 
 
+def bench_array(t: Target, tasks: int, throttle: int = 50):
+    """One sbatch --array=0-(N-1)%50 of 0.2 s tasks, each logging its start
+    and end; the log says how many ran at once (never more than 50)."""
+    log = t.work / "array.log"
+    script = f"bash -c 's=$EPOCHREALTIME; sleep 0.2; echo \"$s $EPOCHREALTIME\" >> {log}'"
+    t0 = time.perf_counter()
+    job = t.submit(f"--array=0-{tasks - 1}%{throttle}", "--mem=100M", "-c", "1", "--wrap", script)
+    t_sub = time.perf_counter() - t0
+    t.wait_empty()
+    dt = time.perf_counter() - t0
+    spans = []
+    for line in log.read_text().splitlines():
+        parts = line.replace(",", ".").split()
+        if len(parts) == 2:
+            spans.append((float(parts[0]), float(parts[1])))
+    events = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans])
+    most = running = 0
+    for _, d in events:
+        running += d
+        most = max(most, running)
+    print(f"[{t.name}] array of {tasks} tasks %{throttle} (job {job}): submitted in {t_sub * 1000:.0f} ms, "
+          f"all done in {dt:.1f} s = {tasks / dt:.0f} tasks/s; {len(spans)} ran, at most {most} at once")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("what", choices=["sbatch", "throughput", "latency", "squeue", "api", "restart",
-                                     "sacct", "all"])
+                                     "sacct", "array", "all"])
     ap.add_argument("--slurm", action="store_true", help="run against the real Slurm oracle")
     ap.add_argument("--jobs", type=int)
     ap.add_argument("--queued", default="10000,100000")
@@ -314,6 +340,8 @@ def main():
                 bench_restart(t, a.jobs or 100000)
             elif what == "sacct":
                 bench_sacct(t, a.jobs or 1000000)
+            elif what == "array":
+                bench_array(t, a.jobs or 10000)
             elif what == "squeue":
                 bench_squeue(t, [int(x) for x in a.queued.split(",")], a.fill_api)
         finally:

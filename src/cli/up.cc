@@ -59,6 +59,7 @@ std::string EmulatedConfig(const std::string& dir) {
          "DefMemPerCPU=1000\n"
          "KillWait=5\n"
          "MinJobAge=300\n"
+         "MaxArraySize=100001\n"
          "GresTypes=gpu\n"
          "NodeName=gpu[01-04] CPUs=32 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 "
          "RealMemory=64000 Gres=gpu:h100:8 Feature=h100,gpu State=UNKNOWN\n"
