@@ -2,6 +2,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "core/array.h"
 #include "util/users.h"
 
 namespace muster::ctld {
@@ -19,6 +20,15 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   view.config = &cfg;
   store::JobRecord r;
   r.job_id = job.id;
+  if (job.array_job_id != 0) {
+    r.array_job_id = job.array_job_id;
+    r.array_task_id = job.array_task_id;
+    r.array_max_running = job.array_max_running;
+    // The pending part's tasks, folded (and cut) as scontrol prints them:
+    // sacct 22.05 printed 14506_[3,5,7,...,62,6...%1] for
+    // --array=1-13:2,20-200:3%1 with task 1 running.
+    if (job.IsArrayPendingPart()) r.array_pending = core::FormatArrayTasks(job.array_pending, 0);
+  }
   r.name = job.req.name;
   r.user = job.req.user_name;
   r.uid = job.req.uid;
@@ -62,6 +72,7 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   view.config = &cfg;
   store::StepRecord s;
   s.job_id = job.id;
+  s.run = job.restart_count;
   s.step_id = "batch";
   s.name = "batch";
   bool done = core::IsFinished(job.state);

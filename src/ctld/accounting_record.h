@@ -1,5 +1,9 @@
 // Converts the controller's jobs into accounting records (src/store), the
-// rows sacct, seff and sreport read. Pure.
+// rows sacct, seff and sreport read. Pure. Records carry the run
+// (restart_count): the store keeps one row per run and closes the previous
+// run as REQUEUED when a record of the next one arrives, so the controller
+// just records every committed change. An array task is its own record
+// (array_job_id, array_task_id); the pending part carries its tasks.
 #pragma once
 
 #include "config/config.h"

@@ -325,6 +325,7 @@ util::Status Controller::Recover() {
   store::AccountingOptions acct;
   acct.db_path = cfg_.state_save_location + "/accounting.db";
   acct.spool_path = cfg_.state_save_location + "/accounting.spool";
+  acct.clock = &clock_;
   acct_ = std::make_unique<store::AccountingStore>(acct);
   json state;
   std::vector<json> records;

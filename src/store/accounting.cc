@@ -54,6 +54,53 @@ const char* const kMigrations[] = {
     "CREATE INDEX jobs_end ON jobs (end_time);"
     "CREATE INDEX jobs_eligible ON jobs (eligible_time);"
     "CREATE INDEX jobs_array ON jobs (array_job_id);",
+    // 2 -> 3: one job row per run (job_id, restarts), steps keyed by run
+    // too, and an array's pending tasks. SQLite cannot change a primary key,
+    // so both tables are copied; existing steps belong to their job's run.
+    "CREATE TABLE jobs_v3 ("
+    " job_id INTEGER NOT NULL, array_job_id INTEGER NOT NULL DEFAULT 0,"
+    " array_task_id INTEGER NOT NULL DEFAULT -1, name TEXT NOT NULL DEFAULT '',"
+    " user TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL DEFAULT 0,"
+    " gid INTEGER NOT NULL DEFAULT 0, grp TEXT NOT NULL DEFAULT '',"
+    " account TEXT NOT NULL DEFAULT '', partition TEXT NOT NULL DEFAULT '',"
+    " qos TEXT NOT NULL DEFAULT '', cluster TEXT NOT NULL DEFAULT '',"
+    " submit_time INTEGER NOT NULL DEFAULT 0, eligible_time INTEGER NOT NULL DEFAULT 0,"
+    " start_time INTEGER NOT NULL DEFAULT 0, end_time INTEGER NOT NULL DEFAULT 0,"
+    " time_limit_min INTEGER NOT NULL DEFAULT -1, state TEXT NOT NULL DEFAULT '',"
+    " exit_code INTEGER NOT NULL DEFAULT 0, exit_signal INTEGER NOT NULL DEFAULT 0,"
+    " derived_exit_code INTEGER NOT NULL DEFAULT 0,"
+    " derived_exit_signal INTEGER NOT NULL DEFAULT 0,"
+    " req_tres TEXT NOT NULL DEFAULT '', alloc_tres TEXT NOT NULL DEFAULT '',"
+    " node_list TEXT NOT NULL DEFAULT '', nnodes INTEGER NOT NULL DEFAULT 0,"
+    " ncpus INTEGER NOT NULL DEFAULT 0, req_mem_mb INTEGER NOT NULL DEFAULT 0,"
+    " req_mem_per_cpu INTEGER NOT NULL DEFAULT 0, work_dir TEXT NOT NULL DEFAULT '',"
+    " comment TEXT NOT NULL DEFAULT '', max_rss_kb INTEGER NOT NULL DEFAULT -1,"
+    " total_cpu_ms INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',"
+    " restarts INTEGER NOT NULL DEFAULT 0, array_pending TEXT NOT NULL DEFAULT '',"
+    " array_max_running INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (job_id, restarts));"
+    "INSERT INTO jobs_v3 SELECT *, '', 0 FROM jobs;"
+    "CREATE TABLE steps_v3 ("
+    " job_id INTEGER NOT NULL, run INTEGER NOT NULL DEFAULT 0, step_id TEXT NOT NULL,"
+    " name TEXT NOT NULL DEFAULT '',"
+    " state TEXT NOT NULL DEFAULT '', exit_code INTEGER NOT NULL DEFAULT 0,"
+    " exit_signal INTEGER NOT NULL DEFAULT 0, start_time INTEGER NOT NULL DEFAULT 0,"
+    " end_time INTEGER NOT NULL DEFAULT 0, node_list TEXT NOT NULL DEFAULT '',"
+    " nnodes INTEGER NOT NULL DEFAULT 0, ntasks INTEGER NOT NULL DEFAULT 0,"
+    " ncpus INTEGER NOT NULL DEFAULT 0, alloc_tres TEXT NOT NULL DEFAULT '',"
+    " max_rss_kb INTEGER NOT NULL DEFAULT -1, total_cpu_ms INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (job_id, run, step_id)) WITHOUT ROWID;"
+    "INSERT INTO steps_v3 SELECT s.job_id,"
+    " COALESCE((SELECT j.restarts FROM jobs j WHERE j.job_id = s.job_id), 0), s.step_id,"
+    " s.name, s.state, s.exit_code, s.exit_signal, s.start_time, s.end_time, s.node_list,"
+    " s.nnodes, s.ntasks, s.ncpus, s.alloc_tres, s.max_rss_kb, s.total_cpu_ms FROM steps s;"
+    "DROP TABLE steps;"
+    "DROP TABLE jobs;"
+    "ALTER TABLE jobs_v3 RENAME TO jobs;"
+    "ALTER TABLE steps_v3 RENAME TO steps;"
+    "CREATE INDEX jobs_uid_time ON jobs (uid, end_time, eligible_time);"
+    "CREATE INDEX jobs_end ON jobs (end_time);"
+    "CREATE INDEX jobs_eligible ON jobs (eligible_time);"
+    "CREATE INDEX jobs_array ON jobs (array_job_id);",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -62,12 +109,12 @@ constexpr const char* kJobCols =
     " qos, cluster, submit_time, eligible_time, start_time, end_time, time_limit_min,"
     " state, exit_code, exit_signal, derived_exit_code, derived_exit_signal, req_tres,"
     " alloc_tres, node_list, nnodes, ncpus, req_mem_mb, req_mem_per_cpu, work_dir,"
-    " comment, max_rss_kb, total_cpu_ms, reason, restarts";
-constexpr int kJobColCount = 35;
+    " comment, max_rss_kb, total_cpu_ms, reason, restarts, array_pending, array_max_running";
+constexpr int kJobColCount = 37;
 constexpr const char* kStepCols =
-    "job_id, step_id, name, state, exit_code, exit_signal, start_time, end_time,"
+    "job_id, run, step_id, name, state, exit_code, exit_signal, start_time, end_time,"
     " node_list, nnodes, ntasks, ncpus, alloc_tres, max_rss_kb, total_cpu_ms";
-constexpr int kStepColCount = 15;
+constexpr int kStepColCount = 16;
 
 std::string Placeholders(int n) {
   std::string s;
@@ -153,6 +200,8 @@ void BindJob(Stmt& s, const JobRecord& r) {
   s.Bind(i++, r.total_cpu_ms);
   s.Bind(i++, r.reason);
   s.Bind(i++, r.restarts);
+  s.Bind(i++, r.array_pending);
+  s.Bind(i++, r.array_max_running);
 }
 
 JobRecord ReadJob(Stmt& s) {
@@ -193,12 +242,15 @@ JobRecord ReadJob(Stmt& s) {
   r.total_cpu_ms = s.Int(c++);
   r.reason = s.Text(c++);
   r.restarts = static_cast<int>(s.Int(c++));
+  r.array_pending = s.Text(c++);
+  r.array_max_running = static_cast<int>(s.Int(c++));
   return r;
 }
 
 void BindStep(Stmt& s, const StepRecord& r) {
   int i = 1;
   s.Bind(i++, r.job_id);
+  s.Bind(i++, r.run);
   s.Bind(i++, r.step_id);
   s.Bind(i++, r.name);
   s.Bind(i++, r.state);
@@ -219,6 +271,7 @@ StepRecord ReadStep(Stmt& s) {
   StepRecord r;
   int c = 0;
   r.job_id = s.Int(c++);
+  r.run = static_cast<int>(s.Int(c++));
   r.step_id = s.Text(c++);
   r.name = s.Text(c++);
   r.state = s.Text(c++);
@@ -277,7 +330,9 @@ util::Result<sqlite3*> OpenDb(const std::string& path) {
 
 }  // namespace
 
-AccountingStore::AccountingStore(AccountingOptions options) : options_(std::move(options)) {
+AccountingStore::AccountingStore(AccountingOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? options_.clock : &real_clock_) {
   writer_ = std::thread([this] { WriterLoop(); });
 }
 
@@ -296,9 +351,10 @@ AccountingStore::~AccountingStore() {
 }
 
 void AccountingStore::Upsert(const JobRecord& job) {
+  const int64_t now = clock_->Now();
   {
     std::lock_guard<std::mutex> l(mu_);
-    queue_.emplace_back(job);
+    queue_.emplace_back(QueuedJob{job, now});
     ++enqueued_;
   }
   cv_.notify_one();
@@ -418,23 +474,88 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
     return st;
   };
   {
-    Stmt job(writer_db_, std::string("INSERT OR REPLACE INTO jobs (") + kJobCols +
-                             ") VALUES (" + Placeholders(kJobColCount) + ")");
+    // A run's row is updated in place, except its submit time once it is a
+    // rerun: that is the requeue time, set when the run's row was created.
+    std::string update;
+    {
+      std::string_view cols = kJobCols;
+      size_t pos = 0;
+      while (pos < cols.size()) {
+        size_t comma = cols.find(',', pos);
+        if (comma == std::string_view::npos) comma = cols.size();
+        std::string_view c = cols.substr(pos, comma - pos);
+        while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+        pos = comma + 1;
+        if (c == "job_id" || c == "restarts") continue;
+        if (!update.empty()) update += ", ";
+        if (c == "submit_time") {
+          update += "submit_time = CASE WHEN jobs.restarts > 0 THEN jobs.submit_time"
+                    " ELSE excluded.submit_time END";
+        } else {
+          update += std::string(c) + " = excluded." + std::string(c);
+        }
+      }
+    }
+    Stmt job(writer_db_, std::string("INSERT INTO jobs (") + kJobCols + ") VALUES (" +
+                             Placeholders(kJobColCount) +
+                             ") ON CONFLICT (job_id, restarts) DO UPDATE SET " + update);
+    Stmt latest(writer_db_, "SELECT MAX(restarts) FROM jobs WHERE job_id = ?");
+    Stmt close_runs(writer_db_,
+                    "UPDATE jobs SET state = 'REQUEUED', end_time = ?"
+                    " WHERE job_id = ? AND restarts < ? AND end_time = 0");
+    Stmt close_steps(writer_db_,
+                     "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
+                     " WHERE job_id = ? AND run < ? AND end_time = 0");
+    Stmt step_run(writer_db_,
+                  "SELECT COALESCE((SELECT MAX(restarts) FROM jobs WHERE job_id = ?1"
+                  " AND start_time > 0 AND start_time <= ?2),"
+                  " (SELECT MAX(restarts) FROM jobs WHERE job_id = ?1), 0)");
     Stmt step(writer_db_, std::string("INSERT OR REPLACE INTO steps (") + kStepCols +
                               ") VALUES (" + Placeholders(kStepColCount) + ")");
-    if (!job.ok() || !step.ok()) return abort("accounting database prepare");
+    if (!job.ok() || !latest.ok() || !close_runs.ok() || !close_steps.ok() || !step_run.ok() ||
+        !step.ok())
+      return abort("accounting database prepare");
+    // Runs `s` to completion; false on an error. `row` receives column 0 of
+    // a result row (NULL reads as -1).
+    auto run = [](Stmt& s, int64_t* row = nullptr) {
+      int rc = sqlite3_step(s.get());
+      if (rc == SQLITE_ROW && row != nullptr)
+        *row = sqlite3_column_type(s.get(), 0) == SQLITE_NULL ? -1 : s.Int(0);
+      while (rc == SQLITE_ROW) rc = sqlite3_step(s.get());
+      sqlite3_reset(s.get());
+      return rc == SQLITE_DONE;
+    };
     for (const Item& item : batch) {
-      Stmt* s = nullptr;
-      if (const auto* j = std::get_if<JobRecord>(&item)) {
-        BindJob(job, *j);
-        s = &job;
+      if (const auto* q = std::get_if<QueuedJob>(&item)) {
+        JobRecord r = q->job;
+        int64_t stored = -1;
+        latest.Bind(1, r.job_id);
+        if (!run(latest, &stored)) return abort("accounting database read");
+        if (r.restarts < stored) continue;  // that run was closed by a later one
+        if (stored >= 0 && r.restarts > stored) {
+          // Requeued: the earlier runs end now, and this run was submitted now.
+          for (Stmt* c : {&close_runs, &close_steps}) {
+            c->Bind(1, q->queued_at);
+            c->Bind(2, r.job_id);
+            c->Bind(3, r.restarts);
+            if (!run(*c)) return abort("accounting database write");
+          }
+          r.submit_time = q->queued_at;
+        }
+        BindJob(job, r);
+        if (!run(job)) return abort("accounting database write");
       } else {
-        BindStep(step, std::get<StepRecord>(item));
-        s = &step;
+        StepRecord st = std::get<StepRecord>(item);
+        if (st.run < 0) {
+          int64_t r = 0;
+          step_run.Bind(1, st.job_id);
+          step_run.Bind(2, st.start_time);
+          if (!run(step_run, &r)) return abort("accounting database read");
+          st.run = static_cast<int>(std::max<int64_t>(r, 0));
+        }
+        BindStep(step, st);
+        if (!run(step)) return abort("accounting database write");
       }
-      const int rc = sqlite3_step(s->get());
-      sqlite3_reset(s->get());
-      if (rc != SQLITE_DONE) return abort("accounting database write");
     }
   }
   if (sqlite3_exec(writer_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
@@ -455,7 +576,7 @@ util::Status AccountingStore::ReplaySpool() {
     if (j.value("kind", "") == "step") {
       items.emplace_back(StepFromJson(j));
     } else {
-      items.emplace_back(JobFromJson(j));
+      items.emplace_back(QueuedJob{JobFromJson(j), j.value("queued_at", int64_t{0})});
     }
   }
   in.close();
@@ -468,7 +589,13 @@ util::Status AccountingStore::ReplaySpool() {
 bool AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
   std::string text;
   for (const Item& item : batch) {
-    nlohmann::json j = std::visit([](const auto& r) { return ToJson(r); }, item);
+    nlohmann::json j;
+    if (const auto* q = std::get_if<QueuedJob>(&item)) {
+      j = ToJson(q->job);
+      j["queued_at"] = q->queued_at;
+    } else {
+      j = ToJson(std::get<StepRecord>(item));
+    }
     text += j.dump();
     text += '\n';
   }
@@ -539,8 +666,14 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
     const int64_t v = q.window_end;
     binds.push_back([v](Stmt& s, int& i) { s.Bind(i++, v); });
   }
+  if (!q.duplicates) {
+    where += " AND j.restarts = (SELECT MAX(x.restarts) FROM jobs x WHERE x.job_id = j.job_id)";
+  }
+  // JobRecordLess (records.h), in SQL.
   std::string job_sql = std::string("SELECT ") + kJobCols + " FROM jobs j" + where +
-                        " ORDER BY j.job_id";
+                        " ORDER BY CASE WHEN j.array_job_id > 0 THEN j.array_job_id"
+                        " ELSE j.job_id END, CASE WHEN j.array_task_id >= 0 THEN"
+                        " j.array_task_id ELSE 1099511627776 END, j.job_id, j.restarts";
   if (q.limit > 0) job_sql += " LIMIT " + std::to_string(q.limit);
   QueryResult out;
   {
@@ -568,7 +701,8 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
       pos = comma + 1;
     }
   }
-  std::string step_sql = "SELECT " + step_cols + " FROM steps s JOIN jobs j ON s.job_id = j.job_id";
+  std::string step_sql = "SELECT " + step_cols +
+                         " FROM steps s JOIN jobs j ON s.job_id = j.job_id AND s.run = j.restarts";
   if (q.limit > 0) {
     step_sql += " WHERE s.job_id BETWEEN ? AND ?";
   } else {
@@ -579,8 +713,11 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
     if (!s.ok()) return util::Unavailable(Err(reader_db_, "accounting query"));
     int i = 1;
     if (q.limit > 0) {
-      s.Bind(i++, out.jobs.front().job_id);
-      s.Bind(i++, out.jobs.back().job_id);
+      auto [lo, hi] = std::minmax_element(
+          out.jobs.begin(), out.jobs.end(),
+          [](const JobRecord& a, const JobRecord& b) { return a.job_id < b.job_id; });
+      s.Bind(i++, lo->job_id);
+      s.Bind(i++, hi->job_id);
     } else {
       for (auto& b : binds) b(s, i);
     }
@@ -589,15 +726,18 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
     if (rc != SQLITE_DONE) return util::Unavailable(Err(reader_db_, "accounting query"));
   }
   if (q.limit > 0) {
-    // The id range may hold jobs the filters excluded: keep only their steps.
-    std::vector<int64_t> ids;
-    for (const auto& j : out.jobs) ids.push_back(j.job_id);
+    // The id range may hold runs the filters excluded: keep only the steps
+    // of the runs returned.
+    std::vector<std::pair<int64_t, int>> runs;
+    for (const auto& j : out.jobs) runs.emplace_back(j.job_id, j.restarts);
+    std::sort(runs.begin(), runs.end());
     std::erase_if(out.steps, [&](const StepRecord& st) {
-      return !std::binary_search(ids.begin(), ids.end(), st.job_id);
+      return !std::binary_search(runs.begin(), runs.end(), std::pair(st.job_id, st.run));
     });
   }
   std::sort(out.steps.begin(), out.steps.end(), [](const StepRecord& a, const StepRecord& b) {
     if (a.job_id != b.job_id) return a.job_id < b.job_id;
+    if (a.run != b.run) return a.run < b.run;
     return StepSortRank(a.step_id) < StepSortRank(b.step_id);
   });
   return out;
@@ -618,11 +758,12 @@ nlohmann::json AccountingStore::ToJson(const JobRecord& r) {
           {"ncpus", r.ncpus}, {"req_mem_mb", r.req_mem_mb},
           {"req_mem_per_cpu", r.req_mem_per_cpu}, {"work_dir", r.work_dir},
           {"comment", r.comment}, {"max_rss_kb", r.max_rss_kb},
-          {"total_cpu_ms", r.total_cpu_ms}, {"reason", r.reason}, {"restarts", r.restarts}};
+          {"total_cpu_ms", r.total_cpu_ms}, {"reason", r.reason}, {"restarts", r.restarts},
+          {"array_pending", r.array_pending}, {"array_max_running", r.array_max_running}};
 }
 
 nlohmann::json AccountingStore::ToJson(const StepRecord& r) {
-  return {{"kind", "step"}, {"job_id", r.job_id}, {"step_id", r.step_id},
+  return {{"kind", "step"}, {"job_id", r.job_id}, {"run", r.run}, {"step_id", r.step_id},
           {"name", r.name}, {"state", r.state}, {"exit_code", r.exit_code},
           {"exit_signal", r.exit_signal}, {"start_time", r.start_time},
           {"end_time", r.end_time}, {"node_list", r.node_list}, {"nnodes", r.nnodes},
@@ -657,6 +798,7 @@ JobRecord AccountingStore::JobFromJson(const nlohmann::json& j) {
   get("req_mem_per_cpu", r.req_mem_per_cpu); get("work_dir", r.work_dir);
   get("comment", r.comment); get("max_rss_kb", r.max_rss_kb);
   get("total_cpu_ms", r.total_cpu_ms); get("reason", r.reason); get("restarts", r.restarts);
+  get("array_pending", r.array_pending); get("array_max_running", r.array_max_running);
   return r;
 }
 
@@ -671,7 +813,7 @@ StepRecord AccountingStore::StepFromJson(const nlohmann::json& j) {
       }
     }
   };
-  get("job_id", r.job_id); get("step_id", r.step_id); get("name", r.name);
+  get("job_id", r.job_id); get("run", r.run); get("step_id", r.step_id); get("name", r.name);
   get("state", r.state); get("exit_code", r.exit_code); get("exit_signal", r.exit_signal);
   get("start_time", r.start_time); get("end_time", r.end_time);
   get("node_list", r.node_list); get("nnodes", r.nnodes); get("ntasks", r.ntasks);

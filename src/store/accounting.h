@@ -15,6 +15,14 @@
 //   store::AccountingStore acct({.db_path = dir + "/accounting.db",
 //                                .spool_path = dir + "/accounting.spool"});
 //   acct.Upsert(job_record);       // at submit, start, end (any change)
+//
+// Runs: one row per (job id, JobRecord::restarts). A record updates its
+// run's row; a record of a later run than the latest stored first closes
+// the earlier runs still open as REQUEUED (and their open steps as
+// CANCELLED, signal 15), ending at the time that record was passed to
+// Upsert - the requeue, since the controller records every committed
+// change - which also becomes the new run's submit time. A record of a run
+// older than the latest stored is ignored (that run is closed).
 //   acct.UpsertStep(step_record);  // at step start and end
 //   auto r = acct.Query(query);    // Result<QueryResult>
 //   acct.Flush();                  // optional; the destructor writes or spools the rest
@@ -32,6 +40,7 @@
 #include <nlohmann/json.hpp>
 
 #include "store/records.h"
+#include "util/clock.h"
 #include "util/status.h"
 
 struct sqlite3;
@@ -39,12 +48,15 @@ struct sqlite3;
 namespace muster::store {
 
 // The schema version this build writes (PRAGMA user_version).
-inline constexpr int kAccountingSchemaVersion = 2;
+inline constexpr int kAccountingSchemaVersion = 3;
 
 struct AccountingOptions {
   std::string db_path;     // e.g. StateSaveLocation + "/accounting.db"
   std::string spool_path;  // e.g. StateSaveLocation + "/accounting.spool"
   int max_batch = 4096;    // records per transaction, at most
+  // Stamps each Upsert (the end of a requeued run); nullptr = the real clock.
+  // Not owned; must outlive the store.
+  const util::Clock* clock = nullptr;
 };
 
 class AccountingStore {
@@ -57,7 +69,8 @@ class AccountingStore {
   AccountingStore(const AccountingStore&) = delete;
   AccountingStore& operator=(const AccountingStore&) = delete;
 
-  // Insert or replace by job id / (job id, step id). Never blocks on I/O.
+  // Insert or replace by (job id, run) / (job id, run, step id); see the
+  // header comment for runs. Never blocks on I/O.
   void Upsert(const JobRecord& job);
   void UpsertStep(const StepRecord& step);
 
@@ -81,7 +94,12 @@ class AccountingStore {
   static StepRecord StepFromJson(const nlohmann::json& j);
 
  private:
-  using Item = std::variant<JobRecord, StepRecord>;
+  // A job record and when Upsert got it (Unix seconds).
+  struct QueuedJob {
+    JobRecord job;
+    int64_t queued_at = 0;
+  };
+  using Item = std::variant<QueuedJob, StepRecord>;
   void WriterLoop();
   // Writer thread only.
   util::Status EnsureOpen();
@@ -92,6 +110,8 @@ class AccountingStore {
   void CloseWriter();
 
   const AccountingOptions options_;
+  util::RealClock real_clock_;
+  const util::Clock* clock_;  // options_.clock or &real_clock_
   sqlite3* writer_db_ = nullptr;  // writer thread only
 
   mutable std::mutex mu_;

@@ -8,8 +8,12 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
+
+#include "util/clock.h"
 
 namespace muster::store {
 namespace {
@@ -233,6 +237,244 @@ TEST_F(AccountingTest, QueriesByUserAndTimeRangeOver100kRows) {
   ASSERT_TRUE(r.ok());
   ASSERT_EQ(r->jobs.size(), 1u);
   EXPECT_EQ(r->jobs[0].job_id, 50000);
+}
+
+// One row per run. Shaped after the oracle (Slurm 22.05): sbatch --wrap
+// 'sleep 100' (14504); scontrol requeue 14504 while it ran; then
+// sacct -D -j 14504 showed the first run REQUEUED, Start 19:02:33, End
+// 19:02:35 (the requeue), its batch step CANCELLED 0:15 ending then, and the
+// second run with Submit 19:02:35; sacct -j 14504 only the second run.
+TEST_F(AccountingTest, RequeuedRunsKeepTheirOwnRows) {
+  util::FakeClock clock(5000);
+  AccountingOptions opt = Options();
+  opt.clock = &clock;
+  AccountingStore store(opt);
+  JobRecord run0 = MakeJob(14504, 0, 4000);  // submitted 4000, started 4001
+  run0.end_time = 0;
+  run0.state = "RUNNING";
+  store.Upsert(run0);
+  StepRecord batch0 = MakeStep(14504, "batch");
+  batch0.run = 0;
+  batch0.state = "RUNNING";
+  batch0.start_time = 4001;
+  store.UpsertStep(batch0);
+  StepRecord srun0 = MakeStep(14504, "0");  // run unknown: the run started by then
+  srun0.state = "RUNNING";
+  srun0.start_time = 4002;
+  store.UpsertStep(srun0);
+
+  clock.Set(5003);  // requeued: the controller records the job PENDING again
+  JobRecord run1 = run0;
+  run1.restarts = 1;
+  run1.state = "PENDING";
+  run1.start_time = 0;
+  run1.reason = "BeginTime";
+  store.Upsert(run1);
+  ASSERT_TRUE(store.Flush().ok());
+
+  auto latest = store.Query({});
+  ASSERT_TRUE(latest.ok()) << latest.status().message();
+  ASSERT_EQ(latest->jobs.size(), 1u);
+  EXPECT_EQ(latest->jobs[0].restarts, 1);
+  EXPECT_EQ(latest->jobs[0].state, "PENDING");
+  EXPECT_EQ(latest->jobs[0].submit_time, 5003);  // the requeue time
+  EXPECT_TRUE(latest->steps.empty());
+
+  AccountingQuery all;
+  all.duplicates = true;
+  auto r = store.Query(all);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->jobs.size(), 2u);
+  EXPECT_EQ(r->jobs[0].restarts, 0);
+  EXPECT_EQ(r->jobs[0].state, "REQUEUED");
+  EXPECT_EQ(r->jobs[0].submit_time, 4000);
+  EXPECT_EQ(r->jobs[0].start_time, 4001);
+  EXPECT_EQ(r->jobs[0].end_time, 5003);
+  EXPECT_EQ(r->jobs[1].restarts, 1);
+  ASSERT_EQ(r->steps.size(), 2u);
+  for (const StepRecord& st : r->steps) {
+    EXPECT_EQ(st.run, 0) << st.step_id;
+    EXPECT_EQ(st.state, "CANCELLED") << st.step_id;
+    EXPECT_EQ(st.exit_signal, 15) << st.step_id;
+    EXPECT_EQ(st.end_time, 5003) << st.step_id;
+  }
+
+  // The second run starts and ends; its submit time stays the requeue's.
+  clock.Set(5125);
+  run1.state = "RUNNING";
+  run1.start_time = 5124;
+  run1.reason = "None";
+  store.Upsert(run1);
+  StepRecord batch1 = batch0;
+  batch1.run = 1;
+  batch1.start_time = 5124;
+  store.UpsertStep(batch1);
+  StepRecord srun1 = srun0;  // run unknown again: now the second run's
+  srun1.start_time = 5130;
+  store.UpsertStep(srun1);
+  run1.state = "COMPLETED";
+  run1.end_time = 5200;
+  store.Upsert(run1);
+  store.Upsert(run0);  // a stale record of the closed run changes nothing
+  ASSERT_TRUE(store.Flush().ok());
+  r = store.Query(all);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->jobs.size(), 2u);
+  EXPECT_EQ(r->jobs[0].state, "REQUEUED");
+  EXPECT_EQ(r->jobs[0].end_time, 5003);
+  EXPECT_EQ(r->jobs[1].state, "COMPLETED");
+  EXPECT_EQ(r->jobs[1].submit_time, 5003);
+  EXPECT_EQ(r->jobs[1].start_time, 5124);
+  ASSERT_EQ(r->steps.size(), 4u);
+  EXPECT_EQ(r->steps[2].run, 1);
+  EXPECT_EQ(r->steps[2].step_id, "batch");
+  EXPECT_EQ(r->steps[2].state, "RUNNING");
+  EXPECT_EQ(r->steps[3].run, 1);
+  EXPECT_EQ(r->steps[3].step_id, "0");
+  latest = store.Query({});
+  ASSERT_TRUE(latest.ok());
+  ASSERT_EQ(latest->jobs.size(), 1u);
+  EXPECT_EQ(latest->jobs[0].state, "COMPLETED");
+  EXPECT_EQ(latest->steps.size(), 2u);
+
+  // The spool keeps the requeue time: a rerun recorded while the database
+  // was away still ends the run before at the time of its Upsert.
+  {
+    AccountingOptions away = Options("missing");
+    away.clock = &clock;
+    AccountingStore spooled(away);
+    clock.Set(7000);
+    store::JobRecord a = MakeJob(1, 0, 6000);
+    a.end_time = 0;
+    a.state = "RUNNING";
+    spooled.Upsert(a);
+    clock.Set(7010);
+    a.restarts = 1;
+    a.state = "PENDING";
+    spooled.Upsert(a);
+    EXPECT_FALSE(spooled.Flush().ok());
+    fs::create_directory(dir_ + "/missing");
+    clock.Set(9999);
+    ASSERT_TRUE(spooled.Flush().ok());
+    auto s = spooled.Query(all);
+    ASSERT_TRUE(s.ok());
+    ASSERT_EQ(s->jobs.size(), 2u);
+    EXPECT_EQ(s->jobs[0].end_time, 7010);
+    EXPECT_EQ(s->jobs[1].submit_time, 7010);
+  }
+}
+
+// Array records, shaped after sbatch --array=1,3,5-7%2 (14491) on the oracle
+// while tasks 1 and 3 ran as raw ids 14493 and 14494: sacct -j 14491 listed
+// 14491_1, 14491_3, then 14491_[5-7%2] (raw 14491); sacct -j 14494 the task.
+TEST_F(AccountingTest, ArrayRecordsInSacctOrder) {
+  AccountingStore store(Options());
+  JobRecord pending = MakeJob(14491);
+  pending.array_job_id = 14491;
+  pending.array_pending = "5-7";
+  pending.array_max_running = 2;
+  pending.state = "PENDING";
+  store.Upsert(pending);
+  for (auto [raw, task] : {std::pair(14494, 3), std::pair(14493, 1)}) {
+    JobRecord t = MakeJob(raw);
+    t.array_job_id = 14491;
+    t.array_task_id = task;
+    t.array_max_running = 2;
+    store.Upsert(t);
+    store.UpsertStep(MakeStep(raw, "batch"));
+  }
+  store.Upsert(MakeJob(14490));
+  store.Upsert(MakeJob(14492));
+  ASSERT_TRUE(store.Flush().ok());
+
+  auto r = store.Query({});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<int64_t> order;
+  for (const auto& j : r->jobs) order.push_back(j.job_id);
+  EXPECT_EQ(order, (std::vector<int64_t>{14490, 14493, 14494, 14491, 14492}));
+  EXPECT_EQ(r->jobs[3].array_pending, "5-7");
+  EXPECT_EQ(r->jobs[3].array_max_running, 2);
+  EXPECT_EQ(r->jobs[3].array_task_id, -1);
+
+  AccountingQuery array;
+  array.job_ids = {14491};
+  r = store.Query(array);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->jobs.size(), 3u);
+  EXPECT_EQ(r->steps.size(), 2u);
+  AccountingQuery task;
+  task.job_ids = {14494};
+  r = store.Query(task);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->jobs.size(), 1u);
+  EXPECT_EQ(r->jobs[0].array_task_id, 3);
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].job_id, 14494);
+}
+
+// A version-2 file (one row per job id) moves to one row per run; its steps
+// become steps of their job's run.
+TEST_F(AccountingTest, MigratesFromVersionTwo) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(Options().db_path.c_str(), &db), SQLITE_OK);
+    // Schema version 2, as migrations 0 -> 1 -> 2 left it (abridged defaults).
+    const char* v2 =
+        "CREATE TABLE jobs (job_id INTEGER PRIMARY KEY, array_job_id INTEGER NOT NULL DEFAULT 0,"
+        " array_task_id INTEGER NOT NULL DEFAULT -1, name TEXT NOT NULL DEFAULT '',"
+        " user TEXT NOT NULL DEFAULT '', uid INTEGER NOT NULL DEFAULT 0,"
+        " gid INTEGER NOT NULL DEFAULT 0, grp TEXT NOT NULL DEFAULT '',"
+        " account TEXT NOT NULL DEFAULT '', partition TEXT NOT NULL DEFAULT '',"
+        " qos TEXT NOT NULL DEFAULT '', cluster TEXT NOT NULL DEFAULT '',"
+        " submit_time INTEGER NOT NULL DEFAULT 0, eligible_time INTEGER NOT NULL DEFAULT 0,"
+        " start_time INTEGER NOT NULL DEFAULT 0, end_time INTEGER NOT NULL DEFAULT 0,"
+        " time_limit_min INTEGER NOT NULL DEFAULT -1, state TEXT NOT NULL DEFAULT '',"
+        " exit_code INTEGER NOT NULL DEFAULT 0, exit_signal INTEGER NOT NULL DEFAULT 0,"
+        " derived_exit_code INTEGER NOT NULL DEFAULT 0,"
+        " derived_exit_signal INTEGER NOT NULL DEFAULT 0,"
+        " req_tres TEXT NOT NULL DEFAULT '', alloc_tres TEXT NOT NULL DEFAULT '',"
+        " node_list TEXT NOT NULL DEFAULT '', nnodes INTEGER NOT NULL DEFAULT 0,"
+        " ncpus INTEGER NOT NULL DEFAULT 0, req_mem_mb INTEGER NOT NULL DEFAULT 0,"
+        " req_mem_per_cpu INTEGER NOT NULL DEFAULT 0, work_dir TEXT NOT NULL DEFAULT '',"
+        " comment TEXT NOT NULL DEFAULT '', max_rss_kb INTEGER NOT NULL DEFAULT -1,"
+        " total_cpu_ms INTEGER NOT NULL DEFAULT 0, reason TEXT NOT NULL DEFAULT '',"
+        " restarts INTEGER NOT NULL DEFAULT 0);"
+        "CREATE TABLE steps (job_id INTEGER NOT NULL, step_id TEXT NOT NULL,"
+        " name TEXT NOT NULL DEFAULT '', state TEXT NOT NULL DEFAULT '',"
+        " exit_code INTEGER NOT NULL DEFAULT 0, exit_signal INTEGER NOT NULL DEFAULT 0,"
+        " start_time INTEGER NOT NULL DEFAULT 0, end_time INTEGER NOT NULL DEFAULT 0,"
+        " node_list TEXT NOT NULL DEFAULT '', nnodes INTEGER NOT NULL DEFAULT 0,"
+        " ntasks INTEGER NOT NULL DEFAULT 0, ncpus INTEGER NOT NULL DEFAULT 0,"
+        " alloc_tres TEXT NOT NULL DEFAULT '', max_rss_kb INTEGER NOT NULL DEFAULT -1,"
+        " total_cpu_ms INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (job_id, step_id)) WITHOUT ROWID;"
+        "CREATE INDEX jobs_uid_time ON jobs (uid, end_time, eligible_time);"
+        "CREATE INDEX jobs_end ON jobs (end_time);"
+        "CREATE INDEX jobs_eligible ON jobs (eligible_time);"
+        "CREATE INDEX jobs_array ON jobs (array_job_id);"
+        "INSERT INTO jobs (job_id, name, state, restarts, end_time) VALUES (7, 'old', 'COMPLETED', 2, 99);"
+        "INSERT INTO jobs (job_id, name, state) VALUES (8, 'new', 'RUNNING');"
+        "INSERT INTO steps (job_id, step_id, state) VALUES (7, 'batch', 'COMPLETED');"
+        "PRAGMA user_version=2;";
+    ASSERT_EQ(sqlite3_exec(db, v2, nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+    sqlite3_close(db);
+  }
+  AccountingStore store(Options());
+  JobRecord eight = MakeJob(8);
+  eight.restarts = 1;  // job 8 was requeued after the upgrade
+  store.Upsert(eight);
+  ASSERT_TRUE(store.Flush().ok());
+  EXPECT_EQ(UserVersion(Options().db_path), kAccountingSchemaVersion);
+  AccountingQuery all;
+  all.duplicates = true;
+  auto r = store.Query(all);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->jobs.size(), 3u);
+  EXPECT_EQ(r->jobs[0].name, "old");
+  EXPECT_EQ(r->jobs[0].restarts, 2);
+  EXPECT_EQ(r->jobs[1].state, "REQUEUED");
+  EXPECT_EQ(r->jobs[2].restarts, 1);
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].run, 2);
 }
 
 TEST_F(AccountingTest, RefusesNewerSchema) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace muster::store {
@@ -14,11 +15,17 @@ namespace muster::store {
 // TRES strings use Slurm's spelling and order: "billing=2,cpu=2,gres/gpu=1,
 // mem=1G,node=1" (sacct prints them as stored).
 struct JobRecord {
-  int64_t job_id = 0;
-  // Array fields, reserved: array_job_id is the parent's id, array_task_id
-  // the index (-1 = not an array task).
+  int64_t job_id = 0;  // the raw id (sacct's JobIDRaw)
+  // Job arrays: array_job_id is the array's id (0 = not an array job) and
+  // array_task_id the task's index, -1 for a plain job and for the array's
+  // pending part (job_id == array_job_id), whose tasks not started yet are
+  // array_pending, folded as scontrol prints them without the "%N"
+  // ("3,5,7-9", long lists cut with "..."), and array_max_running the %N
+  // throttle (0 = none). sacct prints the part as "123_[3,5,7-9%2]".
   int64_t array_job_id = 0;
   int64_t array_task_id = -1;
+  std::string array_pending;
+  int array_max_running = 0;
   std::string name;
   std::string user;     // login name
   uint32_t uid = 0;
@@ -52,6 +59,10 @@ struct JobRecord {
   int64_t max_rss_kb = -1;   // -1 = never sampled (sacct prints an empty field)
   int64_t total_cpu_ms = 0;  // user + system CPU of all steps
   std::string reason;        // why it waited ("None" once it ran)
+  // Which run of the job this is: 0 for the first, n after n requeues. The
+  // store keeps one record per (job_id, restarts); a run that was requeued
+  // is closed as "REQUEUED" with the requeue time as its end, and the next
+  // run's submit_time is that requeue time (as sacct -D shows them).
   int restarts = 0;
 };
 
@@ -59,6 +70,10 @@ struct JobRecord {
 // "0", "1", ...
 struct StepRecord {
   int64_t job_id = 0;
+  // The run of the job the step belongs to (JobRecord::restarts); -1 = not
+  // known to the writer: the store takes the latest run that had started
+  // by start_time (or the latest run).
+  int run = -1;
   std::string step_id;
   std::string name;
   std::string state;
@@ -88,13 +103,28 @@ struct AccountingQuery {
   int64_t window_start = 0;
   int64_t window_end = 0;
   bool include_steps = true;
+  // Every run of a requeued job (sacct -D); otherwise only its latest.
+  bool duplicates = false;
   int64_t limit = 0;  // 0 = no limit
 };
 
 struct QueryResult {
-  std::vector<JobRecord> jobs;    // job id order, as sacct lists them
-  std::vector<StepRecord> steps;  // by job id, then batch, extern, 0, 1, ...
+  std::vector<JobRecord> jobs;    // in JobRecordLess order, as sacct lists them
+  std::vector<StepRecord> steps;  // by job id, run, then batch, extern, 0, 1, ...
 };
+
+// The order sacct 22.05 lists jobs in (observed: sacct -j 14490,14491,14492
+// with 14491 an array whose tasks got raw ids 14493.. and whose last task
+// kept 14491): by job id, an array's records together at the array's id,
+// its tasks by index and the pending part after them; runs oldest first.
+inline bool JobRecordLess(const JobRecord& a, const JobRecord& b) {
+  auto key = [](const JobRecord& r) {
+    const int64_t group = r.array_job_id > 0 ? r.array_job_id : r.job_id;
+    const int64_t task = r.array_task_id >= 0 ? r.array_task_id : (int64_t{1} << 40);
+    return std::tuple(group, task, r.job_id, r.restarts);
+  };
+  return key(a) < key(b);
+}
 
 // Sort rank of a step id inside its job, the order sacct prints steps in.
 inline int64_t StepSortRank(const std::string& step_id) {

@@ -62,6 +62,11 @@ def test_array_tasks_run_within_their_throttle(cluster):
         assert running <= 2, f"{running} tasks ran at once under %2"
     states = {t: s for t, _, s in records(cluster, a)}
     assert states == {str(t): "COMPLETED" for t in range(8)}, states
+    # sacct -j of the array: every task, by its array id and its own raw id.
+    r = cluster.run(["sacct", "-j", str(a), "-X", "-n", "-P", "-o", "JobID,JobIDRaw,State"])
+    rows = [line.split("|") for line in r.stdout.splitlines()]
+    assert [row[0] for row in rows] == [f"{a}_{t}" for t in range(8)], rows
+    assert {int(row[1]) for row in rows} == raw_ids and {row[2] for row in rows} == {"COMPLETED"}
 
 
 def test_array_ids_address_single_tasks(cluster):
@@ -209,6 +214,11 @@ def test_requeue_keeps_the_id_and_counts_restarts(cluster):
     assert f["Reason"] == "job_requeued_in_held_state" and f["Restarts"] == "2", f
     r = cluster.run(["scontrol", "requeue", str(job)], check=False)
     assert r.returncode == 1 and f"Job is pending execution for job {job}" in r.stderr
+    # sacct keeps each run: the latest by default, every one with -D.
+    runs = cluster.run(["sacct", "-j", str(job), "-X", "-n", "-P", "-D", "-o", "JobID,State"]).stdout
+    assert runs.splitlines()[:2] == [f"{job}|REQUEUED", f"{job}|REQUEUED"], runs
+    latest = cluster.run(["sacct", "-j", str(job), "-X", "-n", "-P", "-o", "JobID,State"]).stdout
+    assert latest.splitlines() == [f"{job}|PENDING"], latest
     never = cluster.sbatch("--no-requeue", "--wrap", "sleep 30")
     cluster.wait_state(never, "RUNNING")
     r = cluster.run(["scontrol", "requeue", str(never)], check=False)

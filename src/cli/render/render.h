@@ -174,6 +174,7 @@ struct SacctRequest {
   std::string end;                      // -E as typed
   bool all_users = false;               // -a
   bool allocations = false;             // -X
+  bool duplicates = false;              // -D: every run of a requeued job
   bool parsable = false;                // -p
   bool parsable2 = false;               // -P
   bool noheader = false;                // -n

@@ -15,7 +15,15 @@
 //  - without -a/-u/-j a normal user sees only their own jobs; root (or an
 //    admin) sees everybody's. PrivateData is not enforced (the oracle runs
 //    PrivateData=none, where -a shows all jobs to anyone);
-//  - -j N.batch prints that step only; -X prints job rows.
+//  - -j N.batch prints that step only; -X prints job rows;
+//  - arrays (sbatch --array=1,3,5-7%2 as 14491; tasks got raw ids 14493..,
+//    the last one kept 14491): JobID "14491_1", JobIDRaw "14493", steps
+//    "14491_1.batch"/"14493.batch", the pending part "14491_[5-7%2]" after
+//    the tasks; -j 14491 selects every record of the array, -j 14491_3 and
+//    -j 14494 (its raw id) the task, -j 14491.batch every task's batch step;
+//    a task still in the pending part (-j 14506_3) selects nothing;
+//  - requeued jobs: only the latest run by default, every run with -D, the
+//    earlier ones REQUEUED with their own times and steps.
 
 #include <time.h>
 
@@ -76,6 +84,11 @@ int64_t RowElapsed(const Row& r) {
 std::string JobIdText(const JobRecord& j) {
   if (j.array_task_id >= 0 && j.array_job_id > 0)
     return fmt::format("{}_{}", j.array_job_id, j.array_task_id);
+  if (j.array_job_id > 0 && !j.array_pending.empty()) {
+    if (j.array_max_running > 0)
+      return fmt::format("{}_[{}%{}]", j.array_job_id, j.array_pending, j.array_max_running);
+    return fmt::format("{}_[{}]", j.array_job_id, j.array_pending);
+  }
   return std::to_string(j.job_id);
 }
 
@@ -366,16 +379,21 @@ Result<JobSel> ParseJobSel(const std::string& text) {
     t = t.substr(0, dot);
   }
   std::string task;
+  bool has_task = false;
   if (size_t us = t.find('_'); us != std::string::npos) {
+    has_task = true;
     task = t.substr(us + 1);
     t = t.substr(0, us);
   }
   auto id = util::ParseInt(t);
   if (!id.ok() || *id <= 0) return InvalidArgument("sacct: fatal: Bad job/step specified: " + text);
   s.id = *id;
-  if (!task.empty()) {
+  if (has_task) {
+    // sacct 22.05 takes one index only: "14491_", "14491_x", "14491_*" and
+    // "14491_[1-3]" all fail with "Bad job array element specified: 14491".
     auto tk = util::ParseInt(task);
-    if (!tk.ok() || *tk < 0) return InvalidArgument("sacct: fatal: Bad job/step specified: " + text);
+    if (!tk.ok() || *tk < 0)
+      return InvalidArgument(fmt::format("sacct: fatal: Bad job array element specified: {}", *id));
     s.task = *tk;
   }
   return s;
@@ -504,6 +522,7 @@ nlohmann::json ToJson(const SacctRequest& r) {
           {"names", r.names},         {"states", r.states},
           {"start", r.start},         {"end", r.end},
           {"all_users", r.all_users}, {"allocations", r.allocations},
+          {"duplicates", r.duplicates},
           {"parsable", r.parsable},   {"parsable2", r.parsable2},
           {"noheader", r.noheader},   {"json", r.json},
           {"format", r.format}};
@@ -523,6 +542,7 @@ Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
     r.end = j.value("end", r.end);
     r.all_users = j.value("all_users", false);
     r.allocations = j.value("allocations", false);
+    r.duplicates = j.value("duplicates", false);
     r.parsable = j.value("parsable", false);
     r.parsable2 = j.value("parsable2", false);
     r.noheader = j.value("noheader", false);
@@ -601,7 +621,8 @@ Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
         case 'n': r.noheader = true; return true;
         case 'l': long_view = true; return true;
         case 'b': brief = true; return true;
-        case 'D': case 'L': case 'T': return true;
+        case 'D': r.duplicates = true; return true;
+        case 'L': case 'T': return true;
         case 'h': r.help = true; return true;
         case 'e': r.helpformat = true; return true;
         default: return false;
@@ -649,7 +670,8 @@ Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
     else if (a == "--json") r.json = true;
     else if (a == "--help" || a == "--usage") r.help = true;
     else if (a == "--helpformat") r.helpformat = true;
-    else if (a == "--duplicates" || a == "--allclusters" || a == "--truncate" ||
+    else if (a == "--duplicates") r.duplicates = true;
+    else if (a == "--allclusters" || a == "--truncate" ||
              a == "--noconvert" || a == "--array") {
     } else {
       if (a.rfind("--", 0) == 0)
@@ -723,6 +745,7 @@ store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t
   q.window_start = start;
   q.window_end = end;
   q.include_steps = !req.allocations;
+  q.duplicates = req.duplicates;
   return q;
 }
 
@@ -756,10 +779,18 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
   std::multimap<int64_t, const StepRecord*> steps_of;
   for (const auto& s : steps) steps_of.emplace(s.job_id, &s);
 
+  // Without -D only the latest run of each job id.
+  std::map<int64_t, int> latest_run;
+  for (const auto& j : jobs) {
+    auto [it, fresh] = latest_run.emplace(j.job_id, j.restarts);
+    if (!fresh) it->second = std::max(it->second, j.restarts);
+  }
   std::vector<const JobRecord*> selected;
-  for (const auto& j : jobs) selected.push_back(&j);
-  std::sort(selected.begin(), selected.end(),
-            [](const JobRecord* a, const JobRecord* b) { return a->job_id < b->job_id; });
+  for (const auto& j : jobs)
+    if (req.duplicates || latest_run[j.job_id] == j.restarts) selected.push_back(&j);
+  std::sort(selected.begin(), selected.end(), [](const JobRecord* a, const JobRecord* b) {
+    return store::JobRecordLess(*a, *b);
+  });
 
   std::string out;
   TimestampFormatter tf;
@@ -812,9 +843,10 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
     bool all_steps = sels.empty();
     std::set<std::string> named;
     for (const auto& s : sels) {
+      // "N" names a job, a task by its raw id or a whole array; "N_T" a
+      // started task (not one still in the pending part).
       const bool hit = (s.task < 0 && (s.id == j->job_id || s.id == j->array_job_id)) ||
-                       (s.task >= 0 && s.id == j->array_job_id && s.task == j->array_task_id) ||
-                       (s.task >= 0 && s.id == j->job_id);
+                       (s.task >= 0 && s.id == j->array_job_id && s.task == j->array_task_id);
       if (!hit) continue;
       if (s.step.empty()) all_steps = true;
       else named.insert(s.step);
@@ -823,8 +855,11 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
     Row row{j, nullptr, now};
     std::vector<const StepRecord*> job_steps;
     auto [b, e] = steps_of.equal_range(j->job_id);
-    for (auto it = b; it != e; ++it)
+    for (auto it = b; it != e; ++it) {
+      // A step of another run of the job stays with that run (-1: unknown).
+      if (it->second->run >= 0 && it->second->run != j->restarts) continue;
       if (all_steps || named.count(it->second->step_id)) job_steps.push_back(it->second);
+    }
     std::sort(job_steps.begin(), job_steps.end(), [](const StepRecord* x, const StepRecord* y) {
       return store::StepSortRank(x->step_id) < store::StepSortRank(y->step_id);
     });

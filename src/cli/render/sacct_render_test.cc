@@ -316,5 +316,235 @@ TEST_F(SacctTest, JsonShape) {
   EXPECT_EQ(j["meta"]["Slurm"]["release"], "22.05.8");
 }
 
+// ---- job arrays and requeued runs ----
+//
+// sbatch --array=1,3,5-7%2 --wrap 'sleep 15' was 14491 on the oracle (kT +
+// 7602 = 19:01:26); tasks 1 and 3 started at once as raw ids 14493 and
+// 14494, 5 and 6 later as 14500 and 14501, and 7, last, kept 14491.
+// sbatch --wrap 'sleep 100' was 14504: scontrol requeue at 19:02:35 while it
+// ran, again at 19:06:10 after it restarted, then scancel while pending.
+class SacctRecordsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("TZ", "UTC", 1);
+    tzset();
+  }
+  static JobRecord Job(int64_t raw, int64_t task, std::string state, int64_t start,
+                       int64_t end) {
+    JobRecord j;
+    j.job_id = raw;
+    j.array_job_id = task == -2 ? 0 : 14491;
+    j.array_task_id = task < 0 ? -1 : task;
+    j.array_max_running = task == -2 ? 0 : 2;
+    j.name = "wrap";
+    j.user = "root";
+    j.account = "root";
+    j.partition = "short";
+    j.ncpus = 1;
+    j.nnodes = 1;
+    j.submit_time = j.eligible_time = kT + 7602;
+    j.start_time = start;
+    j.end_time = end;
+    j.state = std::move(state);
+    return j;
+  }
+  static StepRecord Batch(const JobRecord& j, int run = -1) {
+    StepRecord s;
+    s.job_id = j.job_id;
+    s.run = run;
+    s.step_id = "batch";
+    s.name = "batch";
+    s.state = j.state == "PENDING" ? "RUNNING" : j.state;
+    s.start_time = j.start_time;
+    s.end_time = j.end_time;
+    s.ncpus = 1;
+    return s;
+  }
+  std::string Sacct(std::vector<std::string> args) {
+    auto req = ParseSacctArgs(args);
+    EXPECT_TRUE(req.ok()) << req.status().message();
+    if (!req.ok()) return "";
+    auto back = SacctRequestFromJson(ToJson(*req));
+    EXPECT_TRUE(back.ok());
+    auto out = RenderSacct(*back, jobs_, steps_, kT + 8000, 0, true);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? *out : "";
+  }
+  // 14491 while tasks 1 and 3 ran, in the store's arbitrary input order.
+  void ArrayRunning() {
+    JobRecord pending = Job(14491, -1, "PENDING", 0, 0);
+    pending.array_pending = "5-7";
+    jobs_ = {pending, Job(14494, 3, "RUNNING", kT + 7603, 0), Job(14493, 1, "RUNNING", kT + 7603, 0)};
+    for (const auto& j : jobs_)
+      if (j.start_time > 0) steps_.push_back(Batch(j));
+  }
+  // 14491 after all its tasks ended.
+  void ArrayDone() {
+    jobs_ = {Job(14491, 7, "COMPLETED", kT + 7635, kT + 7650),
+             Job(14501, 6, "COMPLETED", kT + 7619, kT + 7634),
+             Job(14500, 5, "COMPLETED", kT + 7619, kT + 7634),
+             Job(14494, 3, "COMPLETED", kT + 7603, kT + 7618),
+             Job(14493, 1, "COMPLETED", kT + 7603, kT + 7618)};
+    for (const auto& j : jobs_) steps_.push_back(Batch(j));
+  }
+  std::vector<JobRecord> jobs_;
+  std::vector<StepRecord> steps_;
+};
+
+// sacct -j 14491 ; sacct -j 14491 -X ; sacct -j 14491 -o JobID,JobIDRaw,State ;
+// sacct -j 14491 -o JobID%30,JobIDRaw,State -X   (tasks 1 and 3 running)
+TEST_F(SacctRecordsTest, ArrayWhileTasksPending) {
+  ArrayRunning();
+  EXPECT_EQ(Sacct({"-j", "14491"}),
+            "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+            "------------ ---------- ---------- ---------- ---------- ---------- -------- \n"
+            "14491_1            wrap      short       root          1    RUNNING      0:0 \n"
+            "14491_1.bat+      batch                  root          1    RUNNING      0:0 \n"
+            "14491_3            wrap      short       root          1    RUNNING      0:0 \n"
+            "14491_3.bat+      batch                  root          1    RUNNING      0:0 \n"
+            "14491_[5-7%+       wrap      short       root          1    PENDING      0:0 \n");
+  EXPECT_EQ(Sacct({"-j", "14491", "-X"}),
+            "JobID           JobName  Partition    Account  AllocCPUS      State ExitCode \n"
+            "------------ ---------- ---------- ---------- ---------- ---------- -------- \n"
+            "14491_1            wrap      short       root          1    RUNNING      0:0 \n"
+            "14491_3            wrap      short       root          1    RUNNING      0:0 \n"
+            "14491_[5-7%+       wrap      short       root          1    PENDING      0:0 \n");
+  EXPECT_EQ(Sacct({"-j", "14491", "-o", "JobID,JobIDRaw,State"}),
+            "JobID        JobIDRaw          State \n"
+            "------------ ------------ ---------- \n"
+            "14491_1      14493           RUNNING \n"
+            "14491_1.bat+ 14493.batch     RUNNING \n"
+            "14491_3      14494           RUNNING \n"
+            "14491_3.bat+ 14494.batch     RUNNING \n"
+            "14491_[5-7%+ 14491           PENDING \n");
+  EXPECT_EQ(Sacct({"-j", "14491", "-o", "JobID%30,JobIDRaw,State", "-X"}),
+            "                         JobID JobIDRaw          State \n"
+            "------------------------------ ------------ ---------- \n"
+            "                       14491_1 14493           RUNNING \n"
+            "                       14491_3 14494           RUNNING \n"
+            "                 14491_[5-7%2] 14491           PENDING \n");
+  // A task still inside the pending part: sacct -j 14506_3 printed the
+  // header only (14506_[3,5,...%1] pending).
+  EXPECT_EQ(Sacct({"-n", "-j", "14491_5", "-o", "JobID"}), "");
+}
+
+// sacct -j <spec> -o JobID%20,JobIDRaw,State after 14491 ended.
+TEST_F(SacctRecordsTest, ArraySelection) {
+  ArrayDone();
+  const std::vector<std::string> fmt = {"-o", "JobID%20,JobIDRaw,State"};
+  auto sacct = [&](std::string j) {
+    std::vector<std::string> args = fmt;
+    args.push_back("-j");
+    args.push_back(j);
+    return Sacct(args);
+  };
+  const std::string head =
+      "               JobID JobIDRaw          State \n"
+      "-------------------- ------------ ---------- \n";
+  EXPECT_EQ(sacct("14491"), head +
+                                "             14491_1 14493         COMPLETED \n"
+                                "       14491_1.batch 14493.batch   COMPLETED \n"
+                                "             14491_3 14494         COMPLETED \n"
+                                "       14491_3.batch 14494.batch   COMPLETED \n"
+                                "             14491_5 14500         COMPLETED \n"
+                                "       14491_5.batch 14500.batch   COMPLETED \n"
+                                "             14491_6 14501         COMPLETED \n"
+                                "       14491_6.batch 14501.batch   COMPLETED \n"
+                                "             14491_7 14491         COMPLETED \n"
+                                "       14491_7.batch 14491.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14493"), head +
+                                "             14491_1 14493         COMPLETED \n"
+                                "       14491_1.batch 14493.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14491_3"), head +
+                                  "             14491_3 14494         COMPLETED \n"
+                                  "       14491_3.batch 14494.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14491_3.batch"), head + "       14491_3.batch 14494.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14493.batch"), head + "       14491_1.batch 14493.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14491.batch"), head +
+                                      "       14491_1.batch 14493.batch   COMPLETED \n"
+                                      "       14491_3.batch 14494.batch   COMPLETED \n"
+                                      "       14491_5.batch 14500.batch   COMPLETED \n"
+                                      "       14491_6.batch 14501.batch   COMPLETED \n"
+                                      "       14491_7.batch 14491.batch   COMPLETED \n");
+  // The task that kept the array's id, by index; a task that never existed.
+  EXPECT_EQ(sacct("14491_7"), head +
+                                  "             14491_7 14491         COMPLETED \n"
+                                  "       14491_7.batch 14491.batch   COMPLETED \n");
+  EXPECT_EQ(sacct("14491_9"), head);
+  EXPECT_EQ(sacct("14500,14491_1"), head +
+                                        "             14491_1 14493         COMPLETED \n"
+                                        "       14491_1.batch 14493.batch   COMPLETED \n"
+                                        "             14491_5 14500         COMPLETED \n"
+                                        "       14491_5.batch 14500.batch   COMPLETED \n");
+}
+
+// sacct -j 14492,14491,14490 -X -o JobID%20,JobIDRaw,State: jobs around an
+// array keep id order, the array's records sit at the array's id.
+TEST_F(SacctRecordsTest, ArrayOrderAmongJobs) {
+  ArrayDone();
+  jobs_.push_back(Job(14492, -2, "CANCELLED by 0", kT + 7604, kT + 7610));
+  jobs_.push_back(Job(14490, -2, "PENDING", 0, 0));
+  EXPECT_EQ(Sacct({"-j", "14492,14491,14490", "-X", "-o", "JobID%20,JobIDRaw,State"}),
+            "               JobID JobIDRaw          State \n"
+            "-------------------- ------------ ---------- \n"
+            "               14490 14490           PENDING \n"
+            "             14491_1 14493         COMPLETED \n"
+            "             14491_3 14494         COMPLETED \n"
+            "             14491_5 14500         COMPLETED \n"
+            "             14491_6 14501         COMPLETED \n"
+            "             14491_7 14491         COMPLETED \n"
+            "               14492 14492        CANCELLED+ \n");
+}
+
+// sacct -j 14491_[1-3] ; -j 14491_* ; -j 14491_ ; -j 14491_x (each exits 1)
+TEST_F(SacctRecordsTest, ArrayElementErrors) {
+  for (const char* bad : {"14491_[1-3]", "14491_[1,3]", "14491_*", "14491_", "14491_x"})
+    EXPECT_EQ(ParseSacctArgs({"-j", bad}).status().message(),
+              "sacct: fatal: Bad job array element specified: 14491")
+        << bad;
+}
+
+// sacct -D -j 14504 -o JobID,JobIDRaw,State,Submit,Start,End,ExitCode and
+// without -D, after two requeues and a cancel.
+TEST_F(SacctRecordsTest, RequeuedRuns) {
+  JobRecord run0 = Job(14504, -2, "REQUEUED", kT + 7669, kT + 7671);
+  run0.submit_time = kT + 7668;
+  JobRecord run1 = Job(14504, -2, "REQUEUED", kT + 7793, kT + 7886);
+  run1.submit_time = kT + 7671;
+  run1.restarts = 1;
+  JobRecord run2 = Job(14504, -2, "CANCELLED by 0", kT + 7888, kT + 7888);
+  run2.submit_time = kT + 7886;
+  run2.restarts = 2;
+  jobs_ = {run2, run0, run1};
+  for (const JobRecord* j : {&run0, &run1}) {
+    StepRecord b = Batch(*j, j->restarts);
+    b.state = "CANCELLED";
+    b.exit_signal = 15;
+    steps_.push_back(b);
+  }
+  const char* fmt = "JobID,JobIDRaw,State,Submit,Start,End,ExitCode";
+  const std::string head =
+      "JobID        JobIDRaw          State              Submit               Start                 End ExitCode \n"
+      "------------ ------------ ---------- ------------------- ------------------- ------------------- -------- \n";
+  EXPECT_EQ(Sacct({"-D", "-j", "14504", "-o", fmt}),
+            head +
+                "14504        14504          REQUEUED 2026-12-02T19:02:32 2026-12-02T19:02:33 2026-12-02T19:02:35      0:0 \n"
+                "14504.batch  14504.batch   CANCELLED 2026-12-02T19:02:33 2026-12-02T19:02:33 2026-12-02T19:02:35     0:15 \n"
+                "14504        14504          REQUEUED 2026-12-02T19:02:35 2026-12-02T19:04:37 2026-12-02T19:06:10      0:0 \n"
+                "14504.batch  14504.batch   CANCELLED 2026-12-02T19:04:37 2026-12-02T19:04:37 2026-12-02T19:06:10     0:15 \n"
+                "14504        14504        CANCELLED+ 2026-12-02T19:06:10 2026-12-02T19:06:12 2026-12-02T19:06:12      0:0 \n");
+  EXPECT_EQ(Sacct({"-j", "14504", "-o", fmt}),
+            head +
+                "14504        14504        CANCELLED+ 2026-12-02T19:06:10 2026-12-02T19:06:12 2026-12-02T19:06:12      0:0 \n");
+  // sacct -j 14504 -D -X -P -o JobID,State
+  EXPECT_EQ(Sacct({"--duplicates", "-j", "14504", "-XP", "-o", "JobID,State"}),
+            "JobID|State\n14504|REQUEUED\n14504|REQUEUED\n14504|CANCELLED by 0\n");
+  // The store's query asks for every run only with -D.
+  auto req = ParseSacctArgs({"-D", "-j", "14504"});
+  ASSERT_TRUE(req.ok());
+  EXPECT_TRUE(SacctQuery(*req, kT, 0, true).duplicates);
+  EXPECT_FALSE(SacctQuery(*ParseSacctArgs({"-j", "14504"}), kT, 0, true).duplicates);
+}
+
 }  // namespace
 }  // namespace muster::render

@@ -281,6 +281,8 @@ store::AccountingQuery SreportQuery(const SreportRequest& req, int64_t now) {
   }
   q.accounts = req.accounts;
   q.include_steps = req.report == "job OverRequest";
+  // Every run of a requeued job used the cluster.
+  q.duplicates = true;
   return q;
 }
 
