@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "util/strings.h"
+
 namespace muster::core {
 namespace {
 
@@ -24,7 +26,7 @@ using nlohmann::json;
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
   X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by)                 \
   X(restart_count) X(ending_as) X(requeue_on_end) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) \
-  X(array_job_id) X(array_task_id) X(array_pending) X(array_max_running) X(explanation) X(estimated_start) X(estimated_nodes) X(dependency_state)
+  X(array_job_id) X(array_task_id) X(array_max_running) X(explanation) X(estimated_start) X(estimated_nodes) X(dependency_state)
 #define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \
   X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
@@ -130,10 +132,23 @@ void from_json(const json& j, JobRequest& v) {
 void to_json(json& j, const Job& v) {
   j = json::object();
   MUSTER_JOB_FIELDS(MUSTER_TO_JSON)
+  // An array's pending tasks in range form ("5-9999"): the record is
+  // journalled at every task start, so it must stay small.
+  j["array_pending"] = util::FormatIndexRanges(v.array_pending);
 }
 void from_json(const json& j, Job& v) {
   RequireObject(j, "job");
   MUSTER_JOB_FIELDS(MUSTER_FROM_JSON)
+  auto pending = j.find("array_pending");
+  if (pending != j.end() && pending->is_string()) {
+    auto ids = util::ParseIndexRanges(pending->get<std::string>());
+    if (!ids.ok()) {
+      throw json::other_error::create(501, "array_pending: " + ids.status().message(), &j);
+    }
+    v.array_pending = std::move(ids).value();
+  } else if (pending != j.end() && pending->is_array()) {
+    pending->get_to(v.array_pending);
+  }
 }
 
 void to_json(json& j, const NodeConfig& v) {

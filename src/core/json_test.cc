@@ -77,6 +77,9 @@ Job FullJob() {
   job.cancelled_by = 0;
   job.restart_count = 1;
   job.ending_as = JobState::kNodeFail;
+  job.array_job_id = 7;
+  job.array_pending = {1, 2, 3, 9};  // journalled as "1-3,9"
+  job.array_max_running = 2;
   job.failure_detail = "oops";
   return job;
 }

@@ -29,11 +29,19 @@ namespace {
 // statistics describe the whole array as submitted, whatever has run.
 void SetArrayVariables(const core::Job& job, const config::Config& cfg,
                        std::map<std::string, std::string>& env) {
+  // Every task of an array asks the same: parse its spec once, not per task
+  // (a 10,000-task spec costs a sort).
+  static std::string cached_spec;
+  static core::ArrayStats cached_stats;
   core::ArrayStats stats{1, job.array_task_id, job.array_task_id, 1};
-  if (util::Result<core::ArraySpec> spec =
-          core::ParseArraySpec(job.req.array_spec, cfg.max_array_size);
-      spec.ok()) {
+  if (job.req.array_spec == cached_spec && !cached_spec.empty()) {
+    stats = cached_stats;
+  } else if (util::Result<core::ArraySpec> spec =
+                 core::ParseArraySpec(job.req.array_spec, cfg.max_array_size);
+             spec.ok()) {
     stats = core::StatsOf(*spec);
+    cached_spec = job.req.array_spec;
+    cached_stats = stats;
   }
   env["SLURM_ARRAY_JOB_ID"] = std::to_string(job.array_job_id);
   env["SLURM_ARRAY_TASK_ID"] = std::to_string(job.array_task_id);

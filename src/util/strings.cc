@@ -124,4 +124,19 @@ std::string FormatIndexRanges(const std::vector<int>& sorted) {
   return out;
 }
 
+Result<std::vector<int>> ParseIndexRanges(std::string_view text) {
+  std::vector<int> out;
+  if (text.empty()) return out;
+  for (const std::string& part : Split(text, ',', false)) {
+    const size_t dash = part.find('-');
+    auto lo = ParseInt(part.substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : ParseInt(part.substr(dash + 1));
+    if (!lo.ok() || !hi.ok() || *lo < 0 || *hi < *lo || *hi > INT32_MAX) {
+      return InvalidArgument("invalid index range '" + part + "'");
+    }
+    for (int64_t i = *lo; i <= *hi; ++i) out.push_back(static_cast<int>(i));
+  }
+  return out;
+}
+
 }  // namespace muster::util

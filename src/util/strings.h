@@ -30,5 +30,8 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
 // Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
 std::string FormatIndexRanges(const std::vector<int>& sorted);
+// The inverse: "0-2,5" -> {0,1,2,5}; "" -> {}. InvalidArgument naming the
+// bad part for anything else (negative, reversed or unparsable ranges).
+Result<std::vector<int>> ParseIndexRanges(std::string_view text);
 
 }  // namespace muster::util

@@ -113,4 +113,17 @@ TEST(ParseMemoryMbTest, RejectsWhatSbatchRejects) {
 }
 
 }  // namespace
+TEST(IndexRanges, FormatAndParseAreInverse) {
+  EXPECT_EQ(FormatIndexRanges({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
+  EXPECT_EQ(FormatIndexRanges({}), "");
+  EXPECT_EQ(ParseIndexRanges("0-2,5,7-8").value(), (std::vector<int>{0, 1, 2, 5, 7, 8}));
+  EXPECT_TRUE(ParseIndexRanges("").value().empty());
+  for (const char* bad : {"3-1", "x", "1,,2", "-1", "1-"}) {
+    EXPECT_FALSE(ParseIndexRanges(bad).ok()) << bad;
+  }
+  std::vector<int> many;
+  for (int i = 0; i < 10000; i += (i % 7 == 0 ? 2 : 1)) many.push_back(i);
+  EXPECT_EQ(ParseIndexRanges(FormatIndexRanges(many)).value(), many);
+}
+
 }  // namespace muster::util
