@@ -16,6 +16,7 @@ using core::JobState;
 
 namespace {
 
+// Slurm's priority/basic counts down from this value in submission order.
 constexpr uint32_t kBasePriority = 4294901760u;
 
 }  // namespace

@@ -14,8 +14,8 @@
 #include <boost/asio/post.hpp>
 
 #include "core/json.h"
-#include "ctld/accounting_record.h"
 #include "core/array.h"
+#include "ctld/accounting_record.h"
 #include "ctld/job_env.h"
 #include "sched/partition_rules.h"
 #include "sched/scheduler.h"
@@ -35,8 +35,6 @@ using core::JobState;
 using nlohmann::json;
 
 namespace {
-
-// Slurm's priority/basic counts down from this value in submission order.
 
 // --signal=[{R|B}:]SIG[@TIME] -> (signal number, seconds, batch only).
 struct WarnSignal {
@@ -458,8 +456,6 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
     job.array_max_running = array->max_running;
   }
   job.held = req.hold;
-  job.req.nice = req.nice;
-  job.priority = job.held ? 0 : BasePriority(job);
   job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
 
   // The script and environment live on disk, not in the job table, so a
@@ -480,6 +476,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.environment.clear();
   req.environment.shrink_to_fit();
   job.req = std::move(req);
+  job.priority = job.held ? 0 : BasePriority(job);
   JobId id = job.id;
   if (job.array_job_id != 0) array_records_[id].insert(id);
   jobs_.emplace(id, std::move(job));
@@ -546,6 +543,7 @@ void Controller::RunSchedule() {
   for (const auto& start : plan.starts) {
     auto it = jobs_.find(start.job_id);
     if (it == jobs_.end()) continue;
+    if (it->second.state != JobState::kPending) continue;  // never started twice
     if (it->second.IsArrayPendingPart() && it->second.array_pending.empty()) continue;
     // An array's pending part starts its lowest task, split off (or itself
     // when it is the last).
@@ -1161,6 +1159,7 @@ void Controller::Housekeeping() {
     const Job& job = it->second;
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
       step_counters_.erase(it->first);
+      dependencies_.erase(it->first);
       // The script goes with the job's record (kept until then for
       // scontrol requeue), an array's with its last record.
       if (job.array_job_id == 0) {
@@ -1184,9 +1183,10 @@ void Controller::Housekeeping() {
         job.req.begin_time <= now) {
       begin_waiting = true;
     }
-    if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
     ++it;
   }
+  // A +time dependency offset has passed.
+  if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
   if (begin_waiting) RequestSchedule();
 }
 
