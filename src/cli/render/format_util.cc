@@ -4,6 +4,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 
@@ -262,6 +263,14 @@ bool ReasonInNodelistColumn(const core::Job& job) {
     case JobState::kOutOfMemory: return true;
     default: return false;
   }
+}
+
+bool SeesHiddenPartitions(const ClusterView& view) {
+  if (view.caller_uid == 0) return true;
+  const std::string user = util::UserName(view.caller_uid);
+  const config::Config& cfg = *view.config;
+  return user == cfg.slurm_user ||
+         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
 }
 
 std::string JobExplanation(const core::Job& job) {

@@ -86,6 +86,10 @@ class TimestampFormatter {
   long offset_ = 0;
 };
 
+// Whether the caller sees Hidden=YES partitions without -a: root,
+// SlurmUser and AdminUsers (Slurm's operators and administrators).
+bool SeesHiddenPartitions(const ClusterView& view);
+
 // ---- job-derived values shared by squeue and scontrol show job ----
 
 // The reason text Slurm shows for a job (squeue %r, scontrol Reason=).

@@ -182,17 +182,6 @@ std::string AccessField(const std::string& what, const std::vector<std::string>&
   return "Allow" + what + "=" + (allow.empty() ? "ALL" : util::Join(allow, ","));
 }
 
-// Whether the caller sees Hidden=YES partitions: root, SlurmUser and
-// AdminUsers. (scontrol -a would show them to anyone; ShowRequest has no
-// such flag yet.)
-bool SeesHidden(const ClusterView& view) {
-  if (view.caller_uid == 0) return true;
-  const std::string user = util::UserName(view.caller_uid);
-  const config::Config& cfg = *view.config;
-  return user == cfg.slurm_user ||
-         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
-}
-
 std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterView& view) {
   const config::Config& cfg = *view.config;
   int64_t cpus = 0;
@@ -244,7 +233,7 @@ Result<std::string> ShowPartitions(const ShowRequest& req, const ClusterView& vi
   // Observed as a plain user with train Hidden=YES: `scontrol show
   // partition` lists short only and `scontrol show partition train` says
   // "Partition train not found"; root sees both.
-  const bool show_hidden = SeesHidden(view);
+  const bool show_hidden = SeesHiddenPartitions(view);
   std::string out;
   for (const core::Partition& p : cfg.partitions) {
     if (!req.name.empty() && p.name != req.name) continue;

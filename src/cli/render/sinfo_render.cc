@@ -828,16 +828,6 @@ class NodeFilter {
   std::set<std::string> names_;
 };
 
-// Whether the caller may see hidden partitions without -a: root, SlurmUser
-// and AdminUsers (Slurm's operators and administrators).
-bool SeesHidden(const ClusterView& view) {
-  if (view.caller_uid == 0) return true;
-  const std::string user = util::UserName(view.caller_uid);
-  const config::Config& cfg = *view.config;
-  return user == cfg.slurm_user ||
-         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
-}
-
 // The rows before sorting. Candidates are (partition, node) pairs, the
 // partitions as configured and each one's nodes by name; -N keeps each pair,
 // otherwise pairs merge on the values of the grouping fields. A partition
@@ -857,7 +847,7 @@ std::vector<Record> BuildRecords(const SinfoRequest& req, const std::vector<Spec
   // Hidden=YES partitions are left out unless -a/--all or -p asks for them
   // (observed as a plain user on the oracle: `sinfo` omits train, `sinfo -a`
   // and `sinfo -p train` show it; root always sees it).
-  const bool show_hidden = req.all || !only_parts.empty() || SeesHidden(ctx.view);
+  const bool show_hidden = req.all || !only_parts.empty() || SeesHiddenPartitions(ctx.view);
   for (size_t p = 0; p < ctx.cfg.partitions.size(); ++p) {
     const core::Partition& part = ctx.cfg.partitions[p];
     if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
