@@ -147,6 +147,26 @@ def test_dependency_that_can_never_be_met(cluster):
     cluster.run(["scancel", str(stuck)])
 
 
+def test_aftercorr_pairs_tasks_and_any_of_takes_the_first(cluster):
+    log = cluster.work / "corr.log"
+    first = cluster.sbatch("--array=0-2", "-o", "/dev/null", "--wrap",
+                           f"sleep 0.$((3 - SLURM_ARRAY_TASK_ID)); echo A $SLURM_ARRAY_TASK_ID $(date +%s.%N) >> {log}")
+    second = cluster.sbatch("--array=0-2", "-o", "/dev/null", f"--dependency=aftercorr:{first}", "--wrap",
+                            f"echo B $SLURM_ARRAY_TASK_ID $(date +%s.%N) >> {log}")
+    wait_array_done(cluster, second)
+    ends = {}
+    for kind, task, t in (line.split() for line in log.read_text().splitlines()):
+        ends[(kind, task)] = float(t)
+    for task in "012":
+        assert ends[("B", task)] > ends[("A", task)], ends
+    # '?': any one of the terms suffices.
+    ok = cluster.sbatch("--wrap", "true")
+    never = cluster.sbatch("-H", "--wrap", "true")
+    either = cluster.sbatch(f"--dependency=afterok:{never}?afterok:{ok}", "--wrap", "true")
+    assert cluster.wait_done(either) == "COMPLETED"
+    cluster.run(["scancel", str(never)])
+
+
 def test_singleton_runs_one_at_a_time(cluster):
     log = cluster.work / "singleton.log"
     cmd = f"echo start $(date +%s.%N) >> {log}; sleep 1; echo end $(date +%s.%N) >> {log}"
@@ -335,6 +355,24 @@ def test_partition_rules():
         assert "secret" in every
         if os.geteuid() != 0:
             assert "secret" not in plain
+    finally:
+        c.teardown()
+        shutil.rmtree(c.root, ignore_errors=True)
+
+
+def test_partition_access_for_users(users):
+    if not users:
+        pytest.skip("needs root for the test users")
+    c = make_cluster(PARTITION_CONF)
+    try:
+        r = c.run(["sbatch", "-p", "physics", "--wrap", "true"], user=users[0], check=False)
+        assert r.returncode != 0
+        assert "Invalid account or account/partition combination specified" in r.stderr, r.stderr
+        job = c.sbatch("-p", "physics", "-A", "physics", "--wrap", "true", user=users[0])
+        assert c.wait_done(job) == "COMPLETED"
+        seen = c.run(["sinfo", "-h", "-o", "%P"], user=users[0]).stdout.split()
+        assert "secret" not in seen and "long" in seen, seen
+        assert "secret" in c.run(["sinfo", "-a", "-h", "-o", "%P"], user=users[0]).stdout.split()
     finally:
         c.teardown()
         shutil.rmtree(c.root, ignore_errors=True)
