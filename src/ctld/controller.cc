@@ -260,7 +260,11 @@ void Controller::RequestCommit() {
 }
 
 util::Status Controller::WriteCommit() {
-  for (JobId id : dirty_jobs_) {
+  // Newest first: a task split off an array (a new, higher id) is on disk
+  // before the array's pending part that no longer lists it, so a torn
+  // write can repeat a task in the part (undone at recovery) but never lose it.
+  for (auto rit = dirty_jobs_.rbegin(); rit != dirty_jobs_.rend(); ++rit) {
+    const JobId id = *rit;
     auto it = jobs_.find(id);
     if (it == jobs_.end()) {
       journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
@@ -366,6 +370,19 @@ util::Status Controller::Recover() {
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];
+  }
+  // A task with a record of its own is no longer in its array's pending
+  // part (the two differ only after a write torn between them).
+  for (auto& [array_id, ids] : array_records_) {
+    auto part = jobs_.find(array_id);
+    if (part == jobs_.end() || !part->second.IsArrayPendingPart()) continue;
+    auto& pending = part->second.array_pending;
+    for (JobId rid : ids) {
+      const Job& rec = jobs_.at(rid);
+      if (rid == array_id || rec.array_task_id < 0) continue;
+      auto at = std::lower_bound(pending.begin(), pending.end(), rec.array_task_id);
+      if (at != pending.end() && *at == rec.array_task_id) pending.erase(at);
+    }
   }
   // Running jobs keep their script too: a NODE_FAIL may requeue them.
   // Every job in the table keeps its script until it is purged: a finished

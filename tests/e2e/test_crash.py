@@ -104,6 +104,39 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
     assert not leftovers, f"muster-step processes left: {leftovers}"
 
 
+def test_kill9_during_an_array_loses_no_task(fresh_cluster):
+    """Tasks split off an array while musterd is killed: every task ends
+    exactly once in exactly one record."""
+    c = fresh_cluster
+    runs = c.work / "array_runs.log"
+    a = c.sbatch("--array=0-119%6", "--no-requeue", "-o", "/dev/null", "--wrap",
+                 f"echo $SLURM_ARRAY_TASK_ID >> {runs}; sleep 0.1")
+    rng = random.Random(99)
+    for _ in range(6):
+        time.sleep(rng.uniform(0.1, 0.6))
+        pids = c.daemon_pids()
+        if "musterd" in pids:
+            kill9(pids["musterd"])
+        c.up()
+    deadline = time.time() + 120
+    rows = []
+    while time.time() < deadline:
+        r = c.run(["squeue", "-h", "-r", "-t", "all", "-j", str(a), "-o", "%K %T"], check=False)
+        rows = [line.split() for line in r.stdout.splitlines()] if r.returncode == 0 else []
+        if rows and all(state in FINAL for _, state in rows):
+            break
+        time.sleep(0.2)
+    tasks = sorted(int(t) for t, _ in rows)
+    assert tasks == list(range(120)), f"tasks missing or repeated: {tasks}"
+    assert all(state in FINAL for _, state in rows), rows
+    ran = [int(l) for l in runs.read_text().split()]
+    twice = {t for t in ran if ran.count(t) > 1}
+    assert not twice, f"tasks ran more than once: {twice}"
+    for t, state in rows:
+        if state == "COMPLETED":
+            assert int(t) in ran, f"task {t} COMPLETED without running"
+
+
 TIMEOUT_CONF_EXTRA = "SlurmdTimeout=2\n"
 
 
