@@ -192,6 +192,10 @@ struct Job {
   // What is left of its dependency as scontrol prints Dependency=
   // ("afterok:12(unfulfilled)"); "" = none left ("(null)").
   std::string dependency_state;
+  // Its dependency was found never satisfiable: it stays so (as in Slurm,
+  // even if the job it named is requeued and later succeeds) until
+  // scontrol update Dependency= replaces it.
+  bool dependency_failed = false;
 
   bool IsArrayPendingPart() const { return array_job_id != 0 && array_task_id < 0; }
   int NumNodes() const;

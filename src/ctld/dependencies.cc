@@ -88,6 +88,7 @@ util::Status Controller::CheckDependency(const core::JobRequest& req) const {
 
 core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
   if (job.req.dependency.empty()) return core::PendingReason::kNone;
+  if (job.dependency_failed) return core::PendingReason::kDependencyNeverSatisfied;
   auto cached = dependencies_.find(job.id);
   if (cached == dependencies_.end()) {
     auto dep = sched::ParseDependency(job.req.dependency);
@@ -125,6 +126,11 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
     return reason;
   }
   job.explanation = v.explanation;
+  if (reason == core::PendingReason::kDependencyNeverSatisfied) {
+    job.dependency_failed = true;
+    dependencies_.erase(cached);
+    MarkJob(job.id);
+  }
   const bool kill = job.req.kill_invalid_dep == 1 ||
                     (job.req.kill_invalid_dep == -1 && cfg_.kill_invalid_depend);
   if (reason == core::PendingReason::kDependencyNeverSatisfied && kill) {
@@ -134,7 +140,6 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
     job.end_time = now;
     job.reason = reason;
     pending_ids_.erase(job.id);
-    dependencies_.erase(cached);
     MarkJob(job.id);
   }
   return reason;

@@ -223,6 +223,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       job->req.dependency = *c.dependency;
       dependencies_.erase(job->id);
       job->dependency_state.clear();
+      job->dependency_failed = false;
     }
     if (c.nice) {
       job->req.nice = *c.nice;

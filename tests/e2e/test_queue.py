@@ -128,7 +128,7 @@ def test_pipeline_runs_in_order_without_polling(cluster):
 
 
 def test_dependency_that_can_never_be_met(cluster):
-    bad = cluster.sbatch("--wrap", "exit 3")
+    bad = cluster.sbatch("--wrap", '[ -n "$SLURM_RESTART_COUNT" ] && exit 0; exit 3')
     stuck = cluster.sbatch(f"--dependency=afterok:{bad}", "--wrap", "true")
     killed = cluster.sbatch(f"--dependency=afterok:{bad}", "--kill-on-invalid-dep=yes", "--wrap", "true")
     rescue = cluster.sbatch(f"--dependency=afternotok:{bad}", "--wrap", "true")
@@ -142,6 +142,11 @@ def test_dependency_that_can_never_be_met(cluster):
     assert f["JobState"] == "PENDING" and f["Reason"] == "DependencyNeverSatisfied", f
     assert f["Dependency"] == f"afterok:{bad}(failed)", f
     assert "can never be satisfied" in show(cluster, stuck)
+    # It stays failed even when the job it named is requeued and succeeds.
+    cluster.run(["scontrol", "requeue", str(bad)])
+    assert cluster.wait_state(bad, "COMPLETED", timeout=20) == "COMPLETED"
+    time.sleep(0.5)
+    assert cluster.scontrol_job(stuck)["Reason"] == "DependencyNeverSatisfied"
     r = cluster.run(["sbatch", "--dependency=afterok:abc", "--wrap", "true"], check=False)
     assert r.returncode != 0 and "Job dependency problem" in r.stderr
     cluster.run(["scancel", str(stuck)])
