@@ -160,8 +160,11 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   // A pending job shows its node range ("6-6", "1-2"); a job that ended
   // without starting and without -n shows NumTasks=N/A.
   std::string num_nodes = std::to_string(job.NumNodes());
+  // (sbatch -N 6 gives "6-6"; scontrol update NumNodes=2 sets the minimum
+  // alone and shows "2".)
   if (pending && r.min_nodes > 0) {
-    num_nodes = fmt::format("{}-{}", r.min_nodes, r.max_nodes > 0 ? r.max_nodes : r.min_nodes);
+    num_nodes = r.max_nodes > 0 ? fmt::format("{}-{}", r.min_nodes, r.max_nodes)
+                                : std::to_string(r.min_nodes);
   }
   std::string num_tasks = std::to_string(job.NumTasks());
   if (Ended(job.state) && job.alloc.empty() && r.ntasks == 0) num_tasks = "N/A";
