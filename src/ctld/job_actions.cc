@@ -7,9 +7,11 @@
 #include "core/gres.h"
 #include "ctld/controller.h"
 #include "sched/dependency.h"
+#include "sched/partition_rules.h"
 #include "util/log.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
+#include "util/users.h"
 
 namespace muster::ctld {
 
@@ -205,8 +207,15 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       }
       const std::string parts = c.partition ? *c.partition : job->partition;
       for (const auto& p : util::Split(parts, ',')) {
+        const core::Partition& part = *cfg_.FindPartition(p);
+        // A partition the job's owner may not use (AllowAccounts, groups,
+        // state) is refused as at submission.
+        if (c.partition) {
+          MUSTER_RETURN_IF_ERROR(sched::CheckPartitionAccess(
+              req, part, cfg_, [](const std::string& g) { return util::LookupGid(g); }));
+        }
         std::string detail;
-        util::Status sat = sched::CheckSatisfiable(req, *cfg_.FindPartition(p), cfg_, &detail);
+        util::Status sat = sched::CheckSatisfiable(req, part, cfg_, &detail);
         if (!sat.ok()) return sat;
       }
     }
@@ -267,6 +276,16 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
       continue;
     }
     Job& top = *found->front();
+    // As Slurm: users may reorder their own jobs only where the cluster
+    // allows it (SchedulerParameters=enable_user_top).
+    const auto& params = cfg_.scheduler_parameters;
+    const bool user_top = std::any_of(params.begin(), params.end(), [](const std::string& p) {
+      return util::EqualsIgnoreCase(util::Trim(p), "enable_user_top");
+    });
+    if (!caller.admin && !user_top) {
+      out.push_back({sid, "Access/permission denied"});
+      continue;
+    }
     util::Status access = CheckJobAccess(top, caller);
     if (!access.ok() || top.state != JobState::kPending) {
       out.push_back({sid, access.ok() ? "Job is no longer pending execution" : access.message()});

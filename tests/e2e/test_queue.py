@@ -204,7 +204,10 @@ def test_holds_begin_nice_and_top(cluster, users):
     second = cluster.sbatch("--begin=now+1hour", "--wrap", "true", user=user)
     priority = lambda j: int(cluster.scontrol_job(j)["Priority"])
     assert priority(first) > priority(second)
-    cluster.run(["scontrol", "top", str(second)], user=user)
+    if user:  # users need SchedulerParameters=enable_user_top, as in Slurm
+        r = cluster.run(["scontrol", "top", str(second)], user=user, check=False)
+        assert r.returncode == 1 and f"Access/permission denied for job {second}" in r.stderr
+    cluster.run(["scontrol", "top", str(second)])
     assert priority(second) > priority(first)
     cluster.run(["scancel", str(held), str(later), str(nice), str(first), str(second)])
 
