@@ -37,9 +37,10 @@ Job& Controller::SplitTask(Job& part, int task) {
     return part;
   }
   if (it != pending.end() && *it == task) pending.erase(it);
+  // The copy must not carry the (possibly long) list of pending tasks.
+  std::vector<int> rest = std::move(part.array_pending);
   Job split = part;
-  split.array_pending.clear();
-  split.array_pending.shrink_to_fit();
+  part.array_pending = std::move(rest);
   split.array_task_id = task;
   split.id = next_job_id_++;
   const JobId id = split.id;
@@ -49,6 +50,15 @@ Job& Controller::SplitTask(Job& part, int task) {
   MarkJob(part.id);
   MarkJob(id);
   return jobs_.at(id);
+}
+
+util::Result<std::vector<Job*>> Controller::ResolveForCaller(const std::string& text,
+                                                             const Caller& caller) {
+  // Access first: nobody splits up another user's array.
+  auto seen = ResolveJobs(text, /*split_pending=*/false);
+  if (!seen.ok()) return seen.status();
+  for (const Job* job : *seen) MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+  return ResolveJobs(text, /*split_pending=*/true);
 }
 
 util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,

@@ -533,12 +533,15 @@ void Controller::RunSchedule() {
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
   next_dependency_time_ = 0;
+  singleton_index_.reset();
   const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.at(id);
     // Held jobs show their hold as the reason, and their dependency too.
-    core::PendingReason waits = DependencyGate(job, snap.now);
+    bool one_at_a_time = false;
+    core::PendingReason waits = DependencyGate(job, snap.now, &one_at_a_time);
+    if (one_at_a_time) snap.start_limit[id] = 1;
     if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
     if (waits != core::PendingReason::kNone && !job.held) {
       job.reason = waits;
@@ -727,6 +730,15 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
       auto it = jobs_.find(result->job_id);
       bool running = it != jobs_.end() && (it->second.state == JobState::kRunning ||
                                            it->second.state == JobState::kCompleting);
+      // Only the agent hosting the run's batch host ends it: an end from
+      // elsewhere is an old run of a requeued job.
+      if (running) {
+        const std::string& host = it->second.batch_host;
+        running = std::any_of(agents_.begin(), agents_.end(), [&](const auto& a) {
+          return a.second.conn == conn &&
+                 std::find(a.second.nodes.begin(), a.second.nodes.end(), host) != a.second.nodes.end();
+        });
+      }
       if (running) {
         it->second.max_rss_kb = result->max_rss_kb;
         it->second.total_cpu_ms = result->total_cpu_ms;
@@ -904,12 +916,15 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   };
   if (!ids.empty()) {
     for (const auto& sid : ids) {
-      auto found = ResolveJobs(sid, /*split_pending=*/true);
+      auto found = ResolveForCaller(sid, caller);
       if (!found.ok()) {
         out.push_back({sid, found.status().message()});
         continue;
       }
+      // A whole array: its records still pending or running.
+      const bool whole = found->size() > 1;
       for (Job* job : *found) {
+        if (whole && (core::IsFinished(job->state) || job->state == JobState::kCompleting)) continue;
         if (!filtered || matches(*job)) targets.push_back(job);
       }
     }
@@ -968,7 +983,7 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
                                               bool user_hold, const Caller& caller) {
   std::vector<JobActionResult> out;
   for (const auto& sid : ids) {
-    auto found = ResolveJobs(sid, /*split_pending=*/true);
+    auto found = ResolveForCaller(sid, caller);
     if (!found.ok()) {
       out.push_back({sid, found.status().message()});
       continue;
@@ -989,7 +1004,9 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
       }
       if (hold) {
         job.held = true;
-        job.held_by_admin = caller.admin && !user_hold;
+        // An admin's hold or uhold sets the kind (as Slurm); a user's hold
+        // never lifts an administrator's.
+        job.held_by_admin = caller.admin ? !user_hold : job.held_by_admin;
         job.priority = 0;
         job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin
                                        : core::PendingReason::kJobHeldUser;

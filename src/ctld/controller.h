@@ -148,6 +148,11 @@ class Controller {
   // split off into records of their own, so they can be acted on one by
   // one. Error "Invalid job id specified" when nothing matches.
   util::Result<std::vector<core::Job*>> ResolveJobs(const std::string& text, bool split_pending);
+  // ResolveJobs with split_pending for acting on jobs: refused with
+  // "Access/permission denied" before anything is split when a record named
+  // is not the caller's (and the caller is no admin).
+  util::Result<std::vector<core::Job*>> ResolveForCaller(const std::string& text,
+                                                         const Caller& caller);
   // Takes task `task` out of an array's pending part into a pending record
   // of its own (a new job id), or returns the part itself when `task` is
   // the last one left (it becomes that task, as in Slurm).
@@ -169,7 +174,9 @@ class Controller {
   // cancelled here when it or the cluster asks (--kill-on-invalid-dep,
   // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
   // the job is no longer pending.
-  core::PendingReason DependencyGate(core::Job& job, int64_t now);
+  // *one_at_a_time: an array's pending part may start one task this pass
+  // (aftercorr / singleton are checked task by task).
+  core::PendingReason DependencyGate(core::Job& job, int64_t now, bool* one_at_a_time);
 
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
@@ -202,6 +209,9 @@ class Controller {
   // offset lets one go (0 = none), so housekeeping starts a pass then.
   std::map<core::JobId, sched::Dependency> dependencies_;
   int64_t next_dependency_time_ = 0;
+  // Unfinished jobs by (uid, name) for singleton, built lazily in a pass.
+  std::optional<std::map<std::pair<uint32_t, std::string>, std::vector<core::JobId>>>
+      singleton_index_;
   // Explanations of jobs waiting for resources, refreshed at most once a
   // second (they cost a simulation each).
   int64_t next_explain_time_ = 0;

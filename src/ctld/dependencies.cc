@@ -2,6 +2,7 @@
 // sched::DepLookup, and the gate a pending job passes before each
 // scheduling pass. The rules themselves are the pure sched/dependency.
 #include <algorithm>
+#include <functional>
 
 #include "ctld/controller.h"
 #include "util/log.h"
@@ -30,8 +31,10 @@ sched::DepJob ViewOf(const Job& job) {
 // rules see it.
 class JobTable : public sched::DepLookup {
  public:
-  JobTable(const std::map<JobId, Job>& jobs, const std::map<JobId, std::set<JobId>>& arrays)
-      : jobs_(jobs), arrays_(arrays) {}
+  using SingletonIndex = std::map<std::pair<uint32_t, std::string>, std::vector<JobId>>;
+  JobTable(const std::map<JobId, Job>& jobs, const std::map<JobId, std::set<JobId>>& arrays,
+           const std::function<const SingletonIndex&()>& singletons)
+      : jobs_(jobs), arrays_(arrays), singletons_(singletons) {}
 
   std::vector<sched::DepJob> Find(JobId id, int task) const override {
     std::vector<sched::DepJob> out;
@@ -63,11 +66,13 @@ class JobTable : public sched::DepLookup {
   }
 
   bool SingletonBlocked(const Job& self) const override {
-    for (const auto& [id, job] : jobs_) {
-      if (id == self.id || core::IsFinished(job.state)) continue;
-      if (job.req.uid != self.req.uid || job.req.name != self.req.name) continue;
+    const SingletonIndex& index = singletons_();
+    auto same = index.find({self.req.uid, self.req.name});
+    if (same == index.end()) return false;
+    for (JobId id : same->second) {
+      if (id == self.id) continue;
       // An earlier submission, or one already running.
-      if (id < self.id || job.state != JobState::kPending) return true;
+      if (id < self.id || jobs_.at(id).state != JobState::kPending) return true;
     }
     return false;
   }
@@ -75,7 +80,14 @@ class JobTable : public sched::DepLookup {
  private:
   const std::map<JobId, Job>& jobs_;
   const std::map<JobId, std::set<JobId>>& arrays_;
+  const std::function<const SingletonIndex&()>& singletons_;
 };
+
+bool OneTaskAtATime(const sched::Dependency& d) {
+  return std::any_of(d.terms.begin(), d.terms.end(), [](const sched::DepTerm& t) {
+    return t.type == sched::DepType::kAfterCorr || t.type == sched::DepType::kSingleton;
+  });
+}
 
 }  // namespace
 
@@ -86,7 +98,8 @@ util::Status Controller::CheckDependency(const core::JobRequest& req) const {
   return util::InvalidArgument(std::string(sched::SlurmSubmitErrorText(dep.status())));
 }
 
-core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
+core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_at_a_time) {
+  *one_at_a_time = false;
   if (job.req.dependency.empty()) return core::PendingReason::kNone;
   if (job.dependency_failed) return core::PendingReason::kDependencyNeverSatisfied;
   auto cached = dependencies_.find(job.id);
@@ -112,8 +125,20 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
     self_view.array_task_id = job.array_pending.front();
     self = &self_view;
   }
-  sched::DepVerdict v = sched::EvaluateDependency(cached->second, *self,
-                                                  JobTable(jobs_, array_records_), now);
+  // Unfinished jobs by (user, name), built once per pass when a singleton
+  // asks (the pass resets singleton_index_).
+  std::function<const JobTable::SingletonIndex&()> singletons = [this]() -> const JobTable::SingletonIndex& {
+    if (!singleton_index_) {
+      singleton_index_.emplace();
+      for (const auto& [id, j] : jobs_) {
+        if (!core::IsFinished(j.state)) (*singleton_index_)[{j.req.uid, j.req.name}].push_back(id);
+      }
+    }
+    return *singleton_index_;
+  };
+  sched::DepVerdict v = sched::EvaluateDependency(
+      cached->second, *self, JobTable(jobs_, array_records_, singletons), now);
+  const bool per_task = job.IsArrayPendingPart() && OneTaskAtATime(cached->second);
   job.dependency_state = v.status == sched::DepStatus::kSatisfied
                              ? ""
                              : sched::FormatDependency(cached->second, v.states);
@@ -122,10 +147,33 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now) {
   }
   core::PendingReason reason = sched::DependencyReason(v);
   if (reason == core::PendingReason::kNone) {
+    if (per_task) {
+      // aftercorr / singleton: the next task may go, the others wait for
+      // their own turn.
+      *one_at_a_time = true;
+      return reason;
+    }
+    // Met: dropped, as Slurm does (a requeue of the job it named later
+    // does not make it wait again).
     dependencies_.erase(cached);
+    job.req.dependency.clear();
+    MarkJob(job.id);
     return reason;
   }
   job.explanation = v.explanation;
+  if (per_task && reason == core::PendingReason::kDependencyNeverSatisfied &&
+      job.array_pending.size() > 1) {
+    // Only the task that would start next failed its pairing: it is split
+    // off with the failure, the rest of the array goes on.
+    Job& task = SplitTask(job, job.array_pending.front());
+    task.dependency_failed = true;
+    task.dependency_state = job.dependency_state;
+    task.reason = reason;
+    task.explanation = v.explanation;
+    MarkJob(task.id);
+    RequestSchedule();
+    return core::PendingReason::kDependency;
+  }
   if (reason == core::PendingReason::kDependencyNeverSatisfied) {
     job.dependency_failed = true;
     dependencies_.erase(cached);

@@ -93,10 +93,15 @@ std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>&
 
 namespace {
 
+// Slurm's nice range.
+constexpr int64_t kMaxNice = 2147483645;
+
 // The fields of `scontrol update JobId=...` Muster applies, lower case.
 bool PendingOnly(const std::string& key) {
+  // TimeLimit too: a running job's limit is enforced by its muster-step
+  // from the launch, which has no way to hear of a change yet.
   return key == "partition" || key == "numnodes" || key == "gres" || key == "tresperjob" ||
-         key == "dependency";
+         key == "dependency" || key == "timelimit";
 }
 
 }  // namespace
@@ -104,7 +109,9 @@ bool PendingOnly(const std::string& key) {
 util::Status Controller::UpdateJob(const std::string& id_text,
                                    const std::vector<std::pair<std::string, std::string>>& fields,
                                    const Caller& caller) {
-  auto found = ResolveJobs(id_text, /*split_pending=*/false);
+  // "123_5" still waiting inside the array's pending part is split off, so
+  // the update reaches that task alone.
+  auto found = ResolveForCaller(id_text, caller);
   if (!found.ok()) return found.status();
   auto allowed = [&](const Job& job) {
     for (const auto& [key, value] : fields) {
@@ -154,7 +161,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       c.dependency = value;
     } else if (key == "nice") {
       auto n = util::ParseInt(value.empty() || value[0] != '+' ? value : value.substr(1));
-      if (!n.ok() || *n < -2147483645 || *n > 2147483645) {
+      if (!n.ok() || *n < -kMaxNice || *n > kMaxNice) {
         return util::InvalidArgument("Invalid nice value");
       }
       if (*n < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
@@ -299,7 +306,7 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
       if (other.req.uid != top.req.uid || other.partition != top.partition) continue;
       if (PayloadId(other) == PayloadId(top)) continue;
       const int64_t order = other.array_job_id != 0 ? other.array_job_id : other.id;
-      const int64_t behind = top_order + top.req.nice - order + 1;
+      const int64_t behind = std::min<int64_t>(top_order + top.req.nice - order + 1, kMaxNice);
       if (other.req.nice >= behind) continue;
       other.req.nice = static_cast<int>(behind);
       if (!other.held) other.priority = BasePriority(other);

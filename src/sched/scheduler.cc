@@ -63,6 +63,9 @@ class Pass {
         continue;
       }
       if (throttle_left > 0) want = std::min(want, throttle_left);
+      if (auto limit = s_.start_limit.find(job->id); limit != s_.start_limit.end()) {
+        want = std::min(want, limit->second);
+      }
       PendingReason reason = PendingReason::kNone;
       int started = 0;
       while (started < want) {

@@ -98,6 +98,9 @@ struct Snapshot {
   // Tasks of each job array (by array id) that hold resources now, for the
   // arrays' %N throttles (Job::array_max_running).
   std::map<core::JobId, int> array_running;
+  // At most this many starts of a job this pass (an array whose tasks'
+  // dependencies are checked one task at a time); absent = no limit.
+  std::map<core::JobId, int> start_limit;
   int64_t now = 0;
 };
 

@@ -97,6 +97,20 @@ def test_array_ids_address_single_tasks(cluster):
     assert {s for _, _, s in records(cluster, a)} == {"CANCELLED"}
 
 
+def test_other_users_cannot_touch_an_array(cluster, users):
+    if len(users) < 2:
+        pytest.skip("needs root for the test users")
+    a = cluster.sbatch("-H", "--array=1-3", "--wrap", "true", user=users[0])
+    for argv in (["scancel", f"{a}_2"], ["scontrol", "release", f"{a}_2"],
+                 ["scontrol", "update", f"JobId={a}_2", "Nice=10"]):
+        r = cluster.run(argv, user=users[1], check=False)
+        assert r.returncode != 0 and "Access/permission denied" in r.stderr, (argv, r.stderr)
+    # Nothing was split off or changed.
+    assert cluster.run(["squeue", "-h", "-j", str(a), "-o", "%i %r"]).stdout.strip() == \
+        f"{a}_[1-3] JobHeldUser"
+    cluster.run(["scancel", str(a)])
+
+
 def test_bad_array_specs_are_refused(cluster):
     before = cluster.run(["squeue", "-h", "-t", "all", "-o", "%A"]).stdout
     for spec in ("5-3", "x", "0-2000"):
