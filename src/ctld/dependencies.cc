@@ -127,7 +127,8 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_
   }
   // Unfinished jobs by (user, name), built once per pass when a singleton
   // asks (the pass resets singleton_index_).
-  std::function<const JobTable::SingletonIndex&()> singletons = [this]() -> const JobTable::SingletonIndex& {
+  using Index = JobTable::SingletonIndex;
+  std::function<const Index&()> singletons = [this]() -> const Index& {
     if (!singleton_index_) {
       singleton_index_.emplace();
       for (const auto& [id, j] : jobs_) {

@@ -189,13 +189,15 @@ util::Status Controller::UpdateJob(const std::string& id_text,
         c.gres = *g;
       }
     } else {
-      return util::InvalidArgument("Update of this parameter is not supported: " + key + "=" + value);
+      return util::InvalidArgument("Update of this parameter is not supported: " + key + "=" +
+                                   value);
     }
   }
   for (Job* job : *found) {
     if (c.time_limit) {
       // Users may only lower a limit; admins set any.
-      const bool raises = *c.time_limit < 0 || (job->time_limit_s >= 0 && *c.time_limit > job->time_limit_s);
+      const bool raises = *c.time_limit < 0 ||
+                          (job->time_limit_s >= 0 && *c.time_limit > job->time_limit_s);
       if (raises && !caller.admin) return util::PermissionDenied("Access/permission denied");
     }
     if (c.throttle && job->array_job_id == 0) {
