@@ -172,6 +172,14 @@ void Agent::OnMessage(const json& msg) {
     std::string type = msg.at("type").get<std::string>();
     if (type == "launch") {
       Launch(msg);
+    } else if (type == "limit") {
+      // A running job's new time limit, in seconds (-1 = unlimited).
+      uint32_t id = msg.at("job_id").get<uint32_t>();
+      auto it = steps_.find(id);
+      if (it == steps_.end() || it->second.ended || it->second.pid <= 0) return;
+      union sigval v {};
+      v.sival_int = stepd::EncodeTimeLimit(msg.at("time_limit_s").get<int64_t>());
+      ::sigqueue(it->second.pid, SIGUSR1, v);
     } else if (type == "cancel" || type == "signal") {
       uint32_t id = msg.at("job_id").get<uint32_t>();
       auto it = steps_.find(id);

@@ -98,10 +98,8 @@ constexpr int64_t kMaxNice = 2147483645;
 
 // The fields of `scontrol update JobId=...` Muster applies, lower case.
 bool PendingOnly(const std::string& key) {
-  // TimeLimit too: a running job's limit is enforced by its muster-step
-  // from the launch, which has no way to hear of a change yet.
   return key == "partition" || key == "numnodes" || key == "gres" || key == "tresperjob" ||
-         key == "dependency" || key == "timelimit";
+         key == "dependency";
 }
 
 }  // namespace
@@ -230,7 +228,15 @@ util::Status Controller::UpdateJob(const std::string& id_text,
     }
   }
   for (Job* job : *found) {
-    if (c.time_limit) job->time_limit_s = *c.time_limit;
+    if (c.time_limit) {
+      job->time_limit_s = *c.time_limit;
+      // A running job's muster-step enforces the limit: it hears of the
+      // new one once it is on disk.
+      if (job->state == JobState::kRunning) {
+        SendToAgentOf(*job,
+                      {{"type", "limit"}, {"job_id", job->id}, {"time_limit_s", *c.time_limit}});
+      }
+    }
     if (c.partition) {
       job->partition = *c.partition;
       job->req.partition = *c.partition;

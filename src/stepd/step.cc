@@ -48,6 +48,10 @@ constexpr int kHandledSignals[] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGUSR1};
 // sigqueue value layout for SIGUSR1 (see step.h).
 constexpr int kSignalMask = 0xff;
 constexpr int kBatchOnlyFlag = 0x100;
+constexpr int kNewLimitFlag = 0x200;  // the rest: the new limit
+constexpr int kLimitInMinutes = 0x400;
+constexpr int kLimitShift = 11;
+constexpr int kLimitMask = (1 << 20) - 1;  // all ones: unlimited
 
 // After the batch shell exits, how long leftovers may take to die before
 // muster-step reports anyway and leaves them (a process stuck in
@@ -120,7 +124,12 @@ class Supervisor {
 
   // Deadlines on the monotonic clock, in ms; unset = not pending.
   std::optional<int64_t> warn_at_;
+  bool warned_ = false;  // the warning signal went out already
   std::optional<int64_t> limit_at_;
+  int64_t start_ms_ = 0;  // the batch shell's start, monotonic
+  int64_t time_limit_s_ = 0;  // spec_.time_limit_s, or as updated since
+  // Arms the warning and the limit for `limit_s` (<= 0: none) from start_ms_.
+  void SetLimit(int64_t limit_s);
   std::optional<int64_t> kill_at_;
   std::optional<int64_t> give_up_at_;
   std::optional<int64_t> sample_at_;
@@ -151,16 +160,9 @@ StepResult Supervisor::Run() {
   util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
   if (cgroup_ && cgroup_->NeedsSampling()) sample_at_ = start + kMemorySampleMs;
 
-  if (spec_.time_limit_s > 0) {
-    // Bounded so the ms arithmetic cannot overflow (2^40 s, some 35,000 years, is unlimited enough).
-    int64_t limit_s = std::min<int64_t>(spec_.time_limit_s, kMaxTimeLimitS);
-    limit_at_ = start + limit_s * 1000;
-    if (spec_.warn_signal > 0) {
-      // A warning time longer than the limit sends the warning at once.
-      int64_t warn_after_s = std::max<int64_t>(0, limit_s - std::max(0, spec_.warn_time_s));
-      warn_at_ = start + warn_after_s * 1000;
-    }
-  }
+  start_ms_ = start;
+  time_limit_s_ = spec_.time_limit_s;
+  SetLimit(time_limit_s_);
 
   while (!finished_) {
     struct pollfd pfd = {signal_fd_, POLLIN, 0};
@@ -236,6 +238,15 @@ void Supervisor::HandleSignal(const struct signalfd_siginfo& si) {
         return;
       }
       int value = si.ssi_int;
+      if ((value & kNewLimitFlag) != 0) {
+        // scontrol update TimeLimit= of a running job.
+        const int amount = (value >> kLimitShift) & kLimitMask;
+        time_limit_s_ = amount == kLimitMask ? -1
+                                             : int64_t{amount} * ((value & kLimitInMinutes) ? 60 : 1);
+        util::LogInfo("job {}: time limit now {} s", spec_.job_id, time_limit_s_);
+        if (!terminating_) SetLimit(time_limit_s_);
+        return;
+      }
       int sig = value & kSignalMask;
       if (sig <= 0 || sig >= NSIG) {
         util::LogWarn("job {}: ignoring request to deliver invalid signal {}", spec_.job_id, sig);
@@ -282,15 +293,30 @@ void Supervisor::OnShellExit(int status) {
   give_up_at_ = MonotonicMs() + kUnkillableTimeoutMs;
 }
 
+void Supervisor::SetLimit(int64_t limit_s) {
+  limit_at_.reset();
+  if (!warned_) warn_at_.reset();
+  if (limit_s <= 0 || shell_exited_) return;
+  // Bounded so the ms arithmetic cannot overflow (2^40 s, some 35,000 years, is unlimited enough).
+  limit_s = std::min<int64_t>(limit_s, kMaxTimeLimitS);
+  limit_at_ = start_ms_ + limit_s * 1000;
+  if (spec_.warn_signal > 0 && !warned_) {
+    // A warning time longer than the limit sends the warning at once.
+    int64_t warn_after_s = std::max<int64_t>(0, limit_s - std::max(0, spec_.warn_time_s));
+    warn_at_ = start_ms_ + warn_after_s * 1000;
+  }
+}
+
 void Supervisor::HandleDeadlines(int64_t now) {
   if (warn_at_ && now >= *warn_at_) {
     warn_at_.reset();
+    warned_ = true;
     util::LogInfo("job {}: sending warning signal {}", spec_.job_id, spec_.warn_signal);
     Deliver(spec_.warn_signal, spec_.warn_batch_only);
   }
   if (limit_at_ && now >= *limit_at_) {
     limit_at_.reset();
-    util::LogInfo("job {}: time limit of {} s reached", spec_.job_id, spec_.time_limit_s);
+    util::LogInfo("job {}: time limit of {} s reached", spec_.job_id, time_limit_s_);
     BeginTermination(EndCause::kTimeout, now);
   }
   if (kill_at_ && now >= *kill_at_) {
@@ -505,6 +531,18 @@ int RunStep(const std::string& dir) {
   int rc = WriteResult(dir_fd, dir, result);
   ::close(dir_fd);
   return rc;
+}
+
+int EncodeTimeLimit(int64_t seconds) {
+  int64_t amount = kLimitMask;  // unlimited
+  int units = 0;
+  if (seconds >= 0 && seconds < kLimitMask) {
+    amount = seconds;
+  } else if (seconds >= 0) {
+    amount = std::min<int64_t>((seconds + 59) / 60, kLimitMask - 1);
+    units = kLimitInMinutes;
+  }
+  return kNewLimitFlag | units | static_cast<int>(amount << kLimitShift);
 }
 
 }  // namespace muster::stepd

@@ -9,7 +9,12 @@
 //   SIGTERM            cancel: SIGTERM to every job process, SIGKILL after
 //                      kill_wait_s; result state CANCELLED.
 //   SIGUSR1 + sigqueue value v: deliver signal (v & 0xff) to the job's
-//                      processes, only the batch shell when (v & 0x100).
+//                      processes, only the batch shell when (v & 0x100);
+//                      with (v & 0x200) instead a new time limit from
+//                      the start of (v >> 11) & 0xfffff seconds, minutes
+//                      when (v & 0x400), all ones = unlimited (scontrol
+//                      update TimeLimit=); see EncodeTimeLimit.
+// EncodeTimeLimit(seconds, -1 = unlimited) gives that value.
 // The step tracks the whole process tree (it is a child subreaper, so
 // detached descendants reparent to it) and kills all of it at the end.
 // Where cgroups are usable (root, a writable v1 memory hierarchy or v2) the
@@ -92,5 +97,8 @@ util::Result<StepResult> StepResultFromJson(const nlohmann::json& j);
 // for bad usage. Exits only once no process of the job remains, or after
 // giving up on unkillable ones for 60 s (detail says so).
 int RunStep(const std::string& dir);
+
+// The SIGUSR1 sigqueue value asking a step to take a new time limit.
+int EncodeTimeLimit(int64_t seconds);
 
 }  // namespace muster::stepd

@@ -310,6 +310,19 @@ def test_scontrol_update_job(cluster, users):
     cluster.run(["scancel", str(job), str(running), str(dep)])
 
 
+def test_time_limit_of_a_running_job(cluster, users):
+    user = users[0] if users else None
+    lowered = cluster.sbatch("-t", "10", "--wrap", "sleep 60", user=user)
+    raised = cluster.sbatch("-t", "0:02", "--wrap", "sleep 5")
+    cluster.wait_state(lowered, "RUNNING")
+    cluster.wait_state(raised, "RUNNING")
+    cluster.run(["scontrol", "update", f"JobId={lowered}", "TimeLimit=0:03"], user=user)
+    cluster.run(["scontrol", "update", f"JobId={raised}", "TimeLimit=10"])
+    assert cluster.scontrol_job(lowered)["TimeLimit"] == "00:00:03"
+    assert cluster.wait_done(lowered, timeout=20) == "TIMEOUT"
+    assert cluster.wait_done(raised, timeout=20) == "COMPLETED"
+
+
 # ---- why is it waiting? ---------------------------------------------------
 
 def test_reasons_explanations_and_start_estimates(cluster):
