@@ -52,7 +52,7 @@ int ShowHostlist(const std::vector<std::string>& words) {
   return 0;
 }
 
-int Show(const std::vector<std::string>& words, bool one_liner, bool details) {
+int Show(const std::vector<std::string>& words, bool one_liner, bool details, bool all) {
   if (words.empty()) {
     std::cerr << "scontrol: error: too few arguments for keyword:show\n";
     return 1;
@@ -64,6 +64,7 @@ int Show(const std::vector<std::string>& words, bool one_liner, bool details) {
   render::ShowRequest req;
   req.one_liner = one_liner;
   req.details = details;
+  req.all = all;
   if (what == "job" || what == "jobs" || what == "jobid") {
     req.what = "job";
   } else if (what == "node" || what == "nodes") {
@@ -217,14 +218,16 @@ int Update(const std::vector<std::string>& words) {
 }  // namespace
 
 int ScontrolMain(const std::vector<std::string>& args) {
-  bool one_liner = false, details = false;
+  bool one_liner = false, details = false, all = false;
   std::vector<std::string> words;
   for (const auto& a : args) {
     if (a == "-o" || a == "--oneliner") {
       one_liner = true;
     } else if (a == "-d" || a == "--details" || a == "-dd") {
       details = true;
-    } else if (a == "-Q" || a == "--quiet" || a == "-v" || a == "-a" || a == "--all") {
+    } else if (a == "-a" || a == "--all") {
+      all = true;
+    } else if (a == "-Q" || a == "--quiet" || a == "-v") {
       continue;
     } else {
       words.push_back(a);
@@ -238,7 +241,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
   }
   std::string verb = util::ToLower(words[0]);
   std::vector<std::string> rest(words.begin() + 1, words.end());
-  if (verb == "show") return Show(rest, one_liner, details);
+  if (verb == "show") return Show(rest, one_liner, details, all);
   if (verb == "update") return Update(rest);
   if (verb == "hold" || verb == "uhold" || verb == "release" || verb == "requeue" ||
       verb == "requeuehold" || verb == "top") {

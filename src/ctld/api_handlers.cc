@@ -50,11 +50,12 @@ json ActionResults(const std::vector<JobActionResult>& results) {
   return json{{"results", out}};
 }
 
-render::ClusterView MakeView(const Controller& ctl, uint32_t uid) {
+render::ClusterView MakeView(const Controller& ctl, const Caller& caller) {
   render::ClusterView view;
   view.config = &ctl.config();
   view.now = ctl.Now();
-  view.caller_uid = uid;
+  view.caller_uid = caller.uid;
+  view.caller_groups = util::UserGroups(caller.uid, caller.gid);
   view.ctld_start_time = ctl.start_time();
   view.jobs.reserve(ctl.jobs().size());
   for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
@@ -193,12 +194,12 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     return JsonReply(200, {{"status", "ok"}});
   }
   if (what == "render" && parts.size() == 3 && post) {
-    render::ClusterView view = MakeView(ctl, caller.uid);
+    render::ClusterView view = MakeView(ctl, caller);
     if (parts[2] == "squeue") {
       auto r = render::SqueueRequestFromJson(body);
       if (r.ok() && r->start) {
         ctl.EstimateStartTimes();
-        view = MakeView(ctl, caller.uid);
+        view = MakeView(ctl, caller);
       }
       if (!r.ok()) return Error(400, r.status().message());
       return TextReply(render::RenderSqueue(*r, view));

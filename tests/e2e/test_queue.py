@@ -363,6 +363,7 @@ PartitionName=secret Nodes=n2 Hidden=YES State=UP
 PartitionName=closed Nodes=n2 State=DRAIN
 PartitionName=off Nodes=n2 State=INACTIVE
 PartitionName=physics Nodes=n2 AllowAccounts=physics State=UP
+PartitionName=staff Nodes=n2 AllowGroups=root State=UP
 """
 
 
@@ -408,6 +409,15 @@ def test_partition_access_for_users(users):
         seen = c.run(["sinfo", "-h", "-o", "%P"], user=users[0]).stdout.split()
         assert "secret" not in seen and "long" in seen, seen
         assert "secret" in c.run(["sinfo", "-a", "-h", "-o", "%P"], user=users[0]).stdout.split()
+        # AllowGroups: refused at submission, and not shown to those left out unless -a.
+        r = c.run(["sbatch", "-p", "staff", "--wrap", "true"], user=users[0], check=False)
+        assert r.returncode != 0 and "User's group not permitted to use this partition" in r.stderr
+        assert "staff" not in seen
+        r = c.run(["scontrol", "show", "partition", "staff"], user=users[0], check=False)
+        assert r.returncode != 0 and "Partition staff not found" in r.stderr + r.stdout
+        r = c.run(["scontrol", "-a", "show", "partition", "staff"], user=users[0])
+        assert "PartitionName=staff" in r.stdout and "AllowGroups=root" in r.stdout
+        assert "staff" in c.run(["sinfo", "-h", "-o", "%P"]).stdout.split()  # root sees it
     finally:
         c.teardown()
         shutil.rmtree(c.root, ignore_errors=True)

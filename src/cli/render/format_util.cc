@@ -273,6 +273,21 @@ bool SeesHiddenPartitions(const ClusterView& view) {
          std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
 }
 
+bool PartitionVisible(const core::Partition& part, const ClusterView& view) {
+  if (SeesHiddenPartitions(view)) return true;
+  if (part.hidden) return false;
+  if (part.allow_groups.empty()) return true;
+  for (const std::string& g : part.allow_groups) {
+    if (util::EqualsIgnoreCase(g, "ALL")) return true;
+    auto gid = util::LookupGid(g);
+    if (gid && std::find(view.caller_groups.begin(), view.caller_groups.end(), *gid) !=
+                   view.caller_groups.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
 std::string JobExplanation(const core::Job& job) {
   if (job.state != JobState::kPending) return "";
   if (!job.explanation.empty()) return job.explanation;

@@ -89,6 +89,10 @@ class TimestampFormatter {
 // Whether the caller sees Hidden=YES partitions without -a: root,
 // SlurmUser and AdminUsers (Slurm's operators and administrators).
 bool SeesHiddenPartitions(const ClusterView& view);
+// Whether a partition is shown to the caller without -a: not Hidden=YES and
+// open to one of the caller's groups (AllowGroups), unless the caller sees
+// hidden partitions anyway (SeesHiddenPartitions).
+bool PartitionVisible(const core::Partition& part, const ClusterView& view);
 
 // ---- job-derived values shared by squeue and scontrol show job ----
 

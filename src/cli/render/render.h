@@ -29,6 +29,8 @@ struct ClusterView {
   std::vector<const core::Node*> nodes;  // config order
   int64_t now = 0;
   uint32_t caller_uid = 0;
+  // The caller's groups (primary first), for partitions' AllowGroups.
+  std::vector<uint32_t> caller_groups;
   // Version= (scontrol show node), %v (sinfo) and SLURM_VERSION (show config).
   std::string version = "0.1.0";
   int64_t ctld_start_time = 0;  // BOOT_TIME in `scontrol show config`; 0 = Unknown
@@ -145,6 +147,7 @@ struct ShowRequest {
   std::string name;
   bool one_liner = false;
   bool details = false;
+  bool all = false;  // -a: hidden partitions and those closed to the caller too
 };
 nlohmann::json ToJson(const ShowRequest& r);
 util::Result<ShowRequest> ShowRequestFromJson(const nlohmann::json& j);

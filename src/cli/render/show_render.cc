@@ -233,11 +233,10 @@ Result<std::string> ShowPartitions(const ShowRequest& req, const ClusterView& vi
   // Observed as a plain user with train Hidden=YES: `scontrol show
   // partition` lists short only and `scontrol show partition train` says
   // "Partition train not found"; root sees both.
-  const bool show_hidden = SeesHiddenPartitions(view);
   std::string out;
   for (const core::Partition& p : cfg.partitions) {
     if (!req.name.empty() && p.name != req.name) continue;
-    if (p.hidden && !show_hidden) continue;
+    if (!req.all && !PartitionVisible(p, view)) continue;
     out += Assemble(PartitionLines(p, view), req.one_liner);
   }
   if (out.empty()) {
@@ -705,7 +704,8 @@ nlohmann::json ToJson(const ShowRequest& r) {
   return nlohmann::json{{"what", r.what},
                         {"name", r.name},
                         {"one_liner", r.one_liner},
-                        {"details", r.details}};
+                        {"details", r.details},
+                        {"all", r.all}};
 }
 
 Result<ShowRequest> ShowRequestFromJson(const nlohmann::json& j) {
@@ -716,6 +716,7 @@ Result<ShowRequest> ShowRequestFromJson(const nlohmann::json& j) {
     r.name = j.value("name", std::string());
     r.one_liner = j.value("one_liner", false);
     r.details = j.value("details", false);
+    r.all = j.value("all", false);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("show request: ") + e.what());

@@ -846,12 +846,13 @@ std::vector<Record> BuildRecords(const SinfoRequest& req, const std::vector<Spec
   std::set<std::pair<size_t, const core::Node*>> in_record;
   // Hidden=YES partitions are left out unless -a/--all or -p asks for them
   // (observed as a plain user on the oracle: `sinfo` omits train, `sinfo -a`
-  // and `sinfo -p train` show it; root always sees it).
-  const bool show_hidden = req.all || !only_parts.empty() || SeesHiddenPartitions(ctx.view);
+  // and `sinfo -p train` show it; root always sees it), and so are those
+  // whose AllowGroups leaves the caller out (man sinfo, -a).
+  const bool show_all = req.all || !only_parts.empty();
   for (size_t p = 0; p < ctx.cfg.partitions.size(); ++p) {
     const core::Partition& part = ctx.cfg.partitions[p];
     if (!only_parts.empty() && only_parts.count(part.name) == 0) continue;
-    if (part.hidden && !show_hidden) continue;
+    if (!show_all && !PartitionVisible(part, ctx.view)) continue;
     std::vector<const core::Node*> members;
     for (const std::string& name : part.nodes) {
       auto it = by_name.find(name);
