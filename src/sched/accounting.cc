@@ -19,6 +19,52 @@ NodeLookup Linear(const std::vector<core::Node*>& nodes) {
   };
 }
 
+// GPU indices and CPU ids are kept alike: one flag per id on the node.
+struct IdKind {
+  const char* item;   // "GPU", "CPU": "GPU 3 is already allocated"
+  const char* index;  // "GPU index", "CPU id": "... 9 out of range"
+};
+constexpr IdKind kGpuIds{"GPU", "GPU index"};
+constexpr IdKind kCpuIds{"CPU", "CPU id"};
+
+// Each id in [0, total), free in `used` (missing flags count as free), and
+// named once.
+util::Status CheckFreeIds(const std::string& node, const std::vector<int>& ids, int total,
+                          const std::vector<bool>& used, const IdKind& kind) {
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const int id = ids[k];
+    if (id < 0 || id >= total) {
+      return util::FailedPrecondition("node " + node + ": " + kind.index + " " + std::to_string(id) +
+                                      " out of range (node has " + std::to_string(total) + ")");
+    }
+    const bool taken = static_cast<size_t>(id) < used.size() && used[id];
+    const bool twice = std::find(ids.begin(), ids.begin() + k, id) != ids.begin() + k;
+    if (taken || twice) {
+      return util::FailedPrecondition("node " + node + ": " + kind.item + " " + std::to_string(id) +
+                                      " is already allocated");
+    }
+  }
+  return util::Status::Ok();
+}
+
+void MarkIds(const std::vector<int>& ids, int total, std::vector<bool>* used) {
+  if (used->size() < static_cast<size_t>(total)) used->resize(static_cast<size_t>(total), false);
+  for (int id : ids) (*used)[static_cast<size_t>(id)] = true;
+}
+
+// Frees ids; one not allocated is noted (the accounting was inconsistent).
+template <typename Note>
+void ClearIds(const std::string& node, const std::vector<int>& ids, std::vector<bool>* used,
+              const IdKind& kind, Note& note) {
+  for (int id : ids) {
+    if (id < 0 || static_cast<size_t>(id) >= used->size() || !(*used)[id]) {
+      note("node " + node + ": " + kind.item + " " + std::to_string(id) + " was not allocated");
+      continue;
+    }
+    (*used)[static_cast<size_t>(id)] = false;
+  }
+}
+
 }  // namespace
 
 util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node*>& nodes) {
@@ -56,41 +102,14 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
                                       "M of " + std::to_string(n->config.real_memory_mb) +
                                       "M in use)");
     }
-    const int total = GpuCount(n->config);
-    for (size_t k = 0; k < a.gpu_indices.size(); ++k) {
-      const int g = a.gpu_indices[k];
-      if (g < 0 || g >= total) {
-        return util::FailedPrecondition("node " + a.node + ": GPU index " + std::to_string(g) +
-                                        " out of range (node has " + std::to_string(total) + ")");
-      }
-      const bool used = static_cast<size_t>(g) < n->gpu_used.size() && n->gpu_used[g];
-      const bool twice = std::find(a.gpu_indices.begin(), a.gpu_indices.begin() + k, g) !=
-                         a.gpu_indices.begin() + k;
-      if (used || twice) {
-        return util::FailedPrecondition("node " + a.node + ": GPU " + std::to_string(g) +
-                                        " is already allocated");
-      }
-    }
+    MUSTER_RETURN_IF_ERROR(
+        CheckFreeIds(a.node, a.gpu_indices, GpuCount(n->config), n->gpu_used, kGpuIds));
     if (!a.cpu_ids.empty()) {
       if (static_cast<int>(a.cpu_ids.size()) != a.cpus) {
         return util::FailedPrecondition("node " + a.node + ": " + std::to_string(a.cpu_ids.size()) +
                                         " CPU ids for " + std::to_string(a.cpus) + " CPUs");
       }
-      for (size_t k = 0; k < a.cpu_ids.size(); ++k) {
-        const int c = a.cpu_ids[k];
-        if (c < 0 || c >= n->config.cpus) {
-          return util::FailedPrecondition("node " + a.node + ": CPU id " + std::to_string(c) +
-                                          " out of range (node has " +
-                                          std::to_string(n->config.cpus) + ")");
-        }
-        const bool used = static_cast<size_t>(c) < n->cpu_used.size() && n->cpu_used[c];
-        const bool twice = std::find(a.cpu_ids.begin(), a.cpu_ids.begin() + k, c) !=
-                           a.cpu_ids.begin() + k;
-        if (used || twice) {
-          return util::FailedPrecondition("node " + a.node + ": CPU " + std::to_string(c) +
-                                          " is already allocated");
-        }
-      }
+      MUSTER_RETURN_IF_ERROR(CheckFreeIds(a.node, a.cpu_ids, n->config.cpus, n->cpu_used, kCpuIds));
     }
     targets.push_back(n);
   }
@@ -100,13 +119,8 @@ util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
     n->alloc_cpus += a.cpus;
     n->alloc_mem_mb += a.mem_mb;
     n->running_jobs += 1;
-    const size_t total = static_cast<size_t>(GpuCount(n->config));
-    if (n->gpu_used.size() < total) n->gpu_used.resize(total, false);
-    for (int g : a.gpu_indices) n->gpu_used[static_cast<size_t>(g)] = true;
-    if (n->cpu_used.size() < static_cast<size_t>(n->config.cpus)) {
-      n->cpu_used.resize(static_cast<size_t>(n->config.cpus), false);
-    }
-    for (int c : a.cpu_ids) n->cpu_used[static_cast<size_t>(c)] = true;
+    MarkIds(a.gpu_indices, GpuCount(n->config), &n->gpu_used);
+    MarkIds(a.cpu_ids, n->config.cpus, &n->cpu_used);
   }
   return util::Status::Ok();
 }
@@ -145,20 +159,8 @@ util::Status ReleaseJob(const std::vector<core::NodeAlloc>& alloc, const NodeLoo
     n->alloc_cpus = std::max(0, n->alloc_cpus - a.cpus);
     n->alloc_mem_mb = std::max<int64_t>(0, n->alloc_mem_mb - a.mem_mb);
     n->running_jobs = std::max(0, n->running_jobs - 1);
-    for (int g : a.gpu_indices) {
-      if (g < 0 || static_cast<size_t>(g) >= n->gpu_used.size() || !n->gpu_used[g]) {
-        note("node " + a.node + ": GPU " + std::to_string(g) + " was not allocated");
-        continue;
-      }
-      n->gpu_used[static_cast<size_t>(g)] = false;
-    }
-    for (int c : a.cpu_ids) {
-      if (c < 0 || static_cast<size_t>(c) >= n->cpu_used.size() || !n->cpu_used[c]) {
-        note("node " + a.node + ": CPU " + std::to_string(c) + " was not allocated");
-        continue;
-      }
-      n->cpu_used[static_cast<size_t>(c)] = false;
-    }
+    ClearIds(a.node, a.gpu_indices, &n->gpu_used, kGpuIds, note);
+    ClearIds(a.node, a.cpu_ids, &n->cpu_used, kCpuIds, note);
   }
   if (!problem.empty()) return util::FailedPrecondition(problem);
   return util::Status::Ok();
