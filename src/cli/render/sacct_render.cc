@@ -41,6 +41,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
 
@@ -413,10 +414,7 @@ std::vector<std::string> SplitList(const std::string& v) { return util::Split(v,
 }  // namespace
 
 std::string SacctElapsed(int64_t seconds) {
-  if (seconds < 0) seconds = 0;
-  const int64_t d = seconds / 86400, h = seconds / 3600 % 24, m = seconds / 60 % 60, s = seconds % 60;
-  if (d > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", d, h, m, s);
-  return fmt::format("{:02d}:{:02d}:{:02d}", h, m, s);
+  return util::FormatDurationLong(std::max<int64_t>(0, seconds));
 }
 
 std::string SacctCpuTime(int64_t ms) {

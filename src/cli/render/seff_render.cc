@@ -15,14 +15,6 @@
 namespace muster::render {
 namespace {
 
-// seff's time2str: whole seconds, "D-HH:MM:SS" or "HH:MM:SS".
-std::string Time2Str(int64_t t) {
-  if (t < 0) t = 0;
-  const int64_t d = t / 86400, h = t / 3600 % 24, m = t / 60 % 60, s = t % 60;
-  if (d > 0) return fmt::format("{}-{:02d}:{:02d}:{:02d}", d, h, m, s);
-  return fmt::format("{:02d}:{:02d}:{:02d}", h, m, s);
-}
-
 // seff's kbytes2str: the largest 1024-power unit not above the value, two
 // decimals; 0 prints "0.00 MB".
 std::string KBytes2Str(double kb) {
@@ -63,9 +55,11 @@ std::string RenderSeff(const store::JobRecord& job, const std::vector<store::Ste
   const int64_t core_wall = wall * job.ncpus;
   const double cpu_s = static_cast<double>(job.total_cpu_ms) / 1000.0;
   const double cpu_eff = core_wall > 0 ? cpu_s / static_cast<double>(core_wall) * 100.0 : 0.0;
-  out += "CPU Utilized: " + Time2Str(static_cast<int64_t>(cpu_s)) + "\n";
-  out += fmt::format("CPU Efficiency: {:.2f}% of {} core-walltime\n", cpu_eff, Time2Str(core_wall));
-  out += "Job Wall-clock time: " + Time2Str(wall) + "\n";
+  // seff's time2str is sacct's Elapsed form.
+  out += "CPU Utilized: " + SacctElapsed(static_cast<int64_t>(cpu_s)) + "\n";
+  out += fmt::format("CPU Efficiency: {:.2f}% of {} core-walltime\n", cpu_eff,
+                     SacctElapsed(core_wall));
+  out += "Job Wall-clock time: " + SacctElapsed(wall) + "\n";
   int64_t max_rss = 0;
   int ntasks = 0;
   for (const auto& s : steps) {
