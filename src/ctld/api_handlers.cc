@@ -55,6 +55,7 @@ render::ClusterView MakeView(const Controller& ctl, const Caller& caller) {
   view.config = &ctl.config();
   view.now = ctl.Now();
   view.caller_uid = caller.uid;
+  view.caller_admin = caller.admin;
   view.caller_groups = util::UserGroups(caller.uid, caller.gid);
   view.ctld_start_time = ctl.start_time();
   view.jobs.reserve(ctl.jobs().size());

@@ -158,13 +158,6 @@ bool Controller::IsAdmin(uint32_t uid) const {
          cfg_.admin_users.end();
 }
 
-Job* Controller::FindJob(const std::string& id) {
-  auto num = util::ParseInt(id);
-  if (!num.ok() || *num > UINT32_MAX) return nullptr;
-  auto it = jobs_.find(static_cast<JobId>(*num));
-  return it == jobs_.end() ? nullptr : &it->second;
-}
-
 sched::NodeLookup Controller::Lookup() {
   return [this](const std::string& name) { return FindNode(name); };
 }
@@ -526,12 +519,24 @@ void Controller::RequestSchedule() {
   });
 }
 
-void Controller::RunSchedule() {
+sched::Snapshot Controller::ClusterSnapshot() const {
   sched::Snapshot snap;
   snap.config = &cfg_;
   snap.now = Now();
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
+  return snap;
+}
+
+void Controller::OrderByPriority(std::vector<const Job*>* jobs) {
+  std::stable_sort(jobs->begin(), jobs->end(), [](const Job* a, const Job* b) {
+    if (a->priority != b->priority) return a->priority > b->priority;
+    return a->id < b->id;
+  });
+}
+
+void Controller::RunSchedule() {
+  sched::Snapshot snap = ClusterSnapshot();
   next_dependency_time_ = 0;
   singleton_index_.reset();
   const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
@@ -550,10 +555,7 @@ void Controller::RunSchedule() {
     snap.pending.push_back(&job);
   }
   if (snap.pending.empty()) return;
-  std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    return a->id < b->id;
-  });
+  OrderByPriority(&snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
     auto it = jobs_.find(p.job_id);

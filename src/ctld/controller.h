@@ -129,6 +129,11 @@ class Controller {
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
   void ReleaseResources(core::Job& job);
+  // The nodes, configuration, clock and array counts a pass starts from
+  // (pending jobs are the caller's to add).
+  sched::Snapshot ClusterSnapshot() const;
+  // Scheduling order: higher priority first, then submission order.
+  static void OrderByPriority(std::vector<const core::Job*>* jobs);
   // Sets the explanation of every job the pass left pending.
   void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
   std::vector<sched::RunningJob> RunningJobs(int64_t now) const;
@@ -140,8 +145,6 @@ class Controller {
   void ArmHousekeeping();
   void Housekeeping();
   core::Node* FindNode(const std::string& name);
-  // The job named by a decimal id, or nullptr.
-  core::Job* FindJob(const std::string& id);
   // The records a user's job id names (src/ctld/arrays.cc): "123" (a job,
   // or every record of array 123), "123_4", "123_[1-3]". With
   // split_pending, tasks named inside an array's pending part are first

@@ -95,11 +95,7 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
 }
 
 void Controller::EstimateStartTimes() {
-  sched::Snapshot snap;
-  snap.config = &cfg_;
-  snap.now = Now();
-  for (const auto& n : nodes_) snap.nodes.push_back(&n);
-  snap.array_running = array_running_;
+  sched::Snapshot snap = ClusterSnapshot();
   for (core::JobId id : pending_ids_) {
     Job& job = jobs_.at(id);
     job.estimated_start = 0;
@@ -111,10 +107,7 @@ void Controller::EstimateStartTimes() {
     }
     snap.pending.push_back(&job);
   }
-  std::stable_sort(snap.pending.begin(), snap.pending.end(), [](const Job* a, const Job* b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    return a->id < b->id;
-  });
+  OrderByPriority(&snap.pending);
   const std::vector<sched::RunningJob> running = RunningJobs(snap.now);
   for (const auto& e : sched::EstimateStarts(snap, running, kHorizonS, kMaxEstimates)) {
     if (e.start <= 0) continue;

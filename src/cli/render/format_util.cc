@@ -266,11 +266,8 @@ bool ReasonInNodelistColumn(const core::Job& job) {
 }
 
 bool SeesHiddenPartitions(const ClusterView& view) {
-  if (view.caller_uid == 0) return true;
-  const std::string user = util::UserName(view.caller_uid);
-  const config::Config& cfg = *view.config;
-  return user == cfg.slurm_user ||
-         std::find(cfg.admin_users.begin(), cfg.admin_users.end(), user) != cfg.admin_users.end();
+  if (view.caller_uid == 0 || view.caller_admin) return true;
+  return util::UserName(view.caller_uid) == view.config->slurm_user;
 }
 
 bool PartitionVisible(const core::Partition& part, const ClusterView& view) {

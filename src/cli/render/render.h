@@ -29,6 +29,7 @@ struct ClusterView {
   std::vector<const core::Node*> nodes;  // config order
   int64_t now = 0;
   uint32_t caller_uid = 0;
+  bool caller_admin = false;  // root or AdminUsers
   // The caller's groups (primary first), for partitions' AllowGroups.
   std::vector<uint32_t> caller_groups;
   // Version= (scontrol show node), %v (sinfo) and SLURM_VERSION (show config).

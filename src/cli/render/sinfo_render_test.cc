@@ -1004,6 +1004,10 @@ TEST(RenderSinfoTest, HiddenPartitions) {
   EXPECT_EQ(run({"-N", "-o", "%N %P"}),
             "NODELIST PARTITION\ncpu01 short*\ncpu02 short*\ngpu01 short*\ngpu02 short*\n"
             "gpu03 short*\ngpu04 short*\n");
+  // An administrator (AdminUsers) sees it too, as root does.
+  v.caller_admin = true;
+  EXPECT_EQ(run({}), both);
+  v.caller_admin = false;
   v.caller_uid = 0;
   EXPECT_EQ(run({}), both);
 }
