@@ -64,23 +64,10 @@ int ScancelMain(const std::vector<std::string>& args) {
   }
   std::vector<std::string> ids;
   for (const auto& p : parsed->positional) {
-    // Commas separate ids, except inside an array's task list: 12_[1,3].
-    std::string cur;
-    int depth = 0;
-    auto flush = [&] {
+    for (const std::string& id : core::SplitJobIdList(p)) {
       // Step ids (N.0) cancel the whole job for now.
-      if (!cur.empty()) ids.push_back(cur.substr(0, cur.find('.')));
-      cur.clear();
-    };
-    for (char ch : p) {
-      depth += ch == '[' ? 1 : ch == ']' ? -1 : 0;
-      if (ch == ',' && depth == 0) {
-        flush();
-      } else {
-        cur += ch;
-      }
+      ids.push_back(id.substr(0, id.find('.')));
     }
-    flush();
   }
   for (const auto& id : ids) {
     auto spec = core::ParseJobIdSpec(id);

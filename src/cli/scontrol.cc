@@ -6,6 +6,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/render/render.h"
+#include "core/array.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -104,20 +105,7 @@ int JobListVerb(const std::string& verb, const std::vector<std::string>& words) 
   for (const auto& w : words) {
     std::string v = w;
     if (util::StartsWith(util::ToLower(v), "jobid=")) v = v.substr(6);
-    // "123_[1-3,5]" keeps its commas; elsewhere they separate ids.
-    std::string cur;
-    int depth = 0;
-    for (char ch : v) {
-      if (ch == '[') ++depth;
-      if (ch == ']') --depth;
-      if (ch == ',' && depth == 0) {
-        if (!cur.empty()) ids.push_back(cur);
-        cur.clear();
-      } else {
-        cur += ch;
-      }
-    }
-    if (!cur.empty()) ids.push_back(cur);
+    for (std::string& id : core::SplitJobIdList(v)) ids.push_back(std::move(id));
   }
   std::string target;
   nlohmann::json body = {{"job_ids", ids}};

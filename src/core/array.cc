@@ -186,6 +186,23 @@ util::Result<JobIdSpec> ParseJobIdSpec(std::string_view text) {
   return spec;
 }
 
+std::vector<std::string> SplitJobIdList(std::string_view text) {
+  std::vector<std::string> ids;
+  std::string cur;
+  int depth = 0;
+  for (char ch : text) {
+    depth += ch == '[' ? 1 : ch == ']' ? -1 : 0;
+    if (ch == ',' && depth == 0) {
+      if (!cur.empty()) ids.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += ch;
+    }
+  }
+  if (!cur.empty()) ids.push_back(std::move(cur));
+  return ids;
+}
+
 bool JobIdSpecMatches(const JobIdSpec& spec, const Job& job) {
   if (spec.tasks.empty()) return job.id == spec.id || job.array_job_id == spec.id;
   if (job.array_job_id != spec.id) return false;

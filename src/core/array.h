@@ -54,6 +54,10 @@ struct JobIdSpec {
 // Errors: InvalidArgument("Invalid job id <text>"), scancel's words.
 util::Result<JobIdSpec> ParseJobIdSpec(std::string_view text);
 
+// A comma list of such ids split into ids: "12,13_[1,3],14" -> "12",
+// "13_[1,3]", "14" (commas inside brackets belong to the task list).
+std::vector<std::string> SplitJobIdList(std::string_view text);
+
 // Whether a job record is selected by spec: the job itself, any record of
 // the array, or (with tasks) the tasks named, including pending ones still
 // inside the array's pending part.

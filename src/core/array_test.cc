@@ -242,4 +242,11 @@ TEST(DisplayJobIdTest, AsSqueuePrintsIt) {
 }
 
 }  // namespace
+TEST(SplitJobIdList, CommasInsideBracketsBelongToTheTaskList) {
+  EXPECT_EQ(SplitJobIdList("12,13_[1,3],14"), (std::vector<std::string>{"12", "13_[1,3]", "14"}));
+  EXPECT_EQ(SplitJobIdList("12_[1-3,5]"), std::vector<std::string>{"12_[1-3,5]"});
+  EXPECT_EQ(SplitJobIdList(",12,,13,"), (std::vector<std::string>{"12", "13"}));
+  EXPECT_TRUE(SplitJobIdList("").empty());
+}
+
 }  // namespace muster::core
