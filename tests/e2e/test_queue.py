@@ -178,6 +178,12 @@ def test_aftercorr_pairs_tasks_and_any_of_takes_the_first(cluster):
         ends[(kind, task)] = float(t)
     for task in "012":
         assert ends[("B", task)] > ends[("A", task)], ends
+    # after: once the job named has started.
+    running = cluster.sbatch("--wrap", "sleep 20")
+    follower = cluster.sbatch(f"--dependency=after:{running}", "--wrap", "true")
+    assert cluster.wait_done(follower) == "COMPLETED"
+    assert cluster.job(running)["state"] == "RUNNING"
+    cluster.run(["scancel", str(running)])
     # '?': any one of the terms suffices.
     ok = cluster.sbatch("--wrap", "true")
     never = cluster.sbatch("-H", "--wrap", "true")
@@ -364,6 +370,7 @@ PartitionName=closed Nodes=n2 State=DRAIN
 PartitionName=off Nodes=n2 State=INACTIVE
 PartitionName=physics Nodes=n2 AllowAccounts=physics State=UP
 PartitionName=staff Nodes=n2 AllowGroups=root State=UP
+PartitionName=nophysics Nodes=n2 DenyAccounts=physics State=UP
 """
 
 
@@ -374,8 +381,10 @@ def test_partition_rules():
         assert r.returncode != 0 and "Requested time limit is invalid" in r.stderr, r.stderr
         r = c.run(["sbatch", "-N", "2", "--wrap", "true"], check=False)
         assert r.returncode != 0 and "Node count specification invalid" in r.stderr, r.stderr
-        r = c.run(["sbatch", "-p", "closed", "--wrap", "true"], check=False)
-        assert r.returncode != 0 and "Required partition not available (inactive or drain)" in r.stderr
+        for closed in ("closed", "off"):  # DRAIN, INACTIVE
+            r = c.run(["sbatch", "-p", closed, "--wrap", "true"], check=False)
+            assert r.returncode != 0
+            assert "Required partition not available (inactive or drain)" in r.stderr
         r = c.run(["sbatch", "-p", "nosuch", "--wrap", "true"], check=False)
         assert r.returncode != 0 and "Invalid partition name specified" in r.stderr
         # With EnforcePartLimits=ALL one closed partition of a list refuses the job.
@@ -406,6 +415,10 @@ def test_partition_access_for_users(users):
         assert "Invalid account or account/partition combination specified" in r.stderr, r.stderr
         job = c.sbatch("-p", "physics", "-A", "physics", "--wrap", "true", user=users[0])
         assert c.wait_done(job) == "COMPLETED"
+        r = c.run(["sbatch", "-p", "nophysics", "-A", "physics", "--wrap", "true"], user=users[0],
+                  check=False)
+        assert r.returncode != 0
+        assert "Invalid account or account/partition combination specified" in r.stderr
         seen = c.run(["sinfo", "-h", "-o", "%P"], user=users[0]).stdout.split()
         assert "secret" not in seen and "long" in seen, seen
         assert "secret" in c.run(["sinfo", "-a", "-h", "-o", "%P"], user=users[0]).stdout.split()
