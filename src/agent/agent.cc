@@ -188,7 +188,11 @@ void Agent::OnMessage(const json& msg) {
         ::kill(it->second.pid, SIGTERM);
       } else {
         union sigval v {};
-        v.sival_int = msg.at("signal").get<int>() | (msg.value("batch_only", false) ? 0x100 : 0);
+        const std::string target = msg.value("target", "steps");
+        v.sival_int = stepd::EncodeSignal(msg.at("signal").get<int>(),
+                                          target == "all"     ? stepd::SignalTarget::kAll
+                                          : target == "batch" ? stepd::SignalTarget::kBatch
+                                                              : stepd::SignalTarget::kSteps);
         ::sigqueue(it->second.pid, SIGUSR1, v);
       }
     } else if (type == "ack") {

@@ -89,7 +89,9 @@ int ScancelMain(const std::vector<std::string>& args) {
     }
     body["signal"] = *sig;
   }
-  body["batch_only"] = batch;
+  // Which processes a signal reaches, as Slurm: the steps unless -b (the
+  // batch shell alone) or -f (the shell, its children and the steps).
+  body["target"] = full ? "all" : batch ? "batch" : "steps";
   if (interactive && !ids.empty()) {
     std::vector<std::string> confirmed;
     for (const auto& id : ids) {

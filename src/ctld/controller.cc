@@ -882,7 +882,13 @@ util::Status Controller::CheckJobAccess(const Job& job, const Caller& caller) co
 std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& caller) {
   std::vector<JobActionResult> out;
   int signal = body.value("signal", 0);
-  bool batch_only = body.value("batch_only", false);
+  std::string target = body.value("target", "steps");
+  if (target != "steps" && target != "batch" && target != "all") {
+    out.push_back({"", "Invalid signal target: " + target + " (steps, batch or all)"});
+    return out;
+  }
+  // Slurm: only SIGKILL reaches the batch shell without -b or -f.
+  if (signal == SIGKILL && target == "steps") target = "all";
   std::vector<Job*> targets;
   std::vector<std::string> ids = body.value("job_ids", std::vector<std::string>{});
   std::optional<uint32_t> user;
@@ -967,7 +973,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       SendToAgentOf(*job, {{"type", "signal"},
                            {"job_id", job->id},
                            {"signal", signal},
-                           {"batch_only", batch_only}});
+                           {"target", target}});
     } else {
       job->cancelled_by = caller.uid;
       job->state = JobState::kCompleting;

@@ -378,7 +378,8 @@ util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root
   return util::Unavailable(fmt::format("no cgroup v1 memory hierarchy or cgroup v2 mounted at {}", root));
 }
 
-int SignalCgroup(const JobCgroup& cg, std::span<const int> signals, std::unordered_set<pid_t>* done_in) {
+int SignalCgroup(const JobCgroup& cg, std::span<const int> signals, std::unordered_set<pid_t>* done_in,
+                 const std::function<bool(pid_t)>& select) {
   std::unordered_set<pid_t> local;
   std::unordered_set<pid_t>& done = done_in != nullptr ? *done_in : local;
   const pid_t self = ::getpid();
@@ -387,6 +388,7 @@ int SignalCgroup(const JobCgroup& cg, std::span<const int> signals, std::unorder
     std::vector<std::pair<pid_t, int>> pinned;
     for (pid_t pid : cg.Processes()) {
       if (pid == self || !done.insert(pid).second) continue;
+      if (select && !select(pid)) continue;
       int fd = PidfdOpen(pid);
       if (fd >= 0 || errno == ENOSYS) pinned.emplace_back(pid, fd);
     }

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -81,8 +82,11 @@ util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root
 // hit. Returns the number of processes signalled. `done`, when given, holds
 // pids already signalled by the caller (skipped, so no process gets a
 // signal twice) and receives the ones handled here.
+// `select`, when given, picks the processes to signal (the others count as
+// handled).
 int SignalCgroup(const JobCgroup& cg, std::span<const int> signals,
-                 std::unordered_set<pid_t>* done = nullptr);
+                 std::unordered_set<pid_t>* done = nullptr,
+                 const std::function<bool(pid_t)>& select = {});
 
 // Parsing helpers, exposed for tests. "key value" lines (memory.events,
 // cpu.stat, memory.oom_control): the value of `key`, or -1 if absent.

@@ -157,7 +157,8 @@ std::vector<pid_t> Descendants(pid_t root) {
   return pids;
 }
 
-int SignalDescendants(pid_t root, std::span<const int> signals, std::unordered_set<pid_t>* done) {
+int SignalDescendants(pid_t root, std::span<const int> signals, std::unordered_set<pid_t>* done,
+                      const ProcessFilter& select) {
   std::unordered_set<pid_t> local;
   std::unordered_set<pid_t>& signalled = done != nullptr ? *done : local;
   int count = 0;
@@ -166,11 +167,43 @@ int SignalDescendants(pid_t root, std::span<const int> signals, std::unordered_s
     for (const ProcStat& p : DescendantsIn(root, ScanProc())) {
       if (!signalled.insert(p.pid).second) continue;
       found_new = true;
+      if (select && !select(p.pid)) continue;
       if (SignalIfSame(p, signals)) ++count;
     }
     if (!found_new) break;
   }
   return count;
 }
+
+bool StartedWithVariable(pid_t pid, std::string_view variable) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/environ", static_cast<int>(pid));
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  std::string text;
+  char buf[8192];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  // Entries are NUL-terminated "NAME=value".
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\0', pos);
+    if (end == std::string::npos) end = text.size();
+    std::string_view entry(text.data() + pos, end - pos);
+    if (entry.size() > variable.size() && entry.substr(0, variable.size()) == variable &&
+        entry[variable.size()] == '=') {
+      return true;
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
+bool InJobStep(pid_t pid) { return StartedWithVariable(pid, "SLURM_STEP_ID"); }
 
 }  // namespace muster::stepd

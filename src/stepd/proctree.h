@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string_view>
 #include <unordered_set>
@@ -46,11 +47,24 @@ std::vector<pid_t> Descendants(pid_t root);
 // Each pid is pinned with a pidfd and its start time re-checked before the
 // signal, so a pid recycled by an unrelated process is never hit. Returns the number
 // of processes signalled. `done`, when given, holds pids the caller already
-// signalled (skipped) and receives the ones handled here.
+// handled (skipped) and receives the ones handled here. `select`, when
+// given, picks the processes to signal; the others count as handled.
+using ProcessFilter = std::function<bool(pid_t)>;
 int SignalDescendants(pid_t root, std::span<const int> signals,
-                      std::unordered_set<pid_t>* done = nullptr);
+                      std::unordered_set<pid_t>* done = nullptr,
+                      const ProcessFilter& select = {});
 inline int SignalDescendants(pid_t root, int sig) {
   return SignalDescendants(root, std::span<const int>(&sig, 1));
 }
+
+// Whether the environment `pid` was started with (/proc/<pid>/environ)
+// names `variable`. False when it cannot be read (gone, or not ours).
+bool StartedWithVariable(pid_t pid, std::string_view variable);
+
+// Whether `pid` belongs to a job step started by srun: srun gives its tasks
+// SLURM_STEP_ID and the batch shell never has it, so the tasks and whatever
+// they start carry it. Slurm signals "the job's steps" (scancel --signal
+// without -b/-f, --signal without B:) as these processes.
+bool InJobStep(pid_t pid);
 
 }  // namespace muster::stepd

@@ -94,5 +94,36 @@ TEST(DescendantsTest, FindsAndKillsLiveChildren) {
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 }
 
+// The step marker: srun's tasks carry SLURM_STEP_ID and whatever they start
+// inherits it; a process without it is never picked, even with a similar name.
+TEST(DescendantsTest, SelectPicksStepProcessesOnly) {
+  const char* argv[] = {"/bin/sh", "-c",
+                        "SLURM_STEP_ID=0 sleep 30 & SLURM_STEP_IDX=1 sleep 30 & sleep 30 & wait",
+                        nullptr};
+  pid_t sh = -1;
+  ASSERT_EQ(::posix_spawn(&sh, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
+  std::vector<pid_t> tree;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((tree = Descendants(::getpid())).size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(tree.size(), 4u);
+  // The sleeps may still be execing: wait until one shows the variable.
+  while (std::count_if(tree.begin(), tree.end(), InJobStep) < 1 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_FALSE(InJobStep(sh));
+  EXPECT_EQ(std::count_if(tree.begin(), tree.end(), InJobStep), 1);
+  const int probe = 0;  // signal 0: checks delivery, changes nothing
+  EXPECT_EQ(SignalDescendants(::getpid(), std::span<const int>(&probe, 1), nullptr, InJobStep), 1);
+  const int kill = SIGKILL;
+  EXPECT_EQ(SignalDescendants(::getpid(), std::span<const int>(&kill, 1), nullptr, InJobStep), 1);
+  EXPECT_EQ(SignalDescendants(::getpid(), SIGKILL), 3);
+  int status = 0;
+  ASSERT_EQ(::waitpid(sh, &status, 0), sh);
+  EXPECT_FALSE(InJobStep(::getpid()));
+}
+
 }  // namespace
 }  // namespace muster::stepd

@@ -52,6 +52,7 @@ constexpr int kNewLimitFlag = 0x200;  // the rest: the new limit
 constexpr int kLimitInMinutes = 0x400;
 constexpr int kLimitShift = 11;
 constexpr int kLimitMask = (1 << 20) - 1;  // all ones: unlimited
+constexpr int kAllProcessesFlag = 0x800;  // only without kNewLimitFlag
 
 // After the batch shell exits, how long leftovers may take to die before
 // muster-step reports anyway and leaves them (a process stuck in
@@ -92,10 +93,11 @@ class Supervisor {
   void HandleDeadlines(int64_t now);
   // Cancel or time limit: SIGCONT+SIGTERM to all, SIGKILL after kill_wait_s.
   void BeginTermination(EndCause cause, int64_t now);
-  // Sends sig to the batch shell alone or to every job process.
-  void Deliver(int sig, bool batch_only);
-  // Signals every job process: the /proc descendants and the cgroup's members.
-  void SignalJob(std::span<const int> signals);
+  // Sends sig to the job's steps, the batch shell alone or every job process.
+  void Deliver(int sig, SignalTarget target);
+  // Signals every job process (those `select` picks, when given): the /proc
+  // descendants and the cgroup's members. Returns how many were signalled.
+  int SignalJob(std::span<const int> signals, const ProcessFilter& select = {});
   void SignalJob(int sig) { SignalJob(std::span<const int>(&sig, 1)); }
   // Creates the job's cgroup; leaves cgroup_ null (one warning) if unusable.
   void SetUpCgroup();
@@ -252,10 +254,10 @@ void Supervisor::HandleSignal(const struct signalfd_siginfo& si) {
         util::LogWarn("job {}: ignoring request to deliver invalid signal {}", spec_.job_id, sig);
         return;
       }
-      bool batch_only = (value & kBatchOnlyFlag) != 0;
-      util::LogInfo("job {}: delivering signal {} to {}", spec_.job_id, sig,
-                    batch_only ? "the batch shell" : "all job processes");
-      Deliver(sig, batch_only);
+      const SignalTarget target = (value & kBatchOnlyFlag)      ? SignalTarget::kBatch
+                                  : (value & kAllProcessesFlag) ? SignalTarget::kAll
+                                                                : SignalTarget::kSteps;
+      Deliver(sig, target);
       return;
     }
     default:
@@ -312,7 +314,7 @@ void Supervisor::HandleDeadlines(int64_t now) {
     warn_at_.reset();
     warned_ = true;
     util::LogInfo("job {}: sending warning signal {}", spec_.job_id, spec_.warn_signal);
-    Deliver(spec_.warn_signal, spec_.warn_batch_only);
+    Deliver(spec_.warn_signal, spec_.warn_batch_only ? SignalTarget::kBatch : SignalTarget::kSteps);
   }
   if (limit_at_ && now >= *limit_at_) {
     limit_at_.reset();
@@ -348,27 +350,35 @@ void Supervisor::BeginTermination(EndCause cause, int64_t now) {
   kill_at_ = now + std::max(0, spec_.kill_wait_s) * int64_t{1000};
 }
 
-void Supervisor::Deliver(int sig, bool batch_only) {
-  if (batch_only) {
-    // The shell is an unreaped child, so its pid cannot have been reused.
-    if (!shell_exited_) ::kill(shell_pid_, sig);
-    return;
+void Supervisor::Deliver(int sig, SignalTarget target) {
+  switch (target) {
+    case SignalTarget::kBatch:
+      util::LogInfo("job {}: delivering signal {} to the batch shell", spec_.job_id, sig);
+      // The shell is an unreaped child, so its pid cannot have been reused.
+      if (!shell_exited_) ::kill(shell_pid_, sig);
+      return;
+    case SignalTarget::kSteps: {
+      const int n = SignalJob(std::span<const int>(&sig, 1), InJobStep);
+      util::LogInfo("job {}: delivered signal {} to {} step process(es)", spec_.job_id, sig, n);
+      return;
+    }
+    case SignalTarget::kAll:
+      util::LogInfo("job {}: delivering signal {} to every job process", spec_.job_id, sig);
+      SignalJob(sig);
+      return;
   }
-  SignalJob(sig);
 }
 
-void Supervisor::SignalJob(std::span<const int> signals) {
-  if (!cgroup_) {
-    SignalDescendants(self_, signals);
-    return;
-  }
+int Supervisor::SignalJob(std::span<const int> signals, const ProcessFilter& select) {
+  if (!cgroup_) return SignalDescendants(self_, signals, nullptr, select);
   // The cgroup first: it also holds processes that left the tree (a
   // debugger reparenting them, one started into it from outside). Each
   // process gets the signals once, whichever list it is found in.
-  bool kill = signals.size() == 1 && signals[0] == SIGKILL;
+  bool kill = !select && signals.size() == 1 && signals[0] == SIGKILL;
   std::unordered_set<pid_t> done;
-  if (!(kill && cgroup_->KillAll())) SignalCgroup(*cgroup_, signals, &done);
-  SignalDescendants(self_, signals, &done);
+  int n = 0;
+  if (!(kill && cgroup_->KillAll())) n += SignalCgroup(*cgroup_, signals, &done, select);
+  return n + SignalDescendants(self_, signals, &done, select);
 }
 
 void Supervisor::SetUpCgroup() {
@@ -531,6 +541,13 @@ int RunStep(const std::string& dir) {
   int rc = WriteResult(dir_fd, dir, result);
   ::close(dir_fd);
   return rc;
+}
+
+int EncodeSignal(int sig, SignalTarget target) {
+  int flags = 0;
+  if (target == SignalTarget::kBatch) flags = kBatchOnlyFlag;
+  if (target == SignalTarget::kAll) flags = kAllProcessesFlag;
+  return (sig & kSignalMask) | flags;
 }
 
 int EncodeTimeLimit(int64_t seconds) {

@@ -9,12 +9,13 @@
 //   SIGTERM            cancel: SIGTERM to every job process, SIGKILL after
 //                      kill_wait_s; result state CANCELLED.
 //   SIGUSR1 + sigqueue value v: deliver signal (v & 0xff) to the job's
-//                      processes, only the batch shell when (v & 0x100);
-//                      with (v & 0x200) instead a new time limit from
-//                      the start of (v >> 11) & 0xfffff seconds, minutes
-//                      when (v & 0x400), all ones = unlimited (scontrol
-//                      update TimeLimit=); see EncodeTimeLimit.
-// EncodeTimeLimit(seconds, -1 = unlimited) gives that value.
+//                      steps (srun's tasks), to the batch shell only when
+//                      (v & 0x100), to every job process when (v & 0x800);
+//                      see EncodeSignal. With (v & 0x200) instead a new
+//                      time limit from the start of (v >> 11) & 0xfffff
+//                      seconds, minutes when (v & 0x400), all ones =
+//                      unlimited (scontrol update TimeLimit=); see
+//                      EncodeTimeLimit.
 // The step tracks the whole process tree (it is a child subreaper, so
 // detached descendants reparent to it) and kills all of it at the end.
 // Where cgroups are usable (root, a writable v1 memory hierarchy or v2) the
@@ -51,7 +52,8 @@ struct StepSpec {
   int64_t time_limit_s = -1;  // -1 = unlimited
   int kill_wait_s = 30;
   // --signal: deliver `warn_signal` `warn_time_s` seconds before the limit,
-  // to the batch shell only when warn_batch_only. 0 = none.
+  // to the batch shell only when warn_batch_only (B:), else to the job's
+  // steps as Slurm does (never the batch shell). 0 = none.
   int warn_signal = 0;
   int warn_time_s = 0;
   bool warn_batch_only = false;
@@ -100,5 +102,15 @@ int RunStep(const std::string& dir);
 
 // The SIGUSR1 sigqueue value asking a step to take a new time limit.
 int EncodeTimeLimit(int64_t seconds);
+
+// Which of a job's processes a signal is for, as scancel chooses them.
+enum class SignalTarget {
+  kSteps,  // the tasks of its srun steps (scancel --signal; --signal without B:)
+  kBatch,  // the batch shell alone (scancel -b; --signal=B:)
+  kAll,    // the batch shell, everything it started and the steps (scancel -f)
+};
+
+// The SIGUSR1 sigqueue value asking a step to deliver `sig` to `target`.
+int EncodeSignal(int sig, SignalTarget target);
 
 }  // namespace muster::stepd

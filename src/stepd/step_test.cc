@@ -371,6 +371,23 @@ TEST_F(StepTest, WarningSignalReachesTheBatchShellBeforeTheLimit) {
   EXPECT_LT(elapsed, 1.9);
 }
 
+// Without B: the warning goes to the job's steps, never to the batch shell
+// (whose default action for most signals would end the job).
+TEST_F(StepTest, WarningSignalWithoutBatchReachesTheStepsOnly) {
+  spec_.time_limit_s = 3;
+  spec_.warn_signal = SIGUSR2;
+  spec_.warn_time_s = 2;
+  Script(
+      "trap 'echo shell > shell.marker' USR2\n"
+      "SLURM_STEP_ID=0 sh -c 'trap \"echo step > marker; exit 0\" USR2; while :; do sleep 0.02; done'\n"
+      "sleep 0.2\n"
+      "exit 0");
+  StepResult r = Run();
+  EXPECT_EQ(r.state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("marker")), "step\n");
+  EXPECT_FALSE(Exists(Work("shell.marker")));
+}
+
 TEST_F(StepTest, DetachedDescendantsAreKilledWhenTheScriptExits) {
   Script(
       "setsid sleep 1000 & echo $! > setsid.pid\n"
@@ -419,32 +436,48 @@ TEST_F(StepTest, CancelEscalatesToSigkillAfterKillWait) {
   EXPECT_LT(elapsed, 3.0);
 }
 
-// sigqueue(SIGUSR1, v): signal v & 0xff to every job process, or to the
-// batch shell only when v & 0x100.
+// sigqueue(SIGUSR1, EncodeSignal(sig, target)): as Slurm, the steps (srun's
+// tasks, marked by SLURM_STEP_ID) by default, the batch shell alone, or
+// every job process.
 TEST_F(StepTest, SigqueueDeliversSignals) {
-  for (bool batch_only : {false, true}) {
-    SCOPED_TRACE(batch_only ? "batch shell only" : "all processes");
+  struct Case {
+    SignalTarget target;
+    const char* name;
+    bool shell, step, child;
+  };
+  const Case cases[] = {
+      {SignalTarget::kSteps, "steps", false, true, false},
+      {SignalTarget::kBatch, "batch shell only", true, false, false},
+      {SignalTarget::kAll, "every process", true, true, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
     std::error_code ec;
-    for (const char* f : {"ready", "child.ready", "marker", "child.marker"}) fs::remove(Work(f), ec);
+    for (const char* f : {"ready", "step.ready", "child.ready", "marker", "step.marker", "child.marker"}) {
+      fs::remove(Work(f), ec);
+    }
     Script(
         "trap 'echo shell >> marker' USR2\n"
+        "SLURM_STEP_ID=0 sh -c 'trap \"echo step >> step.marker; exit 0\" USR2; echo up > step.ready;"
+        " while :; do sleep 0.01; done' &\n"
         "sh -c 'trap \"echo child >> child.marker; exit 0\" USR2; echo up > child.ready;"
         " while :; do sleep 0.01; done' &\n"
-        "while [ ! -s child.ready ]; do sleep 0.01; done\n"
+        "while [ ! -s step.ready ] || [ ! -s child.ready ]; do sleep 0.01; done\n"
         "echo up > ready\n"
-        "while [ ! -s marker ]; do sleep 0.01; done\n"
-        // Give a wrongly signalled child time to show it.
-        "sleep 0.1\n"
+        "while [ ! -s marker ] && [ ! -s step.marker ]; do sleep 0.01; done\n"
+        // Give a wrongly signalled process time to show it.
+        "sleep 0.2\n"
         "exit 0");
     pid_t pid = Start();
     ASSERT_TRUE(WaitForFile(Work("ready")));
     union sigval v;
-    v.sival_int = SIGUSR2 | (batch_only ? 0x100 : 0);
+    v.sival_int = EncodeSignal(SIGUSR2, c.target);
     ASSERT_EQ(::sigqueue(pid, SIGUSR1, v), 0);
     StepResult r = Wait(pid);
     EXPECT_EQ(r.state, "COMPLETED");
-    EXPECT_EQ(ReadFile(Work("marker")), "shell\n");
-    EXPECT_EQ(Exists(Work("child.marker")), !batch_only);
+    EXPECT_EQ(Exists(Work("marker")), c.shell);
+    EXPECT_EQ(Exists(Work("step.marker")), c.step);
+    EXPECT_EQ(Exists(Work("child.marker")), c.child);
   }
 }
 

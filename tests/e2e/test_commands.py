@@ -157,6 +157,43 @@ def test_scancel_filters_and_signal(cluster):
     assert r.returncode == 0, "cancelling an ended job is not an error" 
 
 
+def test_scancel_signal_reaches_steps_not_the_batch_shell(cluster):
+    # submitit's pattern: the work runs under srun and traps the signal; the
+    # batch shell has none, so as in Slurm it must not be signalled (-b, -f
+    # reach it).
+    script = cluster.work / "steps.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "srun -n1 /bin/bash -c \"trap 'echo step got USR2; exit 0' USR2; echo up > ready_$SLURM_JOB_ID;"
+        " while true; do sleep 0.1; done\"\n"
+        "echo shell went on\n")
+    j = cluster.sbatch("-o", "steps_%j.out", str(script))
+    ready = cluster.work / f"ready_{j}"
+    deadline = time.time() + 20
+    while time.time() < deadline and not ready.exists():
+        time.sleep(0.05)
+    assert ready.exists(), cluster.job(j)
+    cluster.run(["scancel", str(j), "--signal", "USR2"])
+    assert cluster.wait_done(j) == "COMPLETED"
+    text = (cluster.work / f"steps_{j}.out").read_text()
+    assert "step got USR2" in text and "shell went on" in text, text
+
+    # -f: the shell and what it started get it too.
+    script.write_text("#!/bin/bash\ntrap 'echo shell got USR2; exit 3' USR2\n"
+                      "echo up > ready_$SLURM_JOB_ID\nwhile true; do sleep 0.1; done\n")
+    j = cluster.sbatch("-o", "full_%j.out", str(script))
+    ready = cluster.work / f"ready_{j}"
+    deadline = time.time() + 20
+    while time.time() < deadline and not ready.exists():
+        time.sleep(0.05)
+    cluster.run(["scancel", "--signal=USR2", str(j)])  # no steps: nothing happens
+    time.sleep(0.3)
+    assert cluster.job(j)["state"] == "RUNNING"
+    cluster.run(["scancel", "-f", "--signal=USR2", str(j)])
+    assert cluster.wait_done(j) == "FAILED"
+    assert "shell got USR2" in (cluster.work / f"full_{j}.out").read_text()
+
+
 def test_snakemake_style_submission(cluster):
     logdir = cluster.work / ".snakemake" / "slurm_logs" / "rule_a"
     logdir.mkdir(parents=True)
