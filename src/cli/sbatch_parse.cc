@@ -311,10 +311,15 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
            r.nice = 100;
            return util::Status::Ok();
          }
-         bool neg = !v.empty() && v[0] == '-';
-         auto n = util::ParseInt(neg || v[0] == '+' ? v.substr(1) : v);
-         if (!n.ok()) return Invalid("--nice");
-         r.nice = static_cast<int>(neg ? -*n : *n);
+         // Slurm's range; a negative value is checked against the caller
+         // by musterd (only operators may raise a job's priority).
+         constexpr int64_t kMaxNice = 2147483645;
+         auto n = util::ParseSignedInt(v);
+         if (!n.ok()) return util::InvalidArgument("Invalid --nice value: " + v);
+         if (*n < -kMaxNice || *n > kMaxNice) {
+           return util::InvalidArgument("Invalid --nice value, out of range (+/- 2147483645)");
+         }
+         r.nice = static_cast<int>(*n);
          return util::Status::Ok();
        }},
       {'o', "output", Arg::kRequired, str(&r.std_out)},

@@ -84,7 +84,8 @@ int ScancelMain(const std::vector<std::string>& args) {
   if (!signal_name.empty()) {
     auto sig = util::ParseSignal(signal_name);
     if (!sig) {
-      PrintError("scancel", "Invalid job signal: " + signal_name);
+      // Slurm's exact line, without the "scancel: error: " prefix.
+      std::cerr << "Unknown job signal: " << signal_name << "\n";
       return 1;
     }
     body["signal"] = *sig;

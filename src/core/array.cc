@@ -69,6 +69,11 @@ util::Status ParseTerm(std::string_view term, int max_array_size, ArraySpec& spe
   return util::Status::Ok();
 }
 
+// Slurm's MaxArraySize is at most 4000001, so no task index is larger; the
+// bound keeps a typo or a hostile id ("1_[0-2147483647]") from expanding
+// into gigabytes on the controller's loop.
+constexpr int64_t kMaxTaskIndex = 4'000'000;
+
 // Comma-separated N, N-M or N-M:S inside "123_[...]".
 util::Status ParseTaskList(std::string_view list, std::vector<int>& tasks) {
   util::Status invalid = util::InvalidArgument("bad task list");
@@ -95,7 +100,8 @@ util::Status ParseTaskList(std::string_view list, std::vector<int>& tasks) {
     } else if (colon != std::string_view::npos) {
       return invalid;
     }
-    if (last < *first || last > INT_MAX) return invalid;
+    if (last < *first || last > kMaxTaskIndex) return invalid;
+    if (static_cast<int64_t>(tasks.size()) + (last - *first) / step >= kMaxTaskIndex) return invalid;
     for (int64_t i = *first; i <= last; i += step) tasks.push_back(static_cast<int>(i));
   }
   return util::Status::Ok();

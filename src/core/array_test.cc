@@ -186,7 +186,9 @@ TEST(ParseJobIdSpecTest, Accepts) {
 TEST(ParseJobIdSpecTest, Rejects) {
   // scancel TEXT: "scancel: error: Invalid job id TEXT".
   for (std::string_view text : {"x", "123_x", "123x", "123_[1-", "123_[2-1]", "0", "123_-1",
-                                "123_1.batch", "", "-5", "99999999999", "123_[]"}) {
+                                "123_1.batch", "", "-5", "99999999999", "123_[]",
+                                // Bounded: never expanded into billions of tasks.
+                                "1_[0-2147483647]", "1_[0-3999999,0-3999999]"}) {
     SCOPED_TRACE(text);
     util::Result<JobIdSpec> spec = ParseJobIdSpec(text);
     ASSERT_FALSE(spec.ok());

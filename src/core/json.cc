@@ -132,9 +132,9 @@ void from_json(const json& j, JobRequest& v) {
 void to_json(json& j, const Job& v) {
   j = json::object();
   MUSTER_JOB_FIELDS(MUSTER_TO_JSON)
-  // An array's pending tasks in range form ("5-9999"): the record is
-  // journalled at every task start, so it must stay small.
-  j["array_pending"] = util::FormatIndexRanges(v.array_pending);
+  // An array's pending tasks in range form ("5-9999", "2-99998:2"): the
+  // record is journalled at every task start, so it must stay small.
+  j["array_pending"] = util::FormatIndexRangesWithSteps(v.array_pending);
 }
 void from_json(const json& j, Job& v) {
   RequireObject(j, "job");

@@ -1,16 +1,25 @@
 #include "ctld/accounting_record.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
 #include "core/array.h"
+#include "util/strings.h"
 #include "util/users.h"
 
 namespace muster::ctld {
 
 namespace {
 
+// The job's TRES as sacct shows them: sorted by name ("billing=1,cpu=1,
+// mem=1000M,node=1"), where scontrol's TRES= keeps Slurm's id order.
 std::string AllocTres(const core::Job& job, const render::ClusterView& view) {
-  return render::JobTresString(job, view);
+  std::vector<std::string> items = util::Split(render::JobTresString(job, view), ',');
+  std::sort(items.begin(), items.end());
+  return util::Join(items, ",");
 }
 
 }  // namespace
@@ -46,6 +55,11 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   r.state = job.StateWithSuffix();
   r.exit_code = job.exit_code;
   r.exit_signal = job.exit_signal;
+  // Slurm records a job ended by scancel or its time limit as 0:0; the
+  // signal shows on its batch step (0:15).
+  if (job.state == core::JobState::kCancelled || job.state == core::JobState::kTimeout) {
+    r.exit_signal = 0;
+  }
   r.derived_exit_code = job.exit_code;
   r.derived_exit_signal = 0;
   std::string tres = AllocTres(job, view);

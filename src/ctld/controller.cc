@@ -374,7 +374,12 @@ util::Status Controller::Recover() {
       const Job& rec = jobs_.at(rid);
       if (rid == array_id || rec.array_task_id < 0) continue;
       auto at = std::lower_bound(pending.begin(), pending.end(), rec.array_task_id);
-      if (at != pending.end() && *at == rec.array_task_id) pending.erase(at);
+      if (at != pending.end() && *at == rec.array_task_id) {
+        pending.erase(at);
+        // Journalled again, so the repair outlives the task's own record
+        // (purged later) and a second crash cannot put the task back.
+        MarkJob(array_id);
+      }
     }
   }
   // Running jobs keep their script too: a NODE_FAIL may requeue them.
@@ -407,6 +412,13 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   if (req.account.empty()) req.account = req.user_name;
   if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
+  // Only operators may raise a job's priority with a negative nice (Slurm);
+  // the range is Slurm's too.
+  constexpr int64_t kMaxNice = 2147483645;
+  if (req.nice < -kMaxNice || req.nice > kMaxNice) {
+    return util::InvalidArgument("Invalid nice value, out of range (+/- 2147483645)");
+  }
+  if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
   if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
   if (req.script.rfind("#!", 0) != 0) {
     return util::InvalidArgument("This does not look like a batch script: it must start with #!");
@@ -454,7 +466,11 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   for (const core::Partition* p : usable) names.push_back(p->name);
   job.partition = util::Join(names, ",");
   job.submit_time = Now();
-  job.eligible_time = std::max(job.submit_time, req.begin_time);
+  // Eligible (Slurm's EligibleTime, sacct's Eligible) once nothing but
+  // resources or the begin time stands in the way: a held job or one with
+  // a dependency becomes eligible in the scheduling pass that finds it so.
+  job.eligible_time =
+      req.hold || !req.dependency.empty() ? 0 : std::max(job.submit_time, req.begin_time);
   if (req.time_limit_s == -2) {
     job.time_limit_s = part->default_time_s != -1 ? part->default_time_s : part->max_time_s;
   } else {
@@ -540,17 +556,32 @@ void Controller::RunSchedule() {
   next_dependency_time_ = 0;
   singleton_index_.reset();
   const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
+  // Whether some job waits on another's start or end (a start this pass
+  // may free it: after:, or the next tasks of an aftercorr array).
+  bool dependency_waits = false;
+  // Array parts whose next task waits on its own dependency, and why.
+  std::map<JobId, std::string> cut_by_dependency;
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.at(id);
     // Held jobs show their hold as the reason, and their dependency too.
-    bool one_at_a_time = false;
-    core::PendingReason waits = DependencyGate(job, snap.now, &one_at_a_time);
-    if (one_at_a_time) snap.start_limit[id] = 1;
+    int start_limit = 0;
+    std::string cut_why;
+    core::PendingReason waits = DependencyGate(job, snap.now, &start_limit, &cut_why);
+    if (start_limit > 0) {
+      snap.start_limit[id] = start_limit;
+      dependency_waits = true;
+      if (!cut_why.empty()) cut_by_dependency[id] = std::move(cut_why);
+    }
     if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
+    if (waits == core::PendingReason::kDependency) dependency_waits = true;
     if (waits != core::PendingReason::kNone && !job.held) {
       job.reason = waits;
       continue;
+    }
+    if (waits == core::PendingReason::kNone && !job.held && job.eligible_time == 0) {
+      job.eligible_time = std::max(snap.now, job.req.begin_time);
+      MarkJob(id);
     }
     snap.pending.push_back(&job);
   }
@@ -562,6 +593,18 @@ void Controller::RunSchedule() {
     if (it != jobs_.end()) it->second.reason = p.reason;
   }
   ExplainPending(snap, plan);
+  for (const auto& [id, why] : cut_by_dependency) {
+    // The tasks left in the part wait for their own partners, not for the
+    // %N throttle, unless the throttle is what stopped them.
+    Job& part = jobs_.at(id);
+    if (part.reason != core::PendingReason::kJobArrayTaskLimit) continue;
+    const int running = array_running_.count(part.array_job_id) ? array_running_[part.array_job_id] : 0;
+    const int starting = static_cast<int>(std::count_if(
+        plan.starts.begin(), plan.starts.end(), [id](const sched::StartDecision& d) { return d.job_id == id; }));
+    if (part.array_max_running > 0 && running + starting >= part.array_max_running) continue;
+    part.reason = core::PendingReason::kDependency;
+    part.explanation = why;
+  }
   for (const auto& start : plan.starts) {
     auto it = jobs_.find(start.job_id);
     if (it == jobs_.end()) continue;
@@ -599,6 +642,9 @@ void Controller::RunSchedule() {
     // never run twice after a controller crash.
     Launch(job);
   }
+  // A start can satisfy an after: dependency or let the next aftercorr
+  // tasks go: look again rather than wait for the next job's end.
+  if (!plan.starts.empty() && dependency_waits) RequestSchedule();
 }
 
 void Controller::Launch(Job& job) {

@@ -177,9 +177,14 @@ class Controller {
   // cancelled here when it or the cluster asks (--kill-on-invalid-dep,
   // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
   // the job is no longer pending.
-  // *one_at_a_time: an array's pending part may start one task this pass
-  // (aftercorr / singleton are checked task by task).
-  core::PendingReason DependencyGate(core::Job& job, int64_t now, bool* one_at_a_time);
+  // An array's pending part whose dependency is checked task by task
+  // (aftercorr, singleton) may start only its first *start_limit tasks this
+  // pass (0 = no such limit); *cut_why then says why the next one waits.
+  core::PendingReason DependencyGate(core::Job& job, int64_t now, int* start_limit,
+                                     std::string* cut_why);
+  // Cancels a pending job whose dependency failed when it or the cluster
+  // asks (--kill-on-invalid-dep, kill_invalid_depend).
+  void CancelIfInvalidDepKills(core::Job& job, int64_t now);
 
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;

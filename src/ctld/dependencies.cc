@@ -83,6 +83,15 @@ class JobTable : public sched::DepLookup {
   const std::function<const SingletonIndex&()>& singletons_;
 };
 
+// aftercorr: how many tasks of an array's pending part one pass may find
+// ready, each checked against its partner.
+constexpr int kMaxPairedStartsPerPass = 256;
+
+bool HasSingleton(const sched::Dependency& d) {
+  return std::any_of(d.terms.begin(), d.terms.end(),
+                     [](const sched::DepTerm& t) { return t.type == sched::DepType::kSingleton; });
+}
+
 bool OneTaskAtATime(const sched::Dependency& d) {
   return std::any_of(d.terms.begin(), d.terms.end(), [](const sched::DepTerm& t) {
     return t.type == sched::DepType::kAfterCorr || t.type == sched::DepType::kSingleton;
@@ -98,10 +107,17 @@ util::Status Controller::CheckDependency(const core::JobRequest& req) const {
   return util::InvalidArgument(std::string(sched::SlurmSubmitErrorText(dep.status())));
 }
 
-core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_at_a_time) {
-  *one_at_a_time = false;
+core::PendingReason Controller::DependencyGate(Job& job, int64_t now, int* start_limit,
+                                               std::string* cut_why) {
+  *start_limit = 0;
+  cut_why->clear();
   if (job.req.dependency.empty()) return core::PendingReason::kNone;
-  if (job.dependency_failed) return core::PendingReason::kDependencyNeverSatisfied;
+  if (job.dependency_failed) {
+    // Split off an aftercorr array with its failed pairing, or requeued
+    // after its dependency failed: still cancelled when it asks.
+    CancelIfInvalidDepKills(job, now);
+    return core::PendingReason::kDependencyNeverSatisfied;
+  }
   auto cached = dependencies_.find(job.id);
   if (cached == dependencies_.end()) {
     auto dep = sched::ParseDependency(job.req.dependency);
@@ -137,8 +153,8 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_
     }
     return *singleton_index_;
   };
-  sched::DepVerdict v = sched::EvaluateDependency(
-      cached->second, *self, JobTable(jobs_, array_records_, singletons), now);
+  const JobTable table(jobs_, array_records_, singletons);
+  sched::DepVerdict v = sched::EvaluateDependency(cached->second, *self, table, now);
   const bool per_task = job.IsArrayPendingPart() && OneTaskAtATime(cached->second);
   job.dependency_state = v.status == sched::DepStatus::kSatisfied
                              ? ""
@@ -149,9 +165,21 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_
   core::PendingReason reason = sched::DependencyReason(v);
   if (reason == core::PendingReason::kNone) {
     if (per_task) {
-      // aftercorr / singleton: the next task may go, the others wait for
-      // their own turn.
-      *one_at_a_time = true;
+      // aftercorr / singleton: the next task may go. With aftercorr alone,
+      // so may the ones after it whose own partners have ended OK (a
+      // bounded run per pass; the pass after the starts looks again).
+      *start_limit = 1;
+      if (!HasSingleton(cached->second)) {
+        for (size_t i = 1; i < job.array_pending.size() && *start_limit < kMaxPairedStartsPerPass; ++i) {
+          self_view.array_task_id = job.array_pending[i];
+          sched::DepVerdict next = sched::EvaluateDependency(cached->second, self_view, table, now);
+          if (sched::DependencyReason(next) != core::PendingReason::kNone) {
+            *cut_why = next.explanation;
+            break;
+          }
+          ++*start_limit;
+        }
+      }
       return reason;
     }
     // Met: dropped, as Slurm does (a requeue of the job it named later
@@ -172,6 +200,7 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_
     task.reason = reason;
     task.explanation = v.explanation;
     MarkJob(task.id);
+    CancelIfInvalidDepKills(task, now);
     RequestSchedule();
     return core::PendingReason::kDependency;
   }
@@ -179,19 +208,22 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, bool* one_
     job.dependency_failed = true;
     dependencies_.erase(cached);
     MarkJob(job.id);
-  }
-  const bool kill = job.req.kill_invalid_dep == 1 ||
-                    (job.req.kill_invalid_dep == -1 && cfg_.kill_invalid_depend);
-  if (reason == core::PendingReason::kDependencyNeverSatisfied && kill) {
-    // As Slurm: cancelled, its reason kept for sacct and scontrol.
-    util::LogInfo("job {}: dependency can never be satisfied, cancelled", job.id);
-    job.state = JobState::kCancelled;
-    job.end_time = now;
-    job.reason = reason;
-    pending_ids_.erase(job.id);
-    MarkJob(job.id);
+    CancelIfInvalidDepKills(job, now);
   }
   return reason;
+}
+
+void Controller::CancelIfInvalidDepKills(Job& job, int64_t now) {
+  const bool kill = job.req.kill_invalid_dep == 1 ||
+                    (job.req.kill_invalid_dep == -1 && cfg_.kill_invalid_depend);
+  if (!kill || job.state != JobState::kPending) return;
+  // As Slurm: cancelled, its reason kept for sacct and scontrol.
+  util::LogInfo("job {}: dependency can never be satisfied, cancelled", job.id);
+  job.state = JobState::kCancelled;
+  job.end_time = now;
+  job.reason = core::PendingReason::kDependencyNeverSatisfied;
+  pending_ids_.erase(job.id);
+  MarkJob(job.id);
 }
 
 }  // namespace muster::ctld

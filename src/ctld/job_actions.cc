@@ -158,7 +158,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       }
       c.dependency = value;
     } else if (key == "nice") {
-      auto n = util::ParseInt(value.empty() || value[0] != '+' ? value : value.substr(1));
+      auto n = util::ParseSignedInt(value);
       if (!n.ok() || *n < -kMaxNice || *n > kMaxNice) {
         return util::InvalidArgument("Invalid nice value");
       }
@@ -214,7 +214,10 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       }
       const std::string parts = c.partition ? *c.partition : job->partition;
       for (const auto& p : util::Split(parts, ',')) {
-        const core::Partition& part = *cfg_.FindPartition(p);
+        // The job's own partition may have left the configuration since.
+        const core::Partition* found_part = cfg_.FindPartition(p);
+        if (found_part == nullptr) return util::InvalidArgument("Invalid partition name specified");
+        const core::Partition& part = *found_part;
         // A partition the job's owner may not use (AllowAccounts, groups,
         // state) is refused as at submission.
         if (c.partition) {
@@ -290,7 +293,11 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
       out.push_back({sid, found.status().message()});
       continue;
     }
-    Job& top = *found->front();
+    // An array's records: its pending part (or a pending task) is the one
+    // to move; a running task is not.
+    auto pending = std::find_if(found->begin(), found->end(),
+                                [](const Job* j) { return j->state == JobState::kPending; });
+    Job& top = pending != found->end() ? **pending : *found->front();
     // As Slurm: users may reorder their own jobs only where the cluster
     // allows it (SchedulerParameters=enable_user_top).
     const auto& params = cfg_.scheduler_parameters;
@@ -304,6 +311,10 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
     util::Status access = CheckJobAccess(top, caller);
     if (!access.ok() || top.state != JobState::kPending) {
       out.push_back({sid, access.ok() ? "Job is no longer pending execution" : access.message()});
+      continue;
+    }
+    if (top.held) {
+      out.push_back({sid, "Job is in held state, pending scheduler release"});
       continue;
     }
     // As Slurm does: the user's other pending jobs in the same partition

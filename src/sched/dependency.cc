@@ -225,6 +225,13 @@ TermEval OkTerm(const DepTerm& t, const std::vector<DepJob>& recs, bool is_array
                 std::string_view subject) {
   TermEval e;
   e.state.target_is_array = is_array;
+  // A whole array is judged once every task has ended (as Slurm): a
+  // failed task may still be requeued and rerun before then.
+  if (is_array && !std::all_of(recs.begin(), recs.end(),
+                               [](const DepJob& j) { return core::IsFinished(j.state); })) {
+    e.phrase = fmt::format("{} to end COMPLETED with exit 0", subject);
+    return e;
+  }
   for (const auto& j : recs) {
     if (core::IsFinished(j.state) && !EndedOk(j)) {
       e.state.status = DepTermStatus::kFailed;

@@ -12,6 +12,7 @@
 
 #include "sched/pipeline.h"
 #include "util/hostlist.h"
+#include "util/strings.h"
 
 namespace muster::sched {
 namespace {
@@ -554,7 +555,12 @@ std::string ExplainResources(const core::Job& job, const Snapshot& snapshot,
                              std::span<const RunningJob> running,
                              const std::function<std::string(int64_t)>& format_time) {
   const config::Config& cfg = *snapshot.config;
-  const core::Partition* part = cfg.FindPartition(job.partition);
+  // A job waiting in several partitions (-p a,b) is explained in the
+  // first of them that still exists.
+  const core::Partition* part = nullptr;
+  for (const std::string& name : util::Split(job.partition, ',')) {
+    if ((part = cfg.FindPartition(name)) != nullptr) break;
+  }
   if (part == nullptr) return "partition " + job.partition + " does not exist";
   auto request = MakeResourceRequest(job.req, cfg.def_mem_per_cpu_mb);
   if (!request.ok()) return "cannot be placed: " + request.status().message();

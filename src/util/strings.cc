@@ -68,6 +68,14 @@ Result<int64_t> ParseInt(std::string_view s) {
   return value;
 }
 
+Result<int64_t> ParseSignedInt(std::string_view s) {
+  const bool negative = !s.empty() && s[0] == '-';
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  Result<int64_t> n = ParseInt(s);
+  if (!n.ok()) return n;
+  return negative ? -*n : *n;
+}
+
 Result<int64_t> ParseMemoryMb(std::string_view s) {
   // Slurm skips leading blanks (strtol) but rejects anything trailing other
   // than one unit letter, optionally followed by 'B' ("4GB" is accepted).
@@ -124,17 +132,45 @@ std::string FormatIndexRanges(const std::vector<int>& sorted) {
   return out;
 }
 
+std::string FormatIndexRangesWithSteps(const std::vector<int>& sorted) {
+  std::string out;
+  size_t i = 0;
+  while (i < sorted.size()) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(sorted[i]);
+    // A run of at least three with one step (two when the step is 1).
+    size_t j = i;
+    if (i + 1 < sorted.size()) {
+      const int64_t step = int64_t{sorted[i + 1]} - sorted[i];
+      while (j + 1 < sorted.size() && int64_t{sorted[j + 1]} - sorted[j] == step) ++j;
+      if (j - i + 1 >= 3 || (step == 1 && j > i)) {
+        out += "-" + std::to_string(sorted[j]);
+        if (step != 1) out += ":" + std::to_string(step);
+      } else {
+        j = i;
+      }
+    }
+    i = j + 1;
+  }
+  return out;
+}
+
 Result<std::vector<int>> ParseIndexRanges(std::string_view text) {
   std::vector<int> out;
   if (text.empty()) return out;
   for (const std::string& part : Split(text, ',', false)) {
     const size_t dash = part.find('-');
-    auto lo = ParseInt(part.substr(0, dash));
-    auto hi = dash == std::string::npos ? lo : ParseInt(part.substr(dash + 1));
-    if (!lo.ok() || !hi.ok() || *lo < 0 || *hi < *lo || *hi > INT32_MAX) {
+    const size_t colon = part.find(':');
+    if (colon != std::string::npos && (dash == std::string::npos || colon < dash)) {
       return InvalidArgument("invalid index range '" + part + "'");
     }
-    for (int64_t i = *lo; i <= *hi; ++i) out.push_back(static_cast<int>(i));
+    auto lo = ParseInt(part.substr(0, dash));
+    auto hi = dash == std::string::npos ? lo : ParseInt(part.substr(dash + 1, colon - dash - 1));
+    auto step = colon == std::string::npos ? Result<int64_t>(1) : ParseInt(part.substr(colon + 1));
+    if (!lo.ok() || !hi.ok() || !step.ok() || *lo < 0 || *hi < *lo || *hi > INT32_MAX || *step < 1) {
+      return InvalidArgument("invalid index range '" + part + "'");
+    }
+    for (int64_t i = *lo; i <= *hi; i += *step) out.push_back(static_cast<int>(i));
   }
   return out;
 }

@@ -19,6 +19,8 @@ bool StartsWith(std::string_view s, std::string_view prefix);
 
 // Parses a non-negative decimal integer; rejects signs, blanks and overflow.
 Result<int64_t> ParseInt(std::string_view s);
+// ParseInt with an optional leading '+' or '-'.
+Result<int64_t> ParseSignedInt(std::string_view s);
 
 // Parses a memory size as Slurm does for --mem: a number with an optional
 // K/M/G/T suffix (case-insensitive; default unit MB). Returns megabytes,
@@ -30,8 +32,13 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 
 // Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
 std::string FormatIndexRanges(const std::vector<int>& sorted);
-// The inverse: "0-2,5" -> {0,1,2,5}; "" -> {}. InvalidArgument naming the
-// bad part for anything else (negative, reversed or unparsable ranges).
+// The same with strided runs as "first-last:step" ({0,2,4,6,9} ->
+// "0-6:2,9"), which stays short for --array=0-99999:2. Not for cpusets (the
+// kernel's list form has no steps).
+std::string FormatIndexRangesWithSteps(const std::vector<int>& sorted);
+// The inverse of both: "0-2,5" -> {0,1,2,5}, "0-6:2" -> {0,2,4,6}; "" -> {}.
+// InvalidArgument naming the bad part for anything else (negative, reversed
+// or unparsable ranges, a step below 1).
 Result<std::vector<int>> ParseIndexRanges(std::string_view text);
 
 }  // namespace muster::util

@@ -124,6 +124,24 @@ TEST(IndexRanges, FormatAndParseAreInverse) {
   std::vector<int> many;
   for (int i = 0; i < 10000; i += (i % 7 == 0 ? 2 : 1)) many.push_back(i);
   EXPECT_EQ(ParseIndexRanges(FormatIndexRanges(many)).value(), many);
+  EXPECT_EQ(ParseIndexRanges(FormatIndexRangesWithSteps(many)).value(), many);
+}
+
+TEST(IndexRanges, StridedRunsStayShort) {
+  EXPECT_EQ(FormatIndexRangesWithSteps({0, 2, 4, 6, 9}), "0-6:2,9");
+  EXPECT_EQ(FormatIndexRangesWithSteps({1, 2, 5, 7}), "1-2,5,7");
+  EXPECT_EQ(FormatIndexRangesWithSteps({3}), "3");
+  EXPECT_EQ(FormatIndexRangesWithSteps({}), "");
+  EXPECT_EQ(ParseIndexRanges("0-6:2,9").value(), (std::vector<int>{0, 2, 4, 6, 9}));
+  EXPECT_EQ(ParseIndexRanges("1-8:3").value(), (std::vector<int>{1, 4, 7}));
+  for (const char* bad : {"0-6:0", "0:2", "0-6:", "0-6:x"}) {
+    EXPECT_FALSE(ParseIndexRanges(bad).ok()) << bad;
+  }
+  // --array=0-99999:2 after its first task left: one short term, not 50,000.
+  std::vector<int> evens;
+  for (int i = 2; i < 100000; i += 2) evens.push_back(i);
+  EXPECT_EQ(FormatIndexRangesWithSteps(evens), "2-99998:2");
+  EXPECT_EQ(ParseIndexRanges("2-99998:2").value(), evens);
 }
 
 }  // namespace muster::util

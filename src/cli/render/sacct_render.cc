@@ -73,7 +73,12 @@ struct Row {
   int64_t now = 0;
 };
 
-int64_t RowStart(const Row& r) { return r.step ? r.step->start_time : r.job->start_time; }
+// A job that ended without starting (cancelled while pending) shows its end
+// as its start, as Slurm records it.
+int64_t RowStart(const Row& r) {
+  if (r.step) return r.step->start_time;
+  return r.job->start_time > 0 ? r.job->start_time : r.job->end_time;
+}
 int64_t RowEnd(const Row& r) { return r.step ? r.step->end_time : r.job->end_time; }
 int64_t RowElapsed(const Row& r) {
   const int64_t s = RowStart(r);
@@ -245,7 +250,7 @@ const std::vector<FieldDef>& Fields() {
       {"ReqCPUFreqGov", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
       {"ReqCPUFreqMax", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
       {"ReqCPUFreqMin", 13, [](const Row& r, Ctx&) { return r.step ? "0" : "Unknown"; }},
-      {"ReqCPUS", 7, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->ncpus)); }},
+      {"ReqCPUS", 8, [](const Row& r, Ctx&) { return JobOnly(r, std::to_string(r.job->ncpus)); }},
       {"ReqMem", 10,
        [](const Row& r, Ctx&) {
          return JobOnly(r, r.job->req_mem_mb > 0 ? FormatMemoryMb(r.job->req_mem_mb) : "0");

@@ -265,7 +265,7 @@ const FieldDef kFields[] = {
     {'B', "BatchHost", "EXEC_HOST", F(return j.batch_host.empty() ? "n/a" : j.batch_host;)},
     {'C', "NumCPUs", "CPUS", F(return std::to_string(j.NumCpus());)},
     {'D', "NumNodes", "NODES", F(return std::to_string(j.NumNodes());)},
-    {'E', "Dependency", "DEPENDENCY", F(return "(null)";), true, true},
+    {'E', "Dependency", "DEPENDENCY", F(return OrNull(j.dependency_state);), true, true},
     {'F', "ArrayJobID", "ARRAY_JOB_ID",
      F(return std::to_string(j.array_job_id != 0 ? j.array_job_id : j.id);)},
     {'G', "GroupID", "GROUP", F(return std::to_string(j.req.gid);)},
@@ -726,12 +726,13 @@ class Sorter {
           packed[i].first = bits[c] == 64 ? v : (packed[i].first << bits[c]) | v;
         }
       }
-      std::sort(packed.begin(), packed.end(),
-                [](const auto& a, const auto& b) { return a.first < b.first; });
+      // Ties (the tasks of one pending array part share its keys) keep
+      // the order they were listed in: the pair's index breaks them.
+      std::sort(packed.begin(), packed.end());
       for (size_t i = 0; i < n; ++i) order[i] = packed[i].second;
       return order;
     }
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
       for (size_t c = 0; c <= width; ++c) {
         if (cols_[c][a] != cols_[c][b]) return cols_[c][a] < cols_[c][b];
       }
