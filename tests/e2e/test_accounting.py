@@ -3,6 +3,7 @@
 import os
 import pwd
 import re
+import time
 
 import pytest
 
@@ -94,3 +95,29 @@ def test_srun_steps_are_accounted(cluster):
     assert by_id[f"{job}.0"][1:4] == ["hostname", "COMPLETED", "0:0"]
     assert by_id[f"{job}.1"][1:4] == ["bash", "FAILED", "2:0"]
     assert by_id[f"{job}.0"][4] == "2"
+
+
+def test_sacct_times_and_codes_as_slurm_records_them(cluster):
+    # Cancelled while held: never eligible, its end stands for its start.
+    held = cluster.sbatch("-H", "--wrap", "true")
+    assert cluster.scontrol_job(held)["EligibleTime"] == "Unknown"
+    cluster.run(["scancel", str(held)])
+    r = cluster.run(["sacct", "-j", str(held), "-X", "-n", "-P",
+                     "-o", "Eligible,Start,End,Elapsed,ReqTRES,NodeList"])
+    eligible, start, end, elapsed, req_tres, nodes = r.stdout.strip().split("|")
+    assert eligible == "Unknown" and start == end != "Unknown" and elapsed == "00:00:00", r.stdout
+    assert req_tres == "billing=1,cpu=1,mem=1000M,node=1" and nodes == "None assigned", r.stdout
+    # Cancelled while running: 0:0 for the job, the signal on its batch step.
+    running = cluster.sbatch("--wrap", "sleep 30")
+    cluster.wait_state(running, "RUNNING")
+    time.sleep(0.3)
+    cluster.run(["scancel", str(running)])
+    assert cluster.wait_done(running) == "CANCELLED"
+    deadline = time.time() + 10
+    rows = {}
+    while time.time() < deadline and f"{running}.batch" not in rows:
+        r = cluster.run(["sacct", "-j", str(running), "-n", "-P", "-o", "JobID,State,ExitCode"])
+        rows = {l.split("|")[0]: l.split("|")[1:] for l in r.stdout.splitlines()}
+        time.sleep(0.2)
+    assert rows[str(running)] == [f"CANCELLED by {os.getuid()}", "0:0"], rows
+    assert rows[f"{running}.batch"] == ["CANCELLED", "0:15"], rows

@@ -97,6 +97,16 @@ def test_array_ids_address_single_tasks(cluster):
     assert {s for _, _, s in records(cluster, a)} == {"CANCELLED"}
 
 
+def test_squeue_lists_array_tasks_in_order(cluster):
+    a = cluster.sbatch("-H", "--array=0-39", "--wrap", "true")
+    r = cluster.run(["squeue", "-h", "-r", "-j", str(a), "-o", "%i"])
+    assert r.stdout.split() == [f"{a}_{t}" for t in range(40)], r.stdout
+    cluster.run(["scancel", f"{a}_5"])
+    r = cluster.run(["squeue", "-h", "-r", "-j", str(a), "-t", "PD", "-o", "%i"])
+    assert r.stdout.split() == [f"{a}_{t}" for t in range(40) if t != 5], r.stdout
+    cluster.run(["scancel", str(a)])
+
+
 def test_other_users_cannot_touch_an_array(cluster, users):
     if len(users) < 2:
         pytest.skip("needs root for the test users")
@@ -192,6 +202,48 @@ def test_aftercorr_pairs_tasks_and_any_of_takes_the_first(cluster):
     cluster.run(["scancel", str(never)])
 
 
+def test_dependencies_follow_starts_and_pair_tasks_at_once(cluster):
+    # after: is met by the start of the job it names, even when that start
+    # is the last thing that happens for a long while.
+    target = cluster.sbatch("-H", "--wrap", "sleep 30")
+    follower = cluster.sbatch(f"--dependency=after:{target}", "--wrap", "true")
+    r = cluster.run(["squeue", "-h", "-j", str(follower), "-o", "%i %t %r %E"])
+    assert r.stdout.split() == [str(follower), "PD", "Dependency", f"after:{target}(unfulfilled)"], r.stdout
+    cluster.run(["scontrol", "release", str(target)])
+    assert cluster.wait_done(follower, timeout=10) == "COMPLETED"
+    assert cluster.job(target)["state"] == "RUNNING"
+    cluster.run(["scancel", str(target)])
+    # aftercorr: every task whose partner ended OK may start, together.
+    first = cluster.sbatch("--array=0-5", "-o", "/dev/null", "--wrap", "true")
+    wait_array_done(cluster, first)
+    second = cluster.sbatch("--array=0-5", "-o", "/dev/null", f"--dependency=aftercorr:{first}",
+                            "--wrap", "sleep 20")
+    deadline = time.time() + 10
+    running = []
+    while time.time() < deadline and len(running) < 6:
+        running = [t for t in records(cluster, second) if t[2] == "RUNNING"]
+        time.sleep(0.1)
+    assert len(running) == 6, records(cluster, second)
+    cluster.run(["scancel", str(second)])
+
+
+def test_afterok_on_an_array_waits_for_every_task(cluster):
+    gate = cluster.work / "gate"
+    array = cluster.sbatch("--array=0-1", "-o", "/dev/null", "--wrap",
+                           f'[ $SLURM_ARRAY_TASK_ID = 0 ] && exit 1; while [ ! -e {gate} ]; do sleep 0.1; done')
+    dep = cluster.sbatch(f"--dependency=afterok:{array}", "--kill-on-invalid-dep=yes", "--wrap", "true")
+    deadline = time.time() + 10
+    while time.time() < deadline and not any(t[2] == "FAILED" for t in records(cluster, array)):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    # Task 0 failed but task 1 still runs: not judged yet (as Slurm).
+    f = cluster.scontrol_job(dep)
+    assert (f["JobState"], f["Reason"]) == ("PENDING", "Dependency"), f
+    gate.write_text("")
+    assert cluster.wait_done(dep) == "CANCELLED"
+    assert cluster.scontrol_job(dep)["Reason"] == "DependencyNeverSatisfied"
+
+
 def test_singleton_runs_one_at_a_time(cluster):
     log = cluster.work / "singleton.log"
     cmd = f"echo start $(date +%s.%N) >> {log}; sleep 1; echo end $(date +%s.%N) >> {log}"
@@ -229,7 +281,19 @@ def test_holds_begin_nice_and_top(cluster, users):
         assert r.returncode == 1 and f"Access/permission denied for job {second}" in r.stderr
     cluster.run(["scontrol", "top", str(second)])
     assert priority(second) > priority(first)
-    cluster.run(["scancel", str(held), str(later), str(nice), str(first), str(second)])
+    r = cluster.run(["scontrol", "top", str(held)], check=False)
+    assert r.returncode == 1
+    assert f"Job is in held state, pending scheduler release for job {held}" in r.stderr
+    # Slurm's nice range; raising priority (negative nice) is for operators.
+    r = cluster.run(["sbatch", "--nice=99999999999", "--wrap", "true"], check=False)
+    assert r.returncode != 0 and "Invalid --nice value, out of range (+/- 2147483645)" in r.stderr
+    if user:
+        r = cluster.run(["sbatch", "--nice=-10", "--wrap", "true"], user=user, check=False)
+        assert r.returncode != 0 and "Access/permission denied" in r.stderr
+    mine = cluster.sbatch("-H", "--nice=-10", "--wrap", "true")
+    cluster.run(["scontrol", "update", f"JobId={mine}", "Nice=-20"])
+    assert cluster.scontrol_job(mine)["Nice"] == "-20"
+    cluster.run(["scancel", str(held), str(later), str(nice), str(first), str(second), str(mine)])
 
 
 # ---- requeue and signals ------------------------------------------------
