@@ -1042,7 +1042,9 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
       out.push_back({sid, found.status().message()});
       continue;
     }
-    // A whole array: its records that still wait; one record: it must.
+    // A whole array: its records that have not ended; one record: it must
+    // not have. A running job may be held too (as Slurm): it runs on, and
+    // stays held if it is requeued.
     const bool whole = found->size() > 1;
     const size_t reported = out.size();
     for (Job* target : *found) {
@@ -1052,8 +1054,8 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
         out.push_back({sid, access.message()});
         continue;
       }
-      if (job.state != JobState::kPending) {
-        if (!whole) out.push_back({sid, "Job is no longer pending execution"});
+      if (core::IsFinished(job.state)) {
+        if (!whole) out.push_back({sid, "Job has already finished"});
         continue;
       }
       if (hold) {
@@ -1074,6 +1076,7 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
         job.priority = BasePriority(job);
         job.reason = core::PendingReason::kNone;
       }
+      if (job.state == JobState::kPending) job.eligible_time = 0;  // again once released
       MarkJob(job.id);
     }
     if (out.size() == reported) out.push_back({sid, ""});

@@ -37,6 +37,9 @@ void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) 
     job.held = true;
     job.priority = 0;
     job.reason = core::PendingReason::kJobRequeuedHeld;
+  } else if (job.held) {
+    // Held while it ran: it waits for a release now.
+    job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin : core::PendingReason::kJobHeldUser;
   }
   pending_ids_.insert(job.id);
   MarkJob(job.id);

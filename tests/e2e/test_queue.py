@@ -281,6 +281,18 @@ def test_holds_begin_nice_and_top(cluster, users):
         assert r.returncode == 1 and f"Access/permission denied for job {second}" in r.stderr
     cluster.run(["scontrol", "top", str(second)])
     assert priority(second) > priority(first)
+    # A running job may be held (as Slurm): it runs on, showing the hold.
+    run = cluster.sbatch("--wrap", "sleep 30")
+    cluster.wait_state(run, "RUNNING")
+    cluster.run(["scontrol", "hold", str(run)])
+    f = cluster.scontrol_job(run)
+    assert (f["JobState"], f["Reason"], f["Priority"]) == ("RUNNING", "JobHeldAdmin", "0"), f
+    cluster.run(["scontrol", "release", str(run)])
+    assert cluster.scontrol_job(run)["Reason"] == "None"
+    cluster.run(["scancel", str(run)])
+    cluster.wait_done(run)
+    r = cluster.run(["scontrol", "hold", str(run)], check=False)
+    assert r.returncode == 1 and f"Job has already finished for job {run}" in r.stderr
     r = cluster.run(["scontrol", "top", str(held)], check=False)
     assert r.returncode == 1
     assert f"Job is in held state, pending scheduler release for job {held}" in r.stderr

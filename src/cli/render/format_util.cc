@@ -233,6 +233,8 @@ std::string JobReasonText(const core::Job& job) {
     case JobState::kRunning:
     case JobState::kSuspended:
     case JobState::kCompleting:
+      // Held while running (scontrol hold): shown until released, as Slurm.
+      return job.held ? std::string(core::PendingReasonName(job.reason)) : "None";
     case JobState::kCompleted: return "None";
     case JobState::kFailed:
       if (job.reason != core::PendingReason::kNone) {
