@@ -63,6 +63,11 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
     if (eq == std::string::npos) continue;
     env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
+  // A submission from inside a step (--export=ALL) carries its step id; the
+  // batch shell is no step, and muster-step tells step processes from the
+  // shell's own by that variable (signals reach steps only, as in Slurm).
+  env.erase("SLURM_STEP_ID");
+  env.erase("SLURM_STEPID");
   const core::JobRequest& req = job.req;
   const core::NodeAlloc* first = job.alloc.empty() ? nullptr : &job.alloc.front();
   std::vector<std::string> node_names;

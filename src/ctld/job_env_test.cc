@@ -36,8 +36,11 @@ TEST(BuildBatchEnvironment, SetsSlurmVariablesOverUserOnes) {
   job.req.work_dir = "/home/alice/run";
   job.req.submit_dir = "/home/alice";
   job.alloc = {{"gpu01", 4, 8000, 2, {0, 3}}, {"gpu02", 4, 8000, 2, {1, 2}}};
-  auto env = AsMap(BuildBatchEnvironment(job, cfg, {"SLURM_JOB_ID=1", "HOME=/home/alice"}));
+  auto env = AsMap(BuildBatchEnvironment(
+      job, cfg, {"SLURM_JOB_ID=1", "HOME=/home/alice", "SLURM_STEP_ID=3", "SLURM_STEPID=3"}));
   EXPECT_EQ(env["SLURM_JOB_ID"], "42");
+  // Submitted from inside a step: the batch shell is no step.
+  EXPECT_EQ(env.count("SLURM_STEP_ID") + env.count("SLURM_STEPID"), 0u);
   EXPECT_EQ(env["HOME"], "/home/alice");
   EXPECT_EQ(env["SLURM_JOB_NODELIST"], "gpu[01-02]");
   EXPECT_EQ(env["SLURM_JOB_NUM_NODES"], "2");
