@@ -119,6 +119,7 @@ class Cluster:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+        shutil.rmtree(self.root, ignore_errors=True)
 
     # -- commands ---------------------------------------------------------
     def run(self, argv, user=None, check=True, timeout=60, cwd=None, input=None, env=None):
@@ -204,7 +205,6 @@ def cluster():
         yield c
     finally:
         c.teardown()
-        shutil.rmtree(c.root, ignore_errors=True)
 
 
 @pytest.fixture
@@ -214,7 +214,6 @@ def fresh_cluster():
         yield c
     finally:
         c.teardown()
-        shutil.rmtree(c.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
