@@ -119,6 +119,12 @@ TEST(DescendantsTest, SelectPicksStepProcessesOnly) {
   EXPECT_EQ(SignalDescendants(::getpid(), std::span<const int>(&probe, 1), nullptr, InJobStep), 1);
   const int kill = SIGKILL;
   EXPECT_EQ(SignalDescendants(::getpid(), std::span<const int>(&kill, 1), nullptr, InJobStep), 1);
+  // Until the killed sleep is a zombie it still shows in the tree.
+  while ((tree = Descendants(::getpid())).size() > 3 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(tree.size(), 3u);
+  EXPECT_FALSE(std::any_of(tree.begin(), tree.end(), InJobStep));
   EXPECT_EQ(SignalDescendants(::getpid(), SIGKILL), 3);
   int status = 0;
   ASSERT_EQ(::waitpid(sh, &status, 0), sh);
