@@ -1,5 +1,10 @@
 #include "ctld/api_handlers.h"
 
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "cli/render/render.h"
@@ -50,7 +55,10 @@ json ActionResults(const std::vector<JobActionResult>& results) {
   return json{{"results", out}};
 }
 
-render::ClusterView MakeView(const Controller& ctl, const Caller& caller) {
+// The cluster as the renderers see it. `only_uids`, when given, limits the
+// jobs to those users' (in id order, as the whole table would list them).
+render::ClusterView MakeView(const Controller& ctl, const Caller& caller,
+                             const std::optional<std::set<uint32_t>>& only_uids = std::nullopt) {
   render::ClusterView view;
   view.config = &ctl.config();
   view.now = ctl.Now();
@@ -58,10 +66,40 @@ render::ClusterView MakeView(const Controller& ctl, const Caller& caller) {
   view.caller_admin = caller.admin;
   view.caller_groups = util::UserGroups(caller.uid, caller.gid);
   view.ctld_start_time = ctl.start_time();
-  view.jobs.reserve(ctl.jobs().size());
-  for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
+  if (only_uids) {
+    std::vector<core::JobId> ids;
+    for (uint32_t uid : *only_uids) {
+      if (const std::set<core::JobId>* mine = ctl.JobsOfUser(uid)) ids.insert(ids.end(), mine->begin(), mine->end());
+    }
+    std::sort(ids.begin(), ids.end());
+    view.jobs.reserve(ids.size());
+    for (core::JobId id : ids) view.jobs.push_back(&ctl.jobs().at(id));
+  } else {
+    view.jobs.reserve(ctl.jobs().size());
+    for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
+  }
   for (const auto& n : ctl.nodes()) view.nodes.push_back(&n);
   return view;
+}
+
+// squeue -u / --me without job ids: the users' uids, so the view holds only
+// their jobs; nullopt (the whole table) when a name does not resolve, so
+// the renderer reports it as it would.
+std::optional<std::set<uint32_t>> SqueueUsers(const render::SqueueRequest& r, const Caller& caller) {
+  if (!r.job_ids.empty() || (r.users.empty() && !r.me)) return std::nullopt;
+  std::set<uint32_t> uids;
+  if (r.me) uids.insert(caller.uid);
+  for (const std::string& u : r.users) {
+    auto n = util::ParseInt(u);
+    if (n.ok() && *n <= UINT32_MAX) {
+      uids.insert(static_cast<uint32_t>(*n));
+    } else if (auto uid = util::LookupUid(u)) {
+      uids.insert(*uid);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return uids;
 }
 
 // sacct, seff and sreport: a query of the accounting database, rendered here.
@@ -195,16 +233,13 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     return JsonReply(200, {{"status", "ok"}});
   }
   if (what == "render" && parts.size() == 3 && post) {
-    render::ClusterView view = MakeView(ctl, caller);
     if (parts[2] == "squeue") {
       auto r = render::SqueueRequestFromJson(body);
-      if (r.ok() && r->start) {
-        ctl.EstimateStartTimes();
-        view = MakeView(ctl, caller);
-      }
       if (!r.ok()) return Error(400, r.status().message());
-      return TextReply(render::RenderSqueue(*r, view));
+      if (r->start) ctl.EstimateStartTimes();
+      return TextReply(render::RenderSqueue(*r, MakeView(ctl, caller, SqueueUsers(*r, caller))));
     }
+    render::ClusterView view = MakeView(ctl, caller);
     if (parts[2] == "sinfo") {
       auto r = render::SinfoRequestFromJson(body);
       if (!r.ok()) return Error(400, r.status().message());

@@ -45,6 +45,7 @@ Job& Controller::SplitTask(Job& part, int task) {
   split.id = next_job_id_++;
   const JobId id = split.id;
   array_records_[part.array_job_id].insert(id);
+  jobs_by_uid_[split.req.uid].insert(id);
   jobs_.emplace(id, std::move(split));
   pending_ids_.insert(id);
   MarkJob(part.id);

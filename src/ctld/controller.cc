@@ -357,6 +357,7 @@ util::Status Controller::Recover() {
   }
   // Running jobs hold their resources again until their agent reports.
   for (auto& [id, job] : jobs_) {
+    jobs_by_uid_[job.req.uid].insert(id);
     if (job.state == JobState::kPending) pending_ids_.insert(id);
     if (job.array_job_id != 0) array_records_[job.array_job_id].insert(id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
@@ -505,6 +506,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   job.priority = job.held ? 0 : BasePriority(job);
   JobId id = job.id;
   if (job.array_job_id != 0) array_records_[id].insert(id);
+  jobs_by_uid_[job.req.uid].insert(id);
   jobs_.emplace(id, std::move(job));
   pending_ids_.insert(id);
   MarkJob(id);
@@ -1266,6 +1268,10 @@ void Controller::Housekeeping() {
         }
       }
       dirty_jobs_.insert(it->first);  // journalled as a deletion
+      if (auto mine = jobs_by_uid_.find(job.req.uid); mine != jobs_by_uid_.end()) {
+        mine->second.erase(it->first);
+        if (mine->second.empty()) jobs_by_uid_.erase(mine);
+      }
       it = jobs_.erase(it);
       RequestCommit();
       continue;

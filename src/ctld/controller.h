@@ -104,6 +104,12 @@ class Controller {
   // Read access for the API and renderers.
   const config::Config& config() const { return cfg_; }
   const std::map<core::JobId, core::Job>& jobs() const { return jobs_; }
+  // The ids of one user's jobs in the table (squeue -u reads only these);
+  // null when the user has none.
+  const std::set<core::JobId>* JobsOfUser(uint32_t uid) const {
+    auto it = jobs_by_uid_.find(uid);
+    return it == jobs_by_uid_.end() ? nullptr : &it->second;
+  }
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
@@ -212,6 +218,10 @@ class Controller {
   // Job arrays: every record of each array (by array id), and how many of
   // its tasks hold resources (for the %N throttle).
   std::map<core::JobId, std::set<core::JobId>> array_records_;
+  // Every job in jobs_ by its owner's uid, kept with it (Submit, SplitTask,
+  // Recover, the purge): `squeue -u`, what polling users run, walks only
+  // their own jobs.
+  std::map<uint32_t, std::set<core::JobId>> jobs_by_uid_;
   std::map<core::JobId, int> array_running_;
   // Parsed --dependency of pending jobs, and the earliest moment a +time
   // offset lets one go (0 = none), so housekeeping starts a pass then.

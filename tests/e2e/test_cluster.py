@@ -21,6 +21,9 @@ def test_down_and_up_resume_state(fresh_cluster):
     c.up()
     assert c.job(done)["state"] == "COMPLETED"
     assert c.job(held)["state"] == "PENDING"
+    # Rebuilt from the journal: a user's jobs are found by user again.
+    r = c.run(["squeue", "-h", "-t", "all", "-o", "%i", "-u", str(os.getuid())])
+    assert {str(done), str(held), str(running)} <= set(r.stdout.split()), r.stdout
     # the job kept running while the daemons were down and is reported when they return
     assert c.wait_done(running) == "COMPLETED"
     assert (c.work / f"slurm-{running}.out").read_text().strip() == "survived"

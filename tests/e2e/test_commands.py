@@ -1,6 +1,7 @@
 """The Slurm-named commands as people and workflow tools call them."""
 
 import os
+import pwd
 import re
 import time
 
@@ -44,6 +45,15 @@ def test_squeue_filters(cluster, users):
     assert r.stdout.split() == [str(mine)]
     r = cluster.run(["squeue", "-h", "-o", "%i", "--me"], user=users[1])
     assert r.stdout.split() == [str(theirs)]
+    # A task split off an array (a new record) is still its owner's, by
+    # name and by uid.
+    arr = cluster.sbatch("-H", "--array=0-2", "--wrap", "true", user=users[0])
+    cluster.run(["scontrol", "update", f"JobId={arr}_1", "Comment=split"], user=users[0])
+    uid = str(pwd.getpwnam(users[0]).pw_uid)
+    for who in (users[0], uid):
+        r = cluster.run(["squeue", "-h", "-r", "-o", "%i", "-u", who])
+        assert r.stdout.split() == [str(mine), f"{arr}_0", f"{arr}_2", f"{arr}_1"], r.stdout
+    cluster.run(["scancel", str(arr)])
     r = cluster.run(["squeue", "-h", "-o", "%i", "-p", "train", "-t", "PD"])
     assert str(theirs) in r.stdout.split() and str(mine) not in r.stdout.split()
     r = cluster.run(["squeue", "-h", "-o", "%i", "-j", f"{mine},{theirs}"])
