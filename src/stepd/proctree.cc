@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "stepd/spool.h"
+
 namespace muster::stepd {
 namespace {
 
@@ -176,19 +178,9 @@ int SignalDescendants(pid_t root, std::span<const int> signals, std::unordered_s
 }
 
 bool StartedWithVariable(pid_t pid, std::string_view variable) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/environ", static_cast<int>(pid));
-  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  std::string text;
-  char buf[8192];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
+  auto environ_text = ReadFileAt(AT_FDCWD, "/proc/" + std::to_string(pid) + "/environ");
+  if (!environ_text.ok()) return false;
+  const std::string& text = *environ_text;
   // Entries are NUL-terminated "NAME=value".
   size_t pos = 0;
   while (pos < text.size()) {

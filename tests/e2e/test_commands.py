@@ -167,6 +167,15 @@ def test_scancel_filters_and_signal(cluster):
     assert r.returncode == 0, "cancelling an ended job is not an error" 
 
 
+def wait_until_ready(cluster, job, timeout=20):
+    """Waits for the job's script to write ready_<job> in the work dir."""
+    ready = cluster.work / f"ready_{job}"
+    deadline = time.time() + timeout
+    while time.time() < deadline and not ready.exists():
+        time.sleep(0.05)
+    assert ready.exists(), cluster.job(job)
+
+
 def test_scancel_signal_reaches_steps_not_the_batch_shell(cluster):
     # submitit's pattern: the work runs under srun and traps the signal; the
     # batch shell has none, so as in Slurm it must not be signalled (-b, -f
@@ -178,11 +187,7 @@ def test_scancel_signal_reaches_steps_not_the_batch_shell(cluster):
         " while true; do sleep 0.1; done\"\n"
         "echo shell went on\n")
     j = cluster.sbatch("-o", "steps_%j.out", str(script))
-    ready = cluster.work / f"ready_{j}"
-    deadline = time.time() + 20
-    while time.time() < deadline and not ready.exists():
-        time.sleep(0.05)
-    assert ready.exists(), cluster.job(j)
+    wait_until_ready(cluster, j)
     cluster.run(["scancel", str(j), "--signal", "USR2"])
     assert cluster.wait_done(j) == "COMPLETED"
     text = (cluster.work / f"steps_{j}.out").read_text()
@@ -192,10 +197,7 @@ def test_scancel_signal_reaches_steps_not_the_batch_shell(cluster):
     script.write_text("#!/bin/bash\ntrap 'echo shell got USR2; exit 3' USR2\n"
                       "echo up > ready_$SLURM_JOB_ID\nwhile true; do sleep 0.1; done\n")
     j = cluster.sbatch("-o", "full_%j.out", str(script))
-    ready = cluster.work / f"ready_{j}"
-    deadline = time.time() + 20
-    while time.time() < deadline and not ready.exists():
-        time.sleep(0.05)
+    wait_until_ready(cluster, j)
     cluster.run(["scancel", "--signal=USR2", str(j)])  # no steps: nothing happens
     time.sleep(0.3)
     assert cluster.job(j)["state"] == "RUNNING"
