@@ -69,7 +69,8 @@ render::ClusterView MakeView(const Controller& ctl, const Caller& caller,
   if (only_uids) {
     std::vector<core::JobId> ids;
     for (uint32_t uid : *only_uids) {
-      if (const std::set<core::JobId>* mine = ctl.JobsOfUser(uid)) ids.insert(ids.end(), mine->begin(), mine->end());
+      const std::set<core::JobId>* mine = ctl.JobsOfUser(uid);
+      if (mine != nullptr) ids.insert(ids.end(), mine->begin(), mine->end());
     }
     std::sort(ids.begin(), ids.end());
     view.jobs.reserve(ids.size());
