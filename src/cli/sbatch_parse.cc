@@ -313,10 +313,9 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
          }
          // Slurm's range; a negative value is checked against the caller
          // by musterd (only operators may raise a job's priority).
-         constexpr int64_t kMaxNice = 2147483645;
          auto n = util::ParseSignedInt(v);
          if (!n.ok()) return util::InvalidArgument("Invalid --nice value: " + v);
-         if (*n < -kMaxNice || *n > kMaxNice) {
+         if (*n < -core::kMaxNice || *n > core::kMaxNice) {
            return util::InvalidArgument("Invalid --nice value, out of range (+/- 2147483645)");
          }
          r.nice = static_cast<int>(*n);

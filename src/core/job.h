@@ -81,6 +81,9 @@ struct NodeAlloc {
   std::vector<int> cpu_ids;
 };
 
+// Slurm's range for a job's nice value (--nice, scontrol update Nice=).
+inline constexpr int64_t kMaxNice = 2147483645;
+
 struct JobRequest {
   std::string name;
   std::string partition;  // empty = default partition
@@ -120,7 +123,7 @@ struct JobRequest {
   int64_t begin_time = 0;
   bool requeue = true;       // Slurm's default (JobRequeue=1); --no-requeue clears it
   bool requeue_set = false;  // --requeue or --no-requeue was given
-  int nice = 0;
+  int nice = 0;  // within +/- kMaxNice
   std::string signal_spec;  // --signal as given
   std::string array_spec;   // --array as given ("0-19%4"); "" = not an array
   std::string dependency;   // --dependency as given ("afterok:12,singleton")
@@ -198,6 +201,10 @@ struct Job {
   bool dependency_failed = false;
 
   bool IsArrayPendingPart() const { return array_job_id != 0 && array_task_id < 0; }
+  // The reason a held job shows: JobHeldAdmin or JobHeldUser.
+  PendingReason HoldReason() const {
+    return held_by_admin ? PendingReason::kJobHeldAdmin : PendingReason::kJobHeldUser;
+  }
   int NumNodes() const;
   int NumCpus() const;
   int NumTasks() const;

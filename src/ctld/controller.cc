@@ -415,8 +415,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 
   // Only operators may raise a job's priority with a negative nice (Slurm);
   // the range is Slurm's too.
-  constexpr int64_t kMaxNice = 2147483645;
-  if (req.nice < -kMaxNice || req.nice > kMaxNice) {
+  if (req.nice < -core::kMaxNice || req.nice > core::kMaxNice) {
     return util::InvalidArgument("Invalid nice value, out of range (+/- 2147483645)");
   }
   if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
@@ -567,10 +566,10 @@ void Controller::RunSchedule() {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.at(id);
     // Held jobs show their hold as the reason, and their dependency too.
-    int start_limit = 0;
+    sched::StartLimit start_limit;
     std::string cut_why;
     core::PendingReason waits = DependencyGate(job, snap.now, &start_limit, &cut_why);
-    if (start_limit > 0) {
+    if (start_limit.count > 0) {
       snap.start_limit[id] = start_limit;
       dependency_waits = true;
       if (!cut_why.empty()) cut_by_dependency[id] = std::move(cut_why);
@@ -596,16 +595,9 @@ void Controller::RunSchedule() {
   }
   ExplainPending(snap, plan);
   for (const auto& [id, why] : cut_by_dependency) {
-    // The tasks left in the part wait for their own partners, not for the
-    // %N throttle, unless the throttle is what stopped them.
+    // Tasks left in the part because their own partners have not ended OK.
     Job& part = jobs_.at(id);
-    if (part.reason != core::PendingReason::kJobArrayTaskLimit) continue;
-    const int running = array_running_.count(part.array_job_id) ? array_running_[part.array_job_id] : 0;
-    const int starting = static_cast<int>(std::count_if(
-        plan.starts.begin(), plan.starts.end(), [id](const sched::StartDecision& d) { return d.job_id == id; }));
-    if (part.array_max_running > 0 && running + starting >= part.array_max_running) continue;
-    part.reason = core::PendingReason::kDependency;
-    part.explanation = why;
+    if (part.reason == core::PendingReason::kDependency) part.explanation = why;
   }
   for (const auto& start : plan.starts) {
     auto it = jobs_.find(start.job_id);
@@ -1066,8 +1058,7 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
         // never lifts an administrator's.
         job.held_by_admin = caller.admin ? !user_hold : job.held_by_admin;
         job.priority = 0;
-        job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin
-                                       : core::PendingReason::kJobHeldUser;
+        job.reason = job.HoldReason();
       } else {
         if (job.held_by_admin && !caller.admin) {
           out.push_back({sid, "Access/permission denied"});

@@ -184,9 +184,10 @@ class Controller {
   // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
   // the job is no longer pending.
   // An array's pending part whose dependency is checked task by task
-  // (aftercorr, singleton) may start only its first *start_limit tasks this
-  // pass (0 = no such limit); *cut_why then says why the next one waits.
-  core::PendingReason DependencyGate(core::Job& job, int64_t now, int* start_limit,
+  // (aftercorr, singleton) may start only its first start_limit->count
+  // tasks this pass (0 = no such limit); when the next one waits on its own
+  // partner, the limit's reason is Dependency and *cut_why says why.
+  core::PendingReason DependencyGate(core::Job& job, int64_t now, sched::StartLimit* start_limit,
                                      std::string* cut_why);
   // Cancels a pending job whose dependency failed when it or the cluster
   // asks (--kill-on-invalid-dep, kill_invalid_depend).

@@ -107,9 +107,9 @@ util::Status Controller::CheckDependency(const core::JobRequest& req) const {
   return util::InvalidArgument(std::string(sched::SlurmSubmitErrorText(dep.status())));
 }
 
-core::PendingReason Controller::DependencyGate(Job& job, int64_t now, int* start_limit,
+core::PendingReason Controller::DependencyGate(Job& job, int64_t now, sched::StartLimit* start_limit,
                                                std::string* cut_why) {
-  *start_limit = 0;
+  *start_limit = sched::StartLimit{};
   cut_why->clear();
   if (job.req.dependency.empty()) return core::PendingReason::kNone;
   if (job.dependency_failed) {
@@ -168,16 +168,18 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, int* start
       // aftercorr / singleton: the next task may go. With aftercorr alone,
       // so may the ones after it whose own partners have ended OK (a
       // bounded run per pass; the pass after the starts looks again).
-      *start_limit = 1;
+      start_limit->count = 1;
       if (!HasSingleton(cached->second)) {
-        for (size_t i = 1; i < job.array_pending.size() && *start_limit < kMaxPairedStartsPerPass; ++i) {
+        for (size_t i = 1; i < job.array_pending.size() && start_limit->count < kMaxPairedStartsPerPass;
+             ++i) {
           self_view.array_task_id = job.array_pending[i];
           sched::DepVerdict next = sched::EvaluateDependency(cached->second, self_view, table, now);
           if (sched::DependencyReason(next) != core::PendingReason::kNone) {
+            start_limit->reason = core::PendingReason::kDependency;
             *cut_why = next.explanation;
             break;
           }
-          ++*start_limit;
+          ++start_limit->count;
         }
       }
       return reason;

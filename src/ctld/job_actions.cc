@@ -39,7 +39,7 @@ void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) 
     job.reason = core::PendingReason::kJobRequeuedHeld;
   } else if (job.held) {
     // Held while it ran: it waits for a release now.
-    job.reason = job.held_by_admin ? core::PendingReason::kJobHeldAdmin : core::PendingReason::kJobHeldUser;
+    job.reason = job.HoldReason();
   }
   pending_ids_.insert(job.id);
   MarkJob(job.id);
@@ -95,9 +95,6 @@ std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>&
 }
 
 namespace {
-
-// Slurm's nice range.
-constexpr int64_t kMaxNice = 2147483645;
 
 // The fields of `scontrol update JobId=...` Muster applies, lower case.
 bool PendingOnly(const std::string& key) {
@@ -162,7 +159,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       c.dependency = value;
     } else if (key == "nice") {
       auto n = util::ParseSignedInt(value);
-      if (!n.ok() || *n < -kMaxNice || *n > kMaxNice) {
+      if (!n.ok() || *n < -core::kMaxNice || *n > core::kMaxNice) {
         return util::InvalidArgument("Invalid nice value");
       }
       if (*n < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
@@ -328,7 +325,7 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
       if (other.req.uid != top.req.uid || other.partition != top.partition) continue;
       if (PayloadId(other) == PayloadId(top)) continue;
       const int64_t order = other.array_job_id != 0 ? other.array_job_id : other.id;
-      const int64_t behind = std::min<int64_t>(top_order + top.req.nice - order + 1, kMaxNice);
+      const int64_t behind = std::min<int64_t>(top_order + top.req.nice - order + 1, core::kMaxNice);
       if (other.req.nice >= behind) continue;
       other.req.nice = static_cast<int>(behind);
       if (!other.held) other.priority = BasePriority(other);

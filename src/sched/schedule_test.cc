@@ -533,6 +533,21 @@ TEST(Schedule, ArrayPendingPartStartsTasksUpToItsThrottle) {
   Plan full = Schedule(snap);
   EXPECT_TRUE(full.starts.empty());
   EXPECT_EQ(full.pending[0].reason, core::PendingReason::kJobArrayTaskLimit);
+
+  // A start limit (aftercorr: only the tasks whose partners ended OK) stops
+  // the rest with its own reason; when the throttle binds first, the
+  // throttle's reason stands.
+  snap.array_running[10] = 0;
+  snap.start_limit[10] = StartLimit{2, core::PendingReason::kDependency};
+  Plan limited = Schedule(snap);
+  EXPECT_EQ(limited.starts.size(), 2u);
+  ASSERT_EQ(limited.pending.size(), 1u);
+  EXPECT_EQ(limited.pending[0].reason, core::PendingReason::kDependency);
+  snap.start_limit[10] = StartLimit{3, core::PendingReason::kDependency};
+  Plan both = Schedule(snap);
+  EXPECT_EQ(both.starts.size(), 3u);
+  ASSERT_EQ(both.pending.size(), 1u);
+  EXPECT_EQ(both.pending[0].reason, core::PendingReason::kJobArrayTaskLimit);
 }
 
 TEST(Schedule, SeveralPartitionsTakeTheFirstWhereTheJobFits) {

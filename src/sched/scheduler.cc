@@ -63,8 +63,10 @@ class Pass {
         continue;
       }
       if (throttle_left > 0) want = std::min(want, throttle_left);
+      PendingReason cut = PendingReason::kJobArrayTaskLimit;
       if (auto limit = s_.start_limit.find(job->id); limit != s_.start_limit.end()) {
-        want = std::min(want, limit->second);
+        if (limit->second.count < want) cut = limit->second.reason;
+        want = std::min(want, limit->second.count);
       }
       PendingReason reason = PendingReason::kNone;
       int started = 0;
@@ -80,7 +82,7 @@ class Pass {
       const bool left_over = job->IsArrayPendingPart() &&
                              started < static_cast<int>(job->array_pending.size());
       if (started == 0 || left_over) {
-        if (reason == PendingReason::kNone) reason = PendingReason::kJobArrayTaskLimit;
+        if (reason == PendingReason::kNone) reason = cut;
         plan.pending.push_back(PendingDecision{job->id, reason});
       }
     }

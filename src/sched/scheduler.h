@@ -88,6 +88,13 @@ struct ResourceRequest {
 util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
                                                   int64_t def_mem_per_cpu_mb);
 
+// A cap on one job's starts in a pass, and the reason its tasks left over
+// show when the cap (not the %N throttle or resources) stopped them.
+struct StartLimit {
+  int count = 0;
+  core::PendingReason reason = core::PendingReason::kJobArrayTaskLimit;
+};
+
 struct Snapshot {
   const config::Config* config = nullptr;
   std::vector<const core::Node*> nodes;   // config order
@@ -100,7 +107,7 @@ struct Snapshot {
   std::map<core::JobId, int> array_running;
   // At most this many starts of a job this pass (an array whose tasks'
   // dependencies are checked one task at a time); absent = no limit.
-  std::map<core::JobId, int> start_limit;
+  std::map<core::JobId, StartLimit> start_limit;
   int64_t now = 0;
 };
 

@@ -13,7 +13,7 @@ using core::PendingReason;
 PendingReason CheckEligibility(const core::Job& job, const core::Partition* part, int64_t now) {
   if (job.held) {
     if (job.reason == PendingReason::kJobRequeuedHeld) return job.reason;
-    return job.held_by_admin ? PendingReason::kJobHeldAdmin : PendingReason::kJobHeldUser;
+    return job.HoldReason();
   }
   if (job.req.begin_time > now) return PendingReason::kBeginTime;
   // A job whose partition is gone from the configuration can never be

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <thread>
 
 extern char** environ;
@@ -77,15 +78,22 @@ TEST(DescendantsTest, WalksParentLinksBreadthFirst) {
   EXPECT_EQ(pids(99), std::vector<pid_t>{});
 }
 
+// Polls for up to 5 s until `done` holds; returns whether it did.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 TEST(DescendantsTest, FindsAndKillsLiveChildren) {
   const char* argv[] = {"/bin/sh", "-c", "sleep 30 & sleep 30 & wait", nullptr};
   pid_t sh = -1;
   ASSERT_EQ(::posix_spawn(&sh, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
   std::vector<pid_t> tree;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((tree = Descendants(::getpid())).size() < 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  Eventually([&] { return (tree = Descendants(::getpid())).size() >= 3; });
   ASSERT_EQ(tree.size(), 3u);
   EXPECT_EQ(tree[0], sh);  // parents first
   EXPECT_EQ(SignalDescendants(::getpid(), SIGKILL), 3);
@@ -103,16 +111,10 @@ TEST(DescendantsTest, SelectPicksStepProcessesOnly) {
   pid_t sh = -1;
   ASSERT_EQ(::posix_spawn(&sh, argv[0], nullptr, nullptr, const_cast<char**>(argv), environ), 0);
   std::vector<pid_t> tree;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while ((tree = Descendants(::getpid())).size() < 4 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  Eventually([&] { return (tree = Descendants(::getpid())).size() >= 4; });
   ASSERT_EQ(tree.size(), 4u);
   // The sleeps may still be execing: wait until one shows the variable.
-  while (std::count_if(tree.begin(), tree.end(), InJobStep) < 1 &&
-         std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  Eventually([&] { return std::any_of(tree.begin(), tree.end(), InJobStep); });
   EXPECT_FALSE(InJobStep(sh));
   EXPECT_EQ(std::count_if(tree.begin(), tree.end(), InJobStep), 1);
   const int probe = 0;  // signal 0: checks delivery, changes nothing
@@ -120,9 +122,7 @@ TEST(DescendantsTest, SelectPicksStepProcessesOnly) {
   const int kill = SIGKILL;
   EXPECT_EQ(SignalDescendants(::getpid(), std::span<const int>(&kill, 1), nullptr, InJobStep), 1);
   // Until the killed sleep is a zombie it still shows in the tree.
-  while ((tree = Descendants(::getpid())).size() > 3 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  Eventually([&] { return (tree = Descendants(::getpid())).size() <= 3; });
   ASSERT_EQ(tree.size(), 3u);
   EXPECT_FALSE(std::any_of(tree.begin(), tree.end(), InJobStep));
   EXPECT_EQ(SignalDescendants(::getpid(), SIGKILL), 3);
