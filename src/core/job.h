@@ -174,6 +174,9 @@ struct Job {
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step
+  // The id the job's next srun step gets. Journalled with the job, so steps
+  // made after a controller restart never reuse an id (and its sacct row).
+  int next_step_id = 0;
 
   // Job arrays (--array). A task that has started (or ended) is a Job of
   // its own with array_job_id = the array's id and array_task_id = its

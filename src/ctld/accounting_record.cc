@@ -107,4 +107,16 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   return s;
 }
 
+AccountingChange ToAccountingChange(const core::Job& job, const config::Config& cfg,
+                                    store::Origin origin) {
+  AccountingChange change{ToJobRecord(job, cfg), std::nullopt, origin};
+  if (job.start_time > 0) change.batch = ToBatchStepRecord(job, cfg);
+  return change;
+}
+
+void RecordChange(store::AccountingStore& store, const AccountingChange& change) {
+  store.Upsert(change.job, change.origin);
+  if (change.batch) store.UpsertStep(*change.batch, change.origin);
+}
+
 }  // namespace muster::ctld

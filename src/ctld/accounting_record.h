@@ -6,8 +6,11 @@
 // (array_job_id, array_task_id); the pending part carries its tasks.
 #pragma once
 
+#include <optional>
+
 #include "config/config.h"
 #include "core/job.h"
+#include "store/accounting.h"
 #include "store/records.h"
 
 namespace muster::ctld {
@@ -15,5 +18,17 @@ namespace muster::ctld {
 store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg);
 // The job's batch step (step id "batch"), for a job that has started.
 store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& cfg);
+
+// One committed change of a job as accounting rows: the job's record and,
+// once it has started, its batch step, with the journal record it came from.
+struct AccountingChange {
+  store::JobRecord job;
+  std::optional<store::StepRecord> batch;
+  store::Origin origin;
+};
+AccountingChange ToAccountingChange(const core::Job& job, const config::Config& cfg,
+                                    store::Origin origin);
+// Hands the change to the store (which writes on its own thread).
+void RecordChange(store::AccountingStore& store, const AccountingChange& change);
 
 }  // namespace muster::ctld

@@ -90,10 +90,12 @@ class Syncer {
     }
     cv_.notify_all();
   }
-  // Blocks until every requested generation is synced (shutdown).
-  void Drain() {
+  // Blocks until every requested generation is synced (shutdown); returns
+  // the outcome of the last sync.
+  util::Status Drain() {
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [this] { return done_ >= wanted_; });
+    return last_;
   }
 
  private:
@@ -109,6 +111,7 @@ class Syncer {
       util::Status st = journal_.Sync(fds);
       lock.lock();
       done_ = gen;
+      if (last_.ok()) last_ = st;
       done_cv_.notify_all();
       boost::asio::post(io_, [this, gen, st] { ctl_.OnSynced(gen, st); });
     }
@@ -122,6 +125,7 @@ class Syncer {
   uint64_t wanted_ = 0;
   uint64_t done_ = 0;
   std::vector<int> fds_;
+  util::Status last_;  // the first failed sync, else ok
   bool stop_ = false;
   std::thread thread_;
 };
@@ -211,6 +215,15 @@ util::Status Controller::Save() {
 }
 
 util::Status Controller::Snapshot() {
+  // The journal is about to forget what it holds: the accounting store must
+  // have it first, or a change the writer lost in a crash (a job's end, and
+  // the job purged since) could never be handed over again. The store
+  // catches up in milliseconds unless both its database and its spool are
+  // unwritable; then the snapshot waits for a later try.
+  if (!acct_->FlushWithin(std::chrono::seconds(5))) {
+    util::LogWarn("snapshot postponed: the accounting store is not keeping up");
+    return util::Status::Ok();
+  }
   // The journal is about to forget the payloads it carried.
   MUSTER_RETURN_IF_ERROR(payload_.Sync());
   return journal_.WriteSnapshot(StateJson());
@@ -253,6 +266,12 @@ void Controller::RequestCommit() {
 }
 
 util::Status Controller::WriteCommit() {
+  // Accounting hears of a change only once the journal holds it durably, so
+  // sacct never shows what a crash takes back; each record carries its
+  // journal sequence number, so recovery can hand over what the writer
+  // lost (see Recover).
+  auto accounting = std::make_shared<std::vector<AccountingChange>>();
+  const int64_t now = Now();
   // Newest first: a task split off an array (a new, higher id) is on disk
   // before the array's pending part that no longer lists it, so a torn
   // write can repeat a task in the part (undone at recovery) but never lose it.
@@ -262,13 +281,11 @@ util::Status Controller::WriteCommit() {
     if (it == jobs_.end()) {
       journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
-      json rec = {{"op", "job"}, {"job", it->second}};
+      json rec = {{"op", "job"}, {"t", now}, {"job", it->second}};
       auto fresh = new_payloads_.find(id);
       if (fresh != new_payloads_.end()) rec["payload"] = std::move(fresh->second);
-      journal_.Append(rec);
-      // Accounting is written by its own thread and never blocks this loop.
-      acct_->Upsert(ToJobRecord(it->second, cfg_));
-      if (it->second.start_time > 0) acct_->UpsertStep(ToBatchStepRecord(it->second, cfg_));
+      const uint64_t seq = journal_.Append(rec);
+      accounting->push_back(ToAccountingChange(it->second, cfg_, {seq, now}));
     }
   }
   dirty_jobs_.clear();
@@ -281,6 +298,12 @@ util::Status Controller::WriteCommit() {
   MUSTER_RETURN_IF_ERROR(journal_.Write());
   uint64_t gen = ++written_gen_;
   auto& callbacks = waiting_[gen];
+  if (!accounting->empty()) {
+    // Written by the store's own thread: never blocks this loop.
+    callbacks.push_back([this, accounting] {
+      for (const auto& change : *accounting) RecordChange(*acct_, change);
+    });
+  }
   for (auto& fn : after_commit_) callbacks.push_back(std::move(fn));
   after_commit_.clear();
   syncer_->Request(gen, {});
@@ -307,7 +330,11 @@ void Controller::OnSynced(uint64_t gen, const util::Status& st) {
 
 util::Status Controller::CommitNow() {
   MUSTER_RETURN_IF_ERROR(WriteCommit());
-  syncer_->Drain();
+  util::Status synced = syncer_->Drain();
+  // What waits for these generations (accounting among it) runs now, not
+  // when the loop gets to the syncer's posted completion: at shutdown it may
+  // never do.
+  OnSynced(written_gen_, synced);
   return util::Status::Ok();
 }
 
@@ -324,13 +351,26 @@ util::Status Controller::Recover() {
   acct_ = std::make_unique<store::AccountingStore>(acct);
   json state;
   std::vector<json> records;
+  std::vector<uint64_t> seqs;
   std::map<JobId, std::string> journal_payloads;
-  MUSTER_RETURN_IF_ERROR(journal_.Open(cfg_.state_save_location, &state, &records));
+  MUSTER_RETURN_IF_ERROR(journal_.Open(cfg_.state_save_location, &state, &records, &seqs));
+  // The accounting writer may have died with changes it had not written:
+  // every journalled change after the last one it wrote is handed over
+  // again (Upserts are idempotent), so sacct agrees with the job table.
+  const uint64_t applied = acct_->AppliedSeq();
+  size_t handed_over = 0;
   try {
     if (state.is_object()) {
       next_job_id_ = std::max<JobId>(next_job_id_, state.value("next_job_id", 1u));
+      // Snapshots wait for accounting to catch up (see Snapshot), so this
+      // re-sends the snapshot's jobs only after a lost or replaced database.
+      const bool resend = journal_.snapshot_seq() > applied;
       for (const auto& j : state.at("jobs")) {
         Job job = j.get<Job>();
+        if (resend) {
+          RecordChange(*acct_, ToAccountingChange(job, cfg_, {journal_.snapshot_seq(), 0}));
+          ++handed_over;
+        }
         jobs_[job.id] = std::move(job);
       }
       for (const auto& [name, n] : state.value("nodes", json::object()).items()) {
@@ -339,12 +379,17 @@ util::Status Controller::Recover() {
         ApplyNodeState(with_name);
       }
     }
-    for (const auto& r : records) {
+    for (size_t i = 0; i < records.size(); ++i) {
+      const json& r = records[i];
       std::string op = r.at("op").get<std::string>();
       if (op == "job") {
         Job job = r.at("job").get<Job>();
         if (r.contains("payload")) journal_payloads[job.id] = r["payload"].get<std::string>();
         next_job_id_ = std::max<JobId>(next_job_id_, job.id + 1);
+        if (seqs[i] > applied) {
+          RecordChange(*acct_, ToAccountingChange(job, cfg_, {seqs[i], r.value("t", int64_t{0})}));
+          ++handed_over;
+        }
         jobs_[job.id] = std::move(job);
       } else if (op == "del") {
         jobs_.erase(r.at("id").get<JobId>());
@@ -354,6 +399,10 @@ util::Status Controller::Recover() {
     }
   } catch (const std::exception& e) {
     return util::Internal(std::string("reading saved state: ") + e.what());
+  }
+  if (handed_over > 0) {
+    util::LogInfo("accounting: {} job changes after journal record {} handed over again",
+                  handed_over, applied);
   }
   // Running jobs hold their resources again until their agent reports.
   for (auto& [id, job] : jobs_) {
@@ -1181,7 +1230,8 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
     task += tasks;
   }
   if (task < ntasks) return util::InvalidArgument("Requested node configuration is not available");
-  int step_id = step_counters_[id]++;
+  int step_id = job.next_step_id++;
+  MarkJob(id);
   std::vector<std::string> names;
   int step_cpus = 0;
   for (int n = 0; n < nodes; ++n) {
@@ -1242,7 +1292,6 @@ void Controller::Housekeeping() {
   for (auto it = jobs_.begin(); it != jobs_.end();) {
     const Job& job = it->second;
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
-      step_counters_.erase(it->first);
       dependencies_.erase(it->first);
       // The script goes with the job's record (kept until then for
       // scontrol requeue), an array's with its last record.

@@ -240,7 +240,6 @@ class Controller {
   std::unordered_map<std::string, size_t> node_index_;
   std::map<std::string, AgentInfo> agents_;  // by host name
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
-  std::map<core::JobId, int> step_counters_;
   // srun steps still running, as their accounting rows.
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
   int64_t start_time_ = 0;

@@ -51,7 +51,8 @@ Journal::~Journal() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<json>* records) {
+util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<json>* records,
+                           std::vector<uint64_t>* seqs) {
   dir_ = dir;
   *snapshot = nullptr;
   uint64_t snap_seq = 0;
@@ -70,6 +71,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
     }
   }
   seq_ = snap_seq;
+  snapshot_seq_ = snap_seq;
   std::string path = dir_ + "/journal.log";
   std::string data;
   {
@@ -104,6 +106,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
         return util::Internal(path + ": unreadable record at offset " + std::to_string(off));
       }
       records->push_back(std::move(rec));
+      if (seqs != nullptr) seqs->push_back(seq);
       seq_ = seq;
       ++since_snapshot_;
     }
@@ -117,7 +120,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
   return util::Status::Ok();
 }
 
-void Journal::Append(const json& record) {
+uint64_t Journal::Append(const json& record) {
   std::string payload = record.dump(-1, ' ', false, json::error_handler_t::replace);
   uint32_t len = static_cast<uint32_t>(payload.size());
   uint32_t sum = util::Fnv1a32(payload.data(), payload.size());
@@ -129,6 +132,7 @@ void Journal::Append(const json& record) {
   buffer_.append(header, kHeader);
   buffer_ += payload;
   ++since_snapshot_;
+  return seq;
 }
 
 util::Status Journal::Flush(const std::vector<int>& extra_fds) {
@@ -172,6 +176,7 @@ util::Status Journal::WriteSnapshot(const std::string& state_json) {
     ::close(dfd);
   }
   // Everything up to seq_ is in the snapshot: the journal starts over.
+  snapshot_seq_ = seq_;
   if (::ftruncate(fd_, 0) != 0) return Errno("cannot truncate", dir_ + "/journal.log");
   ::lseek(fd_, 0, SEEK_SET);
   since_snapshot_ = 0;

@@ -36,12 +36,14 @@ class Journal {
 
   // Reads snapshot.json (if any) and the journal records after it. `snapshot`
   // gets the snapshot's "state" value (null when none); `records` the
-  // payloads to replay, in order. Then opens the journal for appending.
+  // payloads to replay, in order, and `seqs` (when given) their sequence
+  // numbers. Then opens the journal for appending.
   util::Status Open(const std::string& dir, nlohmann::json* snapshot,
-                    std::vector<nlohmann::json>* records);
+                    std::vector<nlohmann::json>* records, std::vector<uint64_t>* seqs = nullptr);
 
-  // Buffers one record; it is durable after the next Flush().
-  void Append(const nlohmann::json& record);
+  // Buffers one record and returns its sequence number; it is durable after
+  // the next Flush().
+  uint64_t Append(const nlohmann::json& record);
   bool HasPending() const { return !buffer_.empty(); }
   // Writes the buffer and fdatasyncs; `extra_fds` (e.g. the payload store)
   // are synced first, so what records refer to is on disk before them.
@@ -60,11 +62,15 @@ class Journal {
   uint64_t records_since_snapshot() const { return since_snapshot_; }
   uint64_t flushes() const { return flushes_; }
   uint64_t records() const { return seq_; }
+  // The sequence number of the last record the snapshot read by Open()
+  // holds (0 = no snapshot); the last one written after WriteSnapshot().
+  uint64_t snapshot_seq() const { return snapshot_seq_; }
 
  private:
   std::string dir_;
   int fd_ = -1;
   uint64_t seq_ = 0;
+  uint64_t snapshot_seq_ = 0;
   uint64_t since_snapshot_ = 0;
   uint64_t flushes_ = 0;
   std::string buffer_;

@@ -101,6 +101,10 @@ const char* const kMigrations[] = {
     "CREATE INDEX jobs_end ON jobs (end_time);"
     "CREATE INDEX jobs_eligible ON jobs (eligible_time);"
     "CREATE INDEX jobs_array ON jobs (array_job_id);",
+    // 3 -> 4: the highest controller journal sequence number written
+    // (Origin::seq), so recovery knows which changes to hand over again.
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO meta VALUES ('applied_seq', 0);",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -350,20 +354,20 @@ AccountingStore::~AccountingStore() {
   sqlite3_close(reader_db_);
 }
 
-void AccountingStore::Upsert(const JobRecord& job) {
-  const int64_t now = clock_->Now();
+void AccountingStore::Upsert(const JobRecord& job, Origin origin) {
+  const int64_t at = origin.time != 0 ? origin.time : clock_->Now();
   {
     std::lock_guard<std::mutex> l(mu_);
-    queue_.emplace_back(QueuedJob{job, now});
+    queue_.emplace_back(QueuedJob{job, at, origin.seq});
     ++enqueued_;
   }
   cv_.notify_one();
 }
 
-void AccountingStore::UpsertStep(const StepRecord& step) {
+void AccountingStore::UpsertStep(const StepRecord& step, Origin origin) {
   {
     std::lock_guard<std::mutex> l(mu_);
-    queue_.emplace_back(step);
+    queue_.emplace_back(QueuedStep{step, origin.seq});
     ++enqueued_;
   }
   cv_.notify_one();
@@ -377,6 +381,38 @@ util::Status AccountingStore::Flush() {
   idle_cv_.wait(l, [&] { return done_ >= target && flushes_served_ >= request; });
   if (db_ok_) return util::Status::Ok();
   return util::Unavailable("accounting records spooled: " + last_error_);
+}
+
+bool AccountingStore::FlushWithin(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> l(mu_);
+  const uint64_t target = enqueued_;
+  const uint64_t request = ++flush_requests_;
+  cv_.notify_one();
+  return idle_cv_.wait_for(l, timeout,
+                           [&] { return done_ >= target && flushes_served_ >= request; });
+}
+
+uint64_t AccountingStore::AppliedSeq() {
+  if (!Flush().ok()) return 0;
+  std::lock_guard<std::mutex> l(read_mu_);
+  if (!OpenReader().ok()) return 0;
+  Stmt s(reader_db_, "SELECT value FROM meta WHERE key = 'applied_seq'");
+  if (!s.ok() || sqlite3_step(s.get()) != SQLITE_ROW) return 0;
+  return static_cast<uint64_t>(s.Int(0));
+}
+
+util::Status AccountingStore::OpenReader() const {
+  if (reader_db_ != nullptr) return util::Status::Ok();
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(options_.db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
+      SQLITE_OK) {
+    util::Status st = util::Unavailable(Err(db, "cannot open accounting database"));
+    sqlite3_close(db);
+    return st;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  reader_db_ = db;
+  return util::Status::Ok();
 }
 
 bool AccountingStore::database_ok() const {
@@ -512,8 +548,16 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
                   " (SELECT MAX(restarts) FROM jobs WHERE job_id = ?1), 0)");
     Stmt step(writer_db_, std::string("INSERT OR REPLACE INTO steps (") + kStepCols +
                               ") VALUES (" + Placeholders(kStepColCount) + ")");
+    // A job that ended ends its steps still open: their own end reports may
+    // have been lost with a controller crash, and Slurm cancels the steps
+    // of an ending job.
+    Stmt end_steps(writer_db_,
+                   "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
+                   " WHERE job_id = ? AND run = ? AND end_time = 0 AND step_id != 'batch'");
+    Stmt applied(writer_db_,
+                 "UPDATE meta SET value = MAX(value, ?) WHERE key = 'applied_seq'");
     if (!job.ok() || !latest.ok() || !close_runs.ok() || !close_steps.ok() || !step_run.ok() ||
-        !step.ok())
+        !step.ok() || !end_steps.ok() || !applied.ok())
       return abort("accounting database prepare");
     // Runs `s` to completion; false on an error. `row` receives column 0 of
     // a result row (NULL reads as -1).
@@ -525,8 +569,10 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
       sqlite3_reset(s.get());
       return rc == SQLITE_DONE;
     };
+    uint64_t max_seq = 0;
     for (const Item& item : batch) {
       if (const auto* q = std::get_if<QueuedJob>(&item)) {
+        max_seq = std::max(max_seq, q->seq);
         JobRecord r = q->job;
         int64_t stored = -1;
         latest.Bind(1, r.job_id);
@@ -544,8 +590,16 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
         }
         BindJob(job, r);
         if (!run(job)) return abort("accounting database write");
+        if (r.end_time > 0 && r.start_time > 0) {
+          end_steps.Bind(1, r.end_time);
+          end_steps.Bind(2, r.job_id);
+          end_steps.Bind(3, r.restarts);
+          if (!run(end_steps)) return abort("accounting database write");
+        }
       } else {
-        StepRecord st = std::get<StepRecord>(item);
+        const auto& queued = std::get<QueuedStep>(item);
+        max_seq = std::max(max_seq, queued.seq);
+        StepRecord st = queued.step;
         if (st.run < 0) {
           int64_t r = 0;
           step_run.Bind(1, st.job_id);
@@ -556,6 +610,10 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
         BindStep(step, st);
         if (!run(step)) return abort("accounting database write");
       }
+    }
+    if (max_seq > 0) {
+      applied.Bind(1, static_cast<int64_t>(max_seq));
+      if (!run(applied)) return abort("accounting database write");
     }
   }
   if (sqlite3_exec(writer_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
@@ -573,10 +631,15 @@ util::Status AccountingStore::ReplaySpool() {
     // every complete line was written with its newline.
     nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     if (!j.is_object()) continue;
-    if (j.value("kind", "") == "step") {
-      items.emplace_back(StepFromJson(j));
-    } else {
-      items.emplace_back(QueuedJob{JobFromJson(j), j.value("queued_at", int64_t{0})});
+    try {
+      const uint64_t seq = j.value("seq", uint64_t{0});
+      if (j.value("kind", "") == "step") {
+        items.emplace_back(QueuedStep{StepFromJson(j), seq});
+      } else {
+        items.emplace_back(QueuedJob{JobFromJson(j), j.value("queued_at", int64_t{0}), seq});
+      }
+    } catch (const nlohmann::json::exception&) {
+      // A line this build did not write (wrong types): not a record.
     }
   }
   in.close();
@@ -593,8 +656,11 @@ bool AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
     if (const auto* q = std::get_if<QueuedJob>(&item)) {
       j = ToJson(q->job);
       j["queued_at"] = q->queued_at;
+      j["seq"] = q->seq;
     } else {
-      j = ToJson(std::get<StepRecord>(item));
+      const auto& queued = std::get<QueuedStep>(item);
+      j = ToJson(queued.step);
+      j["seq"] = queued.seq;
     }
     text += j.dump();
     text += '\n';
@@ -621,17 +687,7 @@ bool AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
 
 util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const {
   std::lock_guard<std::mutex> l(read_mu_);
-  if (reader_db_ == nullptr) {
-    sqlite3* db = nullptr;
-    if (sqlite3_open_v2(options_.db_path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) !=
-        SQLITE_OK) {
-      util::Status st = util::Unavailable(Err(db, "cannot open accounting database"));
-      sqlite3_close(db);
-      return st;
-    }
-    sqlite3_busy_timeout(db, 5000);
-    reader_db_ = db;
-  }
+  MUSTER_RETURN_IF_ERROR(OpenReader());
   std::string where = " WHERE 1";
   std::vector<std::function<void(Stmt&, int&)>> binds;
   auto in_list = [&](const char* col, auto values) {

@@ -26,8 +26,16 @@
 //   acct.UpsertStep(step_record);  // at step start and end
 //   auto r = acct.Query(query);    // Result<QueryResult>
 //   acct.Flush();                  // optional; the destructor writes or spools the rest
+//
+// Catching up after a crash: records queued but not yet written when the
+// process dies are lost here, so each job record carries the Origin of the
+// change it reflects: the controller journal's sequence number. The store
+// keeps the highest one written (in the same transaction as the records, or
+// in the spool with them), and the controller's recovery hands it again
+// every journalled change after AppliedSeq(): Upserts are idempotent.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -48,7 +56,8 @@ struct sqlite3;
 namespace muster::store {
 
 // The schema version this build writes (PRAGMA user_version).
-inline constexpr int kAccountingSchemaVersion = 3;
+inline constexpr int kAccountingSchemaVersion = 4;
+
 
 struct AccountingOptions {
   std::string db_path;     // e.g. StateSaveLocation + "/accounting.db"
@@ -71,14 +80,23 @@ class AccountingStore {
 
   // Insert or replace by (job id, run) / (job id, run, step id); see the
   // header comment for runs. Never blocks on I/O.
-  void Upsert(const JobRecord& job);
-  void UpsertStep(const StepRecord& step);
+  void Upsert(const JobRecord& job, Origin origin = {});
+  void UpsertStep(const StepRecord& step, Origin origin = {});
 
   // Blocks until every record queued before the call is in the database
   // (Ok) or in the spool (Unavailable, with the database's error). Retries
   // the database (and replays the spool) first. While neither the database
   // nor the spool is writable the records stay queued and Flush waits.
   util::Status Flush();
+  // Flush, waiting at most `timeout`: false when records are still queued
+  // then (the database and the spool are both unwritable).
+  bool FlushWithin(std::chrono::milliseconds timeout);
+
+  // The highest Origin::seq of the records written so far: every record
+  // with a sequence number up to it is in the database or the spool. Blocks
+  // like Flush() (which replays the spool first). 0 when the database
+  // cannot be read; a caller then re-sends everything it has.
+  uint64_t AppliedSeq();
 
   // Records matching `q`, in sacct's order. Reads the database only: call
   // Flush() first to see records still queued.
@@ -98,8 +116,13 @@ class AccountingStore {
   struct QueuedJob {
     JobRecord job;
     int64_t queued_at = 0;
+    uint64_t seq = 0;
   };
-  using Item = std::variant<QueuedJob, StepRecord>;
+  struct QueuedStep {
+    StepRecord step;
+    uint64_t seq = 0;
+  };
+  using Item = std::variant<QueuedJob, QueuedStep>;
   void WriterLoop();
   // Writer thread only.
   util::Status EnsureOpen();
@@ -108,6 +131,8 @@ class AccountingStore {
   // Appends the batch to the spool and syncs it; false when it cannot.
   [[nodiscard]] bool SpoolBatch(const std::deque<Item>& batch);
   void CloseWriter();
+  // Opens the read connection if needed; read_mu_ must be held.
+  util::Status OpenReader() const;
 
   const AccountingOptions options_;
   util::RealClock real_clock_;

@@ -492,5 +492,87 @@ TEST_F(AccountingTest, RefusesNewerSchema) {
   EXPECT_TRUE(fs::exists(Options().spool_path));
 }
 
+TEST_F(AccountingTest, AppliedSeqIsTheHighestWrittenAndSurvivesRestarts) {
+  AccountingOptions opt = Options();
+  {
+    AccountingStore store(opt);
+    EXPECT_EQ(store.AppliedSeq(), 0u);
+    store.Upsert(MakeJob(1), {.seq = 7});
+    store.UpsertStep(MakeStep(1, "batch"), {.seq = 7});
+    store.Upsert(MakeJob(2), {.seq = 9});
+    store.UpsertStep(MakeStep(2, "0"));  // srun steps are not journalled
+    EXPECT_EQ(store.AppliedSeq(), 9u);
+  }
+  AccountingStore again(opt);
+  EXPECT_EQ(again.AppliedSeq(), 9u);
+  // Never goes back: a re-sent older change leaves it where it is.
+  again.Upsert(MakeJob(1), {.seq = 3});
+  EXPECT_EQ(again.AppliedSeq(), 9u);
+}
+
+TEST_F(AccountingTest, SpooledRecordsKeepTheirSeq) {
+  AccountingOptions opt = Options("missing");
+  {
+    AccountingStore store(opt);
+    store.Upsert(MakeJob(5), {.seq = 41});
+    EXPECT_FALSE(store.Flush().ok());
+    // The database cannot be read: the caller must re-send everything.
+    EXPECT_EQ(store.AppliedSeq(), 0u);
+  }
+  fs::create_directory(dir_ + "/missing");
+  AccountingStore again(opt);
+  EXPECT_EQ(again.AppliedSeq(), 41u);
+  EXPECT_EQ(again.Query({})->jobs.size(), 1u);
+}
+
+TEST_F(AccountingTest, ResentRequeueClosesTheEarlierRunAtTheChangeTime) {
+  AccountingStore store(Options());
+  JobRecord first = MakeJob(3);
+  first.state = "RUNNING";
+  first.end_time = 0;
+  JobRecord second = MakeJob(3);
+  second.restarts = 1;
+  second.state = "PENDING";
+  second.start_time = second.end_time = 0;
+  // As recovery re-sends them, long after they happened: the journal's
+  // change times are used, not the time of the Upsert.
+  for (int pass = 0; pass < 2; ++pass) {
+    store.Upsert(first, {.seq = 1, .time = 1001});
+    store.Upsert(second, {.seq = 2, .time = 1500});
+  }
+  ASSERT_TRUE(store.Flush().ok());
+  AccountingQuery all;
+  all.duplicates = true;
+  auto r = store.Query(all);
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->jobs.size(), 2u);
+  EXPECT_EQ(r->jobs[0].state, "REQUEUED");
+  EXPECT_EQ(r->jobs[0].end_time, 1500);
+  EXPECT_EQ(r->jobs[1].submit_time, 1500);
+}
+
+TEST_F(AccountingTest, AJobThatEndedEndsItsOpenSteps) {
+  AccountingStore store(Options());
+  JobRecord job = MakeJob(4);
+  job.state = "RUNNING";
+  job.end_time = 0;
+  store.Upsert(job);
+  StepRecord step = MakeStep(4, "0");
+  step.run = 0;
+  step.state = "RUNNING";
+  step.start_time = job.start_time;
+  store.UpsertStep(step);
+  // The step's own end was lost (a controller crash); the job's end is not.
+  job.state = "COMPLETED";
+  job.end_time = 1061;
+  store.Upsert(job);
+  ASSERT_TRUE(store.Flush().ok());
+  auto r = store.Query({});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].state, "CANCELLED");
+  EXPECT_EQ(r->steps[0].end_time, 1061);
+}
+
 }  // namespace
 }  // namespace muster::store

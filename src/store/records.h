@@ -90,6 +90,15 @@ struct StepRecord {
   int64_t total_cpu_ms = 0;
 };
 
+// Where a record comes from: the controller journal's sequence number of the
+// job change it reflects (0 = not journalled, e.g. an srun step) and when
+// that change happened (Unix seconds; 0 = when Upsert is called). A rerun's
+// record closes the earlier runs at that time.
+struct Origin {
+  uint64_t seq = 0;
+  int64_t time = 0;
+};
+
 // Which records a query returns. Empty lists match everything.
 struct AccountingQuery {
   std::vector<int64_t> job_ids;

@@ -28,6 +28,42 @@ def kill9(pid):
         time.sleep(0.01)
 
 
+def scontrol_jobs(c):
+    """Every record `scontrol show job` prints, by JobId."""
+    r = c.run(["scontrol", "show", "job"])
+    out = {}
+    for block in r.stdout.split("\n\n"):
+        fields = {}
+        for tok in block.split():
+            k, sep, v = tok.partition("=")
+            if sep:
+                fields.setdefault(k, v)
+        if "JobId" in fields:
+            out[int(fields["JobId"])] = fields
+    return out
+
+
+def assert_accounting_agrees(c, ids):
+    """sacct -X tells the same story as the controller for every job: state,
+    exit code, start and end."""
+    ctl = scontrol_jobs(c)
+    r = c.run(["sacct", "-X", "-P", "-n", "-j", ",".join(map(str, ids)),
+               "--format=JobIDRaw,State,ExitCode,Start,End"])
+    acct = {}
+    for line in r.stdout.splitlines():
+        raw, state, exit_code, start, end = line.split("|")
+        acct[int(raw)] = (state.split()[0], exit_code, start, end)
+    disagree = {}
+    for j in ids:
+        f = ctl[j]
+        # scontrol projects the end of an unfinished job; sacct knows none.
+        end = f["EndTime"] if f["JobState"] in FINAL else "Unknown"
+        want = (f["JobState"], f["ExitCode"], f["StartTime"], end)
+        if acct.get(j) != want:
+            disagree[j] = {"scontrol": want, "sacct": acct.get(j)}
+    assert not disagree, disagree
+
+
 def test_kill9_daemons_loses_nothing(fresh_cluster):
     c = fresh_cluster
     runs = c.work / "runs.log"
@@ -89,6 +125,11 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
     ids = sorted(acked)
     assert len(set(ids)) == len(ids), "a job id was handed out twice"
 
+    # After the last restart, accounting is level with the controller.
+    kill9(c.daemon_pids()["musterd"])
+    c.up()
+    assert_accounting_agrees(c, ids)
+
     # nothing left behind: no step supervisor or job process of this cluster
     time.sleep(0.5)
     leftovers = []
@@ -135,6 +176,53 @@ def test_kill9_during_an_array_loses_no_task(fresh_cluster):
     for t, state in rows:
         if state == "COMPLETED":
             assert int(t) in ran, f"task {t} COMPLETED without running"
+
+
+def test_lost_accounting_database_is_rebuilt_from_the_controller(fresh_cluster):
+    """A deleted accounting.db comes back with every job the controller still
+    holds, after a clean stop (from the snapshot) and after kill -9 (from
+    the journal)."""
+    c = fresh_cluster
+    done = c.sbatch("-o", "/dev/null", "--wrap", "true")
+    failed = c.sbatch("-o", "/dev/null", "--wrap", "exit 3")
+    c.wait_done(done)
+    c.wait_done(failed)
+    running = c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
+    held = c.sbatch("-H", "-o", "/dev/null", "--wrap", "true")
+    c.wait_state(running, "RUNNING")
+    ids = [done, failed, running, held]
+    db = c.root / "ctld" / "accounting.db"
+    for stop in ("down", "kill9"):
+        if stop == "down":
+            c.down()
+        else:
+            kill9(c.daemon_pids()["musterd"])
+        for f in db.parent.glob("accounting.db*"):
+            f.unlink()
+        c.up()
+        assert_accounting_agrees(c, ids)
+        r = c.run(["sacct", "-P", "-n", "-j", str(failed), "--format=JobID,State,ExitCode"])
+        assert r.stdout.splitlines() == [f"{failed}|FAILED|3:0", f"{failed}.batch|FAILED|3:0"], r.stdout
+
+
+def test_step_ids_are_not_reused_after_a_controller_crash(fresh_cluster):
+    c = fresh_cluster
+    go = c.work / "go"
+    j = c.sbatch("-o", "/dev/null", "--wrap",
+                 f"srun -n1 true; while [ ! -e {go} ]; do sleep 0.05; done; srun -n1 true")
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        r = c.run(["sacct", "-P", "-n", "-j", str(j), "--format=JobID,State"])
+        if f"{j}.0|COMPLETED" in r.stdout.splitlines():
+            break
+        time.sleep(0.1)
+    kill9(c.daemon_pids()["musterd"])
+    c.up()
+    go.touch()
+    assert c.wait_done(j) == "COMPLETED"
+    r = c.run(["sacct", "-P", "-n", "-j", str(j), "--format=JobID,State"])
+    assert r.stdout.splitlines() == [f"{j}|COMPLETED", f"{j}.batch|COMPLETED", f"{j}.0|COMPLETED",
+                                     f"{j}.1|COMPLETED"], r.stdout
 
 
 TIMEOUT_CONF_EXTRA = "SlurmdTimeout=2\n"
