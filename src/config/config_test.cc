@@ -22,9 +22,7 @@ using ::testing::StartsWith;
 // tests/data/conf, found from this file's path (CMake compiles with
 // absolute source paths).
 std::string DataDir() {
-  return (fs::path(__FILE__).parent_path() / ".." / ".." / "tests" / "data" / "conf")
-      .lexically_normal()
-      .string();
+  return (fs::path(MUSTER_SOURCE_DIR) / "tests" / "data" / "conf").lexically_normal().string();
 }
 
 // A fresh directory under the system temp dir, removed at destruction.
