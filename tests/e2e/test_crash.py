@@ -81,11 +81,13 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
             else:
                 time.sleep(0.02)  # the controller is down: the submission was refused, not lost
 
-    rng = random.Random(1234)
+    # MUSTER_CRASH_ROUNDS makes this a soak (e.g. 200 kills) outside the suite.
+    rounds = int(os.environ.get("MUSTER_CRASH_ROUNDS", "15"))
+    rng = random.Random(int(os.environ.get("MUSTER_CRASH_SEED", "1234")))
     t = threading.Thread(target=submitter)
     t.start()
     try:
-        for round_ in range(15):
+        for round_ in range(rounds):
             time.sleep(rng.uniform(0.2, 1.0))
             pids = c.daemon_pids()
             victim = rng.choice(["musterd", "agent", "both"])
