@@ -142,7 +142,9 @@ TIMEOUT_CONF_EXTRA = "SlurmdTimeout=2\n"
 
 def test_lost_agent_marks_nodes_down_and_requeues():
     from conftest import DEFAULT_CONF, make_cluster
-    c = make_cluster(DEFAULT_CONF + TIMEOUT_CONF_EXTRA)
+    # A requeued job waits cred_expire + 1 s: long enough to see it wait.
+    conf = DEFAULT_CONF.replace("AuthInfo=cred_expire=0", "AuthInfo=cred_expire=5")
+    c = make_cluster(conf + TIMEOUT_CONF_EXTRA)
     try:
         marker = c.work / "starts.log"
         cmd = f"echo start $SLURM_JOB_ID $SLURM_RESTART_COUNT >> {marker}; sleep 1000"
@@ -150,6 +152,7 @@ def test_lost_agent_marks_nodes_down_and_requeues():
         gone = c.sbatch("-w", "cpu01", "--no-requeue", "--wrap", cmd)
         c.wait_state(keep, "RUNNING")
         c.wait_state(gone, "RUNNING")
+        submitted = c.scontrol_job(keep)["SubmitTime"]
         kill9(c.daemon_pids()["agent"])
         # the agent stays away past SlurmdTimeout
         assert c.wait_state(gone, "NODE_FAIL", timeout=20) == "NODE_FAIL"
@@ -160,6 +163,9 @@ def test_lost_agent_marks_nodes_down_and_requeues():
         assert "Not responding" in r.stdout
         f = c.scontrol_job(keep)
         assert f["Restarts"] == "1"
+        # As in Slurm: back in the queue until its begin time, submitted anew.
+        assert f["Reason"] == "BeginTime", f
+        assert f["SubmitTime"] > submitted and f["EligibleTime"] > f["SubmitTime"], f
         # the agent returns: the node is back, the orphaned steps are stopped
         # and the requeued job runs again, once
         c.up()
