@@ -1,7 +1,7 @@
 // srun inside a batch job: runs a command as a job step. musterd allocates
 // the step (id, tasks per node from the job's allocation); the tasks of the
 // emulated nodes all live on this host, so srun starts them itself with
-// posix_spawn and each task's SLURM_* identity, inside the batch job's
+// fork/exec and each task's SLURM_* identity, inside the batch job's
 // process tree (so cancelling the job reaches them). Output streams through
 // (or, with -l, line by line with the task's rank as prefix). The exit code
 // is the highest task exit code. The counts srun takes from the job and
@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +181,38 @@ StepView ToStepView(const nlohmann::json& step) {
   return v;
 }
 
+[[noreturn]] void ExecFailed(int error_fd, int err) {
+  (void)!::write(error_fd, &err, sizeof(err));
+  _exit(127);
+}
+
+// The child's side of SpawnTask, between fork and exec: system calls only.
+// Writes errno to `error_fd` (close-on-exec) when it cannot exec.
+[[noreturn]] void ExecTask(char* const* argv, char* const* envp, char* pid_slot, size_t slot_size,
+                           const char* out_path, const char* err_path, int out_pipe, int err_pipe,
+                           int error_fd) {
+  auto fail = [error_fd](int err) { ExecFailed(error_fd, err); };
+  auto open_to = [&](const char* path, int target) {
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, target) < 0) fail(errno);
+  };
+  if (out_path) {
+    open_to(out_path, STDOUT_FILENO);
+    if (!err_path && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) fail(errno);
+  } else if (out_pipe >= 0 && ::dup2(out_pipe, STDOUT_FILENO) < 0) {
+    fail(errno);
+  }
+  if (err_path) {
+    open_to(err_path, STDERR_FILENO);
+  } else if (err_pipe >= 0 && ::dup2(err_pipe, STDERR_FILENO) < 0) {
+    fail(errno);
+  }
+  // The task's own pid, as Slurm gives each task.
+  snprintf(pid_slot, slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
+  ::execvpe(argv[0], argv, envp);
+  ExecFailed(error_fd, errno);
+}
+
 // Starts one task with its environment and output redirections; a task
 // that could not be started has pid -1 (the error is printed).
 Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& step,
@@ -191,35 +222,58 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   Task t;
   t.rank = step.nodes[node_index].first_task + local;
   std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  for (const auto& [k, v] : env) {
+    if (k != "SLURM_TASK_PID") env_strings.push_back(k + "=" + v);
+  }
+  char pid_slot[40] = "SLURM_TASK_PID=";
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(pid_slot);
   envp.push_back(nullptr);
   std::vector<char*> argv;
   for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
   int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
   std::string out_path, err_path;
   if (!o.output.empty()) {
     out_path = ExpandTaskPattern(o.output, job_id, step.step_id, t.rank, node_id, node);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (o.error.empty()) posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  } else if (o.label) {
-    if (pipe2(out_pipe, O_CLOEXEC) == 0) posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
+  } else if (o.label && pipe2(out_pipe, O_CLOEXEC) != 0) {
+    out_pipe[0] = out_pipe[1] = -1;
   }
   if (!o.error.empty()) {
     err_path = ExpandTaskPattern(o.error, job_id, step.step_id, t.rank, node_id, node);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  } else if (o.label && o.output.empty()) {
-    if (pipe2(err_pipe, O_CLOEXEC) == 0) posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+  } else if (o.label && o.output.empty() && pipe2(err_pipe, O_CLOEXEC) != 0) {
+    err_pipe[0] = err_pipe[1] = -1;
   }
-  int rc = posix_spawnp(&t.pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  if (out_pipe[1] >= 0) close(out_pipe[1]);
-  if (err_pipe[1] >= 0) close(err_pipe[1]);
+  int error_pipe[2] = {-1, -1};
+  int rc = pipe2(error_pipe, O_CLOEXEC) == 0 ? 0 : errno;
+  if (rc == 0) {
+    t.pid = fork();
+    if (t.pid < 0) rc = errno;
+  }
+  if (rc == 0 && t.pid == 0) {
+    ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot),
+             out_path.empty() ? nullptr : out_path.c_str(),
+             err_path.empty() ? nullptr : err_path.c_str(), out_pipe[1], err_pipe[1],
+             error_pipe[1]);
+  }
+  for (int fd : {out_pipe[1], err_pipe[1], error_pipe[1]}) {
+    if (fd >= 0) close(fd);
+  }
+  if (rc == 0) {
+    // The exec error, if any: EOF (close-on-exec) means the task is running.
+    int err = 0;
+    ssize_t n;
+    while ((n = read(error_pipe[0], &err, sizeof(err))) < 0 && errno == EINTR) {
+    }
+    if (n == static_cast<ssize_t>(sizeof(err))) {
+      rc = err;
+      while (waitpid(t.pid, nullptr, 0) < 0 && errno == EINTR) {
+      }
+    }
+  }
+  if (error_pipe[0] >= 0) close(error_pipe[0]);
   t.out_fd = out_pipe[0];
   t.err_fd = err_pipe[0];
   if (rc != 0) {

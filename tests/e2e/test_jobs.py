@@ -120,7 +120,9 @@ def test_block_layout_and_srun_environment(cluster):
     d = cluster.work / "layout"
     d.mkdir(exist_ok=True)
     job = cluster.sbatch("-p", "train", "-N2", "-n4", "-o", str(d / "out"), "--wrap",
-                         f"env > {d}/batch.env; srun bash -c 'env > {d}/task.$SLURM_PROCID.env'; "
+                         f"echo $$ > {d}/shell.pid; env > {d}/batch.env; "
+                         f"srun bash -c 'echo $$ > {d}/task.$SLURM_PROCID.pid; "
+                         f"env > {d}/task.$SLURM_PROCID.env'; "
                          f"srun -n1 bash -c 'env > {d}/one.env'; srun -n5 true; echo five=$?")
     assert cluster.wait_done(job) == "COMPLETED"
     batch = read_env(d / "batch.env")
@@ -138,6 +140,10 @@ def test_block_layout_and_srun_environment(cluster):
     assert [t["SLURM_NODEID"] for t in tasks] == ["0", "0", "0", "1"]
     assert [t["SLURM_GTIDS"] for t in tasks] == ["0,1,2"] * 3 + ["3"]
     assert [t["SLURM_CPUS_ON_NODE"] for t in tasks] == ["3", "3", "3", "1"]
+    # Each task's own pid, and the shell's in the batch environment.
+    assert batch["SLURM_TASK_PID"] == (d / "shell.pid").read_text().strip()
+    assert [t["SLURM_TASK_PID"] for t in tasks] == [
+        (d / f"task.{r}.pid").read_text().strip() for r in range(4)]
     for t in tasks:
         assert t["SLURM_STEP_TASKS_PER_NODE"] == t["SLURM_TASKS_PER_NODE"] == "3,1"
         assert t["SLURM_DISTRIBUTION"] == "block"
