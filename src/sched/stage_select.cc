@@ -1,15 +1,15 @@
 // Stage: choose the nodes, all or nothing (Slurm allocates a job's nodes
 // at once; there are no partial starts). Nodes named by -w are taken first
 // and must all fit; the rest come from the candidates in preference order.
-//   Fixed count (-N n, or one node) with -n and nothing that evens the
-//   layout out: as Slurm's cons_tres allocates, each node in turn takes as
-//   many tasks as fit, leaving one for each node still to come (-N 2 -n 4
-//   on free nodes: 3 + 1, SLURM_TASKS_PER_NODE=3,1). Otherwise
-//   (--ntasks-per-node, --exclusive, --gpus), and when that greedy pass
-//   finds no room: the first n nodes that each hold their block of the
-//   tasks (-N 2 -n 3: 2 + 1) and GPUs (--gpus=3 on 2 nodes: 2 + 1); the
-//   greedy layout then fills those nodes again (Slurm: -N 2 -n 4
-//   --exclusive is 2 + 2).
+//   Fixed count (-N n, or one node) with -n alone: as Slurm's cons_tres
+//   allocates, each node in turn takes as many tasks as fit, leaving one
+//   for each node still to come (-N 2 -n 4 on free nodes: 3 + 1,
+//   SLURM_TASKS_PER_NODE=3,1). Should that greedy pass find no room, the
+//   blocks below choose the nodes and the tasks are filled into them the
+//   same way.
+//   Fixed count with --ntasks-per-node, --exclusive or --gpus: the first n
+//   nodes that each hold their block of the tasks (-N 2 -n 3: 2 + 1; Slurm:
+//   -N 2 -n 4 --exclusive is 2 + 2) and GPUs (--gpus=3 on 2 nodes: 2 + 1).
 //   Spreading (-n without -N, --gpus without -N/-n, -N min-max): each node
 //   in turn takes as many tasks (and --gpus GPUs) as fit, leaving one task
 //   for every node still needed to reach min_nodes, until the request is
