@@ -1,14 +1,15 @@
 // srun inside a batch job: runs a command as a job step. musterd allocates
 // the step (id, tasks per node from the job's allocation); the tasks of the
 // emulated nodes all live on this host, so srun starts them itself with
-// posix_spawn and each task's SLURM_* identity, inside the batch job's
+// fork/exec and each task's SLURM_* identity, inside the batch job's
 // process tree (so cancelling the job reaches them). Output streams through
 // (or, with -l, line by line with the task's rank as prefix). The exit code
-// is the highest task exit code.
+// is the highest task exit code. The counts srun takes from the job and
+// each task's environment are in srun_env.h.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,10 +17,12 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/srun_env.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -71,16 +74,24 @@ std::string ExpandTaskPattern(const std::string& pattern, const std::string& job
   return out;
 }
 
-}  // namespace
-
-int SrunMain(const std::vector<std::string>& args) {
-  int ntasks = 0, nodes = 0, per_node = 0;
+struct SrunOptions {
+  SrunCounts counts;
+  int cpus_per_task = 1;
   bool label = false;
   std::string output, error, job_name;
+  std::vector<std::string> command;
+};
+
+// Parses srun's command line; prints the error and returns nullopt on bad
+// input.
+std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
+  SrunOptions o;
   auto num = [](int* f, const char* what) {
     return [f, what](const std::string& v) {
       auto n = util::ParseInt(v.substr(0, v.find('-')));
-      if (!n.ok() || *n <= 0) return util::InvalidArgument(std::string("srun: error: Invalid ") + what);
+      if (!n.ok() || *n <= 0 || *n > (1 << 30)) {
+        return util::InvalidArgument(std::string("srun: error: Invalid ") + what);
+      }
       *f = static_cast<int>(*n);
       return util::Status::Ok();
     };
@@ -93,18 +104,18 @@ int SrunMain(const std::vector<std::string>& args) {
     };
   };
   std::vector<OptionSpec> specs = {
-      {'n', "ntasks", Arg::kRequired, num(&ntasks, "--ntasks")},
-      {'N', "nodes", Arg::kRequired, num(&nodes, "node count")},
-      {0, "ntasks-per-node", Arg::kRequired, num(&per_node, "--ntasks-per-node")},
+      {'n', "ntasks", Arg::kRequired, num(&o.counts.ntasks, "--ntasks")},
+      {'N', "nodes", Arg::kRequired, num(&o.counts.nodes, "node count")},
+      {0, "ntasks-per-node", Arg::kRequired, num(&o.counts.ntasks_per_node, "--ntasks-per-node")},
       {'l', "label", Arg::kNone,
-       [&label](const std::string&) {
-         label = true;
+       [&o](const std::string&) {
+         o.label = true;
          return util::Status::Ok();
        }},
-      {'o', "output", Arg::kRequired, str(&output)},
-      {'e', "error", Arg::kRequired, str(&error)},
-      {'J', "job-name", Arg::kRequired, str(&job_name)},
-      {'c', "cpus-per-task", Arg::kRequired, ignore},
+      {'o', "output", Arg::kRequired, str(&o.output)},
+      {'e', "error", Arg::kRequired, str(&o.error)},
+      {'J', "job-name", Arg::kRequired, str(&o.job_name)},
+      {'c', "cpus-per-task", Arg::kRequired, num(&o.cpus_per_task, "--cpus-per-task")},
       {'u', "unbuffered", Arg::kNone, ignore},
       {0, "cpu-bind", Arg::kRequired, ignore},
       {0, "cpu_bind", Arg::kRequired, ignore},
@@ -127,162 +138,199 @@ int SrunMain(const std::vector<std::string>& args) {
   auto parsed = ParseOptions("srun", specs, args, true);
   if (!parsed.ok()) {
     std::cerr << parsed.status().message() << "\n";
-    return 1;
+    return std::nullopt;
   }
   if (parsed->positional.empty()) {
     PrintError("srun", "No command given to execute.");
-    return 1;
+    return std::nullopt;
   }
-  const char* job_env = getenv("SLURM_JOB_ID");
-  if (!job_env) {
-    PrintError("srun", "srun outside a job allocation is not available in this Muster version; "
-                       "submit with sbatch and call srun inside the script");
-    return 1;
-  }
-  std::string job_id = job_env;
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    PrintError("srun", client.status().message());
-    return 1;
-  }
-  std::string step_name = job_name.empty() ? parsed->positional.front() : job_name;
-  step_name = step_name.substr(step_name.rfind('/') + 1);
-  nlohmann::json body = {{"ntasks", ntasks}, {"nodes", nodes}, {"ntasks_per_node", per_node},
-                         {"name", step_name}};
-  auto resp = client->Post("/v1/jobs/" + job_id + "/steps", body);
-  if (!resp.ok()) {
-    PrintError("srun", resp.status().message());
-    return 1;
-  }
-  if (resp->status != 201) {
-    PrintError("srun", "Unable to create step for job " + job_id + ": " + ErrorText(*resp));
-    return 1;
-  }
-  const auto& step = resp->body;
-  int step_id = step.at("step_id").get<int>();
-  int total = step.at("ntasks").get<int>();
-  const auto& layout = step.at("layout");
-  std::vector<std::string> tasks_per_node;
-  for (const auto& n : layout) tasks_per_node.push_back(std::to_string(n.at("tasks").get<int>()));
+  o.command = std::move(parsed->positional);
+  return o;
+}
 
-  std::map<std::string, std::string> base;
+EnvMap CurrentEnvironment() {
+  EnvMap env;
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
     auto eq = kv.find('=');
-    if (eq != std::string::npos) base[kv.substr(0, eq)] = kv.substr(eq + 1);
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
   }
-  base["SLURM_STEP_ID"] = base["SLURM_STEPID"] = std::to_string(step_id);
-  base["SLURM_NTASKS"] = base["SLURM_NPROCS"] = base["SLURM_STEP_NUM_TASKS"] = std::to_string(total);
-  base["SLURM_STEP_NUM_NODES"] = std::to_string(layout.size());
-  base["SLURM_STEP_NODELIST"] = step.at("nodelist").get<std::string>();
-  base["SLURM_STEP_TASKS_PER_NODE"] = util::Join(tasks_per_node, ",");
-  if (!job_name.empty()) base["SLURM_JOB_NAME"] = job_name;
+  return env;
+}
 
+unsigned CurrentUmask() {
+  mode_t m = umask(0);
+  umask(m);
+  return static_cast<unsigned>(m);
+}
+
+StepView ToStepView(const nlohmann::json& step) {
+  StepView v;
+  v.step_id = step.at("step_id").get<int>();
+  v.ntasks = step.at("ntasks").get<int>();
+  v.nodelist = step.at("nodelist").get<std::string>();
+  for (const auto& n : step.at("layout")) {
+    StepNodeView node;
+    node.node = n.at("node").get<std::string>();
+    node.tasks = n.at("tasks").get<int>();
+    node.first_task = n.at("first_task").get<int>();
+    node.cpus = n.at("cpus").get<int>();
+    node.gpus = n.at("gpu_indices").get<std::vector<int>>();
+    v.nodes.push_back(std::move(node));
+  }
+  return v;
+}
+
+[[noreturn]] void ExecFailed(int error_fd, int err) {
+  (void)!::write(error_fd, &err, sizeof(err));
+  _exit(127);
+}
+
+// The child's side of SpawnTask, between fork and exec: system calls only.
+// Writes errno to `error_fd` (close-on-exec) when it cannot exec.
+[[noreturn]] void ExecTask(char* const* argv, char* const* envp, char* pid_slot, size_t slot_size,
+                           const char* out_path, const char* err_path, int out_pipe, int err_pipe,
+                           int error_fd) {
+  auto fail = [error_fd](int err) { ExecFailed(error_fd, err); };
+  auto open_to = [&](const char* path, int target) {
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0 || ::dup2(fd, target) < 0) fail(errno);
+  };
+  if (out_path) {
+    open_to(out_path, STDOUT_FILENO);
+    if (!err_path && ::dup2(STDOUT_FILENO, STDERR_FILENO) < 0) fail(errno);
+  } else if (out_pipe >= 0 && ::dup2(out_pipe, STDOUT_FILENO) < 0) {
+    fail(errno);
+  }
+  if (err_path) {
+    open_to(err_path, STDERR_FILENO);
+  } else if (err_pipe >= 0 && ::dup2(err_pipe, STDERR_FILENO) < 0) {
+    fail(errno);
+  }
+  // The task's own pid, as Slurm gives each task.
+  snprintf(pid_slot, slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
+  ::execvpe(argv[0], argv, envp);
+  ExecFailed(error_fd, errno);
+}
+
+// Starts one task with its environment and output redirections; a task
+// that could not be started has pid -1 (the error is printed).
+Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& step,
+               size_t node_index, int local, const EnvMap& env) {
+  const std::string& node = step.nodes[node_index].node;
+  const int node_id = static_cast<int>(node_index);
+  Task t;
+  t.rank = step.nodes[node_index].first_task + local;
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) {
+    if (k != "SLURM_TASK_PID") env_strings.push_back(k + "=" + v);
+  }
+  char pid_slot[40] = "SLURM_TASK_PID=";
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(pid_slot);
+  envp.push_back(nullptr);
   std::vector<char*> argv;
-  for (const auto& a : parsed->positional) argv.push_back(const_cast<char*>(a.c_str()));
+  for (const auto& a : o.command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
 
-  std::vector<Task> tasks;
-  int node_id = 0;
-  for (const auto& n : layout) {
-    std::string node = n.at("node").get<std::string>();
-    int first = n.at("first_task").get<int>();
-    int count = n.at("tasks").get<int>();
-    std::vector<std::string> gpus;
-    for (const auto& g : n.at("gpu_indices")) gpus.push_back(std::to_string(g.get<int>()));
-    for (int local = 0; local < count; ++local) {
-      int rank = first + local;
-      std::map<std::string, std::string> env = base;
-      env["SLURM_PROCID"] = std::to_string(rank);
-      env["SLURM_LOCALID"] = std::to_string(local);
-      env["SLURM_NODEID"] = std::to_string(node_id);
-      env["SLURMD_NODENAME"] = node;
-      env["SLURM_CPUS_ON_NODE"] = std::to_string(n.at("cpus").get<int>());
-      if (!gpus.empty()) {
-        env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = util::Join(gpus, ",");
-        env["SLURM_GPUS_ON_NODE"] = std::to_string(gpus.size());
-      }
-      std::vector<std::string> env_strings;
-      for (auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-      std::vector<char*> envp;
-      for (auto& s : env_strings) envp.push_back(s.data());
-      envp.push_back(nullptr);
-
-      posix_spawn_file_actions_t fa;
-      posix_spawn_file_actions_init(&fa);
-      Task t;
-      t.rank = rank;
-      int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-      std::string out_path, err_path;
-      if (!output.empty()) {
-        out_path = ExpandTaskPattern(output, job_id, step_id, rank, node_id, node);
-        posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (error.empty()) posix_spawn_file_actions_adddup2(&fa, 1, 2);
-      } else if (label) {
-        if (pipe2(out_pipe, O_CLOEXEC) == 0) posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-      }
-      if (!error.empty()) {
-        err_path = ExpandTaskPattern(error, job_id, step_id, rank, node_id, node);
-        posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      } else if (label && output.empty()) {
-        if (pipe2(err_pipe, O_CLOEXEC) == 0) posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
-      }
-      int rc = posix_spawnp(&t.pid, argv[0], &fa, nullptr, argv.data(), envp.data());
-      posix_spawn_file_actions_destroy(&fa);
-      if (out_pipe[1] >= 0) close(out_pipe[1]);
-      if (err_pipe[1] >= 0) close(err_pipe[1]);
-      t.out_fd = out_pipe[0];
-      t.err_fd = err_pipe[0];
-      if (rc != 0) {
-        std::cerr << "srun: error: " << node << ": task " << rank << ": Unable to exec command '"
-                  << argv[0] << "': " << std::strerror(rc) << "\n";
-        if (t.out_fd >= 0) close(t.out_fd);
-        if (t.err_fd >= 0) close(t.err_fd);
-        t.pid = -1;
-      }
-      tasks.push_back(std::move(t));
-    }
-    ++node_id;
+  int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  std::string out_path, err_path;
+  if (!o.output.empty()) {
+    out_path = ExpandTaskPattern(o.output, job_id, step.step_id, t.rank, node_id, node);
+  } else if (o.label && pipe2(out_pipe, O_CLOEXEC) != 0) {
+    out_pipe[0] = out_pipe[1] = -1;
   }
-
-  // Relay labelled output until every pipe closes.
-  if (label) {
-    for (;;) {
-      std::vector<pollfd> fds;
-      std::vector<std::pair<Task*, bool>> owners;
-      for (auto& t : tasks) {
-        if (t.out_fd >= 0) { fds.push_back({t.out_fd, POLLIN, 0}); owners.push_back({&t, true}); }
-        if (t.err_fd >= 0) { fds.push_back({t.err_fd, POLLIN, 0}); owners.push_back({&t, false}); }
-      }
-      if (fds.empty()) break;
-      if (poll(fds.data(), fds.size(), -1) < 0) {
-        if (errno == EINTR) continue;
-        break;
-      }
-      for (size_t i = 0; i < fds.size(); ++i) {
-        if (!fds[i].revents) continue;
-        auto [t, is_out] = owners[i];
-        char buf[65536];
-        ssize_t n = read(fds[i].fd, buf, sizeof(buf));
-        std::string& acc = is_out ? t->out_buf : t->err_buf;
-        FILE* to = is_out ? stdout : stderr;
-        if (n > 0) {
-          acc.append(buf, static_cast<size_t>(n));
-          FlushLines(acc, t->rank, to, false);
-        } else {
-          FlushLines(acc, t->rank, to, true);
-          close(fds[i].fd);
-          (is_out ? t->out_fd : t->err_fd) = -1;
-        }
+  if (!o.error.empty()) {
+    err_path = ExpandTaskPattern(o.error, job_id, step.step_id, t.rank, node_id, node);
+  } else if (o.label && o.output.empty() && pipe2(err_pipe, O_CLOEXEC) != 0) {
+    err_pipe[0] = err_pipe[1] = -1;
+  }
+  int error_pipe[2] = {-1, -1};
+  int rc = pipe2(error_pipe, O_CLOEXEC) == 0 ? 0 : errno;
+  if (rc == 0) {
+    t.pid = fork();
+    if (t.pid < 0) rc = errno;
+  }
+  if (rc == 0 && t.pid == 0) {
+    ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot),
+             out_path.empty() ? nullptr : out_path.c_str(),
+             err_path.empty() ? nullptr : err_path.c_str(), out_pipe[1], err_pipe[1],
+             error_pipe[1]);
+  }
+  for (int fd : {out_pipe[1], err_pipe[1], error_pipe[1]}) {
+    if (fd >= 0) close(fd);
+  }
+  if (rc == 0) {
+    // The exec error, if any: EOF (close-on-exec) means the task is running.
+    int err = 0;
+    ssize_t n;
+    while ((n = read(error_pipe[0], &err, sizeof(err))) < 0 && errno == EINTR) {
+    }
+    if (n == static_cast<ssize_t>(sizeof(err))) {
+      rc = err;
+      while (waitpid(t.pid, nullptr, 0) < 0 && errno == EINTR) {
       }
     }
   }
+  if (error_pipe[0] >= 0) close(error_pipe[0]);
+  t.out_fd = out_pipe[0];
+  t.err_fd = err_pipe[0];
+  if (rc != 0) {
+    std::cerr << "srun: error: " << node << ": task " << t.rank << ": Unable to exec command '"
+              << argv[0] << "': " << std::strerror(rc) << "\n";
+    if (t.out_fd >= 0) close(t.out_fd);
+    if (t.err_fd >= 0) close(t.err_fd);
+    t.out_fd = t.err_fd = -1;
+    t.pid = -1;
+  }
+  return t;
+}
 
-  int worst = 0;
-  int worst_signal = 0;
+// With -l: relays each task's output line by line, prefixed with its rank,
+// until every pipe closes.
+void RelayLabelled(std::vector<Task>& tasks) {
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Task*, bool>> owners;
+    for (auto& t : tasks) {
+      if (t.out_fd >= 0) { fds.push_back({t.out_fd, POLLIN, 0}); owners.push_back({&t, true}); }
+      if (t.err_fd >= 0) { fds.push_back({t.err_fd, POLLIN, 0}); owners.push_back({&t, false}); }
+    }
+    if (fds.empty()) break;
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      auto [t, is_out] = owners[i];
+      char buf[65536];
+      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+      std::string& acc = is_out ? t->out_buf : t->err_buf;
+      FILE* to = is_out ? stdout : stderr;
+      if (n > 0) {
+        acc.append(buf, static_cast<size_t>(n));
+        FlushLines(acc, t->rank, to, false);
+      } else {
+        FlushLines(acc, t->rank, to, true);
+        close(fds[i].fd);
+        (is_out ? t->out_fd : t->err_fd) = -1;
+      }
+    }
+  }
+}
+
+struct StepExit {
+  int code = 0;    // srun's exit status: the highest task exit (128+signal)
+  int signal = 0;  // a signal that ended a task, 0 if none
+};
+
+StepExit WaitTasks(std::vector<Task>& tasks) {
+  StepExit e;
   for (auto& t : tasks) {
     if (t.pid <= 0) {
-      worst = std::max(worst, 2);
+      e.code = std::max(e.code, 2);
       continue;
     }
     int status = 0;
@@ -293,17 +341,80 @@ int SrunMain(const std::vector<std::string>& args) {
       if (code != 0) {
         std::cerr << "srun: error: task " << t.rank << ": Exited with exit code " << code << "\n";
       }
-      worst = std::max(worst, code);
+      e.code = std::max(e.code, code);
     } else if (WIFSIGNALED(status)) {
       std::cerr << "srun: error: task " << t.rank << ": " << strsignal(WTERMSIG(status)) << "\n";
-      worst = std::max(worst, 128 + WTERMSIG(status));
-      worst_signal = WTERMSIG(status);
+      e.code = std::max(e.code, 128 + WTERMSIG(status));
+      e.signal = WTERMSIG(status);
     }
   }
+  return e;
+}
+
+}  // namespace
+
+int SrunMain(const std::vector<std::string>& args) {
+  std::optional<SrunOptions> opts = ParseSrunArgs(args);
+  if (!opts) return 1;
+  const char* job_env = getenv("SLURM_JOB_ID");
+  if (!job_env) {
+    PrintError("srun", "srun outside a job allocation is not available in this Muster version; "
+                       "submit with sbatch and call srun inside the script");
+    return 1;
+  }
+  const std::string job_id = job_env;
+  const EnvMap env = CurrentEnvironment();
+  // Slurm's srun checks the node count against the job before asking.
+  if (const int given = opts->counts.nodes; given > 0) {
+    auto have = env.find("SLURM_JOB_NUM_NODES");
+    util::Result<int64_t> n = util::ParseInt(have == env.end() ? "" : have->second);
+    if (n.ok() && given > *n) {
+      PrintError("srun", "Only allocated " + std::to_string(*n) + " nodes asked for " +
+                             std::to_string(given));
+      return 1;
+    }
+  }
+  for (const std::string& w : ApplyJobDefaults(env, &opts->counts)) {
+    std::cerr << "srun: Warning: " << w << "\n";
+  }
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    PrintError("srun", client.status().message());
+    return 1;
+  }
+  std::string step_name = opts->job_name.empty() ? opts->command.front() : opts->job_name;
+  step_name = step_name.substr(step_name.rfind('/') + 1);
+  nlohmann::json body = {{"ntasks", opts->counts.ntasks},
+                         {"nodes", opts->counts.nodes},
+                         {"ntasks_per_node", opts->counts.ntasks_per_node},
+                         {"cpus_per_task", opts->cpus_per_task},
+                         {"name", step_name}};
+  auto resp = client->Post("/v1/jobs/" + job_id + "/steps", body);
+  if (!resp.ok()) {
+    PrintError("srun", resp.status().message());
+    return 1;
+  }
+  if (resp->status != 201) {
+    PrintError("srun", "Unable to create step for job " + job_id + ": " + ErrorText(*resp));
+    return 1;
+  }
+  const StepView step = ToStepView(resp->body);
+  EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
+  if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
+
+  std::vector<Task> tasks;
+  for (size_t n = 0; n < step.nodes.size(); ++n) {
+    for (int local = 0; local < step.nodes[n].tasks; ++local) {
+      tasks.push_back(SpawnTask(*opts, job_id, step, n, local,
+                                TaskEnvironment(step_env, step, n, local)));
+    }
+  }
+  if (opts->label) RelayLabelled(tasks);
+  const StepExit exit = WaitTasks(tasks);
   // The step's end, for sacct; a failure here must not change srun's result.
-  (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step_id) + "/end",
-                     {{"exit_code", worst_signal ? 0 : worst}, {"exit_signal", worst_signal}});
-  return worst;
+  (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+                     {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
+  return exit.code;
 }
 
 }  // namespace muster::cli

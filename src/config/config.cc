@@ -60,7 +60,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "AccountingStorageUser", "AccountingStoreFlags", "AcctGatherEnergyType",
         "AcctGatherFilesystemType", "AcctGatherInterconnectType", "AcctGatherNodeFreq",
         "AcctGatherProfileType", "AllowSpecResourcesUsage", "AuthAltParameters", "AuthAltTypes",
-        "AuthInfo", "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
+        "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
         "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
         "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
@@ -95,7 +95,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "SrunEpilog", "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
         "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout", "SwitchParameters",
         "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam", "TaskProlog", "TCPTimeout",
-        "TmpFS", "TopologyParam", "TopologyPlugin", "TrackWCKey", "TreeWidth",
+        "TopologyParam", "TopologyPlugin", "TrackWCKey", "TreeWidth",
         "UnkillableStepProgram", "UnkillableStepTimeout", "UsePAM", "VSizeFactor", "WaitTime",
         "X11Parameters",
         // Removed from or renamed in recent Slurm, still found in old files.
@@ -491,6 +491,7 @@ class Parser {
   Status Include(const std::string& target, const Loc& loc);
   Status ApplyTopLevel(const Pair& p);
   Status SetControlHost(const Pair& p);
+  Status SetAuthInfo(const Pair& p);
   Status HandleNodeLine(const std::vector<Pair>& pairs);
   Status HandlePartitionLine(const std::vector<Pair>& pairs);
   Status HandleNodeSetLine(const std::vector<Pair>& pairs);
@@ -697,6 +698,12 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     cfg_.slurmctld_port = static_cast<int>(*lo);
     return Status::Ok();
   }
+  if (k == "authinfo") return SetAuthInfo(p);
+  if (k == "tmpfs") {
+    if (p.value.empty()) return BadValue(p, "");
+    cfg_.tmp_fs = p.value;
+    return Status::Ok();
+  }
   if (k == "grestypes") {
     cfg_.gres_types = ListValue(p.value);
     return Status::Ok();
@@ -742,6 +749,24 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   cfg_.raw.erase(p.key);
   raw_spelling_.erase(k);
   return InvalidArgument(p.loc.Str() + ": unknown key '" + p.key + "'");
+}
+
+// AuthInfo: a comma-separated list ("cred_expire=30,socket=/run/munge.sock",
+// or a bare socket path in old files); Muster reads cred_expire.
+Status Parser::SetAuthInfo(const Pair& p) {
+  cfg_.cred_expire_s = 120;
+  for (const std::string& item : ListValue(p.value)) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || !util::EqualsIgnoreCase(item.substr(0, eq), "cred_expire")) {
+      continue;
+    }
+    Result<int64_t> n = util::ParseInt(item.substr(eq + 1));
+    if (!n.ok() || *n < 0 || *n > kMaxInt - 1) {
+      return BadValue(p, "", "cred_expire must be a number of seconds");
+    }
+    cfg_.cred_expire_s = static_cast<int>(*n);
+  }
+  return Status::Ok();
 }
 
 Status Parser::SetControlHost(const Pair& p) {

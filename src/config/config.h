@@ -59,6 +59,13 @@ struct Config {
   // they say otherwise (--requeue / --no-requeue). Slurm's default is 1.
   int job_requeue = 1;
   int slurmctld_port = 6817;
+  // AuthInfo=cred_expire=N: Slurm's job credential lifetime, which also
+  // holds a requeued job back: it may start again cred_expire + 1 seconds
+  // after the requeue (Slurm's default 120, so 121 s). The rest of AuthInfo
+  // (socket=, ttl=) has no effect in Muster.
+  int cred_expire_s = 120;
+  // TmpFS: the TMPDIR a job gets when its environment has none.
+  std::string tmp_fs = "/tmp";
   std::vector<std::string> gres_types;
   std::vector<std::string> admin_users;  // user names that may act on any job/node
   int64_t max_job_count = 10000;

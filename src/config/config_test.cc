@@ -876,6 +876,28 @@ TEST(PartitionRules, TopLevelPolicyKeys) {
   EXPECT_FALSE(zero->kill_invalid_depend);
 }
 
+TEST(Config, AuthInfoCredExpireAndTmpFS) {
+  // AuthInfo=cred_expire holds a requeued job back (slurm.conf(5): default
+  // 120 s); the rest of AuthInfo has no effect. TmpFS is a job's TMPDIR.
+  auto def = Parse("ClusterName=c\n");
+  ASSERT_TRUE(def.ok()) << def.status().message();
+  EXPECT_EQ(def->cred_expire_s, 120);
+  EXPECT_EQ(def->tmp_fs, "/tmp");
+  auto cfg = Parse("AuthInfo=socket=/run/munge/munge.socket.2,cred_expire=30\nTmpFS=/scratch\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->cred_expire_s, 30);
+  EXPECT_EQ(cfg->tmp_fs, "/scratch");
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+  auto old = Parse("AuthInfo=/var/run/munge/munge.socket.2\n");
+  ASSERT_TRUE(old.ok()) << old.status().message();
+  EXPECT_EQ(old->cred_expire_s, 120);
+  auto bad = Parse("\nAuthInfo=cred_expire=soon\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:2: AuthInfo: invalid value 'cred_expire=soon' (cred_expire must be a "
+            "number of seconds)");
+}
+
 TEST(PartitionRules, BadValuesNameFileLineAndKey) {
   const std::pair<const char*, const char*> cases[] = {
       {"EnforcePartLimits=SOME\n",

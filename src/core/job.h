@@ -144,6 +144,10 @@ struct Job {
 
   JobState state = JobState::kPending;
   PendingReason reason = PendingReason::kNone;
+  // With ReqNodeNotAvail: the unavailable nodes the scheduler found holding
+  // it back, as a hostlist ("" = no particular ones; see
+  // sched::PendingDecision). Set with reason by the scheduling pass.
+  std::string reason_nodes;
   uint32_t priority = 0;
   bool held = false;
   bool held_by_admin = false;

@@ -22,6 +22,27 @@ std::string AllocTres(const core::Job& job, const render::ClusterView& view) {
   return util::Join(items, ",");
 }
 
+// The batch step's state as Slurm 22.05 records it. For jobs that ended on
+// their own or at their time limit it follows how the shell ended, not the
+// job: a shell a signal ended is CANCELLED (kill -9 $$: job FAILED 0:9,
+// .batch CANCELLED 0:9; the time limit's SIGTERM: job TIMEOUT, .batch
+// CANCELLED 0:15), one that exited non-zero FAILED (a shell that outlived
+// the SIGTERM of its time limit and exited 15: .batch FAILED 15:0), else
+// COMPLETED. Other ends (cancelled, out of memory, node failure) are the
+// job's, without the "by <uid>" suffix.
+std::string BatchStepState(const core::Job& job) {
+  using core::JobState;
+  switch (job.state) {
+    case JobState::kCompleted:
+    case JobState::kFailed:
+    case JobState::kTimeout:
+      if (job.exit_signal != 0) return "CANCELLED";
+      return job.exit_code != 0 ? "FAILED" : "COMPLETED";
+    default:
+      return core::IsFinished(job.state) ? std::string(core::JobStateName(job.state)) : "RUNNING";
+  }
+}
+
 }  // namespace
 
 store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
@@ -56,10 +77,13 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   r.exit_code = job.exit_code;
   r.exit_signal = job.exit_signal;
   // Slurm records a job ended by scancel or its time limit as 0:0; the
-  // signal shows on its batch step (0:15).
+  // signal shows on its batch step (0:15), and so does the exit code of a
+  // shell that outlived its time limit's SIGTERM (TIMEOUT 0:0, .batch
+  // FAILED 15:0).
   if (job.state == core::JobState::kCancelled || job.state == core::JobState::kTimeout) {
     r.exit_signal = 0;
   }
+  if (job.state == core::JobState::kTimeout) r.exit_code = 0;
   r.derived_exit_code = job.exit_code;
   r.derived_exit_signal = 0;
   std::string tres = AllocTres(job, view);
@@ -90,9 +114,7 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   s.step_id = "batch";
   s.name = "batch";
   bool done = core::IsFinished(job.state);
-  // The batch step of a cancelled job shows CANCELLED without the "by"
-  // suffix in sacct; other end states are the job's.
-  s.state = done ? std::string(core::JobStateName(job.state)) : "RUNNING";
+  s.state = BatchStepState(job);
   s.exit_code = job.exit_code;
   s.exit_signal = job.exit_signal;
   s.start_time = job.start_time;

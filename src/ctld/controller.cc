@@ -19,6 +19,7 @@
 #include "ctld/job_env.h"
 #include "sched/partition_rules.h"
 #include "sched/scheduler.h"
+#include "sched/step_layout.h"
 #include "stepd/step.h"
 #include "util/hostlist.h"
 #include "util/log.h"
@@ -640,7 +641,9 @@ void Controller::RunSchedule() {
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
     auto it = jobs_.find(p.job_id);
-    if (it != jobs_.end()) it->second.reason = p.reason;
+    if (it == jobs_.end()) continue;
+    it->second.reason = p.reason;
+    it->second.reason_nodes = p.unavailable_nodes;
   }
   ExplainPending(snap, plan);
   for (const auto& [id, why] : cut_by_dependency) {
@@ -1191,52 +1194,35 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   if (job.state != JobState::kRunning) {
     return util::FailedPrecondition("Job/step already completing or completed");
   }
-  int want_nodes = body.value("nodes", 0);
-  int ntasks = body.value("ntasks", 0);
-  int per_node = body.value("ntasks_per_node", 0);
-  int nalloc = static_cast<int>(job.alloc.size());
-  if (want_nodes > nalloc) {
+  sched::StepRequest request;
+  request.ntasks = body.value("ntasks", 0);
+  request.nodes = body.value("nodes", 0);
+  request.ntasks_per_node = body.value("ntasks_per_node", 0);
+  request.cpus_per_task = body.value("cpus_per_task", 1);
+  if (request.ntasks < 0 || request.nodes < 0 || request.ntasks_per_node < 0) {
     return util::InvalidArgument("Requested node configuration is not available");
   }
-  int nodes = want_nodes > 0 ? want_nodes : 0;
-  if (ntasks == 0) {
-    if (per_node > 0) {
-      ntasks = per_node * (nodes > 0 ? nodes : nalloc);
-    } else if (nodes > 0) {
-      ntasks = nodes;
-    } else {
-      ntasks = job.NumTasks();
-    }
-  }
-  if (nodes == 0) {
-    nodes = per_node > 0 ? (ntasks + per_node - 1) / per_node : std::min(nalloc, ntasks);
-  }
-  if (nodes > nalloc || nodes > ntasks) {
-    return util::InvalidArgument("Requested node configuration is not available");
-  }
-  // Block distribution: the first nodes get one more task when uneven.
+  auto laid = sched::LayoutStep(job.alloc, job.NumTasks(), request);
+  if (!laid.ok()) return laid.status();
+  const int ntasks = laid->ntasks;
+  const int nodes = static_cast<int>(laid->nodes.size());
   json layout = json::array();
-  int task = 0;
-  for (int n = 0; n < nodes; ++n) {
-    int tasks = per_node > 0 ? std::min(per_node, ntasks - task)
-                             : ntasks / nodes + (n < ntasks % nodes ? 1 : 0);
-    const core::NodeAlloc& a = job.alloc[n];
+  for (const sched::StepNode& n : laid->nodes) {
+    const core::NodeAlloc& a = job.alloc[n.alloc_index];
     layout.push_back({{"node", a.node},
-                      {"tasks", tasks},
-                      {"first_task", task},
+                      {"tasks", n.tasks},
+                      {"first_task", n.first_task},
                       {"cpus", a.cpus},
                       {"mem_mb", a.mem_mb},
                       {"gpu_indices", a.gpu_indices}});
-    task += tasks;
   }
-  if (task < ntasks) return util::InvalidArgument("Requested node configuration is not available");
   int step_id = job.next_step_id++;
   MarkJob(id);
   std::vector<std::string> names;
   int step_cpus = 0;
-  for (int n = 0; n < nodes; ++n) {
-    names.push_back(job.alloc[n].node);
-    step_cpus += job.alloc[n].cpus;
+  for (const sched::StepNode& n : laid->nodes) {
+    names.push_back(job.alloc[n.alloc_index].node);
+    step_cpus += job.alloc[n.alloc_index].cpus;
   }
   store::StepRecord rec;
   rec.job_id = id;
@@ -1267,7 +1253,9 @@ util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_
   if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
   store::StepRecord rec = it->second;
   running_steps_.erase(it);
-  rec.state = exit_code == 0 && exit_signal == 0 ? "COMPLETED" : "FAILED";
+  // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
+  // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
+  rec.state = exit_signal != 0 ? "CANCELLED" : exit_code == 0 ? "COMPLETED" : "FAILED";
   rec.exit_code = exit_code;
   rec.exit_signal = exit_signal;
   rec.end_time = Now();

@@ -143,7 +143,9 @@ class Controller {
   // Sets the explanation of every job the pass left pending.
   void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
   std::vector<sched::RunningJob> RunningJobs(int64_t now) const;
-  // Back to PENDING under the same id, Restarts+1 (requeue, node failure).
+  // Back to PENDING under the same id, Restarts+1 (requeue, node failure),
+  // submitted again now and held back until now + AuthInfo=cred_expire + 1
+  // (Reason=BeginTime), as Slurm does.
   void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
   // Sends once everything changed so far is on disk (launches, acks, cancels).

@@ -20,8 +20,15 @@ using core::JobId;
 using core::JobState;
 
 void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) {
+  const int64_t now = Now();
   job.state = JobState::kPending;
   job.restart_count += 1;
+  // As in Slurm, the rerun counts as submitted now and may start only when
+  // the old run's credentials have expired: AuthInfo=cred_expire (120 s by
+  // default) and a second later; until then its reason is BeginTime.
+  job.submit_time = now;
+  job.eligible_time = 0;
+  job.req.begin_time = now + cfg_.cred_expire_s + 1;
   job.alloc.clear();
   job.nodelist.clear();
   job.batch_host.clear();
@@ -32,7 +39,7 @@ void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) 
   job.cancelled_by = UINT32_MAX;
   job.failure_detail = detail;
   job.requeue_on_end = 0;
-  job.reason = core::PendingReason::kNone;
+  job.reason = core::PendingReason::kBeginTime;
   if (hold) {
     job.held = true;
     job.priority = 0;

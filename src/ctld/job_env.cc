@@ -1,7 +1,5 @@
 #include "ctld/job_env.h"
 
-#include <fmt/format.h>
-
 #include <map>
 
 #include "core/array.h"
@@ -9,19 +7,6 @@
 #include "util/strings.h"
 
 namespace muster::ctld {
-
-std::string CompressCounts(const std::vector<int>& counts) {
-  std::string out;
-  for (size_t i = 0; i < counts.size();) {
-    size_t j = i;
-    while (j < counts.size() && counts[j] == counts[i]) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(counts[i]);
-    if (j - i > 1) out += fmt::format("(x{})", j - i);
-    i = j;
-  }
-  return out;
-}
 
 namespace {
 
@@ -51,6 +36,69 @@ void SetArrayVariables(const core::Job& job, const config::Config& cfg,
   env["SLURM_ARRAY_TASK_STEP"] = std::to_string(stats.step);
 }
 
+// The nodes, tasks and CPUs of the allocation.
+void SetLayoutVariables(const core::Job& job, std::map<std::string, std::string>& env) {
+  const core::JobRequest& req = job.req;
+  std::vector<std::string> node_names;
+  std::vector<int> cpus_per_node, tasks_per_node;
+  for (const auto& a : job.alloc) {
+    node_names.push_back(a.node);
+    cpus_per_node.push_back(a.cpus);
+    tasks_per_node.push_back(a.tasks);
+  }
+  const std::string nodelist = util::CompressHostlist(node_names);
+  const std::string nnodes = std::to_string(job.alloc.size());
+  env["SLURM_JOB_NODELIST"] = env["SLURM_NODELIST"] = nodelist;
+  env["SLURM_JOB_NUM_NODES"] = env["SLURM_NNODES"] = nnodes;
+  env["SLURM_JOB_CPUS_PER_NODE"] = util::CompressCounts(cpus_per_node);
+  env["SLURM_TASKS_PER_NODE"] = util::CompressCounts(tasks_per_node);
+  if (req.ntasks > 0 || req.ntasks_per_node > 0) {
+    // What -n asked for: -N 2 -n 3 --ntasks-per-node=2 counts 2 tasks on
+    // each node (NumTasks=4) but SLURM_NTASKS=3.
+    const std::string ntasks = std::to_string(req.ntasks > 0 ? req.ntasks : job.NumTasks());
+    env["SLURM_NTASKS"] = env["SLURM_NPROCS"] = ntasks;
+  }
+  if (req.ntasks_per_node > 0) env["SLURM_NTASKS_PER_NODE"] = std::to_string(req.ntasks_per_node);
+  if (req.cpus_per_task_set) env["SLURM_CPUS_PER_TASK"] = std::to_string(req.cpus_per_task);
+}
+
+// Memory as Slurm states it: per CPU when it came from --mem-per-cpu or
+// DefMemPerCPU, else per node (--mem, --mem=0, or the whole node).
+void SetMemoryVariable(const core::Job& job, const config::Config& cfg,
+                       const core::NodeAlloc& first, std::map<std::string, std::string>& env) {
+  const core::JobRequest& req = job.req;
+  int64_t per_cpu = req.mem_per_cpu_mb;
+  if (per_cpu == 0 && req.mem_per_node_mb == 0 && !req.mem_whole_node) {
+    per_cpu = cfg.def_mem_per_cpu_mb;
+  }
+  if (per_cpu > 0) {
+    env["SLURM_MEM_PER_CPU"] = std::to_string(per_cpu);
+  } else {
+    env["SLURM_MEM_PER_NODE"] = std::to_string(first.mem_mb);
+  }
+}
+
+// What the batch step's own node gives it: CPUs, name, memory, GPUs.
+void SetBatchNodeVariables(const core::Job& job, const config::Config& cfg,
+                           const core::NodeAlloc& first, std::map<std::string, std::string>& env) {
+  env["SLURM_CPUS_ON_NODE"] = std::to_string(first.cpus);
+  // slurmd sets HOSTNAME to the node's name, whatever the submitter had.
+  env["SLURMD_NODENAME"] = env["HOSTNAME"] = first.node;
+  env["SLURM_TOPOLOGY_ADDR"] = first.node;
+  env["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node";
+  SetMemoryVariable(job, cfg, first, env);
+  if (first.gpu_indices.empty()) return;
+  std::vector<std::string> idx;
+  for (int g : first.gpu_indices) idx.push_back(std::to_string(g));
+  const std::string list = util::Join(idx, ",");
+  // The gres/gpu plugin sets the AMD and Intel names too.
+  for (const char* name : {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES",
+                           "ZE_AFFINITY_MASK", "SLURM_JOB_GPUS"}) {
+    env[name] = list;
+  }
+  env["SLURM_GPUS_ON_NODE"] = std::to_string(first.gpu_indices.size());
+}
+
 }  // namespace
 
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
@@ -69,53 +117,17 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   env.erase("SLURM_STEP_ID");
   env.erase("SLURM_STEPID");
   const core::JobRequest& req = job.req;
-  const core::NodeAlloc* first = job.alloc.empty() ? nullptr : &job.alloc.front();
-  std::vector<std::string> node_names;
-  std::vector<int> cpus_per_node, tasks_per_node;
-  for (const auto& a : job.alloc) {
-    node_names.push_back(a.node);
-    cpus_per_node.push_back(a.cpus);
-    tasks_per_node.push_back(a.tasks);
-  }
-  std::string nodelist = util::CompressHostlist(node_names);
   auto set = [&](const std::string& k, const std::string& v) { env[k] = v; };
   std::string id = std::to_string(job.id);
   set("SLURM_JOB_ID", id);
   set("SLURM_JOBID", id);
   if (job.array_job_id != 0 && job.array_task_id >= 0) SetArrayVariables(job, cfg, env);
   set("SLURM_JOB_NAME", req.name);
-  set("SLURM_JOB_NODELIST", nodelist);
-  set("SLURM_NODELIST", nodelist);
-  set("SLURM_JOB_NUM_NODES", std::to_string(job.alloc.size()));
-  set("SLURM_NNODES", std::to_string(job.alloc.size()));
-  set("SLURM_JOB_CPUS_PER_NODE", CompressCounts(cpus_per_node));
-  set("SLURM_TASKS_PER_NODE", CompressCounts(tasks_per_node));
-  if (req.ntasks > 0 || req.ntasks_per_node > 0) {
-    set("SLURM_NTASKS", std::to_string(job.NumTasks()));
-    set("SLURM_NPROCS", std::to_string(job.NumTasks()));
-  }
-  if (req.ntasks_per_node > 0) set("SLURM_NTASKS_PER_NODE", std::to_string(req.ntasks_per_node));
-  if (req.cpus_per_task_set) set("SLURM_CPUS_PER_TASK", std::to_string(req.cpus_per_task));
-  if (first) {
-    set("SLURM_CPUS_ON_NODE", std::to_string(first->cpus));
-    set("SLURMD_NODENAME", first->node);
-    set("SLURM_TOPOLOGY_ADDR", first->node);
-    set("SLURM_TOPOLOGY_ADDR_PATTERN", "node");
-    if (req.mem_per_cpu_mb > 0) {
-      set("SLURM_MEM_PER_CPU", std::to_string(req.mem_per_cpu_mb));
-    } else {
-      set("SLURM_MEM_PER_NODE", std::to_string(first->mem_mb));
-    }
-    if (!first->gpu_indices.empty()) {
-      std::vector<std::string> idx;
-      for (int g : first->gpu_indices) idx.push_back(std::to_string(g));
-      std::string list = util::Join(idx, ",");
-      set("CUDA_VISIBLE_DEVICES", list);
-      set("GPU_DEVICE_ORDINAL", list);
-      set("SLURM_JOB_GPUS", list);
-      set("SLURM_GPUS_ON_NODE", std::to_string(first->gpu_indices.size()));
-    }
-  }
+  SetLayoutVariables(job, env);
+  if (!job.alloc.empty()) SetBatchNodeVariables(job, cfg, job.alloc.front(), env);
+  set("ENVIRONMENT", "BATCH");
+  // slurmstepd gives a job without TMPDIR the node's TmpFS.
+  if (env.count("TMPDIR") == 0) set("TMPDIR", cfg.tmp_fs);
   set("SLURM_SUBMIT_DIR", req.submit_dir.empty() ? req.work_dir : req.submit_dir);
   set("SLURM_SUBMIT_HOST", req.submit_host);
   set("SLURM_JOB_PARTITION", job.partition);

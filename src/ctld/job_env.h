@@ -12,9 +12,6 @@
 
 namespace muster::ctld {
 
-// Slurm's compressed per-node counts: {2,2,2,1} -> "2(x3),1".
-std::string CompressCounts(const std::vector<int>& counts);
-
 // Builds the batch step's environment. `user_env` is what sbatch sent
 // ("K=V"); `conf_path` becomes SLURM_CONF.
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,

@@ -7,13 +7,6 @@
 namespace muster::ctld {
 namespace {
 
-TEST(CompressCounts, FoldsRuns) {
-  EXPECT_EQ(CompressCounts({2, 2, 2, 1}), "2(x3),1");
-  EXPECT_EQ(CompressCounts({4}), "4");
-  EXPECT_EQ(CompressCounts({1, 2, 1}), "1,2,1");
-  EXPECT_EQ(CompressCounts({}), "");
-}
-
 std::map<std::string, std::string> AsMap(const std::vector<std::string>& env) {
   std::map<std::string, std::string> m;
   for (const auto& kv : env) m[kv.substr(0, kv.find('='))] = kv.substr(kv.find('=') + 1);
@@ -56,6 +49,79 @@ TEST(BuildBatchEnvironment, SetsSlurmVariablesOverUserOnes) {
   EXPECT_EQ(env["SLURM_CLUSTER_NAME"], "c1");
   EXPECT_EQ(env["SLURM_JOB_ACCOUNT"], "alice");
   EXPECT_EQ(env.count("SLURM_NTASKS_PER_NODE"), 0u);
+}
+
+TEST(BuildBatchEnvironment, StatesMemoryTheWayItWasAsked) {
+  // The oracle (DefMemPerCPU=1000): the default job and --mem-per-cpu=500
+  // see SLURM_MEM_PER_CPU (1000, 500) and no SLURM_MEM_PER_NODE; --mem=2000
+  // sees SLURM_MEM_PER_NODE=2000 only.
+  config::Config cfg;
+  cfg.def_mem_per_cpu_mb = 1000;
+  core::Job job;
+  job.id = 7;
+  job.alloc = {{"cpu01", 3, 3000, 3, {}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_MEM_PER_CPU"], "1000");
+  EXPECT_EQ(env.count("SLURM_MEM_PER_NODE"), 0u);
+  job.req.mem_per_cpu_mb = 500;
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_MEM_PER_CPU"], "500");
+  job.req.mem_per_cpu_mb = 0;
+  job.req.mem_per_node_mb = 2000;
+  job.alloc[0].mem_mb = 2000;
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_MEM_PER_NODE"], "2000");
+  EXPECT_EQ(env.count("SLURM_MEM_PER_CPU"), 0u);
+  // No DefMemPerCPU: the whole node's memory, per node.
+  cfg.def_mem_per_cpu_mb = 0;
+  job.req.mem_per_node_mb = 0;
+  job.alloc[0].mem_mb = 64000;
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_MEM_PER_NODE"], "64000");
+  EXPECT_EQ(env.count("SLURM_MEM_PER_CPU"), 0u);
+}
+
+TEST(BuildBatchEnvironment, SetsWhatSlurmdAdds) {
+  // The oracle's batch env beyond SLURM_*: ENVIRONMENT=BATCH, HOSTNAME = the
+  // node (over the submitter's), TMPDIR=/tmp unless the submitter had one,
+  // and the gres/gpu plugin's AMD/Intel names beside CUDA_VISIBLE_DEVICES.
+  config::Config cfg;
+  core::Job job;
+  job.id = 32;
+  job.alloc = {{"gpu01", 1, 1000, 1, {0, 1}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {"HOSTNAME=login1"}));
+  EXPECT_EQ(env["ENVIRONMENT"], "BATCH");
+  EXPECT_EQ(env["HOSTNAME"], "gpu01");
+  EXPECT_EQ(env["TMPDIR"], "/tmp");
+  EXPECT_EQ(env["ROCR_VISIBLE_DEVICES"], "0,1");
+  EXPECT_EQ(env["ZE_AFFINITY_MASK"], "0,1");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,1");
+  env = AsMap(BuildBatchEnvironment(job, cfg, {"TMPDIR=/var/tmp"}));
+  EXPECT_EQ(env["TMPDIR"], "/var/tmp");
+}
+
+TEST(BuildBatchEnvironment, TasksPerNodeAndTaskCount) {
+  // -N2 -n3 --ntasks-per-node=2 on the oracle: SLURM_TASKS_PER_NODE=2(x2),
+  // SLURM_NTASKS=3, SLURM_NTASKS_PER_NODE=2; -N2 -n4: 3,1.
+  config::Config cfg;
+  core::Job job;
+  job.id = 75;
+  job.req.ntasks = 3;
+  job.req.ntasks_per_node = 2;
+  job.alloc = {{"cpu02", 2, 2000, 2, {}}, {"gpu01", 2, 2000, 2, {}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "2(x2)");
+  EXPECT_EQ(env["SLURM_NTASKS"], "3");
+  EXPECT_EQ(env["SLURM_NPROCS"], "3");
+  EXPECT_EQ(env["SLURM_NTASKS_PER_NODE"], "2");
+  job.req.ntasks = 4;
+  job.req.ntasks_per_node = 0;
+  job.alloc = {{"cpu01", 3, 3000, 3, {}}, {"cpu02", 1, 1000, 1, {}}};
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["SLURM_TASKS_PER_NODE"], "3,1");
+  EXPECT_EQ(env["SLURM_JOB_CPUS_PER_NODE"], "3,1");
+  EXPECT_EQ(env["SLURM_CPUS_ON_NODE"], "3");
+  EXPECT_EQ(env["SLURM_NTASKS"], "4");
 }
 
 TEST(BuildBatchEnvironment, SetsArrayVariablesForTasks) {

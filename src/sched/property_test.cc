@@ -198,7 +198,11 @@ void CheckPlan(Harness& h, const Plan& plan, uint32_t seed) {
       }
     }
     for (const auto& w : r->required_nodes) EXPECT_TRUE(names.count(w)) << w;
-    if (r->ntasks_set) {
+    if (r->ntasks_per_node > 0) {
+      // Every node counts --ntasks-per-node tasks, as Slurm's NumTasks does.
+      EXPECT_EQ(tasks, r->ntasks_per_node * static_cast<int>(s.alloc.size())) << "job " << job.id;
+      EXPECT_GE(tasks, r->ntasks) << "job " << job.id;
+    } else if (r->ntasks_set) {
       EXPECT_EQ(tasks, r->ntasks) << "job " << job.id;
     }
     EXPECT_EQ(job_gpus, r->gpus_per_job + r->gpus_per_node * static_cast<int64_t>(s.alloc.size()))

@@ -103,12 +103,12 @@ TEST(Schedule, NodeStateFilter) {
        [](Harness& h) { h.Node("gpu01")->config.initial_state = "FUTURE"; },
        {MakeJob(1).Partition("train")},
        {"gpu02"}},
-      {"no usable node: Resources",
+      {"no usable node: ReqNodeNotAvail (Slurm: nodes required are DOWN, ...)",
        [](Harness& h) {
          for (auto& n : h.nodes) n.registered = false;
        },
        {MakeJob(1).Partition("train")},
-       {"Resources"}},
+       {"ReqNodeNotAvail"}},
   });
 }
 
@@ -259,16 +259,111 @@ TEST(Schedule, TaskAndGpuLayout) {
   };
   // Greedy fill: 32 tasks on gpu01, the rest on gpu02.
   EXPECT_EQ(layout(1), "gpu01:32t/32c/32000M/0g gpu02:8t/8c/8000M/0g");
-  // Block distribution: 2 + 1 tasks of 2 CPUs.
+  // The first node takes all but one task per further node: 2 + 1 tasks of
+  // 2 CPUs.
   EXPECT_EQ(layout(2), "gpu02:2t/4c/4000M/0g gpu03:1t/2c/2000M/0g");
   // --ntasks-per-node=2 reserves 2 CPUs per node even where 1 task runs
-  // (Slurm: "using 6 processors").
-  EXPECT_EQ(layout(3), "gpu02:2t/2c/2000M/0g gpu03:2t/2c/2000M/0g gpu04:1t/2c/2000M/0g");
+  // (Slurm: "using 6 processors"), and counts 2 tasks on each
+  // (SLURM_TASKS_PER_NODE=2(x3)).
+  EXPECT_EQ(layout(3), "gpu02:2t/2c/2000M/0g gpu03:2t/2c/2000M/0g gpu04:2t/2c/2000M/0g");
   // --gpus=3 on 2 nodes: 2 + 1 (gpu01's CPUs are all taken by job 1).
   EXPECT_EQ(layout(4), "gpu02:1t/1c/1000M/2g gpu03:1t/1c/1000M/1g");
   // --gpus=12: greedy over what is free (6 left on gpu02, 7 on gpu03), one
   // task per node.
   EXPECT_EQ(layout(5), "gpu02:1t/1c/1000M/6g gpu03:1t/1c/1000M/6g");
+}
+
+TEST(Schedule, FixedNodeCountFillsTheFirstNodes) {
+  // The oracle (slurm 22.05, nodes free): -N2 -n4 gets SLURM_TASKS_PER_NODE
+  // and SLURM_JOB_CPUS_PER_NODE 3,1; -N3 -n5 3,1(x2); -N2 -n4 -c2 tasks 3,1
+  // on CPUs 6,2; -N2 -n40 with 28 CPUs free on the first node 28,12;
+  // -N2 -n4 --exclusive 2(x2) on whole nodes.
+  struct Case {
+    std::string name;
+    testing::JobBuilder job;
+    std::function<void(Harness&)> setup;
+    std::string expect;  // node:tasks/cpus ...
+  };
+  std::vector<Case> cases = {
+      {"-N2 -n4", MakeJob(1).Partition("train").Nodes(2).Tasks(4), nullptr,
+       "gpu01:3/3 gpu02:1/1"},
+      {"-N3 -n5", MakeJob(1).Partition("train").Nodes(3).Tasks(5), nullptr,
+       "gpu01:3/3 gpu02:1/1 gpu03:1/1"},
+      {"-N2 -n4 -c2", MakeJob(1).Partition("train").Nodes(2).Tasks(4).Cpus(2), nullptr,
+       "gpu01:3/6 gpu02:1/2"},
+      {"-N2 -n40, 28 CPUs free on gpu01", MakeJob(1).Partition("train").Nodes(2).Tasks(40),
+       [](Harness& h) { h.Node("gpu01")->alloc_cpus = 4; }, "gpu01:28/28 gpu02:12/12"},
+      {"-N2 -n4 --exclusive", MakeJob(1).Partition("train").Nodes(2).Tasks(4).Exclusive(),
+       nullptr, "gpu01:2/32 gpu02:2/32"},
+      {"-N2 -n4 --ntasks-per-node=3", MakeJob(1).Partition("train").Nodes(2).Tasks(4).TasksPerNode(3),
+       nullptr, "gpu01:3/3 gpu02:3/3"},
+      // The greedy pass would take gpu01's one free CPU and then find only
+      // one CPU on gpu02; the blocks (2 + 2) fit gpu03 and gpu04, which
+      // are then filled first again.
+      {"small nodes first", MakeJob(1).Partition("train").Nodes(2).Tasks(5),
+       [](Harness& h) {
+         h.Node("gpu01")->alloc_cpus = 31;
+         h.Node("gpu02")->alloc_cpus = 31;
+         h.Node("gpu03")->alloc_cpus = 29;
+       },
+       "gpu03:3/3 gpu04:2/2"},
+  };
+  for (const Case& c : cases) {
+    Harness h = OracleCluster();
+    if (c.setup) c.setup(h);
+    h.AddJob(c.job);
+    Plan p = h.Run();
+    const StartDecision* s = StartOf(p, 1);
+    ASSERT_NE(s, nullptr) << c.name << ": " << Outcome(p, 1);
+    std::string got;
+    for (const auto& a : s->alloc) {
+      got += (got.empty() ? "" : " ") + a.node + ":" + std::to_string(a.tasks) + "/" +
+             std::to_string(a.cpus);
+    }
+    EXPECT_EQ(got, c.expect) << c.name;
+  }
+}
+
+TEST(Schedule, ReqNodeNotAvailNamesTheNodesItAskedFor) {
+  // The oracle (slurm 22.05), squeue %r: -w gpu[03-04] with gpu03 drained
+  // "ReqNodeNotAvail, UnavailableNodes:gpu03"; -C cpu with cpu[01-02]
+  // drained "...:cpu[01-02]", with only cpu01 drained and -N2 "...:cpu01";
+  // -p train -N4 with gpu03 drained names no node.
+  struct Case {
+    std::string name;
+    testing::JobBuilder job;
+    std::vector<std::string> drained;
+    std::string reason;
+    std::string nodes;
+  };
+  std::vector<Case> cases = {
+      {"-w", MakeJob(1).Partition("short").Nodelist("gpu[03-04]"), {"gpu03"}, "ReqNodeNotAvail",
+       "gpu03"},
+      {"-C, all drained", MakeJob(1).Partition("short").Constraint("cpu"), {"cpu01", "cpu02"},
+       "ReqNodeNotAvail", "cpu[01-02]"},
+      {"-C -N2, one drained", MakeJob(1).Partition("short").Constraint("cpu").Nodes(2), {"cpu01"},
+       "ReqNodeNotAvail", "cpu01"},
+      {"-C, one of two drained: runs on the other",
+       MakeJob(1).Partition("short").Constraint("cpu"), {"cpu01"}, "", ""},
+      {"more nodes than are up", MakeJob(1).Partition("train").Nodes(4), {"gpu03"},
+       "ReqNodeNotAvail", ""},
+      {"busy, not down: Resources", MakeJob(1).Partition("train").Nodes(4).Exclusive(), {},
+       "Resources", ""},
+  };
+  for (const Case& c : cases) {
+    Harness h = OracleCluster();
+    for (const auto& n : c.drained) h.Node(n)->drain = true;
+    if (c.reason == "Resources") h.Node("gpu01")->alloc_cpus = 1;
+    h.AddJob(c.job);
+    Plan p = h.Run();
+    if (c.reason.empty()) {
+      EXPECT_NE(StartOf(p, 1), nullptr) << c.name;
+      continue;
+    }
+    ASSERT_EQ(p.pending.size(), 1u) << c.name;
+    EXPECT_EQ(core::PendingReasonName(p.pending[0].reason), c.reason) << c.name;
+    EXPECT_EQ(p.pending[0].unavailable_nodes, c.nodes) << c.name;
+  }
 }
 
 TEST(Schedule, SpreadingWithGpusVisitsGpuNodesFirst) {

@@ -9,8 +9,9 @@
 //     5. reserve the choice in the overlay so later jobs see it
 //   (an array's pending part goes round again for each further task, up to
 //   its %N throttle), and, for a job that did not fit, the reason: BadConstraints when no set
-//   of the partition's nodes could ever hold it, ReqNodeNotAvail when -w
-//   names an unusable node, else Resources (which blocks the partition:
+//   of the partition's nodes could ever hold it, ReqNodeNotAvail when the
+//   nodes that are up could not hold it even if idle (naming the unusable
+//   nodes it asked for), else Resources (which blocks the partition:
 //   Slurm's main scheduler without backfill).
 #include <algorithm>
 #include <map>
@@ -19,6 +20,7 @@
 #include <unordered_map>
 
 #include "sched/pipeline.h"
+#include "util/hostlist.h"
 
 namespace muster::sched {
 namespace {
@@ -83,7 +85,9 @@ class Pass {
                              started < static_cast<int>(job->array_pending.size());
       if (started == 0 || left_over) {
         if (reason == PendingReason::kNone) reason = cut;
-        plan.pending.push_back(PendingDecision{job->id, reason});
+        PendingDecision d{job->id, reason, {}};
+        if (reason == PendingReason::kReqNodeNotAvail) d.unavailable_nodes = unavailable_;
+        plan.pending.push_back(std::move(d));
       }
     }
     return plan;
@@ -107,6 +111,7 @@ class Pass {
   PendingReason PlaceInPartitions(const core::Job& job, std::vector<core::NodeAlloc>* alloc) {
     if (job.partition.find(',') == std::string::npos) return Place(job, job.partition, alloc);
     PendingReason first = PendingReason::kNone;
+    std::string first_unavailable;
     std::vector<PartitionState*> blocked_here;
     size_t pos = 0;
     while (pos <= job.partition.size()) {
@@ -119,9 +124,13 @@ class Pass {
         return r;
       }
       if (r == PendingReason::kResources) blocked_here.push_back(current_);
-      if (first == PendingReason::kNone) first = r;
+      if (first == PendingReason::kNone) {
+        first = r;
+        first_unavailable = unavailable_;
+      }
       pos = end + 1;
     }
+    unavailable_ = std::move(first_unavailable);
     return first;
   }
 
@@ -162,16 +171,40 @@ class Pass {
     return reason;
   }
 
+  // Why a job that did not fit waits: never (BadConstraints), for nodes to
+  // come back (ReqNodeNotAvail, with unavailable_ set), or for resources.
   PendingReason Diagnose(const NodeMatch& m, const PartitionState& p) {
+    unavailable_.clear();
     if (!empty_) empty_ = Overlay::Empty(configs_);
     std::vector<core::NodeAlloc> ideal;
     if (!SelectNodes(m, configs_, *empty_, p.members, &scratch_, &ideal)) {
       return PendingReason::kBadConstraints;
     }
-    for (int i : m.required) {
-      if (!usable_[i]) return PendingReason::kReqNodeNotAvail;
+    // Every node of the partition is up: only resources are in the way.
+    if (p.usable.size() == p.members.size()) return PendingReason::kResources;
+    if (SelectNodes(m, configs_, *empty_, p.usable, &scratch_, &ideal)) {
+      return PendingReason::kResources;
     }
-    return PendingReason::kResources;
+    unavailable_ = UnavailableNodes(m, p);
+    return PendingReason::kReqNodeNotAvail;
+  }
+
+  // The unusable nodes a job held back by them asked for (see
+  // PendingDecision::unavailable_nodes).
+  std::string UnavailableNodes(const NodeMatch& m, const PartitionState& p) const {
+    std::vector<std::string> names;
+    if (!m.required.empty()) {
+      for (int i : m.required) {
+        if (!usable_[i]) names.push_back(configs_[i]->name);
+      }
+    } else if (!m.request->features.empty() || !m.request->feature_any.empty()) {
+      for (int i : p.members) {
+        if (!usable_[i] && FilterNodeMatch(m, *configs_[i], i).ok()) {
+          names.push_back(configs_[i]->name);
+        }
+      }
+    }
+    return util::CompressHostlist(names);
   }
 
   NodeMatch Compile(const ResourceRequest& r) {
@@ -225,6 +258,7 @@ class Pass {
   std::map<std::string, PartitionState> parts_;
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
+  std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;

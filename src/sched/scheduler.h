@@ -44,8 +44,11 @@ namespace muster::sched {
 // A job's request reduced to numbers the placement works with.
 //
 // Node count and task layout (sbatch -N/-n/--ntasks-per-node):
-//   min_nodes == max_nodes: exactly that many nodes; with -n the tasks are
-//     spread in blocks (the first ntasks % nodes nodes get one more).
+//   min_nodes == max_nodes: exactly that many nodes; with -n each node in
+//     turn takes as many tasks as fit, leaving one for each further node
+//     (Slurm: -N 2 -n 4 is 3,1), except with --ntasks-per-node, --exclusive
+//     or --gpus, which spread them in blocks (the first ntasks % nodes nodes
+//     get one more; see stage_select.cc).
 //   max_nodes > min_nodes: the job may spread (-n without -N, --gpus without
 //     -N or -n, or -N min-max); nodes are filled greedily in preference
 //     order with as many tasks (and --gpus GPUs) as fit, all or nothing.
@@ -120,6 +123,12 @@ struct StartDecision {
 struct PendingDecision {
   core::JobId job_id = 0;
   core::PendingReason reason = core::PendingReason::kNone;
+  // ReqNodeNotAvail: the unusable nodes that hold it back, as a hostlist
+  // (Slurm's "ReqNodeNotAvail, UnavailableNodes:gpu03"): those of -w, else
+  // with -C those of the partition that have the features; "" when it
+  // asked for no particular nodes (Slurm then says "Nodes required for job
+  // are DOWN, DRAINED or reserved for jobs in higher priority partitions").
+  std::string unavailable_nodes;
 };
 
 struct Plan {
@@ -141,9 +150,11 @@ struct Plan {
 //   PartitionNodeLimit (-N above the partition's MaxNodes / below MinNodes),
 //   Priority (an earlier job of the same partition waits for Resources),
 //   BadConstraints (no set of the partition's nodes could ever hold it, or
-//   its request is malformed), ReqNodeNotAvail (-w names a node that is
-//   down, drained or not responding), Resources (otherwise; blocks the
-//   partition for the rest of the pass).
+//   its request is malformed), ReqNodeNotAvail (it could run on the
+//   partition's nodes but not on those that are up: -w names a node that
+//   is down, drained or not responding, or too few nodes with its -C
+//   features, or too few at all, are up; does not block the partition),
+//   Resources (otherwise; blocks the partition for the rest of the pass).
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

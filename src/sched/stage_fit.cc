@@ -76,7 +76,10 @@ int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                     int i, const Share& share, core::NodeAlloc* out) {
   out->node = node.name;
-  out->tasks = share.tasks;
+  // --ntasks-per-node: every node counts that many tasks, as Slurm's
+  // SLURM_TASKS_PER_NODE and NumTasks do (-N 2 -n 3 --ntasks-per-node=2:
+  // 2(x2), NumTasks=4), though fewer may be started there.
+  out->tasks = r.ntasks_per_node > 0 ? r.ntasks_per_node : share.tasks;
   out->cpus = ShareCpus(r, node, share.tasks);
   out->mem_mb = ShareMem(r, node, out->cpus);
   out->gpu_indices.clear();

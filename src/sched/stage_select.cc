@@ -1,9 +1,15 @@
 // Stage: choose the nodes, all or nothing (Slurm allocates a job's nodes
 // at once; there are no partial starts). Nodes named by -w are taken first
 // and must all fit; the rest come from the candidates in preference order.
-//   Fixed count (-N n, or one node): the first n nodes that each hold their
-//   block of the tasks (-N 2 -n 3: 2 + 1) and GPUs (--gpus=3 on 2 nodes:
-//   2 + 1).
+//   Fixed count (-N n, or one node) with -n alone: as Slurm's cons_tres
+//   allocates, each node in turn takes as many tasks as fit, leaving one
+//   for each node still to come (-N 2 -n 4 on free nodes: 3 + 1,
+//   SLURM_TASKS_PER_NODE=3,1). Should that greedy pass find no room, the
+//   blocks below choose the nodes and the tasks are filled into them the
+//   same way.
+//   Fixed count with --ntasks-per-node, --exclusive or --gpus: the first n
+//   nodes that each hold their block of the tasks (-N 2 -n 3: 2 + 1; Slurm:
+//   -N 2 -n 4 --exclusive is 2 + 2) and GPUs (--gpus=3 on 2 nodes: 2 + 1).
 //   Spreading (-n without -N, --gpus without -N/-n, -N min-max): each node
 //   in turn takes as many tasks (and --gpus GPUs) as fit, leaving one task
 //   for every node still needed to reach min_nodes, until the request is
@@ -59,8 +65,8 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
   return true;
 }
 
-bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
-                 std::span<const int> candidates, SelectScratch* s) {
+bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                  std::span<const int> candidates, SelectScratch* s) {
   const ResourceRequest& r = *m.request;
   const int n = r.min_nodes;
   const int per_node_tasks = std::max(r.ntasks_per_node, 1);
@@ -135,6 +141,45 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;
+}
+
+// Whether a fixed-count job's tasks fill its nodes first rather than in
+// even blocks (see the file comment).
+bool FillsFirst(const ResourceRequest& r) {
+  return r.min_nodes > 1 && r.ntasks_set && r.ntasks_per_node == 0 && !r.exclusive &&
+         r.gpus_per_job == 0;
+}
+
+// Lays the tasks out again over the nodes SelectBlocks chose: each takes as
+// many as fit, leaving one for each node after it. Each node holds at
+// least its block, so the tasks always fit; the blocks stay otherwise.
+void RefillFirst(const ResourceRequest& r, NodeConfigs configs, const Overlay& ov,
+                 SelectScratch* s) {
+  const int n = static_cast<int>(s->chosen.size());
+  std::vector<int> tasks(s->chosen.size());
+  int64_t left = r.ntasks;
+  for (int j = 0; j < n; ++j) {
+    const int i = s->chosen[j];
+    const int want = static_cast<int>(std::min<int64_t>(left - (n - j - 1), 1 << 30));
+    tasks[j] = MaxTasksOnNode(r, *configs[i], ov, i, s->shares[j].gpus, want);
+    if (tasks[j] <= 0) return;
+    left -= tasks[j];
+  }
+  if (left != 0) return;
+  for (int j = 0; j < n; ++j) s->shares[j].tasks = tasks[j];
+}
+
+bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* s) {
+  const ResourceRequest& r = *m.request;
+  if (!FillsFirst(r)) return SelectBlocks(m, configs, ov, candidates, s);
+  // min_nodes == max_nodes: the spreading pass stops at exactly n nodes.
+  if (SelectSpread(m, configs, ov, candidates, s)) return true;
+  s->chosen.clear();
+  s->shares.clear();
+  if (!SelectBlocks(m, configs, ov, candidates, s)) return false;
+  RefillFirst(r, configs, ov, s);
+  return true;
 }
 
 }  // namespace

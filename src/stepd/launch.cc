@@ -102,7 +102,7 @@ void ResetSignals() {
 }
 
 [[noreturn]] void ChildMain(const LaunchPlan& plan, char* const* argv, char* const* envp,
-                            int error_fd, int release_fd) {
+                            char* pid_slot, size_t pid_slot_size, int error_fd, int release_fd) {
   ChildContext ctx{error_fd, -1, plan.work_dir.c_str()};
   // Held until the parent has placed us (see LaunchBatchShell); EOF without
   // the byte means the parent died, and nothing should run unsupervised.
@@ -181,6 +181,8 @@ void ResetSignals() {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // The shell's own pid, as Slurm gives a task (envp points at the slot).
+  snprintf(pid_slot, pid_slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
   ::execve(plan.script_path.c_str(), argv, envp);
   Fail(ctx, "could not execute batch script %s: %s", plan.script_path.c_str(), strerror(errno));
 }
@@ -238,7 +240,16 @@ util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
     return util::Internal(fmt::format("socketpair: {}", strerror(err)));
   }
   std::vector<char*> argv = CStrings(plan.argv);
-  std::vector<char*> envp = CStrings(plan.env);
+  // SLURM_TASK_PID is known only in the child, which writes it into this
+  // slot (any given value is dropped).
+  char pid_slot[40] = "SLURM_TASK_PID=";
+  std::vector<char*> envp;
+  envp.reserve(plan.env.size() + 2);
+  for (const std::string& kv : plan.env) {
+    if (!kv.starts_with("SLURM_TASK_PID=")) envp.push_back(const_cast<char*>(kv.c_str()));
+  }
+  envp.push_back(pid_slot);
+  envp.push_back(nullptr);
   // Plain fork: muster-step is small and single-threaded, so copying it is
   // cheap and the child may safely run ordinary libc code before execve.
   pid_t pid = ::fork();
@@ -253,7 +264,7 @@ util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
   if (pid == 0) {
     ::close(fds[0]);
     ::close(release[1]);
-    ChildMain(plan, argv.data(), envp.data(), fds[1], release[0]);
+    ChildMain(plan, argv.data(), envp.data(), pid_slot, sizeof(pid_slot), fds[1], release[0]);
   }
   ::close(fds[1]);
   ::close(release[0]);

@@ -290,12 +290,14 @@ TEST_F(StepTest, MissingWorkDirFallsBackToTmp) {
 
 TEST_F(StepTest, EnvironmentIsPassedExactly) {
   spec_.env = {"PATH=/usr/bin:/bin", "A=1", "SPACES=x y=z", "EMPTY=", "SLURM_JOB_ID=42"};
-  // /proc/<pid>/environ is exactly what execve received; env -0 also shows
-  // what bash adds on top (PWD, SHLVL, _).
-  Script("cat /proc/$$/environ > environ.dump; env -0 > env.dump");
+  // /proc/<pid>/environ is exactly what execve received, plus the shell's
+  // own SLURM_TASK_PID as Slurm sets it; env -0 also shows what bash adds
+  // on top (PWD, SHLVL, _).
+  Script("cat /proc/$$/environ > environ.dump; env -0 > env.dump; echo -n $$ > pid.dump");
   EXPECT_EQ(Run().state, "COMPLETED");
   std::string expected;
   for (const std::string& kv : spec_.env) expected += kv + '\0';
+  expected += "SLURM_TASK_PID=" + ReadFile(Work("pid.dump")) + '\0';
   EXPECT_EQ(ReadFile(Work("environ.dump")), expected);
   std::string dumped = ReadFile(Work("env.dump"));
   for (const std::string& kv : spec_.env) {

@@ -510,8 +510,7 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
     return st;
   };
   {
-    // A run's row is updated in place, except its submit time once it is a
-    // rerun: that is the requeue time, set when the run's row was created.
+    // A run's row is updated in place.
     std::string update;
     {
       std::string_view cols = kJobCols;
@@ -524,12 +523,7 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
         pos = comma + 1;
         if (c == "job_id" || c == "restarts") continue;
         if (!update.empty()) update += ", ";
-        if (c == "submit_time") {
-          update += "submit_time = CASE WHEN jobs.restarts > 0 THEN jobs.submit_time"
-                    " ELSE excluded.submit_time END";
-        } else {
-          update += std::string(c) + " = excluded." + std::string(c);
-        }
+        update += std::string(c) + " = excluded." + std::string(c);
       }
     }
     Stmt job(writer_db_, std::string("INSERT INTO jobs (") + kJobCols + ") VALUES (" +
@@ -579,14 +573,15 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
         if (!run(latest, &stored)) return abort("accounting database read");
         if (r.restarts < stored) continue;  // that run was closed by a later one
         if (stored >= 0 && r.restarts > stored) {
-          // Requeued: the earlier runs end now, and this run was submitted now.
+          // Requeued: the earlier runs end when this one was submitted (the
+          // controller resets a requeued job's submit time, as Slurm).
+          const int64_t requeued_at = r.submit_time > 0 ? r.submit_time : q->queued_at;
           for (Stmt* c : {&close_runs, &close_steps}) {
-            c->Bind(1, q->queued_at);
+            c->Bind(1, requeued_at);
             c->Bind(2, r.job_id);
             c->Bind(3, r.restarts);
             if (!run(*c)) return abort("accounting database write");
           }
-          r.submit_time = q->queued_at;
         }
         BindJob(job, r);
         if (!run(job)) return abort("accounting database write");

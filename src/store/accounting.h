@@ -19,10 +19,10 @@
 // Runs: one row per (job id, JobRecord::restarts). A record updates its
 // run's row; a record of a later run than the latest stored first closes
 // the earlier runs still open as REQUEUED (and their open steps as
-// CANCELLED, signal 15), ending at the time that record was passed to
-// Upsert - the requeue, since the controller records every committed
-// change - which also becomes the new run's submit time. A record of a run
-// older than the latest stored is ignored (that run is closed).
+// CANCELLED, signal 15), ending at the new run's submit time (the
+// controller resets it at the requeue, as Slurm does), or at the record's
+// Origin time when it has none. A record of a run older than the latest
+// stored is ignored (that run is closed).
 //   acct.UpsertStep(step_record);  // at step start and end
 //   auto r = acct.Query(query);    // Result<QueryResult>
 //   acct.Flush();                  // optional; the destructor writes or spools the rest

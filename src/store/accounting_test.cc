@@ -266,6 +266,7 @@ TEST_F(AccountingTest, RequeuedRunsKeepTheirOwnRows) {
   clock.Set(5003);  // requeued: the controller records the job PENDING again
   JobRecord run1 = run0;
   run1.restarts = 1;
+  run1.submit_time = 5003;  // reset at the requeue, as Slurm
   run1.state = "PENDING";
   run1.start_time = 0;
   run1.reason = "BeginTime";
@@ -338,7 +339,7 @@ TEST_F(AccountingTest, RequeuedRunsKeepTheirOwnRows) {
   EXPECT_EQ(latest->steps.size(), 2u);
 
   // The spool keeps the requeue time: a rerun recorded while the database
-  // was away still ends the run before at the time of its Upsert.
+  // was away still ends the run before at its submit time.
   {
     AccountingOptions away = Options("missing");
     away.clock = &clock;
@@ -351,6 +352,7 @@ TEST_F(AccountingTest, RequeuedRunsKeepTheirOwnRows) {
     clock.Set(7010);
     a.restarts = 1;
     a.state = "PENDING";
+    a.submit_time = 7010;
     spooled.Upsert(a);
     EXPECT_FALSE(spooled.Flush().ok());
     fs::create_directory(dir_ + "/missing");
@@ -525,20 +527,21 @@ TEST_F(AccountingTest, SpooledRecordsKeepTheirSeq) {
   EXPECT_EQ(again.Query({})->jobs.size(), 1u);
 }
 
-TEST_F(AccountingTest, ResentRequeueClosesTheEarlierRunAtTheChangeTime) {
+TEST_F(AccountingTest, ResentRequeueClosesTheEarlierRunAtTheRequeue) {
   AccountingStore store(Options());
   JobRecord first = MakeJob(3);
   first.state = "RUNNING";
   first.end_time = 0;
   JobRecord second = MakeJob(3);
   second.restarts = 1;
+  second.submit_time = 1500;
   second.state = "PENDING";
   second.start_time = second.end_time = 0;
-  // As recovery re-sends them, long after they happened: the journal's
-  // change times are used, not the time of the Upsert.
+  // As recovery re-sends them, long after they happened: the new run's
+  // submit time closes the old one, not the time of the Upsert.
   for (int pass = 0; pass < 2; ++pass) {
-    store.Upsert(first, {.seq = 1, .time = 1001});
-    store.Upsert(second, {.seq = 2, .time = 1500});
+    store.Upsert(first, {.seq = 1});
+    store.Upsert(second, {.seq = 2});
   }
   ASSERT_TRUE(store.Flush().ok());
   AccountingQuery all;

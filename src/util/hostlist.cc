@@ -258,4 +258,17 @@ std::string CompressHostlist(const std::vector<std::string>& hosts) {
   return out;
 }
 
+std::string CompressCounts(const std::vector<int>& counts) {
+  std::string out;
+  for (size_t i = 0; i < counts.size();) {
+    size_t j = i;
+    while (j < counts.size() && counts[j] == counts[i]) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(counts[i]);
+    if (j - i > 1) out += fmt::format("(x{})", j - i);
+    i = j;
+  }
+  return out;
+}
+
 }  // namespace muster::util

@@ -22,4 +22,9 @@ Result<std::vector<std::string>> ExpandHostlist(std::string_view expr);
 // "cpu01,gpu[01-03]".
 std::string CompressHostlist(const std::vector<std::string>& hosts);
 
+// Slurm's compressed list of per-node counts, as in SLURM_TASKS_PER_NODE and
+// SLURM_JOB_CPUS_PER_NODE: runs of equal values fold into "v(xN)", in order:
+// {2,2,2,1} -> "2(x3),1".
+std::string CompressCounts(const std::vector<int>& counts);
+
 }  // namespace muster::util

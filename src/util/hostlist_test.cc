@@ -271,5 +271,13 @@ TEST(HostlistTest, LargeRoundTrip) {
   EXPECT_EQ(*back, hosts);
 }
 
+TEST(CompressCountsTest, FoldsRuns) {
+  EXPECT_EQ(CompressCounts({2, 2, 2, 1}), "2(x3),1");
+  EXPECT_EQ(CompressCounts({4}), "4");
+  EXPECT_EQ(CompressCounts({1, 2, 1}), "1,2,1");
+  EXPECT_EQ(CompressCounts({3, 1, 1}), "3,1(x2)");
+  EXPECT_EQ(CompressCounts({}), "");
+}
+
 }  // namespace
 }  // namespace muster::util

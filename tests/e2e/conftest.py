@@ -18,11 +18,14 @@ import pytest
 
 BIN = Path(os.environ.get("MUSTER_BIN", Path(__file__).resolve().parents[2] / "build" / "bin"))
 
+# AuthInfo=cred_expire=0: a requeued job may start again 1 s after the
+# requeue instead of Slurm's 121 s (test_queue.py checks the default).
 DEFAULT_CONF = """\
 ClusterName=e2e
 SlurmctldHost={host}
 StateSaveLocation={dir}/ctld
 SlurmdSpoolDir={dir}/spool
+AuthInfo=cred_expire=0
 DefMemPerCPU=1000
 KillWait=1
 MinJobAge=300

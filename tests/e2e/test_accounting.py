@@ -121,3 +121,33 @@ def test_sacct_times_and_codes_as_slurm_records_them(cluster):
         time.sleep(0.2)
     assert rows[str(running)] == [f"CANCELLED by {os.getuid()}", "0:0"], rows
     assert rows[f"{running}.batch"] == ["CANCELLED", "0:15"], rows
+
+
+def test_sacct_states_of_jobs_ended_by_a_signal(cluster):
+    # The oracle (slurm 22.05): a job past its time limit is TIMEOUT 0:0 with
+    # its .batch CANCELLED 0:15; a shell killed by a signal (kill -9 $$)
+    # makes the job FAILED 0:9 and its .batch CANCELLED 0:9; an srun step
+    # whose task a signal ended is CANCELLED too.
+    timeout = cluster.sbatch("--wrap", "sleep 300")
+    killed = cluster.sbatch("--wrap", "srun bash -c 'kill -9 $$'; kill -9 $$")
+    cluster.wait_state(timeout, "RUNNING")
+    cluster.run(["scontrol", "update", f"JobId={timeout}", "TimeLimit=0:02"])
+    assert cluster.wait_done(timeout, timeout=30) == "TIMEOUT"
+    assert cluster.wait_done(killed) == "FAILED"
+
+    def rows(job, want):
+        deadline = time.time() + 10
+        while True:
+            r = cluster.run(["sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State,ExitCode"])
+            got = {l.split("|")[0]: l.split("|")[1:] for l in r.stdout.splitlines()}
+            if all(k in got for k in want) or time.time() > deadline:
+                return got
+            time.sleep(0.2)
+
+    got = rows(timeout, [str(timeout), f"{timeout}.batch"])
+    assert got[str(timeout)] == ["TIMEOUT", "0:0"], got
+    assert got[f"{timeout}.batch"] == ["CANCELLED", "0:15"], got
+    got = rows(killed, [str(killed), f"{killed}.batch", f"{killed}.0"])
+    assert got[str(killed)] == ["FAILED", "0:9"], got
+    assert got[f"{killed}.batch"] == ["CANCELLED", "0:9"], got
+    assert got[f"{killed}.0"] == ["CANCELLED", "0:9"], got

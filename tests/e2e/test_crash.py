@@ -122,8 +122,6 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
             assert counts.get(j) == 1, f"job {j} COMPLETED but ran {counts.get(j, 0)} times"
         else:
             assert s == "NODE_FAIL", f"job {j} ended {s}"
-    completed = sum(1 for s in states.values() if s == "COMPLETED")
-    assert completed >= len(acked) * 0.8, f"only {completed} of {len(acked)} completed"
     ids = sorted(acked)
     assert len(set(ids)) == len(ids), "a job id was handed out twice"
 
@@ -131,6 +129,8 @@ def test_kill9_daemons_loses_nothing(fresh_cluster):
     kill9(c.daemon_pids()["musterd"])
     c.up()
     assert_accounting_agrees(c, ids)
+    completed = sum(1 for s in states.values() if s == "COMPLETED")
+    assert completed >= len(acked) * 0.8, f"only {completed} of {len(acked)} completed"
 
     # nothing left behind: no step supervisor or job process of this cluster
     time.sleep(0.5)
@@ -232,7 +232,9 @@ TIMEOUT_CONF_EXTRA = "SlurmdTimeout=2\n"
 
 def test_lost_agent_marks_nodes_down_and_requeues():
     from conftest import DEFAULT_CONF, make_cluster
-    c = make_cluster(DEFAULT_CONF + TIMEOUT_CONF_EXTRA)
+    # A requeued job waits cred_expire + 1 s: long enough to see it wait.
+    conf = DEFAULT_CONF.replace("AuthInfo=cred_expire=0", "AuthInfo=cred_expire=5")
+    c = make_cluster(conf + TIMEOUT_CONF_EXTRA)
     try:
         marker = c.work / "starts.log"
         cmd = f"echo start $SLURM_JOB_ID $SLURM_RESTART_COUNT >> {marker}; sleep 1000"
@@ -240,6 +242,7 @@ def test_lost_agent_marks_nodes_down_and_requeues():
         gone = c.sbatch("-w", "cpu01", "--no-requeue", "--wrap", cmd)
         c.wait_state(keep, "RUNNING")
         c.wait_state(gone, "RUNNING")
+        submitted = c.scontrol_job(keep)["SubmitTime"]
         kill9(c.daemon_pids()["agent"])
         # the agent stays away past SlurmdTimeout
         assert c.wait_state(gone, "NODE_FAIL", timeout=20) == "NODE_FAIL"
@@ -250,6 +253,9 @@ def test_lost_agent_marks_nodes_down_and_requeues():
         assert "Not responding" in r.stdout
         f = c.scontrol_job(keep)
         assert f["Restarts"] == "1"
+        # As in Slurm: back in the queue until its begin time, submitted anew.
+        assert f["Reason"] == "BeginTime", f
+        assert f["SubmitTime"] > submitted and f["EligibleTime"] > f["SubmitTime"], f
         # the agent returns: the node is back, the orphaned steps are stopped
         # and the requeued job runs again, once
         c.up()

@@ -94,6 +94,71 @@ def test_slurm_environment(cluster):
     assert env["SLURM_CLUSTER_NAME"] == "e2e"
     assert env["SLURM_GPUS_ON_NODE"] == "2"
     assert len(env["CUDA_VISIBLE_DEVICES"].split(",")) == 2
+    # The gres/gpu plugin's AMD and Intel names, and slurmd's own variables.
+    script.write_text("#!/bin/bash\n#SBATCH -p train --gres=gpu:2 --mem-per-cpu=500\n"
+                      "env | sort\n")
+    job = cluster.sbatch(str(script), env={"HOSTNAME": "login1"})
+    assert cluster.wait_done(job) == "COMPLETED"
+    env = dict(l.split("=", 1) for l in (cluster.work / f"slurm-{job}.out").read_text().splitlines()
+               if "=" in l)
+    assert env["ROCR_VISIBLE_DEVICES"] == env["ZE_AFFINITY_MASK"] == env["CUDA_VISIBLE_DEVICES"]
+    assert env["SLURM_JOB_GPUS"] == env["CUDA_VISIBLE_DEVICES"]
+    assert env["ENVIRONMENT"] == "BATCH"
+    assert env["HOSTNAME"] == env["SLURMD_NODENAME"]
+    assert env["TMPDIR"] == os.environ.get("TMPDIR", "/tmp")
+    assert env["SLURM_MEM_PER_CPU"] == "500" and "SLURM_MEM_PER_NODE" not in env
+
+
+def read_env(path):
+    return dict(l.split("=", 1) for l in path.read_text().splitlines() if "=" in l)
+
+
+def test_block_layout_and_srun_environment(cluster):
+    # The oracle (slurm 22.05), sbatch -N2 -n4: SLURM_TASKS_PER_NODE and
+    # SLURM_JOB_CPUS_PER_NODE 3,1, and srun inside puts tasks 0-2 on the
+    # first node, 3 on the second; DefMemPerCPU shows as SLURM_MEM_PER_CPU.
+    d = cluster.work / "layout"
+    d.mkdir(exist_ok=True)
+    job = cluster.sbatch("-p", "train", "-N2", "-n4", "-o", str(d / "out"), "--wrap",
+                         f"echo $$ > {d}/shell.pid; env > {d}/batch.env; "
+                         f"srun bash -c 'echo $$ > {d}/task.$SLURM_PROCID.pid; "
+                         f"env > {d}/task.$SLURM_PROCID.env'; "
+                         f"srun -n1 bash -c 'env > {d}/one.env'; srun -n5 true; echo five=$?")
+    assert cluster.wait_done(job) == "COMPLETED"
+    batch = read_env(d / "batch.env")
+    assert batch["SLURM_TASKS_PER_NODE"] == "3,1"
+    assert batch["SLURM_JOB_CPUS_PER_NODE"] == "3,1"
+    assert batch["SLURM_CPUS_ON_NODE"] == "3"
+    assert batch["SLURM_NTASKS"] == "4"
+    assert batch["SLURM_MEM_PER_CPU"] == "1000" and "SLURM_MEM_PER_NODE" not in batch
+    assert batch["SLURM_JOB_NODELIST"] == "gpu[01-02]"
+    nodes = ["gpu01", "gpu02"]
+    tasks = [read_env(d / f"task.{r}.env") for r in range(4)]
+    assert [t["SLURMD_NODENAME"] for t in tasks] == [nodes[0]] * 3 + [nodes[1]]
+    assert [t["SLURM_TOPOLOGY_ADDR"] for t in tasks] == [nodes[0]] * 3 + [nodes[1]]
+    assert [t["SLURM_LOCALID"] for t in tasks] == ["0", "1", "2", "0"]
+    assert [t["SLURM_NODEID"] for t in tasks] == ["0", "0", "0", "1"]
+    assert [t["SLURM_GTIDS"] for t in tasks] == ["0,1,2"] * 3 + ["3"]
+    assert [t["SLURM_CPUS_ON_NODE"] for t in tasks] == ["3", "3", "3", "1"]
+    # Each task's own pid, and the shell's in the batch environment.
+    assert batch["SLURM_TASK_PID"] == (d / "shell.pid").read_text().strip()
+    assert [t["SLURM_TASK_PID"] for t in tasks] == [
+        (d / f"task.{r}.pid").read_text().strip() for r in range(4)]
+    for t in tasks:
+        assert t["SLURM_STEP_TASKS_PER_NODE"] == t["SLURM_TASKS_PER_NODE"] == "3,1"
+        assert t["SLURM_DISTRIBUTION"] == "block"
+        assert t["SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0"] == "3,1"
+        assert re.fullmatch(r"0[0-7]{3}", t["SLURM_UMASK"]), t["SLURM_UMASK"]
+        assert t["SRUN_DEBUG"] == "3"
+        assert t["SLURM_MEM_PER_CPU"] == "1000"
+    one = read_env(d / "one.env")
+    assert one["SLURM_NNODES"] == "1" and one["SLURM_TASKS_PER_NODE"] == "1"
+    assert one["SLURM_DISTRIBUTION"] == "cyclic" and one["SLURM_STEP_NODELIST"] == nodes[0]
+    out = (d / "out").read_text()
+    assert "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1" in out
+    assert f"Unable to create step for job {job}: More processors requested than permitted" in out
+    assert "five=1" in out
+
 
 
 def test_export_all_none_and_list(cluster):

@@ -351,6 +351,41 @@ def test_requeue_keeps_the_id_and_counts_restarts(cluster):
     cluster.run(["scancel", str(job), str(never)])
 
 
+def test_requeued_job_waits_slurms_delay_as_a_new_submission():
+    # Slurm 22.05 on the oracle: after scontrol requeue the job is PENDING
+    # with Reason=BeginTime, SubmitTime = the requeue and EligibleTime 121 s
+    # later (AuthInfo=cred_expire, 120 by default, + 1); sacct -D shows the
+    # first run REQUEUED, ending when the second was submitted.
+    from conftest import DEFAULT_CONF
+    c = make_cluster(DEFAULT_CONF.replace("AuthInfo=cred_expire=0\n", ""))
+    try:
+        job = c.sbatch("--wrap", "sleep 300")
+        c.wait_state(job, "RUNNING")
+        first_submit = c.scontrol_job(job)["SubmitTime"]
+        time.sleep(1.1)  # the rerun's SubmitTime is a later second
+        c.run(["scontrol", "requeue", str(job)])
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            f = c.scontrol_job(job)
+            if f["JobState"] == "PENDING" and f["EligibleTime"] != "Unknown":
+                break
+            time.sleep(0.1)
+        assert f["JobState"] == "PENDING" and f["Restarts"] == "1", f
+        assert f["Reason"] == "BeginTime", f
+        assert f["SubmitTime"] > first_submit, f
+        parse = lambda t: time.mktime(time.strptime(t, "%Y-%m-%dT%H:%M:%S"))
+        assert parse(f["EligibleTime"]) - parse(f["SubmitTime"]) == 121, f
+        time.sleep(0.5)
+        assert c.job(job)["state"] == "PENDING"
+        r = c.run(["sacct", "-j", str(job), "-X", "-n", "-P", "-D", "-o", "State,Submit,Start,End"])
+        runs = [l.split("|") for l in r.stdout.splitlines()]
+        assert [run[0] for run in runs] == ["REQUEUED", "PENDING"], r.stdout
+        assert runs[0][1] == first_submit and runs[0][3] == runs[1][1], r.stdout
+        assert runs[1][1] >= f["SubmitTime"] and runs[1][2] == "Unknown", r.stdout
+    finally:
+        c.teardown()
+
+
 def test_signal_before_the_time_limit_checkpoints_and_requeues(cluster):
     script = """#!/bin/bash
 if [ "${SLURM_RESTART_COUNT:-0}" -gt 0 ]; then echo resumed from $(cat ckpt_$SLURM_JOB_ID); exit 0; fi

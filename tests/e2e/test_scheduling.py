@@ -1,6 +1,7 @@
 """Placement and refusals: sharing, GPUs, multi-node, exclusive, drained
 nodes, impossible requests, holds, srun steps."""
 
+import re
 import time
 
 
@@ -149,3 +150,80 @@ def test_drained_node_finishes_jobs_and_takes_no_new_ones(cluster):
     r = cluster.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN"], check=False)
     assert r.returncode != 0
     assert "reason" in r.stderr.lower()
+
+
+def test_fixed_node_count_fills_the_first_node(cluster):
+    # The oracle (slurm 22.05) on free nodes: -N2 -n4 holds 3 CPUs on the
+    # first node and 1 on the second (scontrol -d: CPU_IDs per node, Mem 3000
+    # and 1000 at DefMemPerCPU=1000); --ntasks-per-node counts that many
+    # tasks on every node (-N2 -n3 --ntasks-per-node=2: NumTasks=4,
+    # SLURM_TASKS_PER_NODE=2(x2), SLURM_NTASKS=3).
+    job = cluster.sbatch("-p", "train", "-N2", "-n4", "--wrap", "sleep 30")
+    cluster.wait_state(job, "RUNNING")
+    f = cluster.scontrol_job(job)
+    assert f["NumNodes"] == "2" and f["NumCPUs"] == "4" and f["NumTasks"] == "4", f
+    detail = cluster.run(["scontrol", "show", "job", "-d", str(job)]).stdout
+    per_node = re.findall(r"Nodes=(\S+) CPU_IDs=(\S+) Mem=(\d+)", detail)
+    assert [(n, m) for n, _, m in per_node] == [("gpu01", "3000"), ("gpu02", "1000")], detail
+    assert [count_ids(cpus) for _, cpus, _ in per_node] == [3, 1], detail
+    cluster.run(["scancel", str(job)])
+    cluster.wait_done(job)
+    tpn = cluster.sbatch("-p", "train", "-N2", "-n3", "--ntasks-per-node=2", "--wrap",
+                         "echo $SLURM_TASKS_PER_NODE $SLURM_NTASKS $SLURM_JOB_CPUS_PER_NODE; sleep 5")
+    cluster.wait_state(tpn, "RUNNING")
+    f = cluster.scontrol_job(tpn)
+    assert f["NumTasks"] == "4" and f["NumCPUs"] == "4", f
+    assert cluster.wait_done(tpn) == "COMPLETED"
+    assert (cluster.work / f"slurm-{tpn}.out").read_text().split() == ["2(x2)", "3", "2(x2)"]
+
+
+def count_ids(ids):
+    """How many CPUs a CPU_IDs= list ("0-2,5") names."""
+    total = 0
+    for part in ids.split(","):
+        lo, _, hi = part.partition("-")
+        total += int(hi or lo) - int(lo) + 1
+    return total
+
+
+def test_jobs_held_back_by_unavailable_nodes_name_them(cluster):
+    # The oracle (slurm 22.05), squeue %r: "ReqNodeNotAvail,
+    # UnavailableNodes:gpu03" for -w gpu03 (and -w gpu[03-04]) with gpu03
+    # drained or down, "...:cpu[01-02]" for -C cpu with both cpu nodes
+    # drained, and Slurm's error text for a job that needs more nodes than
+    # are up but asked for none in particular; scontrol writes the spaces
+    # as underscores.
+    def reason(job):
+        deadline = time.time() + 10
+        while time.time() < deadline:
+            r = cluster.run(["squeue", "-h", "-j", str(job), "-o", "%r"]).stdout.strip()
+            if r not in ("None", "Priority", "Resources", ""):
+                return r
+            time.sleep(0.1)
+        return r
+
+    cluster.run(["scontrol", "update", "NodeName=gpu02", "State=DRAIN", "Reason=flaky"])
+    cluster.run(["scontrol", "update", "NodeName=cpu01", "State=DRAIN", "Reason=flaky"])
+    jobs = []
+    try:
+        named = cluster.sbatch("-w", "gpu[01-02]", "--wrap", "true")
+        feature = cluster.sbatch("-C", "cpu", "--wrap", "true")
+        many = cluster.sbatch("-p", "train", "-N2", "--wrap", "true")
+        jobs = [named, feature, many]
+        assert reason(named) == "ReqNodeNotAvail, UnavailableNodes:gpu02"
+        assert reason(feature) == "ReqNodeNotAvail, UnavailableNodes:cpu01"
+        assert reason(many) == ("Nodes required for job are DOWN, DRAINED or reserved for jobs "
+                                "in higher priority partitions")
+        f = cluster.scontrol_job(named)
+        assert f["Reason"] == "ReqNodeNotAvail,_UnavailableNodes:gpu02", f
+        r = cluster.run(["squeue", "-h", "-j", str(named), "-O", "Explanation:200"]).stdout
+        assert "gpu02" in r and "drained" in r, r
+        # Down rather than drained: the same.
+        cluster.run(["scontrol", "update", "NodeName=gpu02", "State=DOWN", "Reason=dead"])
+        cluster.run(["scontrol", "update", "NodeName=gpu02", "State=UNDRAIN"])
+        assert reason(named) == "ReqNodeNotAvail, UnavailableNodes:gpu02"
+    finally:
+        for node in ("gpu02", "cpu01"):
+            cluster.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"])
+    for job in jobs:
+        assert cluster.wait_done(job) == "COMPLETED"

@@ -225,11 +225,23 @@ std::string GresTres(const core::Job& job, bool per_job) {
 
 }  // namespace
 
+std::string PendingReasonText(const core::Job& job) {
+  if (job.reason != core::PendingReason::kReqNodeNotAvail) {
+    return std::string(core::PendingReasonName(job.reason));
+  }
+  // Slurm 22.05's state description for this reason.
+  if (job.reason_nodes.empty()) {
+    return "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
+           "partitions";
+  }
+  return "ReqNodeNotAvail, UnavailableNodes:" + job.reason_nodes;
+}
+
 std::string JobReasonText(const core::Job& job) {
   switch (job.state) {
     case JobState::kPending:
     case JobState::kCancelled:
-    case JobState::kPreempted: return std::string(core::PendingReasonName(job.reason));
+    case JobState::kPreempted: return PendingReasonText(job);
     case JobState::kRunning:
     case JobState::kSuspended:
     case JobState::kCompleting:
@@ -298,7 +310,13 @@ std::string JobExplanation(const core::Job& job) {
     case PendingReason::kJobHeldUser: return "held by its user (scontrol release to start)";
     case PendingReason::kJobHeldAdmin: return "held by an administrator";
     case PendingReason::kBeginTime: return "its --begin time has not been reached";
-    case PendingReason::kReqNodeNotAvail: return "a node it requires is not available";
+    case PendingReason::kReqNodeNotAvail:
+      if (job.reason_nodes.empty()) {
+        return "needs more nodes than its partition has up (the others are down, drained or "
+               "not responding)";
+      }
+      return "waits for nodes it asks for (-w or -C) that are down, drained or not "
+             "responding: " + job.reason_nodes;
     case PendingReason::kPartitionDown: return "its partition is down";
     case PendingReason::kPartitionInactive: return "its partition is inactive";
     case PendingReason::kPartitionTimeLimit: return "its time limit exceeds the partition's";

@@ -99,8 +99,13 @@ bool PartitionVisible(const core::Partition& part, const ClusterView& view);
 // The reason text Slurm shows for a job (squeue %r, scontrol Reason=).
 // Running-like states show "None"; failed states derive Slurm's failure
 // reason (NonZeroExitCode, JobLaunchFailure, TimeLimit, ...) when the job
-// carries none; pending and cancelled jobs show their recorded reason.
+// carries none; pending and cancelled jobs show their recorded reason
+// (PendingReasonText).
 std::string JobReasonText(const core::Job& job);
+// A pending reason as Slurm words it: its name, except ReqNodeNotAvail,
+// which carries its nodes ("ReqNodeNotAvail, UnavailableNodes:gpu03") or,
+// naming none, Slurm's description of the error.
+std::string PendingReasonText(const core::Job& job);
 // Whether squeue's %R shows "(reason)" rather than the node list: pending
 // jobs and jobs that ended in failure (not COMPLETED, not CANCELLED).
 bool ReasonInNodelistColumn(const core::Job& job);

@@ -126,8 +126,12 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
                   util::GroupName(r.gid), r.gid));
   add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),
                   r.qos.empty() ? "normal" : r.qos));
-  add(fmt::format("JobState={} Reason={} Dependency={}", core::JobStateName(job.state),
-                  JobReasonText(job), OrNull(job.dependency_state)));
+  // One token: scontrol writes the spaces of a reason as underscores
+  // ("Reason=ReqNodeNotAvail,_UnavailableNodes:gpu03").
+  std::string reason = JobReasonText(job);
+  std::replace(reason.begin(), reason.end(), ' ', '_');
+  add(fmt::format("JobState={} Reason={} Dependency={}", core::JobStateName(job.state), reason,
+                  OrNull(job.dependency_state)));
   // Beyond Slurm: why a pending job waits, for people (an added line; the
   // value runs to the end of the line).
   if (job.state == core::JobState::kPending) add("Explanation=" + JobExplanation(job));

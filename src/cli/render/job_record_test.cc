@@ -698,6 +698,30 @@ TEST_F(JobRecordTest, CancelledWhilePending) {
   EXPECT_NE(out.find("\n   Power=\n   TresPerNode=gres:gpu:h100:8\n   \n\n"), std::string::npos);
 }
 
+TEST_F(JobRecordTest, ReqNodeNotAvailNamesItsNodes) {
+  // Oracle: `sbatch -w gpu03` with gpu03 drained; `scontrol show job`:
+  // "Reason=ReqNodeNotAvail,_UnavailableNodes:gpu03"; `-p train -N4` then:
+  // "Reason=Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_
+  // in_higher_priority_partitions". squeue %r keeps the spaces.
+  RecordJob j(94, "wrap", k154645);
+  j.Partition("short", 3600).Pending(PendingReason::kReqNodeNotAvail);
+  Job job = j.Build();
+  job.reason_nodes = "gpu03";
+  std::string out = Show(job, k154645 + 5, false, false);
+  EXPECT_NE(out.find("JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:gpu03 "
+                     "Dependency=(null)\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(JobReasonText(job), "ReqNodeNotAvail, UnavailableNodes:gpu03");
+  EXPECT_NE(JobExplanation(job).find("gpu03"), std::string::npos);
+  job.reason_nodes.clear();
+  out = Show(job, k154645 + 5, false, false);
+  EXPECT_NE(out.find("Reason=Nodes_required_for_job_are_DOWN,_DRAINED_or_reserved_for_jobs_in_"
+                     "higher_priority_partitions Dependency=(null)\n"),
+            std::string::npos)
+      << out;
+}
+
 TEST_F(JobRecordTest, CpuIdsShowTheAllocation) {
   // Oracle: `sbatch -c 4`, `scontrol show job -d`: "Nodes=cpu01 CPU_IDs=9,11-13
   // Mem=4000 GRES=" names the CPUs the job holds.
