@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,11 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "stepd/step.h"
 #include "util/log.h"
 #include "util/strings.h"
-
-extern char** environ;
 
 namespace muster::agent {
 
@@ -83,8 +80,9 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
   spool_ = spool + "/" + opts_.host;
 }
 
-std::string Agent::JobDir(uint32_t job_id) const {
-  return spool_ + "/job" + std::to_string(job_id);
+stepd::StepState Agent::ReadState(uint32_t job_id) const {
+  auto text = ReadFile(SpoolFile(stepd::StateFileName(job_id)));
+  return text ? stepd::ParseStepState(*text) : stepd::StepState{};
 }
 
 void Agent::Start() {
@@ -94,29 +92,25 @@ void Agent::Start() {
   // Steps an earlier agent left: ended ones are reported at registration,
   // running ones are watched through a pidfd (we are not their parent).
   for (const auto& entry : fs::directory_iterator(spool_, ec)) {
-    std::string name = entry.path().filename();
-    if (!util::StartsWith(name, "job")) continue;
-    auto id = util::ParseInt(name.substr(3));
-    if (!id.ok()) continue;
-    uint32_t job_id = static_cast<uint32_t>(*id);
+    std::optional<uint32_t> job_id = stepd::JobOfStateFile(entry.path().filename().string());
+    if (!job_id) continue;
+    stepd::StepState state = ReadState(*job_id);
+    int fd = state.result || state.pid <= 0 ? -1 : PidfdOpen(state.pid);
+    // Gone since the read: it may have written its result on the way out.
+    if (!state.result && state.pid > 0 && fd < 0) state = ReadState(*job_id);
     Step step;
-    if (fs::exists(entry.path() / "result.json")) {
+    if (state.result) {
+      if (fd >= 0) ::close(fd);
       step.ended = true;
-      steps_[job_id] = std::move(step);
+      steps_[*job_id] = std::move(step);
       continue;
     }
-    auto pid_text = ReadFile(entry.path() / "step.pid");
-    auto pid = pid_text ? util::ParseInt(util::Trim(*pid_text)) : util::Result<int64_t>(util::Internal(""));
-    if (!pid.ok()) continue;
-    int fd = PidfdOpen(static_cast<pid_t>(*pid));
-    if (fd < 0) {
-      // Gone without a result: the controller will mark the job failed.
-      continue;
-    }
-    step.pid = static_cast<pid_t>(*pid);
+    // Gone without a result: the controller will mark the job failed.
+    if (fd < 0) continue;
+    step.pid = state.pid;
     step.pidfd = std::make_unique<boost::asio::posix::stream_descriptor>(io_, fd);
-    steps_[job_id] = std::move(step);
-    WatchPidfd(job_id);
+    steps_[*job_id] = std::move(step);
+    WatchPidfd(*job_id);
   }
   WatchSignals();
   Connect();
@@ -153,9 +147,8 @@ void Agent::Register() {
       running.push_back(id);
       continue;
     }
-    auto text = ReadFile(JobDir(id) + "/result.json");
-    json r = text ? json::parse(*text, nullptr, false) : json();
-    if (r.is_object()) finished.push_back(r);
+    stepd::StepState state = ReadState(id);
+    if (state.result) finished.push_back(stepd::ToJson(*state.result));
   }
   conn_->Send({{"type", "register"},
                {"host", opts_.host},
@@ -197,8 +190,8 @@ void Agent::OnMessage(const json& msg) {
       }
     } else if (type == "ack") {
       uint32_t id = msg.at("job_id").get<uint32_t>();
-      std::error_code ec;
-      fs::remove_all(JobDir(id), ec);
+      ::unlink(SpoolFile(stepd::ScriptFileName(id)).c_str());
+      ::unlink(SpoolFile(stepd::StateFileName(id)).c_str());
       steps_.erase(id);
     }
   } catch (const std::exception& e) {
@@ -246,16 +239,7 @@ void Agent::Launch(const json& msg) {
   }
   const std::string node = msg.value("node", "");
   if (!spec->cpuset.empty() && !ConfinesCpus(node, spec->cpuset)) spec->cpuset.clear();
-  std::string dir = JobDir(job_id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    ReportLaunchFailure(job_id, "cannot create " + dir + ": " + ec.message());
-    return;
-  }
-  // The directory must be reachable by the job's user for its script.
-  ::chmod(dir.c_str(), 0755);
-  spec->script_path = dir + "/script";
+  spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
   if (!WriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||
       ::chown(spec->script_path.c_str(), spec->uid, spec->gid) != 0) {
     if (::geteuid() == 0 || spec->uid != ::geteuid()) {
@@ -263,37 +247,59 @@ void Agent::Launch(const json& msg) {
       return;
     }
   }
-  if (!WriteFile(dir + "/spec.json", stepd::ToJson(*spec).dump(), 0600)) {
-    ReportLaunchFailure(job_id, "cannot write " + dir + "/spec.json");
-    return;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  // The step logs to the agent's own log (stderr), not a file per job:
-  // creating files is most of the cost of a trivial job.
-  posix_spawn_file_actions_adddup2(&fa, 2, 1);
-  // Nothing else of the agent's leaks into the step: an inherited controller
-  // connection would keep it open after the agent died, hiding the loss.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> argv{const_cast<char*>(opts_.step_binary.c_str()), dir.data(), nullptr};
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, opts_.step_binary.c_str(), &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    ReportLaunchFailure(job_id, "cannot start " + opts_.step_binary + ": " + std::strerror(rc));
+  // A state file an earlier run of this id left here (its end never
+  // acknowledged before a crash) must not pass for this run's.
+  ::unlink(SpoolFile(stepd::StateFileName(job_id)).c_str());
+  pid_t pid = ForkStep(*spec);
+  if (pid < 0) {
+    ReportLaunchFailure(job_id, std::string("cannot fork the job's muster-step: ") + std::strerror(errno));
     return;
   }
   Step step;
   step.pid = pid;
   steps_[job_id] = std::move(step);
+}
+
+pid_t Agent::ForkStep(const stepd::StepSpec& spec) {
+  // Every signal blocked across the fork, so the child never runs the
+  // handlers it inherits (Boost.Asio's, writing to the agent's signal
+  // pipe); RunStep sets its own mask and dispositions.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  // A plain fork of this small, single-threaded process instead of a
+  // posix_spawn of muster-step: no exec, dynamic loading or start-up of a
+  // second binary per job.
+  pid_t pid = ::fork();
+  if (pid == 0) RunForkedStep(spec);
+  int err = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return pid;
+}
+
+void Agent::RunForkedStep(const stepd::StepSpec& spec) {
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd > 0) {
+    ::dup2(null_fd, 0);
+    ::close(null_fd);
+  }
+  // The step logs to the agent's own log (stderr), not a file per job:
+  // creating files is most of the cost of a trivial job.
+  ::dup2(2, 1);
+  // Nothing else of the agent's stays open in the step: an inherited
+  // controller connection would keep it open after the agent died, hiding
+  // the loss.
+  ::close_range(3, ~0U, 0);
+  ::prctl(PR_SET_NAME, "muster-step");
+  const std::string title = "muster-step [" + std::to_string(spec.job_id) + ".batch] " + spool_;
+  if (!opts_.cmdline.empty()) {
+    const size_t n = std::min(title.size(), opts_.cmdline.size() - 1);
+    std::copy_n(title.begin(), n, opts_.cmdline.begin());
+    std::fill(opts_.cmdline.begin() + static_cast<ptrdiff_t>(n), opts_.cmdline.end(), '\0');
+  }
+  ::_exit(stepd::RunStep(spool_, spec));
 }
 
 void Agent::WatchSignals() {
@@ -334,25 +340,26 @@ void Agent::StepEnded(uint32_t job_id) {
   auto& step = steps_[job_id];
   step.ended = true;
   step.pid = 0;
-  if (!fs::exists(JobDir(job_id) + "/result.json")) {
+  if (!ReadState(job_id).result) {
     // The supervisor died without a verdict (killed, crashed): record one so
-    // the job is not lost.
+    // the job is not lost. The leading newline ends a line it left torn.
     stepd::StepResult r;
     r.job_id = job_id;
     r.state = "NODE_FAIL";
     r.start_time = r.end_time = ::time(nullptr);
     r.detail = "muster-step ended without a result";
-    WriteFile(JobDir(job_id) + "/result.json", stepd::ToJson(r).dump(), 0600);
+    util::Status st = stepd::AppendFileAt(AT_FDCWD, SpoolFile(stepd::StateFileName(job_id)),
+                                          "\n" + stepd::ResultLine(r));
+    if (!st.ok()) util::LogError("job {}: {}", job_id, st.message());
   }
   SendEnded(job_id);
 }
 
 void Agent::SendEnded(uint32_t job_id) {
   if (!conn_) return;  // reported at the next registration
-  auto text = ReadFile(JobDir(job_id) + "/result.json");
-  json r = text ? json::parse(*text, nullptr, false) : json();
-  if (!r.is_object()) return;
-  conn_->Send({{"type", "ended"}, {"result", r}});
+  stepd::StepState state = ReadState(job_id);
+  if (!state.result) return;
+  conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(*state.result)}});
 }
 
 }  // namespace muster::agent
