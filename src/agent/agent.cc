@@ -47,37 +47,29 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-bool WriteFile(const std::string& path, const std::string& data, mode_t mode) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return false;
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return ::close(fd) == 0;
-}
-
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+// <SlurmdSpoolDir with %n expanded>/<host>.
+std::string SpoolDirOf(const config::Config& cfg, const std::string& host) {
+  std::string spool = cfg.slurmd_spool_dir;
+  auto pos = spool.find("%n");
+  if (pos != std::string::npos) spool.replace(pos, 2, host);
+  return spool + "/" + host;
+}
 
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
-    : io_(io), cfg_(std::move(cfg)), opts_(std::move(opts)), reconnect_(io), sigchld_(io, SIGCHLD) {
+    : io_(io),
+      cfg_(std::move(cfg)),
+      opts_(std::move(opts)),
+      spool_(SpoolDirOf(cfg_, opts_.host)),
+      files_(spool_),
+      reconnect_(io),
+      sigchld_(io, SIGCHLD) {
   if (opts_.nodes.empty()) {
     for (const auto& n : cfg_.nodes) opts_.nodes.push_back(n.name);
   }
-  std::string spool = cfg_.slurmd_spool_dir;
-  auto pos = spool.find("%n");
-  if (pos != std::string::npos) spool.replace(pos, 2, opts_.host);
-  spool_ = spool + "/" + opts_.host;
 }
 
 stepd::StepState Agent::ReadState(uint32_t job_id) const {
@@ -190,8 +182,8 @@ void Agent::OnMessage(const json& msg) {
       }
     } else if (type == "ack") {
       uint32_t id = msg.at("job_id").get<uint32_t>();
-      ::unlink(SpoolFile(stepd::ScriptFileName(id)).c_str());
-      ::unlink(SpoolFile(stepd::StateFileName(id)).c_str());
+      files_.Recycle(stepd::ScriptFileName(id));
+      files_.Recycle(stepd::StateFileName(id));
       steps_.erase(id);
     }
   } catch (const std::exception& e) {
@@ -240,16 +232,19 @@ void Agent::Launch(const json& msg) {
   const std::string node = msg.value("node", "");
   if (!spec->cpuset.empty() && !ConfinesCpus(node, spec->cpuset)) spec->cpuset.clear();
   spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
-  if (!WriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||
-      ::chown(spec->script_path.c_str(), spec->uid, spec->gid) != 0) {
-    if (::geteuid() == 0 || spec->uid != ::geteuid()) {
-      ReportLaunchFailure(job_id, "cannot write job script " + spec->script_path);
-      return;
-    }
+  files_.Reuse(stepd::ScriptFileName(job_id), spec->uid);
+  // chown before chmod: 0700 for the job's user alone, whoever had it before.
+  if (!OverwriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||
+      (::chown(spec->script_path.c_str(), spec->uid, spec->gid) != 0 &&
+       (::geteuid() == 0 || spec->uid != ::geteuid())) ||
+      ::chmod(spec->script_path.c_str(), 0700) != 0) {
+    ReportLaunchFailure(job_id, "cannot write job script " + spec->script_path);
+    return;
   }
   // A state file an earlier run of this id left here (its end never
   // acknowledged before a crash) must not pass for this run's.
   ::unlink(SpoolFile(stepd::StateFileName(job_id)).c_str());
+  files_.Reuse(stepd::StateFileName(job_id), ::geteuid());
   pid_t pid = ForkStep(*spec);
   if (pid < 0) {
     ReportLaunchFailure(job_id, std::string("cannot fork the job's muster-step: ") + std::strerror(errno));

@@ -21,6 +21,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include "agent/file_recycler.h"
 #include "api/line_conn.h"
 #include "config/config.h"
 #include "stepd/spool.h"
@@ -78,6 +79,7 @@ class Agent {
   config::Config cfg_;
   AgentOptions opts_;
   std::string spool_;
+  FileRecycler files_;  // finished jobs' spool files, for the next jobs
   std::shared_ptr<api::LineConn> conn_;
   boost::asio::steady_timer reconnect_;
   boost::asio::signal_set sigchld_;

@@ -73,7 +73,7 @@ std::string ResultLine(const StepResult& r) {
 }
 
 util::Status AppendFileAt(int dir_fd, const std::string& name, std::string_view line) {
-  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Errno("could not open", name, errno);
   // One write: a line a reader sees is whole unless the writer died inside
   // it, and then it lacks its newline. No fsync: a crash of the machine

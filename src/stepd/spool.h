@@ -44,7 +44,7 @@ StepState ParseStepState(std::string_view text);
 // The state file's last line for `r`: compact JSON and a newline.
 std::string ResultLine(const StepResult& r);
 
-// Appends `line` to <dir_fd>/<name>, creating it (mode 0644) when missing;
+// Appends `line` to <dir_fd>/<name>, creating it (mode 0600) when missing;
 // never through a symlink.
 util::Status AppendFileAt(int dir_fd, const std::string& name, std::string_view line);
 

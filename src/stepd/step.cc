@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -461,17 +462,24 @@ void MarkInheritedFdsCloseOnExec() {
   }
 }
 
-// The step's state file, open for appending: the pid line now, the result
-// line at the end (stepd/spool.h).
+// The step's state file, open for writing: the pid line now, the result
+// line after it at the end (stepd/spool.h).
 class StateFile {
  public:
-  // Creates (or empties) <spool_dir>/job<id>.state and writes the pid line.
+  // Writes the pid line as the whole of <spool_dir>/job<id>.state: a new
+  // file, or one the agent recycled from a finished job (written over, not
+  // truncated to zero first; see agent/file_recycler.h). Mode 0600: only
+  // the agent reads it.
   static util::Result<StateFile> Create(const std::string& spool_dir, uint32_t job_id) {
     std::string path = spool_dir + "/" + StateFileName(job_id);
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0644);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) return util::Internal(fmt::format("cannot create {}: {}", path, strerror(errno)));
     StateFile f(fd, std::move(path));
-    MUSTER_RETURN_IF_ERROR(f.Write(fmt::format("{}\n", ::getpid())));
+    const std::string pid_line = fmt::format("{}\n", ::getpid());
+    MUSTER_RETURN_IF_ERROR(f.Write(pid_line));
+    if (::ftruncate(fd, static_cast<off_t>(pid_line.size())) != 0 || ::fchmod(fd, 0600) != 0) {
+      return util::Internal(fmt::format("cannot set up {}: {}", f.path_, strerror(errno)));
+    }
     return f;
   }
   StateFile(StateFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
