@@ -294,7 +294,14 @@ void Agent::RunForkedStep(const stepd::StepSpec& spec) {
     std::copy_n(title.begin(), n, opts_.cmdline.begin());
     std::fill(opts_.cmdline.begin() + static_cast<ptrdiff_t>(n), opts_.cmdline.end(), '\0');
   }
-  ::_exit(stepd::RunStep(spool_, spec));
+  int rc = 1;
+  try {
+    rc = stepd::RunStep(spool_, spec);
+  } catch (...) {
+    // Never back into the agent's own frames (its event loop) in this process.
+    util::LogError("job {}: muster-step failed: unexpected exception", spec.job_id);
+  }
+  ::_exit(rc);
 }
 
 void Agent::WatchSignals() {
