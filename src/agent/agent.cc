@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,11 +14,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "stepd/step.h"
 #include "util/log.h"
 #include "util/strings.h"
-
-extern char** environ;
 
 namespace muster::agent {
 
@@ -50,41 +47,34 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-bool WriteFile(const std::string& path, const std::string& data, mode_t mode) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return false;
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ::close(fd);
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return ::close(fd) == 0;
-}
-
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
+
+// <SlurmdSpoolDir with %n expanded>/<host>.
+std::string SpoolDirOf(const config::Config& cfg, const std::string& host) {
+  std::string spool = cfg.slurmd_spool_dir;
+  auto pos = spool.find("%n");
+  if (pos != std::string::npos) spool.replace(pos, 2, host);
+  return spool + "/" + host;
+}
 
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
-    : io_(io), cfg_(std::move(cfg)), opts_(std::move(opts)), reconnect_(io), sigchld_(io, SIGCHLD) {
+    : io_(io),
+      cfg_(std::move(cfg)),
+      opts_(std::move(opts)),
+      spool_(SpoolDirOf(cfg_, opts_.host)),
+      files_(spool_),
+      reconnect_(io),
+      sigchld_(io, SIGCHLD) {
   if (opts_.nodes.empty()) {
     for (const auto& n : cfg_.nodes) opts_.nodes.push_back(n.name);
   }
-  std::string spool = cfg_.slurmd_spool_dir;
-  auto pos = spool.find("%n");
-  if (pos != std::string::npos) spool.replace(pos, 2, opts_.host);
-  spool_ = spool + "/" + opts_.host;
 }
 
-std::string Agent::JobDir(uint32_t job_id) const {
-  return spool_ + "/job" + std::to_string(job_id);
+stepd::StepState Agent::ReadState(uint32_t job_id) const {
+  auto text = ReadFile(SpoolFile(stepd::StateFileName(job_id)));
+  return text ? stepd::ParseStepState(*text) : stepd::StepState{};
 }
 
 void Agent::Start() {
@@ -94,29 +84,25 @@ void Agent::Start() {
   // Steps an earlier agent left: ended ones are reported at registration,
   // running ones are watched through a pidfd (we are not their parent).
   for (const auto& entry : fs::directory_iterator(spool_, ec)) {
-    std::string name = entry.path().filename();
-    if (!util::StartsWith(name, "job")) continue;
-    auto id = util::ParseInt(name.substr(3));
-    if (!id.ok()) continue;
-    uint32_t job_id = static_cast<uint32_t>(*id);
+    std::optional<uint32_t> job_id = stepd::JobOfStateFile(entry.path().filename().string());
+    if (!job_id) continue;
+    stepd::StepState state = ReadState(*job_id);
+    int fd = state.result || state.pid <= 0 ? -1 : PidfdOpen(state.pid);
+    // Gone since the read: it may have written its result on the way out.
+    if (!state.result && state.pid > 0 && fd < 0) state = ReadState(*job_id);
     Step step;
-    if (fs::exists(entry.path() / "result.json")) {
+    if (state.result) {
+      if (fd >= 0) ::close(fd);
       step.ended = true;
-      steps_[job_id] = std::move(step);
+      steps_[*job_id] = std::move(step);
       continue;
     }
-    auto pid_text = ReadFile(entry.path() / "step.pid");
-    auto pid = pid_text ? util::ParseInt(util::Trim(*pid_text)) : util::Result<int64_t>(util::Internal(""));
-    if (!pid.ok()) continue;
-    int fd = PidfdOpen(static_cast<pid_t>(*pid));
-    if (fd < 0) {
-      // Gone without a result: the controller will mark the job failed.
-      continue;
-    }
-    step.pid = static_cast<pid_t>(*pid);
+    // Gone without a result: the controller will mark the job failed.
+    if (fd < 0) continue;
+    step.pid = state.pid;
     step.pidfd = std::make_unique<boost::asio::posix::stream_descriptor>(io_, fd);
-    steps_[job_id] = std::move(step);
-    WatchPidfd(job_id);
+    steps_[*job_id] = std::move(step);
+    WatchPidfd(*job_id);
   }
   WatchSignals();
   Connect();
@@ -153,9 +139,8 @@ void Agent::Register() {
       running.push_back(id);
       continue;
     }
-    auto text = ReadFile(JobDir(id) + "/result.json");
-    json r = text ? json::parse(*text, nullptr, false) : json();
-    if (r.is_object()) finished.push_back(r);
+    stepd::StepState state = ReadState(id);
+    if (state.result) finished.push_back(stepd::ToJson(*state.result));
   }
   conn_->Send({{"type", "register"},
                {"host", opts_.host},
@@ -197,8 +182,8 @@ void Agent::OnMessage(const json& msg) {
       }
     } else if (type == "ack") {
       uint32_t id = msg.at("job_id").get<uint32_t>();
-      std::error_code ec;
-      fs::remove_all(JobDir(id), ec);
+      files_.Recycle(stepd::ScriptFileName(id));
+      files_.Recycle(stepd::StateFileName(id));
       steps_.erase(id);
     }
   } catch (const std::exception& e) {
@@ -246,54 +231,77 @@ void Agent::Launch(const json& msg) {
   }
   const std::string node = msg.value("node", "");
   if (!spec->cpuset.empty() && !ConfinesCpus(node, spec->cpuset)) spec->cpuset.clear();
-  std::string dir = JobDir(job_id);
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) {
-    ReportLaunchFailure(job_id, "cannot create " + dir + ": " + ec.message());
+  spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
+  files_.Reuse(stepd::ScriptFileName(job_id), spec->uid);
+  // chown before chmod: 0700 for the job's user alone, whoever had it before.
+  if (!OverwriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||
+      (::chown(spec->script_path.c_str(), spec->uid, spec->gid) != 0 &&
+       (::geteuid() == 0 || spec->uid != ::geteuid())) ||
+      ::chmod(spec->script_path.c_str(), 0700) != 0) {
+    ReportLaunchFailure(job_id, "cannot write job script " + spec->script_path);
     return;
   }
-  // The directory must be reachable by the job's user for its script.
-  ::chmod(dir.c_str(), 0755);
-  spec->script_path = dir + "/script";
-  if (!WriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||
-      ::chown(spec->script_path.c_str(), spec->uid, spec->gid) != 0) {
-    if (::geteuid() == 0 || spec->uid != ::geteuid()) {
-      ReportLaunchFailure(job_id, "cannot write job script " + spec->script_path);
-      return;
-    }
-  }
-  if (!WriteFile(dir + "/spec.json", stepd::ToJson(*spec).dump(), 0600)) {
-    ReportLaunchFailure(job_id, "cannot write " + dir + "/spec.json");
-    return;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  // The step logs to the agent's own log (stderr), not a file per job:
-  // creating files is most of the cost of a trivial job.
-  posix_spawn_file_actions_adddup2(&fa, 2, 1);
-  // Nothing else of the agent's leaks into the step: an inherited controller
-  // connection would keep it open after the agent died, hiding the loss.
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none;
-  sigemptyset(&none);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> argv{const_cast<char*>(opts_.step_binary.c_str()), dir.data(), nullptr};
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, opts_.step_binary.c_str(), &fa, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    ReportLaunchFailure(job_id, "cannot start " + opts_.step_binary + ": " + std::strerror(rc));
+  // A state file an earlier run of this id left here (its end never
+  // acknowledged before a crash) must not pass for this run's.
+  ::unlink(SpoolFile(stepd::StateFileName(job_id)).c_str());
+  files_.Reuse(stepd::StateFileName(job_id), ::geteuid());
+  pid_t pid = ForkStep(*spec);
+  if (pid < 0) {
+    ReportLaunchFailure(job_id, std::string("cannot fork the job's muster-step: ") + std::strerror(errno));
     return;
   }
   Step step;
   step.pid = pid;
   steps_[job_id] = std::move(step);
+}
+
+pid_t Agent::ForkStep(const stepd::StepSpec& spec) {
+  // Every signal blocked across the fork, so the child never runs the
+  // handlers it inherits (Boost.Asio's, writing to the agent's signal
+  // pipe); RunStep sets its own mask and dispositions.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  // A plain fork of this small, single-threaded process instead of a
+  // posix_spawn of muster-step: no exec, dynamic loading or start-up of a
+  // second binary per job.
+  pid_t pid = ::fork();
+  if (pid == 0) RunForkedStep(spec);
+  int err = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return pid;
+}
+
+void Agent::RunForkedStep(const stepd::StepSpec& spec) {
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd > 0) {
+    ::dup2(null_fd, 0);
+    ::close(null_fd);
+  }
+  // The step logs to the agent's own log (stderr), not a file per job:
+  // creating files is most of the cost of a trivial job.
+  ::dup2(2, 1);
+  // Nothing else of the agent's stays open in the step: an inherited
+  // controller connection would keep it open after the agent died, hiding
+  // the loss.
+  ::close_range(3, ~0U, 0);
+  ::prctl(PR_SET_NAME, "muster-step");
+  const std::string title = "muster-step [" + std::to_string(spec.job_id) + ".batch] " + spool_;
+  if (!opts_.cmdline.empty()) {
+    const size_t n = std::min(title.size(), opts_.cmdline.size() - 1);
+    std::copy_n(title.begin(), n, opts_.cmdline.begin());
+    std::fill(opts_.cmdline.begin() + static_cast<ptrdiff_t>(n), opts_.cmdline.end(), '\0');
+  }
+  int rc = 1;
+  try {
+    rc = stepd::RunStep(spool_, spec);
+  } catch (...) {
+    // Never back into the agent's own frames (its event loop) in this process.
+    util::LogError("job {}: muster-step failed: unexpected exception", spec.job_id);
+  }
+  ::_exit(rc);
 }
 
 void Agent::WatchSignals() {
@@ -334,25 +342,26 @@ void Agent::StepEnded(uint32_t job_id) {
   auto& step = steps_[job_id];
   step.ended = true;
   step.pid = 0;
-  if (!fs::exists(JobDir(job_id) + "/result.json")) {
+  if (!ReadState(job_id).result) {
     // The supervisor died without a verdict (killed, crashed): record one so
-    // the job is not lost.
+    // the job is not lost. The leading newline ends a line it left torn.
     stepd::StepResult r;
     r.job_id = job_id;
     r.state = "NODE_FAIL";
     r.start_time = r.end_time = ::time(nullptr);
     r.detail = "muster-step ended without a result";
-    WriteFile(JobDir(job_id) + "/result.json", stepd::ToJson(r).dump(), 0600);
+    util::Status st = stepd::AppendFileAt(AT_FDCWD, SpoolFile(stepd::StateFileName(job_id)),
+                                          "\n" + stepd::ResultLine(r));
+    if (!st.ok()) util::LogError("job {}: {}", job_id, st.message());
   }
   SendEnded(job_id);
 }
 
 void Agent::SendEnded(uint32_t job_id) {
   if (!conn_) return;  // reported at the next registration
-  auto text = ReadFile(JobDir(job_id) + "/result.json");
-  json r = text ? json::parse(*text, nullptr, false) : json();
-  if (!r.is_object()) return;
-  conn_->Send({{"type", "ended"}, {"result", r}});
+  stepd::StepState state = ReadState(job_id);
+  if (!state.result) return;
+  conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(*state.result)}});
 }
 
 }  // namespace muster::agent

@@ -1,15 +1,17 @@
 // muster-agent: hosts one or more nodes on this machine. It registers them
 // with musterd over the agent socket, launches each job through a
-// muster-step supervisor (posix_spawn, no fork of this process), reports
-// each step's end and keeps the result until musterd acknowledges it.
-// Steps are detached: an agent restart reattaches to running steps (pidfd)
-// and reports the ones that ended meanwhile. One event loop, no threads.
+// muster-step supervisor (a fork of this process that runs stepd::RunStep:
+// no exec), reports each step's end and keeps the result until musterd
+// acknowledges it. Steps are detached: an agent restart reattaches to
+// running steps (pidfd) and reports the ones that ended meanwhile. One event
+// loop and no threads, which is also what makes the fork safe.
 #pragma once
 
 #include <sys/types.h>
 
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,15 +21,21 @@
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
+#include "agent/file_recycler.h"
 #include "api/line_conn.h"
 #include "config/config.h"
+#include "stepd/spool.h"
+#include "stepd/step.h"
 
 namespace muster::agent {
 
 struct AgentOptions {
   std::string host;                // this agent's name (default: short host name)
   std::vector<std::string> nodes;  // nodes hosted; empty = every node of the config
-  std::string step_binary;         // path to muster-step
+  // The memory of this process's command line (argv's strings, back to
+  // back): a forked step writes its own title there, so ps and
+  // /proc/<pid>/cmdline show "muster-step [<id>.batch] <spool>". May be empty.
+  std::span<char> cmdline;
 };
 
 class Agent {
@@ -53,7 +61,15 @@ class Agent {
   void WatchPidfd(uint32_t job_id);
   void StepEnded(uint32_t job_id);
   void SendEnded(uint32_t job_id);
-  std::string JobDir(uint32_t job_id) const;
+  // Forks the step's supervisor; returns its pid, or -1 with errno set.
+  pid_t ForkStep(const stepd::StepSpec& spec);
+  // The forked child: sheds the agent's descriptors, retitles itself and
+  // runs the step to its end.
+  [[noreturn]] void RunForkedStep(const stepd::StepSpec& spec);
+  // <spool>/<name>.
+  std::string SpoolFile(const std::string& name) const { return spool_ + "/" + name; }
+  // The job's state file as the step left it (stepd/spool.h).
+  stepd::StepState ReadState(uint32_t job_id) const;
   void ReportLaunchFailure(uint32_t job_id, const std::string& detail);
   // Whether a job on `node` is confined to `cpuset`: only on the node that is
   // this machine, and only when every id exists here.
@@ -63,6 +79,7 @@ class Agent {
   config::Config cfg_;
   AgentOptions opts_;
   std::string spool_;
+  FileRecycler files_;  // finished jobs' spool files, for the next jobs
   std::shared_ptr<api::LineConn> conn_;
   boost::asio::steady_timer reconnect_;
   boost::asio::signal_set sigchld_;

@@ -3,9 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <climits>
-#include <filesystem>
+#include <cstring>
 #include <iostream>
+#include <span>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -15,6 +15,19 @@
 #include "util/hostlist.h"
 #include "util/log.h"
 #include "util/users.h"
+
+namespace {
+
+// argv's strings as the kernel laid them out, back to back; only argv[0]'s
+// when they are not.
+std::span<char> CommandLineArea(int argc, char** argv) {
+  if (argc < 1 || argv[0] == nullptr) return {};
+  char* end = argv[0] + std::strlen(argv[0]) + 1;
+  for (int i = 1; i < argc && argv[i] == end; ++i) end = argv[i] + std::strlen(argv[i]) + 1;
+  return {argv[0], end};
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace muster;
@@ -56,11 +69,7 @@ int main(int argc, char** argv) {
     }
     opts.nodes = *list;
   }
-  char self[PATH_MAX] = {0};
-  ssize_t len = ::readlink("/proc/self/exe", self, sizeof(self) - 1);
-  std::filesystem::path dir = len > 0 ? std::filesystem::path(std::string(self, len)).parent_path()
-                                      : std::filesystem::path(".");
-  opts.step_binary = (dir / "muster-step").string();
+  opts.cmdline = CommandLineArea(argc, argv);
   ::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
   agent::Agent agent(io, *cfg, opts);

@@ -18,6 +18,8 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using Unix = asio::local::stream_protocol;
 
+constexpr size_t kReadChunkBytes = 16 << 10;
+
 PeerCred ReadPeerCred(int fd) {
   PeerCred out;
   struct ucred cred {};
@@ -37,6 +39,9 @@ class Session : public std::enable_shared_from_this<Session> {
   Session(Unix::socket socket, const HttpHandler& handler)
       : socket_(std::move(socket)), handler_(handler) {
     peer_ = ReadPeerCred(socket_.native_handle());
+    // Beast reads 512 bytes at a time into an empty buffer: an sbatch
+    // request (its environment, a few KiB) took five recv+epoll rounds.
+    buffer_.reserve(kReadChunkBytes);
   }
 
   void Start() { ReadRequest(); }

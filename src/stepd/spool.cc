@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 
 namespace muster::stepd {
@@ -24,34 +25,73 @@ util::Status Errno(const std::string& what, const std::string& name, int err) {
 
 }  // namespace
 
-util::Status WriteFileAtomic(int dir_fd, const std::string& name, std::string_view content) {
-  std::string tmp = name + ".tmp";
-  if (::unlinkat(dir_fd, tmp.c_str(), 0) != 0 && errno != ENOENT) {
-    return Errno("could not remove", tmp, errno);
+std::string ScriptFileName(uint32_t job_id) { return fmt::format("job{}.script", job_id); }
+std::string StateFileName(uint32_t job_id) { return fmt::format("job{}.state", job_id); }
+std::string SpecFileName(uint32_t job_id) { return fmt::format("job{}.spec", job_id); }
+
+std::optional<uint32_t> JobOfStateFile(std::string_view name) {
+  constexpr std::string_view kPrefix = "job";
+  constexpr std::string_view kSuffix = ".state";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return std::nullopt;
   }
-  // O_EXCL|O_NOFOLLOW: never write through something planted at the tmp name.
-  int fd = ::openat(dir_fd, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) return Errno("could not create", tmp, errno);
-  const char* p = content.data();
-  size_t left = content.size();
+  std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - kSuffix.size());
+  uint32_t id = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), id);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return id;
+}
+
+StepState ParseStepState(std::string_view text) {
+  StepState state;
+  size_t nl = text.find('\n');
+  if (nl == std::string_view::npos) return state;  // not even the pid line yet
+  std::string_view pid = text.substr(0, nl);
+  pid_t value = 0;
+  auto [end, ec] = std::from_chars(pid.data(), pid.data() + pid.size(), value);
+  if (ec == std::errc() && end == pid.data() + pid.size() && value > 0) state.pid = value;
+  // The last complete line that is a result: the agent appends its own
+  // verdict after a torn one when a step died writing it.
+  for (std::string_view rest = text.substr(nl + 1); !rest.empty();) {
+    nl = rest.find('\n');
+    if (nl == std::string_view::npos) break;  // being written, or torn
+    std::string_view line = rest.substr(0, nl);
+    rest.remove_prefix(nl + 1);
+    if (line.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) continue;
+    util::Result<StepResult> r = StepResultFromJson(j);
+    // Every field has a default; a result without a state is none.
+    if (r.ok() && !r->state.empty()) state.result = std::move(*r);
+  }
+  return state;
+}
+
+std::string ResultLine(const StepResult& r) {
+  return ToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+util::Status AppendFileAt(int dir_fd, const std::string& name, std::string_view line) {
+  int fd = ::openat(dir_fd, name.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return Errno("could not open", name, errno);
+  // One write: a line a reader sees is whole unless the writer died inside
+  // it, and then it lacks its newline. No fsync: a crash of the machine
+  // ends the job anyway (musterd then records it as NODE_FAIL).
+  const char* p = line.data();
+  size_t left = line.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
       ::close(fd);
-      return Errno("could not write", tmp, err);
+      return Errno("could not write", name, err);
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  // No fsync: the rename makes the result atomic against a crash of any
-  // process, and a crash of the machine ends the job anyway (musterd then
-  // records it as NODE_FAIL). Two fsyncs per job halved job throughput.
-  if (::close(fd) != 0) return Errno("could not close", tmp, errno);
-  if (::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) != 0) {
-    return Errno("could not rename to", name, errno);
-  }
+  if (::close(fd) != 0) return Errno("could not close", name, errno);
   return util::Status::Ok();
 }
 

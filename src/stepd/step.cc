@@ -10,6 +10,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <optional>
 #include <span>
 #include <unordered_set>
+#include <utility>
 
 #include "stepd/cgroup.h"
 #include "stepd/launch.h"
@@ -36,10 +38,6 @@
 
 namespace muster::stepd {
 namespace {
-
-constexpr const char* kSpecFile = "spec.json";
-constexpr const char* kPidFile = "step.pid";
-constexpr const char* kResultFile = "result.json";
 
 // SIGINT and SIGHUP mean cancel too: nothing else would send them to a
 // process with its own session and no terminal.
@@ -464,58 +462,90 @@ void MarkInheritedFdsCloseOnExec() {
   }
 }
 
-int WriteResult(int dir_fd, const std::string& dir, const StepResult& result) {
-  util::Status st = WriteFileAtomic(dir_fd, kResultFile, ToJson(result).dump(2) + "\n");
-  if (!st.ok()) {
-    util::LogError("cannot write the result of job {} to {}: {}", result.job_id, dir, st.message());
+// The step's state file, open for writing: the pid line now, the result
+// line after it at the end (stepd/spool.h).
+class StateFile {
+ public:
+  // Writes the pid line as the whole of <spool_dir>/job<id>.state: a new
+  // file, or one the agent recycled from a finished job (written over, not
+  // truncated to zero first; see agent/file_recycler.h). Mode 0600: only
+  // the agent reads it.
+  static util::Result<StateFile> Create(const std::string& spool_dir, uint32_t job_id) {
+    std::string path = spool_dir + "/" + StateFileName(job_id);
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) return util::Internal(fmt::format("cannot create {}: {}", path, strerror(errno)));
+    StateFile f(fd, std::move(path));
+    const std::string pid_line = fmt::format("{}\n", ::getpid());
+    MUSTER_RETURN_IF_ERROR(f.Write(pid_line));
+    if (::ftruncate(fd, static_cast<off_t>(pid_line.size())) != 0 || ::fchmod(fd, 0600) != 0) {
+      return util::Internal(fmt::format("cannot set up {}: {}", f.path_, strerror(errno)));
+    }
+    return f;
+  }
+  StateFile(StateFile&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
+  ~StateFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Returns the process exit code: 0 once the result line is written.
+  int WriteResult(const StepResult& result) {
+    util::Status st = Write(ResultLine(result));
+    if (st.ok()) return 0;
+    util::LogError("cannot write the result of job {}: {}", result.job_id, st.message());
     return 1;
   }
-  return 0;
+
+ private:
+  StateFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  // One write per line, so a reader never sees half a line from a live step.
+  util::Status Write(std::string_view line) {
+    while (!line.empty()) {
+      ssize_t n = ::write(fd_, line.data(), line.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return util::Internal(fmt::format("cannot write {}: {}", path_, strerror(errno)));
+      line.remove_prefix(static_cast<size_t>(n));
+    }
+    return util::Status::Ok();
+  }
+
+  int fd_;
+  std::string path_;
+};
+
+StepResult FailedBeforeStart(uint32_t job_id, std::string detail) {
+  StepResult result;
+  result.job_id = job_id;
+  result.state = "FAILED";
+  result.exit_code = 1;
+  result.detail = std::move(detail);
+  result.start_time = result.end_time = WallSeconds();
+  util::LogError("job {}: {}", job_id, result.detail);
+  return result;
 }
 
 }  // namespace
 
-int RunStep(const std::string& dir) {
+int RunStep(const std::string& spool_dir, const StepSpec& spec) {
   EnsureStdFds();
   MarkInheritedFdsCloseOnExec();
 
   // Block first: a cancel that arrives while we start up must wait for the
-  // signalfd, not kill muster-step before it can write a result.
+  // signalfd, not kill muster-step before it can write a result. Exactly
+  // these: a step forked by the agent inherits its mask too.
   sigset_t handled;
   sigemptyset(&handled);
   for (int sig : kHandledSignals) sigaddset(&handled, sig);
-  ::sigprocmask(SIG_BLOCK, &handled, nullptr);
-  // An inherited SIG_IGN for SIGCHLD would make children vanish unreaped.
+  ::sigprocmask(SIG_SETMASK, &handled, nullptr);
+  // An inherited SIG_IGN for SIGCHLD would make children vanish unreaped,
+  // and an inherited handler is the agent's.
   for (int sig : kHandledSignals) ::signal(sig, SIG_DFL);
+  util::SetLogName(fmt::format("muster-step[{}]", spec.job_id));
 
-  int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) {
-    util::LogError("cannot open the job spool directory {}: {}", dir, strerror(errno));
+  util::Result<StateFile> state = StateFile::Create(spool_dir, spec.job_id);
+  if (!state.ok()) {
+    util::LogError("{}", state.status().message());
     return 1;
   }
-
-  util::Result<StepSpec> spec = util::Status(util::Code::kInternal, "");
-  util::Result<std::string> text = ReadFileAt(dir_fd, kSpecFile);
-  if (text.ok()) {
-    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    spec = j.is_discarded() ? util::Result<StepSpec>(util::InvalidArgument("not valid JSON"))
-                            : StepSpecFromJson(j);
-  } else {
-    spec = text.status();
-  }
-  if (!spec.ok()) {
-    StepResult result;
-    result.state = "FAILED";
-    result.exit_code = 1;
-    result.detail = fmt::format("invalid {}/{}: {}", dir, kSpecFile, spec.status().message());
-    result.start_time = result.end_time = WallSeconds();
-    util::LogError("{}", result.detail);
-    return WriteResult(dir_fd, dir, result);
-  }
-  util::SetLogName(fmt::format("muster-step[{}]", spec->job_id));
-
-  util::Status st = WriteFileAtomic(dir_fd, kPidFile, fmt::format("{}\n", ::getpid()));
-  if (!st.ok()) util::LogWarn("cannot write {}/{}: {}", dir, kPidFile, st.message());
   // Own session: an agent restart (or its session's SIGHUP) must not take
   // the job down. Fails only if the agent made us a group leader.
   if (::setsid() < 0) util::LogWarn("setsid: {}", strerror(errno));
@@ -527,20 +557,39 @@ int RunStep(const std::string& dir) {
 
   int signal_fd = ::signalfd(-1, &handled, SFD_CLOEXEC | SFD_NONBLOCK);
   if (signal_fd < 0) {
-    StepResult result;
-    result.job_id = spec->job_id;
-    result.state = "FAILED";
-    result.exit_code = 1;
-    result.detail = fmt::format("signalfd: {}", strerror(errno));
-    result.start_time = result.end_time = WallSeconds();
-    return WriteResult(dir_fd, dir, result);
+    return state->WriteResult(FailedBeforeStart(spec.job_id, fmt::format("signalfd: {}", strerror(errno))));
   }
-  Supervisor supervisor(*spec, signal_fd);
+  Supervisor supervisor(spec, signal_fd);
   StepResult result = supervisor.Run();
   ::close(signal_fd);
-  int rc = WriteResult(dir_fd, dir, result);
+  return state->WriteResult(result);
+}
+
+int RunStepFromSpecFile(const std::string& spool_dir, uint32_t job_id) {
+  int dir_fd = ::open(spool_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) {
+    util::LogError("cannot open the spool directory {}: {}", spool_dir, strerror(errno));
+    return 1;
+  }
+  util::Result<std::string> text = ReadFileAt(dir_fd, SpecFileName(job_id));
   ::close(dir_fd);
-  return rc;
+  util::Result<StepSpec> spec = text.status();
+  if (text.ok()) {
+    nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    spec = j.is_discarded() ? util::Result<StepSpec>(util::InvalidArgument("not valid JSON"))
+                            : StepSpecFromJson(j);
+  }
+  if (spec.ok() && spec->job_id != job_id) {
+    spec = util::InvalidArgument(fmt::format("it names job {}", spec->job_id));
+  }
+  if (spec.ok()) return RunStep(spool_dir, *spec);
+  util::Result<StateFile> state = StateFile::Create(spool_dir, job_id);
+  if (!state.ok()) {
+    util::LogError("{}", state.status().message());
+    return 1;
+  }
+  return state->WriteResult(FailedBeforeStart(
+      job_id, fmt::format("invalid {}/{}: {}", spool_dir, SpecFileName(job_id), spec.status().message())));
 }
 
 int EncodeSignal(int sig, SignalTarget target) {

@@ -1,9 +1,10 @@
-// muster-step: the supervisor of one job's batch script (later: of one job
-// step). The agent writes a StepSpec as JSON to <job spool dir>/spec.json and
-// posix_spawns `muster-step <job spool dir>`; the step runs detached from
-// the agent (own session) so it survives an agent restart, and writes its
-// StepResult to <dir>/result.json (atomically: write tmp, rename) before it
-// exits. Its pid is in <dir>/step.pid.
+// muster-step: the supervisor of one job's batch script. The agent forks
+// it (no exec: a fork of the small agent is a fraction of the cost of
+// starting a binary) and hands it the StepSpec in memory; `muster-step
+// <spool dir> <job id>` runs the same supervisor on <spool>/job<id>.spec
+// (tests, by hand). The step runs detached from the agent (own session) so
+// it survives an agent restart, and records its pid and, before it exits,
+// its StepResult in <spool>/job<id>.state (stepd/spool.h).
 //
 // Signals the step understands (sent by the agent):
 //   SIGTERM            cancel: SIGTERM to every job process, SIGKILL after
@@ -91,14 +92,19 @@ util::Result<StepSpec> StepSpecFromJson(const nlohmann::json& j);
 nlohmann::json ToJson(const StepResult& r);
 util::Result<StepResult> StepResultFromJson(const nlohmann::json& j);
 
-// Runs the step described in <dir>/spec.json to completion and writes
-// <dir>/result.json. Returns the process exit code for muster-step itself:
-// 0 when result.json was written (whatever the job's state, including a
-// spec.json that could not be read or parsed: FAILED with a detail), 1 when
-// no result could be written (the directory is unusable). main() returns 2
-// for bad usage. Exits only once no process of the job remains, or after
-// giving up on unkillable ones for 60 s (detail says so).
-int RunStep(const std::string& dir);
+// Supervises the batch job `spec` to its end in the calling process, which
+// must be new and single-threaded (a child of the agent right after fork,
+// or muster-step's main) with every signal it has handlers for blocked.
+// Writes <spool_dir>/job<id>.state: its pid at once, the result line at the
+// end. Returns the exit code for the process: 0 once the result is written,
+// whatever the job's fate; 1 when the state file cannot be written. Returns
+// only once no process of the job remains, or after giving up on
+// unkillable ones for 60 s (detail says so).
+int RunStep(const std::string& spool_dir, const StepSpec& spec);
+
+// muster-step's main: RunStep on <spool_dir>/job<id>.spec. A spec that
+// cannot be read or parsed ends FAILED with a detail (exit code 0).
+int RunStepFromSpecFile(const std::string& spool_dir, uint32_t job_id);
 
 // The SIGUSR1 sigqueue value asking a step to take a new time limit.
 int EncodeTimeLimit(int64_t seconds);

@@ -1,6 +1,7 @@
-// JSON forms of StepSpec and StepResult: the files the agent and muster-step
-// exchange (spec.json, result.json). Keys are the field names; a missing (or
-// null) key keeps the field's default so either side may add fields first.
+// JSON forms of StepSpec and StepResult: the launch message's spec, the
+// result line of a step's state file, muster-step's spec file. Keys are the
+// field names; a missing (or null) key keeps the field's default so either
+// side may add fields first.
 #include <fmt/format.h>
 
 #include <cstdint>

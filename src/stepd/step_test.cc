@@ -1,6 +1,7 @@
 // End-to-end tests of the real muster-step binary: each test writes a spec
 // into a temp spool dir, spawns <build>/bin/muster-step on it, waits, and
-// checks result.json and what the script left behind. As root the job runs
+// checks the state file's result and what the script left behind (the
+// agent forks the same supervisor, stepd::RunStep). As root the job runs
 // as an unprivileged user (uid 1000 if it exists, else nobody) and the
 // identity assertions are made; as anyone else the job runs as the caller.
 #include <fcntl.h>
@@ -25,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "stepd/spool.h"
 #include "stepd/step.h"
 
 extern char** environ;
@@ -138,9 +140,12 @@ class StepTest : public ::testing::Test {
 
   std::string Work(const std::string& name) const { return work_ + "/" + name; }
 
+  std::string Spool(const std::string& name) const { return spool_ + "/" + name; }
+  std::string JobArg() const { return std::to_string(spec_.job_id); }
+
   pid_t Start() {
-    WriteFile(spool_ + "/spec.json", ToJson(spec_).dump());
-    return Spawn({StepBinary(), spool_});
+    WriteFile(Spool(SpecFileName(spec_.job_id)), ToJson(spec_).dump());
+    return Spawn({StepBinary(), spool_, JobArg()});
   }
 
   pid_t Spawn(const std::vector<std::string>& args) {
@@ -159,16 +164,16 @@ class StepTest : public ::testing::Test {
     return rc == 0 ? pid : -1;
   }
 
-  // Waits for muster-step; expects exit 0 and a parseable result.json.
+  // Waits for muster-step; expects exit 0 and a result in the state file.
   StepResult Wait(pid_t pid) {
     int status = 0;
     EXPECT_EQ(::waitpid(pid, &status, 0), pid);
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "wait status " << status;
-    nlohmann::json j = nlohmann::json::parse(ReadFile(spool_ + "/result.json"), nullptr, false);
-    EXPECT_FALSE(j.is_discarded()) << "result.json is not JSON";
-    util::Result<StepResult> r = StepResultFromJson(j);
-    EXPECT_TRUE(r.ok()) << r.status().message();
-    return r.ok() ? *r : StepResult{};
+    std::string text = ReadFile(Spool(StateFileName(spec_.job_id)));
+    StepState state = ParseStepState(text);
+    EXPECT_EQ(state.pid, pid) << text;
+    EXPECT_TRUE(state.result.has_value()) << "no result in the state file: " << text;
+    return state.result.value_or(StepResult{});
   }
 
   StepResult Run() { return Wait(Start()); }
@@ -191,7 +196,8 @@ TEST_F(StepTest, CompletedScriptWritesOutputAsTheUser) {
   EXPECT_EQ(r.detail, "");
   EXPECT_GT(r.start_time, 0);
   EXPECT_LE(r.start_time, r.end_time);
-  EXPECT_EQ(ReadFile(spool_ + "/step.pid"), std::to_string(pid) + "\n");
+  EXPECT_EQ(ReadFile(Spool(StateFileName(spec_.job_id))).substr(0, 1 + std::to_string(pid).size()),
+            std::to_string(pid) + "\n");
   // stderr empty: both streams share the one file, in order.
   EXPECT_EQ(ReadFile(Work("slurm-42.out")),
             "hello\n" + std::to_string(user_.uid) + "\n" + std::to_string(user_.gid) + "\noops\n");
@@ -493,16 +499,24 @@ TEST_F(StepTest, PlainSigusr1IsIgnored) {
 }
 
 TEST_F(StepTest, InvalidSpecStillWritesAResult) {
-  WriteFile(spool_ + "/spec.json", "{not json");
-  StepResult r = Wait(Spawn({StepBinary(), spool_}));
+  const std::string spec_file = Spool(SpecFileName(spec_.job_id));
+  WriteFile(spec_file, "{not json");
+  StepResult r = Wait(Spawn({StepBinary(), spool_, JobArg()}));
   EXPECT_EQ(r.state, "FAILED");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.detail.find("spec.json"), std::string::npos) << r.detail;
+  EXPECT_EQ(r.job_id, spec_.job_id);
+  EXPECT_NE(r.detail.find(SpecFileName(spec_.job_id)), std::string::npos) << r.detail;
 
-  WriteFile(spool_ + "/spec.json", R"({"job_id": 5, "uid": -1})");
-  r = Wait(Spawn({StepBinary(), spool_}));
+  WriteFile(spec_file, R"({"job_id": 5, "uid": -1})");
+  r = Wait(Spawn({StepBinary(), spool_, JobArg()}));
   EXPECT_EQ(r.state, "FAILED");
   EXPECT_NE(r.detail.find("\"uid\""), std::string::npos) << r.detail;
+
+  // A spec for another job is not this one's.
+  WriteFile(spec_file, ToJson(StepSpec{.job_id = spec_.job_id + 1}).dump());
+  r = Wait(Spawn({StepBinary(), spool_, JobArg()}));
+  EXPECT_EQ(r.state, "FAILED");
+  EXPECT_NE(r.detail.find("names job"), std::string::npos) << r.detail;
 }
 
 TEST_F(StepTest, OtherUidWithoutRootFails) {
@@ -520,7 +534,10 @@ TEST_F(StepTest, ExitStatusOfMusterStepItself) {
   pid_t pid = Spawn({StepBinary()});
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_EQ(WEXITSTATUS(status), 2);  // usage
-  pid = Spawn({StepBinary(), "/nonexistent-muster-spool"});
+  pid = Spawn({StepBinary(), spool_, "x"});
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  EXPECT_EQ(WEXITSTATUS(status), 2);  // usage: not a job id
+  pid = Spawn({StepBinary(), "/nonexistent-muster-spool", "7"});
   ASSERT_EQ(::waitpid(pid, &status, 0), pid);
   EXPECT_EQ(WEXITSTATUS(status), 1);  // nowhere to write a result
 }
