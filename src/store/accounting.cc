@@ -334,6 +334,62 @@ util::Result<sqlite3*> OpenDb(const std::string& path) {
 
 }  // namespace
 
+// The writer's statements, prepared once per connection: preparing them for
+// every batch cost more than the writes themselves (batches are small when
+// the controller is not busy).
+struct AccountingStore::WriterStatements {
+  explicit WriterStatements(sqlite3* db)
+      : job(db, std::string("INSERT INTO jobs (") + kJobCols + ") VALUES (" +
+                    Placeholders(kJobColCount) +
+                    ") ON CONFLICT (job_id, restarts) DO UPDATE SET " + JobUpdateList()),
+        latest(db, "SELECT MAX(restarts) FROM jobs WHERE job_id = ?"),
+        close_runs(db,
+                   "UPDATE jobs SET state = 'REQUEUED', end_time = ?"
+                   " WHERE job_id = ? AND restarts < ? AND end_time = 0"),
+        close_steps(db,
+                    "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
+                    " WHERE job_id = ? AND run < ? AND end_time = 0"),
+        step_run(db,
+                 "SELECT COALESCE((SELECT MAX(restarts) FROM jobs WHERE job_id = ?1"
+                 " AND start_time > 0 AND start_time <= ?2),"
+                 " (SELECT MAX(restarts) FROM jobs WHERE job_id = ?1), 0)"),
+        step(db, std::string("INSERT OR REPLACE INTO steps (") + kStepCols + ") VALUES (" +
+                     Placeholders(kStepColCount) + ")"),
+        // A job that ended ends its steps still open: their own end reports
+        // may have been lost with a controller crash, and Slurm cancels the
+        // steps of an ending job.
+        end_steps(db,
+                  "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
+                  " WHERE job_id = ? AND run = ? AND end_time = 0 AND step_id != 'batch'"),
+        applied(db, "UPDATE meta SET value = MAX(value, ?) WHERE key = 'applied_seq'") {}
+
+  bool ok() const {
+    return job.ok() && latest.ok() && close_runs.ok() && close_steps.ok() && step_run.ok() &&
+           step.ok() && end_steps.ok() && applied.ok();
+  }
+
+  // "name = excluded.name, ..." for every column but the key: a run's row
+  // is updated in place.
+  static std::string JobUpdateList() {
+    std::string update;
+    std::string_view cols = kJobCols;
+    size_t pos = 0;
+    while (pos < cols.size()) {
+      size_t comma = cols.find(',', pos);
+      if (comma == std::string_view::npos) comma = cols.size();
+      std::string_view c = cols.substr(pos, comma - pos);
+      while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
+      pos = comma + 1;
+      if (c == "job_id" || c == "restarts") continue;
+      if (!update.empty()) update += ", ";
+      update += std::string(c) + " = excluded." + std::string(c);
+    }
+    return update;
+  }
+
+  Stmt job, latest, close_runs, close_steps, step_run, step, end_steps, applied;
+};
+
 AccountingStore::AccountingStore(AccountingOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? options_.clock : &real_clock_) {
@@ -494,13 +550,35 @@ util::Status AccountingStore::EnsureOpen() {
   auto db = OpenDb(options_.db_path);
   if (!db.ok()) return db.status();
   writer_db_ = *db;
+  stmts_ = std::make_unique<WriterStatements>(writer_db_);
+  if (!stmts_->ok()) {
+    util::Status st = util::Unavailable(Err(writer_db_, "accounting database prepare"));
+    CloseWriter();
+    return st;
+  }
   return util::Status::Ok();
 }
 
 void AccountingStore::CloseWriter() {
+  stmts_.reset();  // finalized before the connection closes
   sqlite3_close(writer_db_);
   writer_db_ = nullptr;
 }
+
+namespace {
+
+// Runs `s` to completion; false on an error. `row` receives column 0 of a
+// result row (NULL reads as -1).
+bool RunStmt(Stmt& s, int64_t* row = nullptr) {
+  int rc = sqlite3_step(s.get());
+  if (rc == SQLITE_ROW && row != nullptr)
+    *row = sqlite3_column_type(s.get(), 0) == SQLITE_NULL ? -1 : s.Int(0);
+  while (rc == SQLITE_ROW) rc = sqlite3_step(s.get());
+  sqlite3_reset(s.get());
+  return rc == SQLITE_DONE;
+}
+
+}  // namespace
 
 util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
   MUSTER_RETURN_IF_ERROR(Exec(writer_db_, "BEGIN IMMEDIATE"));
@@ -509,107 +587,53 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
     (void)Exec(writer_db_, "ROLLBACK");
     return st;
   };
-  {
-    // A run's row is updated in place.
-    std::string update;
-    {
-      std::string_view cols = kJobCols;
-      size_t pos = 0;
-      while (pos < cols.size()) {
-        size_t comma = cols.find(',', pos);
-        if (comma == std::string_view::npos) comma = cols.size();
-        std::string_view c = cols.substr(pos, comma - pos);
-        while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
-        pos = comma + 1;
-        if (c == "job_id" || c == "restarts") continue;
-        if (!update.empty()) update += ", ";
-        update += std::string(c) + " = excluded." + std::string(c);
+  WriterStatements& w = *stmts_;
+  uint64_t max_seq = 0;
+  for (const Item& item : batch) {
+    if (const auto* q = std::get_if<QueuedJob>(&item)) {
+      max_seq = std::max(max_seq, q->seq);
+      const JobRecord& r = q->job;
+      int64_t stored = -1;
+      w.latest.Bind(1, r.job_id);
+      if (!RunStmt(w.latest, &stored)) return abort("accounting database read");
+      if (r.restarts < stored) continue;  // that run was closed by a later one
+      if (stored >= 0 && r.restarts > stored) {
+        // Requeued: the earlier runs end when this one was submitted (the
+        // controller resets a requeued job's submit time, as Slurm).
+        const int64_t requeued_at = r.submit_time > 0 ? r.submit_time : q->queued_at;
+        for (Stmt* c : {&w.close_runs, &w.close_steps}) {
+          c->Bind(1, requeued_at);
+          c->Bind(2, r.job_id);
+          c->Bind(3, r.restarts);
+          if (!RunStmt(*c)) return abort("accounting database write");
+        }
       }
-    }
-    Stmt job(writer_db_, std::string("INSERT INTO jobs (") + kJobCols + ") VALUES (" +
-                             Placeholders(kJobColCount) +
-                             ") ON CONFLICT (job_id, restarts) DO UPDATE SET " + update);
-    Stmt latest(writer_db_, "SELECT MAX(restarts) FROM jobs WHERE job_id = ?");
-    Stmt close_runs(writer_db_,
-                    "UPDATE jobs SET state = 'REQUEUED', end_time = ?"
-                    " WHERE job_id = ? AND restarts < ? AND end_time = 0");
-    Stmt close_steps(writer_db_,
-                     "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
-                     " WHERE job_id = ? AND run < ? AND end_time = 0");
-    Stmt step_run(writer_db_,
-                  "SELECT COALESCE((SELECT MAX(restarts) FROM jobs WHERE job_id = ?1"
-                  " AND start_time > 0 AND start_time <= ?2),"
-                  " (SELECT MAX(restarts) FROM jobs WHERE job_id = ?1), 0)");
-    Stmt step(writer_db_, std::string("INSERT OR REPLACE INTO steps (") + kStepCols +
-                              ") VALUES (" + Placeholders(kStepColCount) + ")");
-    // A job that ended ends its steps still open: their own end reports may
-    // have been lost with a controller crash, and Slurm cancels the steps
-    // of an ending job.
-    Stmt end_steps(writer_db_,
-                   "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
-                   " WHERE job_id = ? AND run = ? AND end_time = 0 AND step_id != 'batch'");
-    Stmt applied(writer_db_,
-                 "UPDATE meta SET value = MAX(value, ?) WHERE key = 'applied_seq'");
-    if (!job.ok() || !latest.ok() || !close_runs.ok() || !close_steps.ok() || !step_run.ok() ||
-        !step.ok() || !end_steps.ok() || !applied.ok())
-      return abort("accounting database prepare");
-    // Runs `s` to completion; false on an error. `row` receives column 0 of
-    // a result row (NULL reads as -1).
-    auto run = [](Stmt& s, int64_t* row = nullptr) {
-      int rc = sqlite3_step(s.get());
-      if (rc == SQLITE_ROW && row != nullptr)
-        *row = sqlite3_column_type(s.get(), 0) == SQLITE_NULL ? -1 : s.Int(0);
-      while (rc == SQLITE_ROW) rc = sqlite3_step(s.get());
-      sqlite3_reset(s.get());
-      return rc == SQLITE_DONE;
-    };
-    uint64_t max_seq = 0;
-    for (const Item& item : batch) {
-      if (const auto* q = std::get_if<QueuedJob>(&item)) {
-        max_seq = std::max(max_seq, q->seq);
-        JobRecord r = q->job;
-        int64_t stored = -1;
-        latest.Bind(1, r.job_id);
-        if (!run(latest, &stored)) return abort("accounting database read");
-        if (r.restarts < stored) continue;  // that run was closed by a later one
-        if (stored >= 0 && r.restarts > stored) {
-          // Requeued: the earlier runs end when this one was submitted (the
-          // controller resets a requeued job's submit time, as Slurm).
-          const int64_t requeued_at = r.submit_time > 0 ? r.submit_time : q->queued_at;
-          for (Stmt* c : {&close_runs, &close_steps}) {
-            c->Bind(1, requeued_at);
-            c->Bind(2, r.job_id);
-            c->Bind(3, r.restarts);
-            if (!run(*c)) return abort("accounting database write");
-          }
-        }
-        BindJob(job, r);
-        if (!run(job)) return abort("accounting database write");
-        if (r.end_time > 0 && r.start_time > 0) {
-          end_steps.Bind(1, r.end_time);
-          end_steps.Bind(2, r.job_id);
-          end_steps.Bind(3, r.restarts);
-          if (!run(end_steps)) return abort("accounting database write");
-        }
-      } else {
-        const auto& queued = std::get<QueuedStep>(item);
-        max_seq = std::max(max_seq, queued.seq);
-        StepRecord st = queued.step;
-        if (st.run < 0) {
-          int64_t r = 0;
-          step_run.Bind(1, st.job_id);
-          step_run.Bind(2, st.start_time);
-          if (!run(step_run, &r)) return abort("accounting database read");
-          st.run = static_cast<int>(std::max<int64_t>(r, 0));
-        }
-        BindStep(step, st);
-        if (!run(step)) return abort("accounting database write");
+      BindJob(w.job, r);
+      if (!RunStmt(w.job)) return abort("accounting database write");
+      if (r.end_time > 0 && r.start_time > 0) {
+        w.end_steps.Bind(1, r.end_time);
+        w.end_steps.Bind(2, r.job_id);
+        w.end_steps.Bind(3, r.restarts);
+        if (!RunStmt(w.end_steps)) return abort("accounting database write");
       }
+    } else {
+      const auto& queued = std::get<QueuedStep>(item);
+      max_seq = std::max(max_seq, queued.seq);
+      StepRecord st = queued.step;
+      if (st.run < 0) {
+        int64_t r = 0;
+        w.step_run.Bind(1, st.job_id);
+        w.step_run.Bind(2, st.start_time);
+        if (!RunStmt(w.step_run, &r)) return abort("accounting database read");
+        st.run = static_cast<int>(std::max<int64_t>(r, 0));
+      }
+      BindStep(w.step, st);
+      if (!RunStmt(w.step)) return abort("accounting database write");
     }
-    if (max_seq > 0) {
-      applied.Bind(1, static_cast<int64_t>(max_seq));
-      if (!run(applied)) return abort("accounting database write");
-    }
+  }
+  if (max_seq > 0) {
+    w.applied.Bind(1, static_cast<int64_t>(max_seq));
+    if (!RunStmt(w.applied)) return abort("accounting database write");
   }
   if (sqlite3_exec(writer_db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
     return abort("accounting database commit");

@@ -138,6 +138,8 @@ class AccountingStore {
   util::RealClock real_clock_;
   const util::Clock* clock_;  // options_.clock or &real_clock_
   sqlite3* writer_db_ = nullptr;  // writer thread only
+  struct WriterStatements;
+  std::unique_ptr<WriterStatements> stmts_;  // writer thread only; with writer_db_
 
   mutable std::mutex mu_;
   std::condition_variable cv_;       // work queued / stop
