@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,17 @@ namespace {
 
 constexpr size_t kHeader = 16;
 constexpr uint32_t kMaxRecord = 256u << 20;
+// The journal is extended with zeros this much at a time, so appends land
+// in blocks that already exist and fdatasync writes no inode (no size
+// change): a commit's sync is one data write. Zeros after the last record
+// are where the next one goes, not damage.
+constexpr off_t kPreallocate = 4 << 20;
+
+// Whether everything from `off` on is zero (preallocated, never written).
+bool ZeroFrom(const std::string& data, size_t off) {
+  return std::all_of(data.begin() + static_cast<std::ptrdiff_t>(off), data.end(),
+                     [](char c) { return c == 0; });
+}
 
 // A whole, checksummed record starts at `off`.
 bool ValidRecordAt(const std::string& data, size_t off) {
@@ -40,6 +52,18 @@ util::Status WriteAll(int fd, const char* p, size_t n, const std::string& path) 
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return Errno("cannot write", path);
     p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return util::Status::Ok();
+}
+
+util::Status PwriteAll(int fd, const char* p, size_t n, off_t off, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::pwrite(fd, p, n, off);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return Errno("cannot write", path);
+    p += w;
+    off += w;
     n -= static_cast<size_t>(w);
   }
   return util::Status::Ok();
@@ -81,6 +105,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
   size_t off = 0;
   size_t good_end = 0;
   while (off < data.size()) {
+    if (ZeroFrom(data, off)) break;
     if (!ValidRecordAt(data, off)) {
       // Only the tail may be torn by a crash mid-write: a valid record
       // anywhere after the bad one means real damage.
@@ -116,7 +141,8 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
   if (fd_ < 0) return Errno("cannot open", path);
   if (::ftruncate(fd_, static_cast<off_t>(good_end)) != 0) return Errno("cannot truncate", path);
-  if (::lseek(fd_, 0, SEEK_END) < 0) return Errno("cannot seek", path);
+  end_ = static_cast<off_t>(good_end);
+  allocated_ = end_;
   return util::Status::Ok();
 }
 
@@ -142,7 +168,18 @@ util::Status Journal::Flush(const std::vector<int>& extra_fds) {
 
 util::Status Journal::Write() {
   if (buffer_.empty()) return util::Status::Ok();
-  MUSTER_RETURN_IF_ERROR(WriteAll(fd_, buffer_.data(), buffer_.size(), dir_ + "/journal.log"));
+  const std::string path = dir_ + "/journal.log";
+  const off_t need = end_ + static_cast<off_t>(buffer_.size());
+  if (need > allocated_) {
+    // Real zeros, not fallocate(2): unwritten extents would need their
+    // metadata changed at the first write into them.
+    const off_t target = (need / kPreallocate + 1) * kPreallocate;
+    const std::string zeros(static_cast<size_t>(target - allocated_), '\0');
+    MUSTER_RETURN_IF_ERROR(PwriteAll(fd_, zeros.data(), zeros.size(), allocated_, path));
+    allocated_ = target;
+  }
+  MUSTER_RETURN_IF_ERROR(PwriteAll(fd_, buffer_.data(), buffer_.size(), end_, path));
+  end_ = need;
   buffer_.clear();
   ++flushes_;
   return util::Status::Ok();
@@ -178,7 +215,7 @@ util::Status Journal::WriteSnapshot(const std::string& state_json) {
   // Everything up to seq_ is in the snapshot: the journal starts over.
   snapshot_seq_ = seq_;
   if (::ftruncate(fd_, 0) != 0) return Errno("cannot truncate", dir_ + "/journal.log");
-  ::lseek(fd_, 0, SEEK_SET);
+  end_ = allocated_ = 0;
   since_snapshot_ = 0;
   return util::Status::Ok();
 }

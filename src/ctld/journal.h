@@ -9,12 +9,17 @@
 // (records after it). A snapshot is written atomically and then the journal
 // is truncated, which bounds replay time.
 //
+// The file is extended with zeros ahead of the records (so a commit's
+// fdatasync changes no inode); zeros after the last record mark the end.
+//
 // Record framing: u32 length, u32 FNV-1a checksum of the
 // payload, u64 sequence number, then the JSON payload. At recovery a torn
 // or corrupt *last* record is dropped with a warning (it was never
 // acknowledged); a bad record followed by good ones stops the daemon with a
 // message naming the file and offset. Single-threaded (the event loop).
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <functional>
@@ -69,6 +74,8 @@ class Journal {
  private:
   std::string dir_;
   int fd_ = -1;
+  off_t end_ = 0;        // where the next record goes
+  off_t allocated_ = 0;  // the file's size: zeros from end_ on
   uint64_t seq_ = 0;
   uint64_t snapshot_seq_ = 0;
   uint64_t since_snapshot_ = 0;

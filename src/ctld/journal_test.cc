@@ -32,6 +32,12 @@ class JournalTest : public ::testing::Test {
     if (snapshot) *snapshot = snap;
     return records;
   }
+  // Where the records end: the journal runs ahead of them with zeros.
+  size_t RecordsEnd() const {
+    std::ifstream in(dir_ / "journal.log", std::ios::binary);
+    std::string data((std::istreambuf_iterator<char>(in)), {});
+    return data.find_last_not_of('\0') + 1;
+  }
   fs::path dir_;
 };
 
@@ -81,8 +87,9 @@ TEST_F(JournalTest, TornTailIsDroppedAndLaterAppendsWork) {
     j.Append({{"n", 2}});
     ASSERT_TRUE(j.Flush({}).ok());
   }
-  auto size = fs::file_size(dir_ / "journal.log");
-  fs::resize_file(dir_ / "journal.log", size - 3);  // a crash in the middle of the last write
+  // A crash in the middle of the last write: its end (and the zeros ahead
+  // of the records) never reached the disk.
+  fs::resize_file(dir_ / "journal.log", RecordsEnd() - 3);
   {
     Journal j;
     json snap;
@@ -95,6 +102,50 @@ TEST_F(JournalTest, TornTailIsDroppedAndLaterAppendsWork) {
   auto records = Reopen();
   ASSERT_EQ(records.size(), 2u);
   EXPECT_EQ(records[1]["n"], 3);
+}
+
+TEST_F(JournalTest, PreallocatedZerosAreTheEndNotDamage) {
+  {
+    Journal j;
+    json snap;
+    std::vector<json> records;
+    ASSERT_TRUE(j.Open(dir_, &snap, &records).ok());
+    j.Append({{"n", 1}});
+    ASSERT_TRUE(j.Flush({}).ok());
+    // The file runs ahead of its records, so a commit changes no size.
+    EXPECT_GE(fs::file_size(dir_ / "journal.log"), 4u << 20);
+    j.Append({{"n", 2}});
+    ASSERT_TRUE(j.Flush({}).ok());
+  }
+  util::Status st;
+  auto records = Reopen(nullptr, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1]["n"], 2);
+  {
+    // A record torn inside the preallocated space is dropped like any torn tail.
+    std::vector<json> again;
+    Journal j;
+    json snap;
+    ASSERT_TRUE(j.Open(dir_, &snap, &again).ok());
+    j.Append({{"n", 3}});
+    ASSERT_TRUE(j.Flush({}).ok());
+  }
+  std::string data;
+  {
+    std::ifstream in(dir_ / "journal.log", std::ios::binary);
+    data.assign((std::istreambuf_iterator<char>(in)), {});
+  }
+  const size_t last = data.find("{\"n\":3}");
+  ASSERT_NE(last, std::string::npos);
+  {
+    std::fstream out(dir_ / "journal.log", std::ios::binary | std::ios::in | std::ios::out);
+    out.seekp(static_cast<std::streamoff>(last + 3));
+    out.write("\0\0\0\0", 4);  // the record's end never reached the disk
+  }
+  records = Reopen(nullptr, &st);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(records.size(), 2u);
 }
 
 TEST_F(JournalTest, CorruptionBeforeValidRecordsStopsStartup) {
