@@ -11,6 +11,7 @@
 #include "cli/sbatch_parse.h"
 #include "core/json.h"
 #include "util/users.h"
+#include "util/version.h"
 
 extern char** environ;
 
@@ -18,6 +19,11 @@ namespace muster::cli {
 
 void PrintError(const std::string& prog, const std::string& message) {
   std::cerr << prog << ": error: " << message << "\n";
+}
+
+int PrintVersion() {
+  std::cout << util::VersionLine() << "\n";
+  return 0;
 }
 
 namespace {
@@ -54,6 +60,7 @@ int SbatchMain(const std::vector<std::string>& args) {
               << "Try \"sbatch --help\" for more information\n";
     return 1;
   }
+  if (probe.version) return PrintVersion();
   std::string script;
   std::string script_name;
   if (!probe.wrap.empty()) {

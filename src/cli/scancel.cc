@@ -16,6 +16,7 @@ int ScancelMain(const std::vector<std::string>& args) {
   nlohmann::json body = nlohmann::json::object();
   std::string signal_name;
   bool batch = false, full = false, quiet = false, interactive = false, verbose = false;
+  bool version = false;
   std::vector<std::string> states;
   auto set = [&body](const char* key) {
     return [&body, key](const std::string& v) {
@@ -50,6 +51,7 @@ int ScancelMain(const std::vector<std::string>& args) {
       {'Q', "quiet", Arg::kNone, flag(&quiet)},
       {'i', "interactive", Arg::kNone, flag(&interactive)},
       {'v', "verbose", Arg::kNone, flag(&verbose)},
+      {'V', "version", Arg::kNone, flag(&version)},
       {'M', "clusters", Arg::kRequired, ignore},
       {0, "me", Arg::kNone,
        [&body](const std::string&) {
@@ -62,6 +64,7 @@ int ScancelMain(const std::vector<std::string>& args) {
     std::cerr << parsed.status().message() << "\nTry \"scancel --help\" for more information\n";
     return 1;
   }
+  if (version) return PrintVersion();
   std::vector<std::string> ids;
   for (const auto& p : parsed->positional) {
     for (const std::string& id : core::SplitJobIdList(p)) {

@@ -236,8 +236,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
     return JobListVerb(verb, rest);
   }
   if (verb == "version" || verb == "--version" || verb == "-V") {
-    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
-    return 0;
+    return PrintVersion();
   }
   if (verb == "ping") {
     auto client = Client::Connect();

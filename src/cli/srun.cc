@@ -75,7 +75,7 @@ std::string ExpandTaskPattern(const std::string& pattern, const std::string& job
 
 int SrunMain(const std::vector<std::string>& args) {
   int ntasks = 0, nodes = 0, per_node = 0;
-  bool label = false;
+  bool label = false, version = false;
   std::string output, error, job_name;
   auto num = [](int* f, const char* what) {
     return [f, what](const std::string& v) {
@@ -121,6 +121,11 @@ int SrunMain(const std::vector<std::string>& args) {
       {'K', "kill-on-bad-exit", Arg::kOptional, ignore},
       {'W', "wait", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
+      {'V', "version", Arg::kNone,
+       [&version](const std::string&) {
+         version = true;
+         return util::Status::Ok();
+       }},
       {'Q', "quiet", Arg::kNone, ignore},
       {'m', "distribution", Arg::kRequired, ignore},
   };
@@ -129,6 +134,7 @@ int SrunMain(const std::vector<std::string>& args) {
     std::cerr << parsed.status().message() << "\n";
     return 1;
   }
+  if (version) return PrintVersion();
   if (parsed->positional.empty()) {
     PrintError("srun", "No command given to execute.");
     return 1;

@@ -41,6 +41,15 @@ int HttpStatusFor(const util::Status& st) {
   }
 }
 
+// A refused submission: "slurm_line" is what sbatch prints before "Batch
+// job submission failed: <error>", "detail" what it prints after.
+api::HttpResponse SubmitError(const util::Status& st, const sched::SubmitRefusal& why) {
+  json body = {{"error", st.message()}};
+  if (!why.slurm_line.empty()) body["slurm_line"] = why.slurm_line;
+  if (!why.detail.empty()) body["detail"] = why.detail;
+  return JsonReply(HttpStatusFor(st), body);
+}
+
 api::HttpResponse TextReply(const util::Result<std::string>& text) {
   if (!text.ok()) return Error(HttpStatusFor(text.status()), text.status().message());
   api::HttpResponse r;
@@ -165,9 +174,9 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
   }
   if (what == "jobs" && parts.size() == 2 && post) {
     core::JobRequest jr = body.get<core::JobRequest>();
-    std::string detail;
-    auto id = ctl.Submit(std::move(jr), caller, &detail);
-    if (!id.ok()) return Error(HttpStatusFor(id.status()), id.status().message(), detail);
+    sched::SubmitRefusal why;
+    auto id = ctl.Submit(std::move(jr), caller, &why);
+    if (!id.ok()) return SubmitError(id.status(), why);
     return JsonReply(201, {{"job_id", *id}, {"cluster", ctl.config().cluster_name}});
   }
   if (what == "jobs" && parts.size() == 2 && get) {

@@ -404,7 +404,8 @@ util::Status Controller::Recover() {
 // ----------------------------------------------------------- submission ----
 
 util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& caller,
-                                       std::string* detail) {
+                                       sched::SubmitRefusal* why) {
+  *why = sched::SubmitRefusal{};
   // Identity comes from the kernel, never from the request.
   req.uid = caller.uid;
   req.gid = caller.gid;
@@ -420,6 +421,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
   if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
+  // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
+  MUSTER_RETURN_IF_ERROR(core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
   if (req.script.rfind("#!", 0) != 0) {
     return util::InvalidArgument("This does not look like a batch script: it must start with #!");
   }
@@ -428,9 +431,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   // The partitions it may wait in (-p a,b), with Slurm's refusals for
   // unknown, closed or forbidden ones and EnforcePartLimits.
-  auto kept = sched::ResolveJobPartitions(req, req.time_limit_s, cfg_, [](const std::string& g) {
-    return util::LookupGid(g);
-  });
+  auto kept = sched::ResolveJobPartitions(
+      req, req.time_limit_s, cfg_, [](const std::string& g) { return util::LookupGid(g); }, why);
   if (!kept.ok()) return kept.status();
   if (!req.signal_spec.empty()) {
     auto ws = ParseSignalSpec(req.signal_spec);
@@ -441,17 +443,17 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   std::vector<const core::Partition*> usable;
   util::Status sat = util::Status::Ok();
   for (const core::Partition* p : *kept) {
-    std::string why;
-    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &why);
+    sched::SubmitRefusal refusal;
+    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &refusal);
     if (st.ok()) {
       usable.push_back(p);
     } else if (sat.ok()) {
       sat = st;
-      if (detail != nullptr) *detail = why;
+      *why = std::move(refusal);
     }
   }
   if (usable.empty()) return sat;
-  if (detail != nullptr) detail->clear();
+  *why = sched::SubmitRefusal{};
   const core::Partition* part = usable.front();
   std::optional<core::ArraySpec> array;
   if (!req.array_spec.empty()) {

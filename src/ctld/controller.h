@@ -27,6 +27,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "ctld/journal.h"
+#include "sched/refusal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
 #include "sched/dependency.h"
@@ -63,9 +64,11 @@ class Controller {
   // nothing is pending. Replies and agent messages go through here.
   void AfterCommit(std::function<void()> fn);
 
-  // Submits a job; on success returns its id. Refusals carry Slurm's line in
-  // the status message and a resource detail line in *detail.
-  util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller, std::string* detail);
+  // Submits a job; on success returns its id. Refusals carry Slurm's
+  // message in the status, and in *why (not null) the line Slurm prints
+  // before it, where it has one, and Muster's detail line.
+  util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller,
+                                   sched::SubmitRefusal* why);
 
   // scancel: with filters; `signal` 0 = cancel.
   std::vector<JobActionResult> Cancel(const nlohmann::json& body, const Caller& caller);

@@ -224,8 +224,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
           MUSTER_RETURN_IF_ERROR(sched::CheckPartitionAccess(
               req, part, cfg_, [](const std::string& g) { return util::LookupGid(g); }));
         }
-        std::string detail;
-        util::Status sat = sched::CheckSatisfiable(req, part, cfg_, &detail);
+        util::Status sat = sched::CheckSatisfiable(req, part, cfg_, nullptr);
         if (!sat.ok()) return sat;
       }
     }
