@@ -38,11 +38,14 @@ std::shared_ptr<ConnectionLimiter> ConnectionLimiter::Create(int max_total, int 
 }
 
 util::Status ConnectionLimiter::Admit(uid_t uid, Slot* slot) {
-  if (exempt_ && exempt_(uid)) {
-    *slot = Slot();
+  int& mine = per_user_[uid];
+  const bool at_limit = mine >= max_per_user_ || total_ >= max_total_;
+  if (at_limit && exempt_ && exempt_(uid)) {
+    ++mine;
+    ++total_;
+    *slot = Slot(shared_from_this(), uid);
     return util::Status::Ok();
   }
-  int& mine = per_user_[uid];
   if (mine >= max_per_user_) {
     if (warned_.insert(uid).second) {
       util::LogWarn("API: uid {} holds {} connections (max_connections_per_user); refusing more",

@@ -1,10 +1,10 @@
 // ConnectionLimiter: the API's open connections, counted per uid and in
 // all, and whether one more may open (MusterApiParameters
-// max_connections_per_user and max_connections). Operators are never
-// refused, so root can still connect and act while a user floods; their
-// connections count toward neither limit. Owned through shared_ptr by the
-// server and every connection's Slot; not thread-safe (the server's
-// io_context thread only).
+// max_connections_per_user and max_connections). Every connection counts;
+// operators are never refused, so root can still connect and act while a
+// user floods (`exempt` is asked only at a limit, since it may look the
+// user up). Owned through shared_ptr by the server and every connection's
+// Slot; not thread-safe (the server's io_context thread only).
 #pragma once
 
 #include <sys/types.h>
@@ -34,7 +34,7 @@ class ConnectionLimiter : public std::enable_shared_from_this<ConnectionLimiter>
     friend class ConnectionLimiter;
     Slot(std::shared_ptr<ConnectionLimiter> owner, uid_t uid);
     void Release();
-    std::shared_ptr<ConnectionLimiter> owner_;  // null: exempt or empty
+    std::shared_ptr<ConnectionLimiter> owner_;  // null: empty
     uid_t uid_ = 0;
   };
 

@@ -53,11 +53,27 @@ TEST(ConnectionLimiter, TotalCapsUsersButNeverOperators) {
   EXPECT_EQ(refused.code(), util::Code::kUnavailable);
   EXPECT_NE(refused.message().find("max_connections=3"), std::string::npos) << refused.message();
   EXPECT_EQ(lim->open_of(1004), 0);
-  // root gets in over both limits and counts toward neither.
+  // root gets in over the limit, and is counted.
   EXPECT_TRUE(lim->Admit(0, &slots[4]).ok());
   EXPECT_TRUE(lim->Admit(0, &slots[5]).ok());
-  EXPECT_EQ(lim->open_total(), 3);
-  EXPECT_EQ(lim->open_of(0), 0);
+  EXPECT_EQ(lim->open_total(), 5);
+  EXPECT_EQ(lim->open_of(0), 2);
+  slots[4] = Slot();
+  EXPECT_EQ(lim->open_of(0), 1);
+}
+
+TEST(ConnectionLimiter, AsksWhoIsExemptOnlyAtALimit) {
+  int asked = 0;
+  auto lim = ConnectionLimiter::Create(100, 1, [&asked](uid_t) {
+    ++asked;
+    return true;
+  });
+  Slot a, b;
+  EXPECT_TRUE(lim->Admit(0, &a).ok());
+  EXPECT_EQ(asked, 0);
+  EXPECT_TRUE(lim->Admit(0, &b).ok());
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(lim->open_of(0), 2);
 }
 
 TEST(ConnectionLimiter, SlotsMayOutliveTheirLimiterHandle) {

@@ -119,7 +119,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void Fail(const beast::error_code& ec) {
     if (ec == http::error::header_limit) {
       Write(ErrorReply(431,
-                       fmt::format("request headers are over the API's limit of {} bytes",
+                       fmt::format("request headers are over the API's limit of {} bytes "
+                                   "(MusterApiParameters max_header_size)",
                                    max_header_),
                        max_header_, "max_header_size"),
             false);
@@ -131,8 +132,9 @@ class Session : public std::enable_shared_from_this<Session> {
         size = fmt::format(" of {} bytes", *parser_->content_length());
       }
       Write(ErrorReply(413,
-                       fmt::format("request body{} is over the API's limit of {} bytes", size,
-                                   max_body_),
+                       fmt::format("request body{} is over the API's limit of {} bytes "
+                                   "(MusterApiParameters max_body_size)",
+                                   size, max_body_),
                        static_cast<int64_t>(max_body_), "max_body_size"),
             false);
       return;

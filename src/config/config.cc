@@ -1440,6 +1440,14 @@ const core::Partition* Config::FindPartition(const std::string& name) const {
   return nullptr;
 }
 
+bool Config::HasGres(const std::string& name) const {
+  if (std::find(gres_types.begin(), gres_types.end(), name) != gres_types.end()) return true;
+  return std::any_of(nodes.begin(), nodes.end(), [&](const core::NodeConfig& n) {
+    return std::any_of(n.gres.begin(), n.gres.end(),
+                       [&](const core::GresSpec& g) { return g.name == name; });
+  });
+}
+
 const core::NodeConfig* Config::FindNode(const std::string& name) const {
   for (const core::NodeConfig& n : nodes) {
     if (n.name == name) return &n;

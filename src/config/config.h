@@ -49,15 +49,15 @@ enum class EnforcePartLimits { kNo, kAny, kAll };
 // a size is answered 431 or 413 (the body judged from Content-Length, or as
 // a chunked body grows) and its connection closed without reading the
 // rest; a connection over a count is answered 503 at once. Operators
-// (root, SlurmUser, AdminUsers) are never refused for the counts, so they
-// can still connect while a user floods.
+// (root and AdminUsers) are never refused for the counts, so they can still
+// connect while a user floods; their connections count all the same.
 struct ApiLimits {
   int64_t max_header_size = 64 << 10;
   // Unless set: 2 * max_script_size + 8 MiB (16 MiB by default), room for
   // the largest script JSON-escaped, its environment and its options. Set,
   // it may not be below max_script_size.
   int64_t max_body_size = 16 << 20;
-  // Open API connections of everyone but operators together.
+  // Open API connections of everyone together.
   int max_connections = 1024;
   // Open API connections of one uid.
   int max_connections_per_user = 64;
@@ -118,6 +118,9 @@ struct Config {
   // Exact (case-sensitive) lookups by name; nullptr when absent. Linear.
   const core::Partition* FindPartition(const std::string& name) const;
   const core::NodeConfig* FindNode(const std::string& name) const;
+  // Whether `name` ("gpu", "nic") is a GRES of this cluster: in GresTypes
+  // or configured on some node. Linear.
+  bool HasGres(const std::string& name) const;
 };
 
 // Loads a configuration file (and gres.conf in the same directory when it

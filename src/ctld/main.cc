@@ -89,10 +89,18 @@ int main(int argc, char** argv) {
   }
   std::string sock = config::ControllerSocketPath(ctl.config());
   // A reply leaves only once what the request changed is on disk.
-  auto server = api::HttpServer::Listen(io, sock, [&](const api::HttpRequest& r, api::Respond respond) {
-    api::HttpResponse reply = ctld::HandleApiRequest(ctl, r);
-    ctl.AfterCommit([respond, reply]() { respond(reply); });
-  });
+  api::HttpServerOptions options;
+  options.limits = ctl.config().api;
+  // Operators are never refused for too many connections, so they can act
+  // while a user floods the socket.
+  options.exempt = [&ctl](uid_t uid) { return ctl.IsAdmin(uid); };
+  auto server = api::HttpServer::Listen(
+      io, sock,
+      [&](const api::HttpRequest& r, api::Respond respond) {
+        api::HttpResponse reply = ctld::HandleApiRequest(ctl, r);
+        ctl.AfterCommit([respond, reply]() { respond(reply); });
+      },
+      std::move(options));
   if (!server.ok()) {
     util::LogError("{}", server.status().message());
     return 1;

@@ -198,20 +198,11 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
   }
   // Slurm: "Invalid generic resource (gres) specification" (--gres=nic:1
   // where GresTypes has no nic).
-  auto cluster_has_gres = [&](const std::string& name) {
-    if (std::find(cfg.gres_types.begin(), cfg.gres_types.end(), name) != cfg.gres_types.end()) {
-      return true;
-    }
-    return std::any_of(all.begin(), all.end(), [&](const core::NodeConfig* n) {
-      return std::any_of(n->gres.begin(), n->gres.end(),
-                         [&](const core::GresSpec& g) { return g.name == name; });
-    });
-  };
   std::vector<std::string> gres_names;
   if (r.gpus_per_node > 0 || r.gpus_per_job > 0) gres_names.push_back("gpu");
   for (const auto& g : r.other_gres) gres_names.push_back(g.name);
   for (const auto& name : gres_names) {
-    if (!cluster_has_gres(name)) {
+    if (!cfg.HasGres(name)) {
       *detail = "gres/" + name + ": not a GRES of this cluster";
       return util::InvalidArgument("Invalid generic resource (gres) specification");
     }
