@@ -60,10 +60,10 @@ util::Status ConnectionLimiter::Admit(uid_t uid, Slot* slot) {
     if (mine == 0) per_user_.erase(uid);
     if (!warned_total_) {
       warned_total_ = true;
-      util::LogWarn("API: {} user connections open (max_connections); refusing more", total_);
+      util::LogWarn("API: {} connections open (max_connections); refusing more", total_);
     }
     return util::Unavailable(fmt::format(
-        "too many connections: {} are open, the most musterd serves to users "
+        "too many connections: {} are open, the most musterd serves "
         "(MusterApiParameters max_connections={})",
         total_, max_total_));
   }

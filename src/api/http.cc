@@ -127,10 +127,11 @@ class Session : public std::enable_shared_from_this<Session> {
       return;
     }
     if (ec == http::error::body_limit) {
+      // The fields are stored as they are parsed: Content-Length is there
+      // even though the parser stopped at it.
       std::string size;
-      if (parser_->is_header_done() && parser_->content_length()) {
-        size = fmt::format(" of {} bytes", *parser_->content_length());
-      }
+      const auto length = parser_->get()[http::field::content_length];
+      if (!length.empty()) size = " of " + std::string(length) + " bytes";
       Write(ErrorReply(413,
                        fmt::format("request body{} is over the API's limit of {} bytes "
                                    "(MusterApiParameters max_body_size)",
