@@ -40,8 +40,9 @@ util::Status UnknownPartition(const std::string& name, const config::Config& cfg
     why->slurm_line = "invalid partition specified: " + (name.empty() ? "(null)" : name);
     std::vector<std::string> names;
     for (const core::Partition& p : cfg.partitions) names.push_back(p.name);
-    why->detail = "partitions: " + (name.empty() ? std::string("none named") : "'" + name + "'") +
-                  " is not one of this cluster's (" + util::Join(names, ", ") + ")";
+    const std::string known = "(" + util::Join(names, ", ") + ")";
+    why->detail = name.empty() ? "partitions: -p names none; this cluster's are " + known
+                               : "partitions: '" + name + "' is not one of this cluster's " + known;
   }
   return util::InvalidArgument(kInvalidPartitionMsg);
 }
