@@ -166,7 +166,9 @@ class Session : public std::enable_shared_from_this<Session> {
     res->version(11);
     res->result(static_cast<http::status>(reply.status));
     res->set(http::field::content_type, reply.content_type);
-    if (reply.retry_after_s > 0) res->set(http::field::retry_after, std::to_string(reply.retry_after_s));
+    if (reply.retry_after_s > 0) {
+      res->set(http::field::retry_after, std::to_string(reply.retry_after_s));
+    }
     res->keep_alive(keep_alive);
     res->body() = std::move(reply.body);
     res->prepare_payload();
@@ -312,7 +314,9 @@ util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::s
   out.status = static_cast<int>(parser.get().result_int());
   out.body = std::move(parser.get().body());
   auto retry = parser.get().find(http::field::retry_after);
-  if (retry != parser.get().end()) out.retry_after_s = std::atoi(std::string(retry->value()).c_str());
+  if (retry != parser.get().end()) {
+    out.retry_after_s = std::atoi(std::string(retry->value()).c_str());
+  }
   return out;
 }
 

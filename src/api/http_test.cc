@@ -121,7 +121,8 @@ std::string Post(size_t body_bytes, const std::string& extra_headers = {}) {
 
 TEST_F(HttpServerTest, BodyWithinTheLimitIsServed) {
   Start(Small());
-  std::string reply = Exchange(Connect(), Post(1000, "Connection: close\r\n") + std::string(1000, 'x'));
+  std::string reply =
+      Exchange(Connect(), Post(1000, "Connection: close\r\n") + std::string(1000, 'x'));
   EXPECT_EQ(Status(reply), 200) << reply;
   EXPECT_EQ(Body(reply)["bytes"], 1000);
 }

@@ -49,8 +49,9 @@ util::Result<Response> Client::Get(const std::string& target) const {
 }
 
 util::Result<Response> Client::Post(const std::string& target, const nlohmann::json& body) const {
-  return ToResponse(CallWithRetry(socket_path_, "POST", target,
-                                  body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return ToResponse(
+      CallWithRetry(socket_path_, "POST", target,
+                    body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 std::string ErrorText(const Response& r) {

@@ -27,7 +27,7 @@ int Usage() {
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
                "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff ...\n"
-               "  muster -V|--version                         print the Slurm release it follows and its own\n"
+               "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;
 }

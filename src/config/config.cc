@@ -768,7 +768,8 @@ Status Parser::SetSchedulerParameters(const Pair& p) {
     if (util::EqualsIgnoreCase(util::Trim(flag.substr(0, eq)), "max_script_size")) {
       // Up to 1 GiB: musterd holds a pending script in memory while it
       // writes it to the payload store.
-      Result<int64_t> n = ItemInt(p, "max_script_size", util::Trim(flag.substr(eq + 1)), 1, 1 << 30);
+      Result<int64_t> n =
+          ItemInt(p, "max_script_size", util::Trim(flag.substr(eq + 1)), 1, 1 << 30);
       if (!n.ok()) return n.status();
       cfg_.max_script_size = *n;
     }

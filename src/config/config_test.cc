@@ -908,7 +908,8 @@ TEST(ApiLimits, MusterApiParametersSetsEach) {
   EXPECT_EQ(cfg->api.max_connections_per_user, 3);
   EXPECT_TRUE(cfg->ignored_keys.empty());
   // A later line replaces an earlier one whole.
-  auto again = Parse("MusterApiParameters=max_connections=10\nMusterApiParameters=max_header_size=4096\n");
+  auto again = Parse(
+      "MusterApiParameters=max_connections=10\nMusterApiParameters=max_header_size=4096\n");
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->api.max_connections, 1024);
   EXPECT_EQ(again->api.max_header_size, 4096);

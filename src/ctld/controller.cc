@@ -422,7 +422,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
   if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
   // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
-  MUSTER_RETURN_IF_ERROR(core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
+  MUSTER_RETURN_IF_ERROR(
+      core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
   if (req.script.rfind("#!", 0) != 0) {
     return util::InvalidArgument("This does not look like a batch script: it must start with #!");
   }

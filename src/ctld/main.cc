@@ -131,8 +131,8 @@ int main(int argc, char** argv) {
     agents.close();
     io.stop();
   });
-  util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(), ctl.config().cluster_name,
-                sock);
+  util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(),
+                ctl.config().cluster_name, sock);
   io.run();
   ::unlink(sock.c_str());
   ::unlink(agent_sock.c_str());
