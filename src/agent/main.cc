@@ -1,5 +1,5 @@
 // muster-agent: hosts nodes on this machine for musterd.
-//   muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST]
+//   muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST] [-V|--version]
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,6 +15,7 @@
 #include "util/hostlist.h"
 #include "util/log.h"
 #include "util/users.h"
+#include "util/version.h"
 
 namespace {
 
@@ -43,8 +44,12 @@ int main(int argc, char** argv) {
       opts.host = argv[++i];
     } else if (a == "--nodes" && i + 1 < argc) {
       nodes = argv[++i];
+    } else if (a == "-V" || a == "--version") {
+      std::cout << util::VersionLine() << "\n";
+      return 0;
     } else {
-      std::cerr << "usage: muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST]\n";
+      std::cerr << "usage: muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST] "
+                   "[-V|--version]\n";
       return 2;
     }
   }

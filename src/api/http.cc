@@ -4,10 +4,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
+
 #include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "api/conn_limiter.h"
 #include "util/log.h"
 
 namespace muster::api {
@@ -32,49 +38,129 @@ PeerCred ReadPeerCred(int fd) {
   return out;
 }
 
+// A JSON error reply; `limit`/`key` name the bound that refused the
+// request and the MusterApiParameters item that sets it.
+HttpResponse ErrorReply(int status, const std::string& message, int64_t limit = 0,
+                        const std::string& key = {}) {
+  nlohmann::json body = {{"error", message}};
+  if (!key.empty()) {
+    body["limit"] = limit;
+    body["key"] = "MusterApiParameters=" + key;
+  }
+  HttpResponse reply;
+  reply.status = status;
+  reply.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return reply;
+}
+
+bool PeerWentAway(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof ||
+         ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
+}
+
 // One accepted connection: read a request, answer it, repeat while the
-// client keeps the connection alive.
+// client keeps the connection alive. The header is read first, so that an
+// oversized body is refused from its Content-Length before any of it is
+// read, and so that a client waiting on "Expect: 100-continue" is told to
+// go on.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Unix::socket socket, const HttpHandler& handler)
-      : socket_(std::move(socket)), handler_(handler) {
-    peer_ = ReadPeerCred(socket_.native_handle());
+  Session(Unix::socket socket, PeerCred peer, const HttpHandler& handler,
+          const config::ApiLimits& limits, ConnectionLimiter::Slot slot)
+      : socket_(std::move(socket)),
+        handler_(handler),
+        peer_(peer),
+        max_header_(static_cast<uint32_t>(limits.max_header_size)),
+        max_body_(static_cast<uint64_t>(limits.max_body_size)),
+        slot_(std::move(slot)) {
     // Beast reads 512 bytes at a time into an empty buffer: an sbatch
     // request (its environment, a few KiB) took five recv+epoll rounds.
     buffer_.reserve(kReadChunkBytes);
   }
 
-  void Start() { ReadRequest(); }
+  void Start() { ReadHeader(); }
+
+  // Answers without reading anything, then closes (a connection over the
+  // limits).
+  void Refuse(HttpResponse reply) { Write(std::move(reply), false); }
 
  private:
-  void ReadRequest() {
+  void ReadHeader() {
     parser_.emplace();
-    parser_->body_limit(kMaxBodyBytes);
-    parser_->header_limit(64 * 1024);
+    parser_->header_limit(max_header_);
+    parser_->body_limit(max_body_);
+    http::async_read_header(socket_, buffer_, *parser_,
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              self->OnHeader(ec);
+                            });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (PeerWentAway(ec)) return;
+    if (ec) {
+      Fail(ec);
+      return;
+    }
+    if (!parser_->is_done() &&
+        beast::iequals(parser_->get()[http::field::expect], "100-continue")) {
+      static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      asio::async_write(socket_, asio::buffer(kContinue),
+                        [self = shared_from_this()](beast::error_code wec, size_t) {
+                          if (!wec) self->ReadBody();
+                        });
+      return;
+    }
+    ReadBody();
+  }
+
+  void ReadBody() {
     http::async_read(socket_, buffer_, *parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
                        self->OnRead(ec);
                      });
   }
 
+  // A request that cannot be served: answered, then the connection closed
+  // without reading what is left of it.
+  void Fail(const beast::error_code& ec) {
+    if (ec == http::error::header_limit) {
+      Write(ErrorReply(431,
+                       fmt::format("request headers are over the API's limit of {} bytes "
+                                   "(MusterApiParameters max_header_size)",
+                                   max_header_),
+                       max_header_, "max_header_size"),
+            false);
+      return;
+    }
+    if (ec == http::error::body_limit) {
+      // The fields are stored as they are parsed: Content-Length is there
+      // even though the parser stopped at it.
+      std::string size;
+      const auto length = parser_->get()[http::field::content_length];
+      if (!length.empty()) size = " of " + std::string(length) + " bytes";
+      Write(ErrorReply(413,
+                       fmt::format("request body{} is over the API's limit of {} bytes "
+                                   "(MusterApiParameters max_body_size)",
+                                   size, max_body_),
+                       static_cast<int64_t>(max_body_), "max_body_size"),
+            false);
+      return;
+    }
+    Write(ErrorReply(400, "malformed request: " + ec.message()), false);
+  }
+
   void OnRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset) {
-      return;
-    }
+    if (PeerWentAway(ec)) return;
     if (ec) {
-      HttpResponse reply;
-      reply.status = 400;
-      reply.body = nlohmann_error(std::string("malformed request: ") + ec.message());
-      Write(std::move(reply), false);
+      Fail(ec);
       return;
     }
-    const auto& req = parser_->get();
+    auto& req = parser_->get();
     bool keep_alive = req.keep_alive();
     HttpRequest in;
     in.method = std::string(req.method_string());
     in.target = std::string(req.target());
-    in.body = req.body();
+    in.body = std::move(req.body());
     in.peer = peer_;
     handler_(in, [self = shared_from_this(), keep_alive](HttpResponse reply) {
       self->Write(std::move(reply), keep_alive);
@@ -86,35 +172,45 @@ class Session : public std::enable_shared_from_this<Session> {
     res->version(11);
     res->result(static_cast<http::status>(reply.status));
     res->set(http::field::content_type, reply.content_type);
+    if (reply.retry_after_s > 0) {
+      res->set(http::field::retry_after, std::to_string(reply.retry_after_s));
+    }
     res->keep_alive(keep_alive);
     res->body() = std::move(reply.body);
     res->prepare_payload();
     http::async_write(socket_, *res,
                       [self = shared_from_this(), res, keep_alive](beast::error_code wec, size_t) {
-                        if (!wec && keep_alive) self->ReadRequest();
+                        if (!wec && keep_alive) {
+                          self->ReadHeader();
+                          return;
+                        }
+                        // Done with this connection: what the peer still
+                        // sends is not read.
+                        beast::error_code ignored;
+                        self->socket_.shutdown(Unix::socket::shutdown_both, ignored);
                       });
-  }
-
-  static std::string nlohmann_error(const std::string& text) {
-    std::string out = "{\"error\":\"";
-    for (char c : text) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) out += c;
-    }
-    return out + "\"}";
   }
 
   Unix::socket socket_;
   const HttpHandler& handler_;
-  PeerCred peer_;
+  const PeerCred peer_;
+  const uint32_t max_header_;
+  const uint64_t max_body_;
+  ConnectionLimiter::Slot slot_;  // released when the session ends
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
 };
 
 class UnixHttpServer final : public HttpServer {
  public:
-  UnixHttpServer(asio::io_context& io, HttpHandler handler)
-      : acceptor_(io), handler_(std::move(handler)) {}
+  UnixHttpServer(asio::io_context& io, HttpHandler handler, HttpServerOptions options)
+      : acceptor_(io),
+        retry_timer_(io),
+        handler_(std::move(handler)),
+        limits_(options.limits),
+        limiter_(ConnectionLimiter::Create(limits_.max_connections,
+                                           limits_.max_connections_per_user,
+                                           std::move(options.exempt))) {}
 
   util::Status Open(const std::string& path) {
     ::unlink(path.c_str());
@@ -131,27 +227,62 @@ class UnixHttpServer final : public HttpServer {
   void Close() override {
     beast::error_code ec;
     acceptor_.close(ec);
+    retry_timer_.cancel();
   }
 
  private:
   void Accept() {
     acceptor_.async_accept([this](beast::error_code ec, Unix::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handler_)->Start();
+      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+          ec.value() == ENFILE) {
+        // Out of file descriptors: accepting again at once would spin.
+        // The backlog waits while connections close.
+        util::LogWarn("API: accept: {}; pausing new connections for 100 ms", ec.message());
+        retry_timer_.expires_after(std::chrono::milliseconds(100));
+        retry_timer_.async_wait([this](beast::error_code tec) {
+          if (!tec) Accept();
+        });
+        return;
+      }
+      if (!ec) Serve(std::move(socket));
       Accept();
     });
   }
 
+  void Serve(Unix::socket socket) {
+    PeerCred peer = ReadPeerCred(socket.native_handle());
+    ConnectionLimiter::Slot slot;
+    util::Status admitted = limiter_->Admit(peer.uid, &slot);
+    auto session = std::make_shared<Session>(std::move(socket), peer, handler_, limits_,
+                                             std::move(slot));
+    if (admitted.ok()) {
+      session->Start();
+      return;
+    }
+    const bool per_user = limiter_->open_of(peer.uid) >= limits_.max_connections_per_user;
+    HttpResponse reply =
+        ErrorReply(503, admitted.message(),
+                   per_user ? limits_.max_connections_per_user : limits_.max_connections,
+                   per_user ? "max_connections_per_user" : "max_connections");
+    reply.retry_after_s = 1;
+    session->Refuse(std::move(reply));
+  }
+
   Unix::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
   HttpHandler handler_;
+  const config::ApiLimits limits_;
+  std::shared_ptr<ConnectionLimiter> limiter_;
 };
 
 }  // namespace
 
 util::Result<std::unique_ptr<HttpServer>> HttpServer::Listen(asio::io_context& io,
                                                              const std::string& socket_path,
-                                                             HttpHandler handler) {
-  auto server = std::make_unique<UnixHttpServer>(io, std::move(handler));
+                                                             HttpHandler handler,
+                                                             HttpServerOptions options) {
+  auto server = std::make_unique<UnixHttpServer>(io, std::move(handler), std::move(options));
   util::Status st = server->Open(socket_path);
   if (!st.ok()) return st;
   return std::unique_ptr<HttpServer>(std::move(server));
@@ -173,16 +304,25 @@ util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::s
   req.keep_alive(false);
   req.body() = body;
   req.prepare_payload();
-  http::write(socket, req, ec);
-  if (ec) return util::Unavailable("sending to musterd failed: " + ec.message());
+  beast::error_code write_ec;
+  http::write(socket, req, write_ec);
+  // The server may have answered and stopped reading (too many
+  // connections, a body over its limit): its reply is still there to read.
   beast::flat_buffer buffer;
   http::response_parser<http::string_body> parser;
   parser.body_limit(1ull << 31);
   http::read(socket, buffer, parser, ec);
-  if (ec) return util::Unavailable("reading from musterd failed: " + ec.message());
+  if (ec && !parser.is_done()) {
+    if (write_ec) return util::Unavailable("sending to musterd failed: " + write_ec.message());
+    return util::Unavailable("reading from musterd failed: " + ec.message());
+  }
   HttpResponse out;
   out.status = static_cast<int>(parser.get().result_int());
   out.body = std::move(parser.get().body());
+  auto retry = parser.get().find(http::field::retry_after);
+  if (retry != parser.get().end()) {
+    out.retry_after_s = std::atoi(std::string(retry->value()).c_str());
+  }
   return out;
 }
 

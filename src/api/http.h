@@ -2,7 +2,12 @@
 // runs on the caller's io_context (one thread: all handlers run on the
 // controller's event loop) and learns each peer's uid/gid from the kernel
 // (SO_PEERCRED), which is the local authentication. Requests are bounded
-// (kMaxBodyBytes) and malformed ones are answered with 400, never a crash.
+// (config::ApiLimits, MusterApiParameters): headers over max_header_size
+// get 431, a body over max_body_size 413 (from Content-Length, before any
+// of the body is read, or as a chunked body grows), and the connection is
+// closed without reading the rest; a connection over the per-uid or total
+// count gets 503 before anything is read. Malformed requests get 400,
+// never a crash.
 #pragma once
 
 #include <sys/types.h>
@@ -14,11 +19,10 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "config/config.h"
 #include "util/status.h"
 
 namespace muster::api {
-
-inline constexpr size_t kMaxBodyBytes = 64 << 20;
 
 struct PeerCred {
   uid_t uid = static_cast<uid_t>(-1);
@@ -37,6 +41,9 @@ struct HttpResponse {
   int status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Retry-After (seconds); 0 = none. The server sets it on its 503 for too
+  // many connections, which the CLI retries.
+  int retry_after_s = 0;
 };
 
 // Handlers answer through `respond`, at once or later (musterd answers a
@@ -45,18 +52,27 @@ struct HttpResponse {
 using Respond = std::function<void(HttpResponse)>;
 using HttpHandler = std::function<void(const HttpRequest&, Respond respond)>;
 
+struct HttpServerOptions {
+  config::ApiLimits limits;
+  // Operators, never refused for the connection counts (empty: nobody).
+  std::function<bool(uid_t)> exempt;
+};
+
 // Listens on `socket_path` (removing a stale socket file first, mode 0666 so
 // every local user can reach it) and serves `handler` on `io`.
 class HttpServer {
  public:
   static util::Result<std::unique_ptr<HttpServer>> Listen(boost::asio::io_context& io,
                                                           const std::string& socket_path,
-                                                          HttpHandler handler);
+                                                          HttpHandler handler,
+                                                          HttpServerOptions options = {});
   virtual ~HttpServer() = default;
   virtual void Close() = 0;
 };
 
 // A blocking one-shot client: connects, sends one request, reads the reply.
+// A reply the server sent before it stopped reading (413, 503) is returned
+// even when sending the rest of the request failed.
 util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::string& method,
                                     const std::string& target, const std::string& body);
 

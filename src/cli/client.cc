@@ -1,6 +1,8 @@
 #include "cli/client.h"
 
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "api/http.h"
 
@@ -25,15 +27,31 @@ util::Result<Response> ToResponse(util::Result<api::HttpResponse> r) {
   }
   return out;
 }
+
+// Retries a connection refused for too many open ones (503 with
+// Retry-After; musterd read nothing of it, so a POST is safe to resend),
+// waiting 0.1 s, doubling, five times.
+util::Result<api::HttpResponse> CallWithRetry(const std::string& socket_path,
+                                               const std::string& method,
+                                               const std::string& target, const std::string& body) {
+  auto wait = std::chrono::milliseconds(100);
+  for (int attempt = 0;; ++attempt) {
+    auto r = api::HttpCall(socket_path, method, target, body);
+    if (!r.ok() || r->status != 503 || r->retry_after_s <= 0 || attempt == 5) return r;
+    std::this_thread::sleep_for(wait);
+    wait *= 2;
+  }
+}
 }  // namespace
 
 util::Result<Response> Client::Get(const std::string& target) const {
-  return ToResponse(api::HttpCall(socket_path_, "GET", target, ""));
+  return ToResponse(CallWithRetry(socket_path_, "GET", target, ""));
 }
 
 util::Result<Response> Client::Post(const std::string& target, const nlohmann::json& body) const {
-  return ToResponse(api::HttpCall(socket_path_, "POST", target,
-                                  body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return ToResponse(
+      CallWithRetry(socket_path_, "POST", target,
+                    body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
 }
 
 std::string ErrorText(const Response& r) {
@@ -41,14 +59,22 @@ std::string ErrorText(const Response& r) {
   return r.text;
 }
 
-util::Result<Response> CallController(const std::string& target, const nlohmann::json& body) {
+bool IsTransportRefusal(const Response& r) {
+  return r.status == 413 || r.status == 431 || r.status == 503;
+}
+
+util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body) {
   auto client = Client::Connect();
-  if (!client.ok()) {
-    if (client.status().code() == util::Code::kUnavailable) return client.status();
-    return util::Unavailable(client.status().message());
-  }
+  if (!client.ok()) return util::Unavailable(client.status().message());
   auto resp = client->Post(target, body);
   if (!resp.ok()) return util::Unavailable(resp.status().message());
+  return resp;
+}
+
+util::Result<Response> CallController(const std::string& target, const nlohmann::json& body) {
+  auto resp = PostToController(target, body);
+  if (!resp.ok()) return resp;
+  if (IsTransportRefusal(*resp)) return util::Unavailable(ErrorText(*resp));
   if (resp->status < 200 || resp->status >= 300) return util::FailedPrecondition(ErrorText(*resp));
   return resp;
 }

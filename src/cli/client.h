@@ -25,6 +25,9 @@ class Client {
   static util::Result<Client> Connect(const std::string& conf_path = {});
   explicit Client(std::string socket_path) : socket_path_(std::move(socket_path)) {}
 
+  // One request. A 503 with Retry-After (musterd refused the connection:
+  // too many open) is retried a few times, about 3 s in all, before it is
+  // returned: a burst of commands from one user waits rather than fails.
   util::Result<Response> Get(const std::string& target) const;
   util::Result<Response> Post(const std::string& target, const nlohmann::json& body) const;
   const std::string& socket_path() const { return socket_path_; }
@@ -36,10 +39,20 @@ class Client {
 // The error text of a non-2xx response: body["error"] or the raw text.
 std::string ErrorText(const Response& r);
 
+// Whether musterd refused the request as a whole, before handling it: 413
+// (body too large), 431 (headers too large), 503 (too many connections, or
+// a service it lacks). Its error text is then Muster's, not a command's.
+bool IsTransportRefusal(const Response& r);
+
 // Connects to the controller of the default configuration and POSTs `body`.
-// A 2xx reply is returned; otherwise kUnavailable when the controller could
-// not be reached (the caller prefixes "prog: error: "), or kFailedPrecondition
-// carrying the reply's error text, already in the command's own words.
+// Any reply is returned (check its status); kUnavailable when the
+// controller could not be reached.
+util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body);
+
+// PostToController for a 2xx reply; otherwise kUnavailable when the
+// controller could not be reached or refused the request as a whole (the
+// caller prefixes "prog: error: "), or kFailedPrecondition carrying the
+// reply's error text, already in the command's own words.
 util::Result<Response> CallController(const std::string& target, const nlohmann::json& body);
 
 // Prints a CallController error to stderr the way the Slurm command would.

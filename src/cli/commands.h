@@ -22,4 +22,8 @@ int DownMain(const std::vector<std::string>& args);
 // Prints "<prog>: error: <message>" to stderr.
 void PrintError(const std::string& prog, const std::string& message);
 
+// Prints util::VersionLine() ("slurm 22.05.8 (muster 0.1.0)") for -V and
+// --version; returns 0, the exit code.
+int PrintVersion();
+
 }  // namespace muster::cli

@@ -27,6 +27,7 @@ int Usage() {
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
                "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff ...\n"
+               "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;
 }
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
   auto it = Commands().find(prog);
   if (it == Commands().end()) {
     if (args.empty()) return Usage();
+    if (args[0] == "-V" || args[0] == "--version") return muster::cli::PrintVersion();
     it = Commands().find(args[0]);
     if (it == Commands().end()) return Usage();
     args.erase(args.begin());

@@ -52,10 +52,7 @@ int SqueueMain(const std::vector<std::string>& args) {
                  "              [-ahjlrsv] [--me] [--noheader] [--long]\n";
     return 0;
   }
-  if (req->version) {
-    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
-    return 0;
-  }
+  if (req->version) return PrintVersion();
   nlohmann::json body = render::ToJson(*req);
   return Iterate(req->iterate_s, [&] { return RenderRemote("squeue", "/v1/render/squeue", body); });
 }
@@ -70,10 +67,7 @@ int SinfoMain(const std::vector<std::string>& args) {
     std::cout << render::SinfoUsage();
     return 0;
   }
-  if (req->version) {
-    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
-    return 0;
-  }
+  if (req->version) return PrintVersion();
   nlohmann::json body = render::ToJson(*req);
   return Iterate(req->iterate_s, [&] { return RenderRemote("sinfo", "/v1/render/sinfo", body); });
 }
@@ -84,6 +78,7 @@ int SacctMain(const std::vector<std::string>& args) {
     std::cerr << req.status().message() << "\n";
     return 1;
   }
+  if (req->version) return PrintVersion();
   return RenderRemote("sacct", "/v1/render/sacct", render::ToJson(*req));
 }
 
@@ -93,11 +88,13 @@ int SreportMain(const std::vector<std::string>& args) {
     std::cerr << req.status().message() << "\n";
     return 1;
   }
+  if (req->version) return PrintVersion();
   if (!req->warning.empty()) std::cerr << req->warning;
   return RenderRemote("sreport", "/v1/render/sreport", render::ToJson(*req));
 }
 
 int SeffMain(const std::vector<std::string>& args) {
+  if (args.size() == 1 && (args[0] == "-V" || args[0] == "--version")) return PrintVersion();
   if (args.size() != 1 || args[0].empty() || args[0][0] == '-') {
     std::cerr << "Usage: seff [Options] <Jobid>\n";
     return 1;

@@ -11,6 +11,7 @@
 #include "cli/sbatch_parse.h"
 #include "core/json.h"
 #include "util/users.h"
+#include "util/version.h"
 
 extern char** environ;
 
@@ -18,6 +19,11 @@ namespace muster::cli {
 
 void PrintError(const std::string& prog, const std::string& message) {
   std::cerr << prog << ": error: " << message << "\n";
+}
+
+int PrintVersion() {
+  std::cout << util::VersionLine() << "\n";
+  return 0;
 }
 
 namespace {
@@ -43,6 +49,32 @@ std::vector<std::string> EnvOptions() {
   return out;
 }
 
+// Slurm's sbatch checks GRES names against the configuration itself and
+// prints this one line, without "Batch job submission failed" (observed:
+// --gres=nic:1 where GresTypes=gpu); musterd checks again for API callers.
+util::Status CheckGresNames(const core::JobRequest& req, const config::Config& cfg) {
+  for (const core::GresRequest& g : req.gres) {
+    if (g.count == 0 || cfg.HasGres(g.name)) continue;
+    return util::InvalidArgument("gres/" + g.name + ": not a GRES of this cluster");
+  }
+  return util::Status::Ok();
+}
+
+// A refused submission, as Slurm prints it: its own line where it has one
+// ("CPU count per node can not be satisfied"), then "Batch job submission
+// failed: <message>", then Muster's explanation (the resource and the most
+// a node offers).
+void PrintRefusal(const Response& resp) {
+  const nlohmann::json& body = resp.body;
+  if (body.is_object() && body.contains("slurm_line")) {
+    PrintError("sbatch", body["slurm_line"].get<std::string>());
+  }
+  PrintError("sbatch", "Batch job submission failed: " + ErrorText(resp));
+  if (body.is_object() && body.contains("detail")) {
+    PrintError("sbatch", body["detail"].get<std::string>());
+  }
+}
+
 }  // namespace
 
 int SbatchMain(const std::vector<std::string>& args) {
@@ -54,6 +86,7 @@ int SbatchMain(const std::vector<std::string>& args) {
               << "Try \"sbatch --help\" for more information\n";
     return 1;
   }
+  if (probe.version) return PrintVersion();
   std::string script;
   std::string script_name;
   if (!probe.wrap.empty()) {
@@ -82,6 +115,20 @@ int SbatchMain(const std::vector<std::string>& args) {
     PrintError("sbatch", ok.message());
     return 1;
   }
+  auto cfg = config::LoadConfig(config::DefaultConfigPath());
+  if (!cfg.ok()) {
+    PrintError("sbatch", cfg.status().message());
+    return 1;
+  }
+  // Checked here too, so that a script over the limit is refused with
+  // Slurm's message before it is sent (musterd checks it again).
+  std::string too_large;
+  util::Status size = core::CheckScriptSize(script.size(), cfg->max_script_size, &too_large);
+  if (!size.ok()) {
+    PrintError("sbatch", "Batch job submission failed: " + size.message());
+    PrintError("sbatch", too_large);
+    return 1;
+  }
 
   SbatchInvocation inv;
   for (const auto& pass : {ExtractDirectives(script), EnvOptions(), args}) {
@@ -92,6 +139,11 @@ int SbatchMain(const std::vector<std::string>& args) {
     }
   }
   core::JobRequest& req = inv.req;
+  if (util::Status gres = CheckGresNames(req, *cfg); !gres.ok()) {
+    PrintError("sbatch", "Invalid generic resource (gres) specification");
+    PrintError("sbatch", gres.message());
+    return 1;
+  }
   req.script = std::move(script);
   if (positional->size() > 1) req.argv.assign(positional->begin() + 1, positional->end());
   req.command = positional->empty() ? "(null)"
@@ -114,21 +166,14 @@ int SbatchMain(const std::vector<std::string>& args) {
     return 1;
   }
 
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    PrintError("sbatch", client.status().message());
-    return 1;
-  }
-  auto resp = client->Post("/v1/jobs", nlohmann::json(req));
+  Client client(config::ControllerSocketPath(*cfg));
+  auto resp = client.Post("/v1/jobs", nlohmann::json(req));
   if (!resp.ok()) {
     PrintError("sbatch", "Batch job submission failed: " + resp.status().message());
     return 1;
   }
   if (resp->status != 201) {
-    PrintError("sbatch", "Batch job submission failed: " + ErrorText(*resp));
-    if (resp->body.is_object() && resp->body.contains("detail")) {
-      PrintError("sbatch", resp->body["detail"].get<std::string>());
-    }
+    PrintRefusal(*resp);
     return 1;
   }
   uint32_t id = resp->body.at("job_id").get<uint32_t>();

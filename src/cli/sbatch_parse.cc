@@ -362,6 +362,7 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "time-min", Arg::kRequired, ignore},
       {0, "tmp", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
+      {'V', "version", Arg::kNone, flag(&inv->version, true)},
       {'w', "nodelist", Arg::kRequired, str(&r.nodelist)},
       {'x', "exclude", Arg::kRequired, str(&r.exclude)},
       {0, "wckey", Arg::kRequired, str(&r.wckey)},

@@ -16,6 +16,7 @@ struct SbatchInvocation {
   core::JobRequest req;
   bool parsable = false;
   bool quiet = false;
+  bool version = false;  // -V/--version: print the version line and stop
   std::string script_file;  // "" = stdin or --wrap
   std::string wrap;
   std::string export_spec = "ALL";  // --export, applied once all options are known

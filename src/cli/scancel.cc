@@ -11,11 +11,24 @@
 #include "util/strings.h"
 
 namespace muster::cli {
+namespace {
+
+// scancel exits with the low byte of Slurm's error number for these
+// refusals (observed on the 22.05 oracle: 210 for another user's job, 228
+// for a signal to a pending job); 1 for the rest.
+int ExitCodeFor(const std::string& error) {
+  if (error == "Access/permission denied") return 2002 & 0xff;
+  if (error == "Job can not be altered now, try again later") return 2020 & 0xff;
+  return 1;
+}
+
+}  // namespace
 
 int ScancelMain(const std::vector<std::string>& args) {
   nlohmann::json body = nlohmann::json::object();
   std::string signal_name;
   bool batch = false, full = false, quiet = false, interactive = false, verbose = false;
+  bool version = false;
   std::vector<std::string> states;
   auto set = [&body](const char* key) {
     return [&body, key](const std::string& v) {
@@ -50,6 +63,7 @@ int ScancelMain(const std::vector<std::string>& args) {
       {'Q', "quiet", Arg::kNone, flag(&quiet)},
       {'i', "interactive", Arg::kNone, flag(&interactive)},
       {'v', "verbose", Arg::kNone, flag(&verbose)},
+      {'V', "version", Arg::kNone, flag(&version)},
       {'M', "clusters", Arg::kRequired, ignore},
       {0, "me", Arg::kNone,
        [&body](const std::string&) {
@@ -62,6 +76,7 @@ int ScancelMain(const std::vector<std::string>& args) {
     std::cerr << parsed.status().message() << "\nTry \"scancel --help\" for more information\n";
     return 1;
   }
+  if (version) return PrintVersion();
   std::vector<std::string> ids;
   for (const auto& p : parsed->positional) {
     for (const std::string& id : core::SplitJobIdList(p)) {
@@ -81,14 +96,17 @@ int ScancelMain(const std::vector<std::string>& args) {
     PrintError("scancel", "No job identification provided");
     return 1;
   }
+  int signal = 0;
   if (!signal_name.empty()) {
-    auto sig = util::ParseSignal(signal_name);
+    // Any positive number passes, as in Slurm; musterd judges it per job.
+    auto sig = util::ParseSignalArgument(signal_name);
     if (!sig) {
       // Slurm's exact line, without the "scancel: error: " prefix.
       std::cerr << "Unknown job signal: " << signal_name << "\n";
       return 1;
     }
-    body["signal"] = *sig;
+    signal = *sig;
+    body["signal"] = signal;
   }
   // Which processes a signal reaches, as Slurm: the steps unless -b (the
   // batch shell alone) or -f (the shell, its children and the steps).
@@ -110,25 +128,34 @@ int ScancelMain(const std::vector<std::string>& args) {
     PrintCallError("scancel", resp.status());
     return 1;
   }
-  // As Slurm 22.05: a job that is unknown or already ended is reported only
-  // with -v and does not fail the command; refusals do.
+  // As Slurm 22.05: -v announces each job, then its error if any. A job
+  // that is unknown or already ended is reported only with -v and does not
+  // fail a cancel; with a signal it is an error. Refusals always are.
   int rc = 0;
   for (const auto& r : resp->body.at("results")) {
     std::string err = r.value("error", "");
     std::string id = r.value("job_id", "");
-    if (err.empty()) {
-      if (verbose) std::cerr << "scancel: Terminating job " << id << "\n";
-      continue;
-    }
     if (id.empty()) {
       PrintError("scancel", err);
       rc = 1;
       continue;
     }
-    bool benign = err == "Invalid job id specified" || err == "Job/step already completing or completed";
+    // With a signal Slurm's scancel looks the job up first: an unknown one
+    // gets its error alone.
+    const bool unknown = err == "Invalid job id specified";
+    if (verbose && !(signal != 0 && unknown)) {
+      if (signal != 0) {
+        std::cerr << "scancel: Signal " << signal << " to job " << id << "\n";
+      } else {
+        std::cerr << "scancel: Terminating job " << id << "\n";
+      }
+    }
+    if (err.empty()) continue;
+    bool benign =
+        signal == 0 && (unknown || err == "Job/step already completing or completed");
     if (benign && !verbose) continue;
     if (!quiet || !benign) PrintError("scancel", "Kill job error on job id " + id + ": " + err);
-    if (!benign) rc = 1;
+    if (!benign) rc = ExitCodeFor(err);
   }
   return rc;
 }

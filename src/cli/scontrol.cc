@@ -82,50 +82,77 @@ int Show(const std::vector<std::string>& words, bool one_liner, bool details, bo
   return ShowRemote(req);
 }
 
-// Slurm's scontrol prints each refusal as "<error> for job <id>".
-int PrintResults(const Response& resp) {
-  int rc = 0;
-  for (const auto& r : resp.body.at("results")) {
-    std::string err = r.value("error", "");
-    if (err.empty()) continue;
-    std::cerr << err << " for job " << r.value("job_id", "") << "\n";
-    rc = 1;
+// One refusal as Slurm's scontrol prints it: "<error> for job <id>", or
+// "<id>: <error>" for an array or an array task ("12_3: Invalid job id
+// specified").
+void PrintRefusal(const std::string& id, const std::string& error, bool array) {
+  if (array) {
+    std::cerr << id << ": " << error << "\n";
+  } else {
+    std::cerr << error << " for job " << id << "\n";
   }
-  return rc;
+}
+
+// Prints the refusals of one request; returns 1 when there was one.
+// `suspend_line`: hold, uhold and release then add, as Slurm 22.05 does,
+// "slurm_suspend error: <the last job's error, or No error>" unless every
+// refusal was of the array form.
+int PrintResults(const Response& resp, bool suspend_line) {
+  bool failed = false, plain_failure = false;
+  std::string last;
+  for (const auto& r : resp.body.at("results")) {
+    last = r.value("error", "");
+    if (last.empty()) continue;
+    const bool array = r.value("array", false);
+    PrintRefusal(r.value("job_id", ""), last, array);
+    failed = true;
+    plain_failure = plain_failure || !array;
+  }
+  if (suspend_line && plain_failure) {
+    std::cerr << "slurm_suspend error: " << (last.empty() ? "No error" : last) << "\n";
+  }
+  return failed ? 1 : 0;
 }
 
 // hold, uhold, release, requeue, requeuehold, top: a list of job ids
-// (commas or words, "JobId=" allowed).
+// (commas or words, "JobId=" allowed). Hold, uhold and release go one
+// request per word, as Slurm reports them (one slurm_suspend line each).
 int JobListVerb(const std::string& verb, const std::vector<std::string>& words) {
   if (words.empty()) {
     std::cerr << "scontrol: error: too few arguments for keyword:" << verb << "\n";
     return 1;
   }
-  std::vector<std::string> ids;
+  const bool suspend = verb == "hold" || verb == "uhold" || verb == "release";
+  std::vector<std::vector<std::string>> batches;
   for (const auto& w : words) {
     std::string v = w;
     if (util::StartsWith(util::ToLower(v), "jobid=")) v = v.substr(6);
-    for (std::string& id : core::SplitJobIdList(v)) ids.push_back(std::move(id));
+    if (batches.empty() || suspend) batches.emplace_back();
+    for (std::string& id : core::SplitJobIdList(v)) batches.back().push_back(std::move(id));
   }
-  std::string target;
-  nlohmann::json body = {{"job_ids", ids}};
-  if (verb == "hold" || verb == "uhold") {
-    target = "/v1/jobs/hold";
-    body["user_hold"] = verb == "uhold";
-  } else if (verb == "release") {
-    target = "/v1/jobs/release";
-  } else if (verb == "requeue" || verb == "requeuehold") {
-    target = "/v1/jobs/requeue";
-    body["hold"] = verb == "requeuehold";
-  } else {
-    target = "/v1/jobs/top";
+  int rc = 0;
+  for (const auto& ids : batches) {
+    std::string target;
+    nlohmann::json body = {{"job_ids", ids}};
+    if (verb == "hold" || verb == "uhold") {
+      target = "/v1/jobs/hold";
+      body["user_hold"] = verb == "uhold";
+    } else if (verb == "release") {
+      target = "/v1/jobs/release";
+    } else if (verb == "requeue" || verb == "requeuehold") {
+      target = "/v1/jobs/requeue";
+      body["hold"] = verb == "requeuehold";
+    } else {
+      target = "/v1/jobs/top";
+    }
+    auto resp = CallController(target, body);
+    if (!resp.ok()) {
+      PrintCallError("scontrol", resp.status());
+      return 1;
+    }
+    rc |= PrintResults(*resp, suspend);
   }
-  auto resp = CallController(target, body);
-  if (!resp.ok()) {
-    PrintCallError("scontrol", resp.status());
-    return 1;
-  }
-  return PrintResults(*resp);
+  return rc;
 }
 
 // scontrol update JobId=... Field=Value ...
@@ -154,9 +181,13 @@ int UpdateJob(const std::vector<std::string>& words) {
     }
     fields.push_back({key, value});
   }
-  auto resp = CallController("/v1/jobs/update", {{"job_id", id}, {"fields", fields}});
-  if (!resp.ok()) {
-    std::cerr << resp.status().message() << " for job " << id << "\n";
+  auto resp = PostToController("/v1/jobs/update", {{"job_id", id}, {"fields", fields}});
+  if (!resp.ok() || IsTransportRefusal(*resp)) {
+    PrintCallError("scontrol", resp.ok() ? util::Unavailable(ErrorText(*resp)) : resp.status());
+    return 1;
+  }
+  if (resp->status < 200 || resp->status >= 300) {
+    PrintRefusal(id, ErrorText(*resp), resp->body.is_object() && resp->body.value("array", false));
     return 1;
   }
   return 0;
@@ -227,6 +258,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
                  "hold|uhold|release|requeue|requeuehold|top JOBID\n";
     return 1;
   }
+  if (words[0] == "-V" || words[0] == "--version") return PrintVersion();
   std::string verb = util::ToLower(words[0]);
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (verb == "show") return Show(rest, one_liner, details, all);
@@ -235,10 +267,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
       verb == "requeuehold" || verb == "top") {
     return JobListVerb(verb, rest);
   }
-  if (verb == "version" || verb == "--version" || verb == "-V") {
-    std::cout << "slurm 22.05.8 (muster 0.1.0)\n";
-    return 0;
-  }
+  if (verb == "version") return PrintVersion();
   if (verb == "ping") {
     auto client = Client::Connect();
     bool up = client.ok() && client->Get("/v1/ping").ok();

@@ -78,6 +78,7 @@ struct SrunOptions {
   SrunCounts counts;
   int cpus_per_task = 1;
   bool label = false;
+  bool version = false;  // -V: print the version, run nothing
   std::string output, error, job_name;
   std::vector<std::string> command;
 };
@@ -132,6 +133,11 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {'K', "kill-on-bad-exit", Arg::kOptional, ignore},
       {'W', "wait", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
+      {'V', "version", Arg::kNone,
+       [&o](const std::string&) {
+         o.version = true;
+         return util::Status::Ok();
+       }},
       {'Q', "quiet", Arg::kNone, ignore},
       {'m', "distribution", Arg::kRequired, ignore},
   };
@@ -140,6 +146,7 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
     std::cerr << parsed.status().message() << "\n";
     return std::nullopt;
   }
+  if (o.version) return o;
   if (parsed->positional.empty()) {
     PrintError("srun", "No command given to execute.");
     return std::nullopt;
@@ -356,6 +363,7 @@ StepExit WaitTasks(std::vector<Task>& tasks) {
 int SrunMain(const std::vector<std::string>& args) {
   std::optional<SrunOptions> opts = ParseSrunArgs(args);
   if (!opts) return 1;
+  if (opts->version) return PrintVersion();
   const char* job_env = getenv("SLURM_JOB_ID");
   if (!job_env) {
     PrintError("srun", "srun outside a job allocation is not available in this Muster version; "

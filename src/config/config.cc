@@ -353,6 +353,18 @@ Result<int64_t> TimeValue(const Pair& p, const std::string& context) {
   return (*s + 59) / 60 * 60;
 }
 
+// One "name=N" item of a list key (SchedulerParameters=max_script_size=N),
+// in min..max; errors name the file, line, key and item.
+Result<int64_t> ItemInt(const Pair& p, const std::string& name, std::string_view value,
+                        int64_t min, int64_t max) {
+  Result<int64_t> n = util::ParseInt(value);
+  if (!n.ok() || *n < min || *n > max) {
+    return InvalidArgument(Where(p, "") + ": " + name + ": invalid value '" + std::string(value) +
+                           "' (must be " + std::to_string(min) + ".." + std::to_string(max) + ")");
+  }
+  return *n;
+}
+
 // A comma list; blanks around items dropped, empty items skipped.
 std::vector<std::string> ListValue(std::string_view v) {
   std::vector<std::string> out;
@@ -492,6 +504,9 @@ class Parser {
   Status ApplyTopLevel(const Pair& p);
   Status SetControlHost(const Pair& p);
   Status SetAuthInfo(const Pair& p);
+  Status SetSchedulerParameters(const Pair& p);
+  Status SetApiParameters(const Pair& p);
+  Status CheckApiLimits() const;
   Status HandleNodeLine(const std::vector<Pair>& pairs);
   Status HandlePartitionLine(const std::vector<Pair>& pairs);
   Status HandleNodeSetLine(const std::vector<Pair>& pairs);
@@ -525,6 +540,8 @@ class Parser {
   std::optional<Pair> slurmctld_host_;  // first SlurmctldHost
   std::optional<Pair> control_machine_;
   std::optional<Pair> control_addr_;
+  // MusterApiParameters when it sets max_body_size (else derived in Finish).
+  std::optional<Pair> api_body_size_;
 };
 
 std::string Parser::Display(const std::string& abs_path) const {
@@ -734,14 +751,8 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   }
   // slurm.conf(5): "The value may not exceed 4000001."
   if (k == "maxarraysize") return SetTopInt(p, &cfg_.max_array_size, 0, 4000001);
-  if (k == "schedulerparameters") {
-    cfg_.scheduler_parameters = ListValue(p.value);
-    cfg_.kill_invalid_depend = false;
-    for (const std::string& flag : cfg_.scheduler_parameters) {
-      if (util::EqualsIgnoreCase(flag, "kill_invalid_depend")) cfg_.kill_invalid_depend = true;
-    }
-    return Status::Ok();
-  }
+  if (k == "schedulerparameters") return SetSchedulerParameters(p);
+  if (k == "musterapiparameters") return SetApiParameters(p);
   if (SlurmOnlyKeys().count(k) != 0) {
     RecordIgnored(p);
     return Status::Ok();
@@ -767,6 +778,76 @@ Status Parser::SetAuthInfo(const Pair& p) {
     cfg_.cred_expire_s = static_cast<int>(*n);
   }
   return Status::Ok();
+}
+
+// The flags Muster acts on; the rest are kept for `scontrol show config`.
+// A later SchedulerParameters line replaces an earlier one, as in Slurm.
+Status Parser::SetSchedulerParameters(const Pair& p) {
+  cfg_.scheduler_parameters = ListValue(p.value);
+  cfg_.kill_invalid_depend = false;
+  cfg_.max_script_size = core::kDefaultMaxScriptSize;
+  for (const std::string& flag : cfg_.scheduler_parameters) {
+    if (util::EqualsIgnoreCase(flag, "kill_invalid_depend")) cfg_.kill_invalid_depend = true;
+    const size_t eq = flag.find('=');
+    if (eq == std::string::npos) continue;
+    if (util::EqualsIgnoreCase(util::Trim(flag.substr(0, eq)), "max_script_size")) {
+      // Up to 1 GiB: musterd holds a pending script in memory while it
+      // writes it to the payload store.
+      Result<int64_t> n =
+          ItemInt(p, "max_script_size", util::Trim(flag.substr(eq + 1)), 1, 1 << 30);
+      if (!n.ok()) return n.status();
+      cfg_.max_script_size = *n;
+    }
+  }
+  return Status::Ok();
+}
+
+// MusterApiParameters: see ApiLimits. Every item must be known; unset ones
+// keep their defaults (a later line replaces an earlier one).
+Status Parser::SetApiParameters(const Pair& p) {
+  cfg_.api = ApiLimits{};
+  api_body_size_.reset();
+  for (const std::string& item : ListValue(p.value)) {
+    const size_t eq = item.find('=');
+    const std::string name = util::ToLower(util::Trim(std::string_view(item).substr(0, eq)));
+    if (eq == std::string::npos) {
+      return InvalidArgument(Where(p, "") + ": '" + item + "' is not name=value");
+    }
+    const std::string value(util::Trim(std::string_view(item).substr(eq + 1)));
+    Result<int64_t> n = util::InvalidArgument("");
+    if (name == "max_body_size") {
+      n = ItemInt(p, name, value, 1024, int64_t{1} << 32);
+      if (n.ok()) cfg_.api.max_body_size = *n;
+      api_body_size_ = p;
+    } else if (name == "max_header_size") {
+      n = ItemInt(p, name, value, 1024, 16 << 20);
+      if (n.ok()) cfg_.api.max_header_size = *n;
+    } else if (name == "max_connections") {
+      n = ItemInt(p, name, value, 1, 1000000);
+      if (n.ok()) cfg_.api.max_connections = static_cast<int>(*n);
+    } else if (name == "max_connections_per_user") {
+      n = ItemInt(p, name, value, 1, 1000000);
+      if (n.ok()) cfg_.api.max_connections_per_user = static_cast<int>(*n);
+    } else {
+      return InvalidArgument(Where(p, "") + ": unknown option '" + name +
+                             "' (max_body_size, max_header_size, max_connections, "
+                             "max_connections_per_user)");
+    }
+    if (!n.ok()) return n.status();
+  }
+  return Status::Ok();
+}
+
+// The body limit follows the script limit unless set; set, it must let a
+// script of the largest size through.
+Status Parser::CheckApiLimits() const {
+  if (!api_body_size_) return Status::Ok();
+  if (cfg_.api.max_body_size >= cfg_.max_script_size) return Status::Ok();
+  return InvalidArgument(Where(*api_body_size_, "") + ": max_body_size=" +
+                         std::to_string(cfg_.api.max_body_size) +
+                         " is below SchedulerParameters max_script_size=" +
+                         std::to_string(cfg_.max_script_size) +
+                         ": a script of that size could not reach musterd");
 }
 
 Status Parser::SetControlHost(const Pair& p) {
@@ -1198,6 +1279,8 @@ Status Parser::Finish() {
     seen_default = seen_default || it->is_default;
   }
   MUSTER_RETURN_IF_ERROR(ApplyDownNodes());
+  if (!api_body_size_) cfg_.api.max_body_size = 2 * cfg_.max_script_size + (8 << 20);
+  MUSTER_RETURN_IF_ERROR(CheckApiLimits());
   return CheckGresTypes();
 }
 
@@ -1381,6 +1464,14 @@ const core::Partition* Config::FindPartition(const std::string& name) const {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+bool Config::HasGres(const std::string& name) const {
+  if (std::find(gres_types.begin(), gres_types.end(), name) != gres_types.end()) return true;
+  return std::any_of(nodes.begin(), nodes.end(), [&](const core::NodeConfig& n) {
+    return std::any_of(n.gres.begin(), n.gres.end(),
+                       [&](const core::GresSpec& g) { return g.name == name; });
+  });
 }
 
 const core::NodeConfig* Config::FindNode(const std::string& name) const {

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
 #include "util/status.h"
@@ -39,6 +40,28 @@ namespace muster::config {
 // one's are; kNo (Slurm's default): accepted, the job pends with
 // PartitionTimeLimit / PartitionNodeLimit.
 enum class EnforcePartLimits { kNo, kAny, kAll };
+
+// MusterApiParameters (Muster's own key, in SchedulerParameters' form):
+//   MusterApiParameters=max_body_size=BYTES,max_header_size=BYTES,
+//                       max_connections=N,max_connections_per_user=N
+// Bounds on the API socket, so that no client makes musterd read without
+// end or holds all its connections. A request whose headers or body exceed
+// a size is answered 431 or 413 (the body judged from Content-Length, or as
+// a chunked body grows) and its connection closed without reading the
+// rest; a connection over a count is answered 503 at once. Operators
+// (root and AdminUsers) are never refused for the counts, so they can still
+// connect while a user floods; their connections count all the same.
+struct ApiLimits {
+  int64_t max_header_size = 64 << 10;
+  // Unless set: 2 * max_script_size + 8 MiB (16 MiB by default), room for
+  // the largest script JSON-escaped, its environment and its options. Set,
+  // it may not be below max_script_size.
+  int64_t max_body_size = 16 << 20;
+  // Open API connections of everyone together.
+  int max_connections = 1024;
+  // Open API connections of one uid.
+  int max_connections_per_user = 64;
+};
 
 struct Config {
   std::string path;  // the main file, absolute
@@ -81,6 +104,10 @@ struct Config {
   // kill_invalid_depend: a job whose dependency can never be satisfied is
   // cancelled instead of pending with DependencyNeverSatisfied.
   bool kill_invalid_depend = false;
+  // max_script_size=BYTES: the largest batch script accepted (Slurm's
+  // default, 4 MiB); sbatch and musterd refuse a larger one.
+  int64_t max_script_size = core::kDefaultMaxScriptSize;
+  ApiLimits api;  // MusterApiParameters
 
   std::vector<core::NodeConfig> nodes;  // config order
   std::vector<core::Partition> partitions;
@@ -98,6 +125,9 @@ struct Config {
   // Exact (case-sensitive) lookups by name; nullptr when absent. Linear.
   const core::Partition* FindPartition(const std::string& name) const;
   const core::NodeConfig* FindNode(const std::string& name) const;
+  // Whether `name` ("gpu", "nic") is a GRES of this cluster: in GresTypes
+  // or configured on some node. Linear.
+  bool HasGres(const std::string& name) const;
 };
 
 // Loads a configuration file (and gres.conf in the same directory when it

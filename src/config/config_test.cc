@@ -898,6 +898,75 @@ TEST(Config, AuthInfoCredExpireAndTmpFS) {
             "number of seconds)");
 }
 
+// ---------------------------------------------------------------------------
+// SchedulerParameters=max_script_size and MusterApiParameters.
+
+TEST(ApiLimits, DefaultsFollowTheScriptLimit) {
+  auto cfg = Parse("PartitionName=p\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->max_script_size, 4 << 20);  // slurm.conf(5): 4 MB
+  EXPECT_EQ(cfg->api.max_body_size, 2 * (4 << 20) + (8 << 20));
+  EXPECT_EQ(cfg->api.max_header_size, 64 << 10);
+  EXPECT_EQ(cfg->api.max_connections, 1024);
+  EXPECT_EQ(cfg->api.max_connections_per_user, 64);
+
+  auto big = Parse("SchedulerParameters=bf_continue,max_script_size=10485760\n");
+  ASSERT_TRUE(big.ok()) << big.status().message();
+  EXPECT_EQ(big->max_script_size, 10 << 20);
+  EXPECT_EQ(big->api.max_body_size, 2 * (10 << 20) + (8 << 20));
+  EXPECT_THAT(big->scheduler_parameters, ElementsAre("bf_continue", "max_script_size=10485760"));
+}
+
+TEST(ApiLimits, MusterApiParametersSetsEach) {
+  auto cfg = Parse(
+      "MusterApiParameters=max_body_size=5000000,max_header_size=2048,"
+      "max_connections=10,MAX_CONNECTIONS_PER_USER=3\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->api.max_body_size, 5000000);
+  EXPECT_EQ(cfg->api.max_header_size, 2048);
+  EXPECT_EQ(cfg->api.max_connections, 10);
+  EXPECT_EQ(cfg->api.max_connections_per_user, 3);
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+  // A later line replaces an earlier one whole.
+  auto again = Parse(
+      "MusterApiParameters=max_connections=10\nMusterApiParameters=max_header_size=4096\n");
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->api.max_connections, 1024);
+  EXPECT_EQ(again->api.max_header_size, 4096);
+}
+
+TEST(ApiLimits, BadValuesNameFileLineAndKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"SchedulerParameters=max_script_size=big\n",
+       "muster.conf:1: SchedulerParameters: max_script_size: invalid value 'big' (must be "
+       "1..1073741824)"},
+      {"\nSchedulerParameters=max_script_size=0\n",
+       "muster.conf:2: SchedulerParameters: max_script_size: invalid value '0'"},
+      {"MusterApiParameters=max_bodysize=1\n",
+       "muster.conf:1: MusterApiParameters: unknown option 'max_bodysize' (max_body_size, "
+       "max_header_size, max_connections, max_connections_per_user)"},
+      {"MusterApiParameters=max_connections\n",
+       "muster.conf:1: MusterApiParameters: 'max_connections' is not name=value"},
+      {"MusterApiParameters=max_connections=0\n",
+       "muster.conf:1: MusterApiParameters: max_connections: invalid value '0' (must be "
+       "1..1000000)"},
+      {"MusterApiParameters=max_header_size=10\n",
+       "muster.conf:1: MusterApiParameters: max_header_size: invalid value '10'"},
+      {"MusterApiParameters=max_body_size=2000000\n",
+       "muster.conf:1: MusterApiParameters: max_body_size=2000000 is below SchedulerParameters "
+       "max_script_size=4194304"},
+  };
+  for (const auto& [text, want] : cases) {
+    auto cfg = Parse(text);
+    ASSERT_FALSE(cfg.ok()) << text;
+    EXPECT_THAT(cfg.status().message(), HasSubstr(want)) << text;
+  }
+  // Below the default script limit is fine once the script limit is lower.
+  EXPECT_TRUE(Parse("SchedulerParameters=max_script_size=1000\n"
+                    "MusterApiParameters=max_body_size=2000\n")
+                  .ok());
+}
+
 TEST(PartitionRules, BadValuesNameFileLineAndKey) {
   const std::pair<const char*, const char*> cases[] = {
       {"EnforcePartLimits=SOME\n",

@@ -142,6 +142,15 @@ std::string Job::StateWithSuffix() const {
   return out;
 }
 
+util::Status CheckScriptSize(size_t bytes, int64_t max_bytes, std::string* detail) {
+  if (static_cast<int64_t>(bytes) <= max_bytes) return util::Status::Ok();
+  *detail = fmt::format(
+      "the batch script is {} bytes, over the limit of {} bytes "
+      "(SchedulerParameters=max_script_size)",
+      bytes, max_bytes);
+  return util::InvalidArgument("Pathname of a file, directory or other parameter too long");
+}
+
 std::string ExpandOutputPattern(std::string_view pattern, const Job& job) {
   std::string out;
   // A backslash anywhere turns expansion off; the backslashes themselves

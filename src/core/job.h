@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/gres.h"
+#include "util/status.h"
 
 namespace muster::core {
 
@@ -83,6 +84,17 @@ struct NodeAlloc {
 
 // Slurm's range for a job's nice value (--nice, scontrol update Nice=).
 inline constexpr int64_t kMaxNice = 2147483645;
+
+// SchedulerParameters=max_script_size's default: 4 MiB (slurm.conf(5)).
+inline constexpr int64_t kDefaultMaxScriptSize = 4 << 20;
+
+// Whether a batch script of `bytes` is within `max_bytes`. Slurm refuses a
+// larger one with the text of its ESLURM_PATHNAME_TOO_LONG (observed on the
+// 22.05 oracle: 4194304 bytes pass the default limit, 4194305 get "Batch
+// job submission failed: Pathname of a file, directory or other parameter
+// too long"). Returns Ok, or InvalidArgument with that text and *detail (not
+// null) naming the size, the limit and the key that sets it.
+util::Status CheckScriptSize(size_t bytes, int64_t max_bytes, std::string* detail);
 
 struct JobRequest {
   std::string name;

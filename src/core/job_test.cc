@@ -226,5 +226,19 @@ TEST(ExpandOutputPatternTest, NodeAndUserFallbacks) {
   EXPECT_EQ(ExpandOutputPattern("%u", job), "1000");
 }
 
+// Observed on the Slurm 22.05 oracle with the default 4 MiB: a script of
+// 4194304 bytes is accepted, one of 4194305 refused with this text.
+TEST(CheckScriptSize, SlurmsBoundAndMessage) {
+  std::string detail;
+  EXPECT_TRUE(CheckScriptSize(4194304, kDefaultMaxScriptSize, &detail).ok());
+  EXPECT_EQ(detail, "");
+  util::Status st = CheckScriptSize(4194305, kDefaultMaxScriptSize, &detail);
+  EXPECT_EQ(st.code(), util::Code::kInvalidArgument);
+  EXPECT_EQ(st.message(), "Pathname of a file, directory or other parameter too long");
+  EXPECT_EQ(detail,
+            "the batch script is 4194305 bytes, over the limit of 4194304 bytes "
+            "(SchedulerParameters=max_script_size)");
+}
+
 }  // namespace
 }  // namespace muster::core

@@ -41,6 +41,15 @@ int HttpStatusFor(const util::Status& st) {
   }
 }
 
+// A refused submission: "slurm_line" is what sbatch prints before "Batch
+// job submission failed: <error>", "detail" what it prints after.
+api::HttpResponse SubmitError(const util::Status& st, const sched::SubmitRefusal& why) {
+  json body = {{"error", st.message()}};
+  if (!why.slurm_line.empty()) body["slurm_line"] = why.slurm_line;
+  if (!why.detail.empty()) body["detail"] = why.detail;
+  return JsonReply(HttpStatusFor(st), body);
+}
+
 api::HttpResponse TextReply(const util::Result<std::string>& text) {
   if (!text.ok()) return Error(HttpStatusFor(text.status()), text.status().message());
   api::HttpResponse r;
@@ -51,7 +60,11 @@ api::HttpResponse TextReply(const util::Result<std::string>& text) {
 
 json ActionResults(const std::vector<JobActionResult>& results) {
   json out = json::array();
-  for (const auto& r : results) out.push_back({{"job_id", r.job_id}, {"error", r.error}});
+  for (const auto& r : results) {
+    json one = {{"job_id", r.job_id}, {"error", r.error}};
+    if (r.array) one["array"] = true;
+    out.push_back(std::move(one));
+  }
   return json{{"results", out}};
 }
 
@@ -165,9 +178,9 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
   }
   if (what == "jobs" && parts.size() == 2 && post) {
     core::JobRequest jr = body.get<core::JobRequest>();
-    std::string detail;
-    auto id = ctl.Submit(std::move(jr), caller, &detail);
-    if (!id.ok()) return Error(HttpStatusFor(id.status()), id.status().message(), detail);
+    sched::SubmitRefusal why;
+    auto id = ctl.Submit(std::move(jr), caller, &why);
+    if (!id.ok()) return SubmitError(id.status(), why);
     return JsonReply(201, {{"job_id", *id}, {"cluster", ctl.config().cluster_name}});
   }
   if (what == "jobs" && parts.size() == 2 && get) {
@@ -202,8 +215,14 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     for (const auto& f : body.value("fields", json::array())) {
       fields.emplace_back(f.at(0).get<std::string>(), f.at(1).get<std::string>());
     }
-    util::Status st = ctl.UpdateJob(body.value("job_id", ""), fields, caller);
-    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    const std::string id = body.value("job_id", "");
+    util::Status st = ctl.UpdateJob(id, fields, caller);
+    if (!st.ok()) {
+      // "array": scontrol prints "12_3: <error>" rather than "... for job 12_3".
+      json err = {{"error", st.message()}};
+      if (ctl.NamesArray(id)) err["array"] = true;
+      return JsonReply(HttpStatusFor(st), err);
+    }
     return JsonReply(200, {{"status", "ok"}});
   }
   if (what == "jobs" && parts.size() == 4 && post && parts[3] == "steps") {

@@ -454,7 +454,8 @@ util::Status Controller::Recover() {
 // ----------------------------------------------------------- submission ----
 
 util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& caller,
-                                       std::string* detail) {
+                                       sched::SubmitRefusal* why) {
+  *why = sched::SubmitRefusal{};
   // Identity comes from the kernel, never from the request.
   req.uid = caller.uid;
   req.gid = caller.gid;
@@ -470,6 +471,9 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
   if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
+  // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
+  MUSTER_RETURN_IF_ERROR(
+      core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
   if (req.script.rfind("#!", 0) != 0) {
     return util::InvalidArgument("This does not look like a batch script: it must start with #!");
   }
@@ -478,9 +482,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   // The partitions it may wait in (-p a,b), with Slurm's refusals for
   // unknown, closed or forbidden ones and EnforcePartLimits.
-  auto kept = sched::ResolveJobPartitions(req, req.time_limit_s, cfg_, [](const std::string& g) {
-    return util::LookupGid(g);
-  });
+  auto kept = sched::ResolveJobPartitions(
+      req, req.time_limit_s, cfg_, [](const std::string& g) { return util::LookupGid(g); }, why);
   if (!kept.ok()) return kept.status();
   if (!req.signal_spec.empty()) {
     auto ws = ParseSignalSpec(req.signal_spec);
@@ -491,17 +494,17 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   std::vector<const core::Partition*> usable;
   util::Status sat = util::Status::Ok();
   for (const core::Partition* p : *kept) {
-    std::string why;
-    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &why);
+    sched::SubmitRefusal refusal;
+    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &refusal);
     if (st.ok()) {
       usable.push_back(p);
     } else if (sat.ok()) {
       sat = st;
-      if (detail != nullptr) *detail = why;
+      *why = std::move(refusal);
     }
   }
   if (usable.empty()) return sat;
-  if (detail != nullptr) detail->clear();
+  *why = sched::SubmitRefusal{};
   const core::Partition* part = usable.front();
   std::optional<core::ArraySpec> array;
   if (!req.array_spec.empty()) {
@@ -971,6 +974,16 @@ util::Status Controller::CheckJobAccess(const Job& job, const Caller& caller) co
   return util::PermissionDenied("Access/permission denied");
 }
 
+bool Controller::NamesArray(const std::string& text) const {
+  auto spec = core::ParseJobIdSpec(text);
+  return spec.ok() && (!spec->tasks.empty() || array_records_.count(spec->id) != 0);
+}
+
+util::Status Controller::AsUpdateRefusal(util::Status st) {
+  if (st.code() != util::Code::kPermissionDenied) return st;
+  return util::PermissionDenied("Invalid user id");
+}
+
 std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& caller) {
   std::vector<JobActionResult> out;
   int signal = body.value("signal", 0);
@@ -1043,13 +1056,21 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       out.push_back({sid, access.message()});
       continue;
     }
+    // Slurm 22.05's answers to a signal (scancel -s): a job that has ended
+    // is unknown to it; a pending one "can not be altered now", which
+    // Slurm's scancel retries for about 90 s before printing it and Muster
+    // answers at once.
+    if (signal != 0 && core::IsFinished(job->state)) {
+      out.push_back({sid, "Invalid job id specified"});
+      continue;
+    }
     if (core::IsFinished(job->state) || job->state == JobState::kCompleting) {
       out.push_back({sid, "Job/step already completing or completed"});
       continue;
     }
     if (job->state == JobState::kPending) {
       if (signal != 0 && signal != SIGKILL && signal != SIGTERM) {
-        out.push_back({sid, "Job is pending execution"});
+        out.push_back({sid, "Job can not be altered now, try again later"});
         continue;
       }
       job->cancelled_by = caller.uid;
@@ -1059,6 +1080,13 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->reason = core::PendingReason::kNone;
       MarkJob(job->id);
       out.push_back({sid, ""});
+      continue;
+    }
+    if (signal != 0 && (signal < 1 || signal > util::kMaxSignal)) {
+      // Slurm passes any number on and reports success while nothing
+      // happens; Muster says so.
+      out.push_back({sid, fmt::format("Invalid signal {}: Linux signals are 1-{}", signal,
+                                      util::kMaxSignal)});
       continue;
     }
     if (signal != 0) {
@@ -1083,51 +1111,59 @@ std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& id
                                               bool user_hold, const Caller& caller) {
   std::vector<JobActionResult> out;
   for (const auto& sid : ids) {
-    auto found = ResolveForCaller(sid, caller);
-    if (!found.ok()) {
-      out.push_back({sid, found.status().message()});
-      continue;
-    }
-    // A whole array: its records that have not ended; one record: it must
-    // not have. A running job may be held too (as Slurm): it runs on, and
-    // stays held if it is requeued.
-    const bool whole = found->size() > 1;
-    const size_t reported = out.size();
-    for (Job* target : *found) {
-      Job& job = *target;
-      util::Status access = CheckJobAccess(job, caller);
-      if (!access.ok()) {
-        out.push_back({sid, access.message()});
-        continue;
-      }
-      if (core::IsFinished(job.state)) {
-        if (!whole) out.push_back({sid, "Job has already finished"});
-        continue;
-      }
-      if (hold) {
-        job.held = true;
-        // An admin's hold or uhold sets the kind (as Slurm); a user's hold
-        // never lifts an administrator's.
-        job.held_by_admin = caller.admin ? !user_hold : job.held_by_admin;
-        job.priority = 0;
-        job.reason = job.HoldReason();
-      } else {
-        if (job.held_by_admin && !caller.admin) {
-          out.push_back({sid, "Access/permission denied"});
-          continue;
-        }
-        job.held = false;
-        job.held_by_admin = false;
-        job.priority = BasePriority(job);
-        job.reason = core::PendingReason::kNone;
-      }
-      if (job.state == JobState::kPending) job.eligible_time = 0;  // again once released
-      MarkJob(job.id);
-    }
-    if (out.size() == reported) out.push_back({sid, ""});
+    const size_t first = out.size();
+    HoldOne(sid, hold, user_hold, caller, &out);
+    const bool array = NamesArray(sid);
+    for (size_t i = first; i < out.size(); ++i) out[i].array = array;
   }
   RequestSchedule();
   return out;
+}
+
+void Controller::HoldOne(const std::string& sid, bool hold, bool user_hold, const Caller& caller,
+                         std::vector<JobActionResult>* out) {
+  auto found = ResolveForCaller(sid, caller);
+  if (!found.ok()) {
+    out->push_back({sid, AsUpdateRefusal(found.status()).message()});
+    return;
+  }
+  // A whole array: its records that have not ended; one record: it must
+  // not have. A running job may be held too (as Slurm): it runs on, and
+  // stays held if it is requeued.
+  const bool whole = found->size() > 1;
+  const size_t reported = out->size();
+  for (Job* target : *found) {
+    Job& job = *target;
+    util::Status access = AsUpdateRefusal(CheckJobAccess(job, caller));
+    if (!access.ok()) {
+      out->push_back({sid, access.message()});
+      continue;
+    }
+    if (core::IsFinished(job.state)) {
+      if (!whole) out->push_back({sid, "Job has already finished"});
+      continue;
+    }
+    if (hold) {
+      job.held = true;
+      // An admin's hold or uhold sets the kind (as Slurm); a user's hold
+      // never lifts an administrator's.
+      job.held_by_admin = caller.admin ? !user_hold : job.held_by_admin;
+      job.priority = 0;
+      job.reason = job.HoldReason();
+    } else {
+      if (job.held_by_admin && !caller.admin) {
+        out->push_back({sid, "Access/permission denied"});
+        continue;
+      }
+      job.held = false;
+      job.held_by_admin = false;
+      job.priority = BasePriority(job);
+      job.reason = core::PendingReason::kNone;
+    }
+    if (job.state == JobState::kPending) job.eligible_time = 0;  // again once released
+    MarkJob(job.id);
+  }
+  if (out->size() == reported) out->push_back({sid, ""});
 }
 
 util::Status Controller::UpdateNodes(const std::string& nodes, const std::string& state,

@@ -27,6 +27,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "ctld/journal.h"
+#include "sched/refusal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
 #include "sched/dependency.h"
@@ -48,6 +49,9 @@ struct Caller {
 struct JobActionResult {
   std::string job_id;
   std::string error;  // empty = done
+  // job_id names an array or an array task ("12_3", or "12" of an array),
+  // which Slurm's scontrol reports as "12_3: <error>".
+  bool array = false;
 };
 
 class Controller {
@@ -63,9 +67,15 @@ class Controller {
   // nothing is pending. Replies and agent messages go through here.
   void AfterCommit(std::function<void()> fn);
 
-  // Submits a job; on success returns its id. Refusals carry Slurm's line in
-  // the status message and a resource detail line in *detail.
-  util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller, std::string* detail);
+  // Submits a job; on success returns its id. Refusals carry Slurm's
+  // message in the status, and in *why (not null) the line Slurm prints
+  // before it, where it has one, and Muster's detail line.
+  util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller,
+                                   sched::SubmitRefusal* why);
+
+  // Whether `text` names an array or an array task ("12_3", "12_[1-3]", or
+  // "12" when 12 is an array), for Slurm's "<id>: <error>" form.
+  bool NamesArray(const std::string& text) const;
 
   // scancel: with filters; `signal` 0 = cancel.
   std::vector<JobActionResult> Cancel(const nlohmann::json& body, const Caller& caller);
@@ -197,6 +207,14 @@ class Controller {
 
   sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
+  // Hold for one id as typed; appends its results to *out.
+  void HoldOne(const std::string& sid, bool hold, bool user_hold, const Caller& caller,
+               std::vector<JobActionResult>* out);
+  // A refusal of CheckJobAccess (or ResolveForCaller) in the words of
+  // Slurm's job update (hold, uhold, release, scontrol update), which says
+  // "Invalid user id" where cancel and requeue say "Access/permission
+  // denied"; any other status unchanged.
+  static util::Status AsUpdateRefusal(util::Status st);
   void MarkJob(core::JobId id);
   void MarkNode(const core::Node& node);
   void RequestCommit();

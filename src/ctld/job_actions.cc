@@ -117,7 +117,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
   // "123_5" still waiting inside the array's pending part is split off, so
   // the update reaches that task alone.
   auto found = ResolveForCaller(id_text, caller);
-  if (!found.ok()) return found.status();
+  if (!found.ok()) return AsUpdateRefusal(found.status());
   auto allowed = [&](const Job& job) {
     for (const auto& [key, value] : fields) {
       if (PendingOnly(key) && job.state != JobState::kPending) return false;
@@ -133,7 +133,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
   }
   // Check everything on every record first: an update applies whole or not at all.
   for (Job* job : *found) {
-    MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+    MUSTER_RETURN_IF_ERROR(AsUpdateRefusal(CheckJobAccess(*job, caller)));
     if (!allowed(*job)) return util::FailedPrecondition("Job is no longer pending execution");
   }
   struct Change {
@@ -231,8 +231,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
           MUSTER_RETURN_IF_ERROR(sched::CheckPartitionAccess(
               req, part, cfg_, [](const std::string& g) { return util::LookupGid(g); }));
         }
-        std::string detail;
-        util::Status sat = sched::CheckSatisfiable(req, part, cfg_, &detail);
+        util::Status sat = sched::CheckSatisfiable(req, part, cfg_, nullptr);
         if (!sat.ok()) return sat;
       }
     }

@@ -1,6 +1,6 @@
 // musterd: the controller daemon. Thin: loads the configuration, recovers
 // state, serves the API and the agent socket on one event loop.
-//   musterd [--conf FILE] [--validate]
+//   musterd [--conf FILE] [--validate] [-V|--version]
 #include <signal.h>
 #include <unistd.h>
 
@@ -20,6 +20,7 @@
 #include "ctld/controller.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/version.h"
 
 namespace {
 
@@ -35,7 +36,7 @@ void AcceptAgents(asio::local::stream_protocol::acceptor& acceptor, ctld::Contro
 }
 
 int Usage() {
-  std::cerr << "usage: musterd [--conf FILE] [--validate]\n";
+  std::cerr << "usage: musterd [--conf FILE] [--validate] [-V|--version]\n";
   return 2;
 }
 
@@ -52,6 +53,9 @@ int main(int argc, char** argv) {
       conf_path = a.substr(7);
     } else if (a == "--validate") {
       validate = true;
+    } else if (a == "-V" || a == "--version") {
+      std::cout << util::VersionLine() << "\n";
+      return 0;
     } else if (a == "-D") {
       // Foreground is the only mode; accepted for slurmctld compatibility.
     } else {
@@ -85,10 +89,18 @@ int main(int argc, char** argv) {
   }
   std::string sock = config::ControllerSocketPath(ctl.config());
   // A reply leaves only once what the request changed is on disk.
-  auto server = api::HttpServer::Listen(io, sock, [&](const api::HttpRequest& r, api::Respond respond) {
-    api::HttpResponse reply = ctld::HandleApiRequest(ctl, r);
-    ctl.AfterCommit([respond, reply]() { respond(reply); });
-  });
+  api::HttpServerOptions options;
+  options.limits = ctl.config().api;
+  // Operators are never refused for too many connections, so they can act
+  // while a user floods the socket.
+  options.exempt = [&ctl](uid_t uid) { return ctl.IsAdmin(uid); };
+  auto server = api::HttpServer::Listen(
+      io, sock,
+      [&](const api::HttpRequest& r, api::Respond respond) {
+        api::HttpResponse reply = ctld::HandleApiRequest(ctl, r);
+        ctl.AfterCommit([respond, reply]() { respond(reply); });
+      },
+      std::move(options));
   if (!server.ok()) {
     util::LogError("{}", server.status().message());
     return 1;
@@ -119,7 +131,8 @@ int main(int argc, char** argv) {
     agents.close();
     io.stop();
   });
-  util::LogInfo("musterd {} serving cluster {} on {}", "0.1.0", ctl.config().cluster_name, sock);
+  util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(),
+                ctl.config().cluster_name, sock);
   io.run();
   ::unlink(sock.c_str());
   ::unlink(agent_sock.c_str());

@@ -567,10 +567,11 @@ std::string ExplainResources(const core::Job& job, const Snapshot& snapshot,
   const ResourceRequest& r = *request;
   const int tasks = PerNodeTasks(r);
   const int64_t gpus = PerNodeGpus(r);
-  std::string detail;
-  util::Status satisfiable = CheckSatisfiable(job.req, *part, cfg, &detail);
+  SubmitRefusal why;
+  util::Status satisfiable = CheckSatisfiable(job.req, *part, cfg, &why);
   if (!satisfiable.ok()) {
-    return NeverLine(r, *part, cfg, tasks, gpus, detail.empty() ? satisfiable.message() : detail);
+    return NeverLine(r, *part, cfg, tasks, gpus,
+                     why.detail.empty() ? satisfiable.message() : why.detail);
   }
   Candidates c = FindCandidates(r, *part, snapshot, tasks, gpus);
   // -N min-max without -n spreads nothing: it waits for min nodes.

@@ -32,6 +32,21 @@ bool InAllowedGroup(const core::JobRequest& req, const core::Partition& part,
   return false;
 }
 
+// Slurm's line and Muster's detail for a partition name not configured;
+// Slurm names an empty list "(null)".
+util::Status UnknownPartition(const std::string& name, const config::Config& cfg,
+                              SubmitRefusal* why) {
+  if (why != nullptr) {
+    why->slurm_line = "invalid partition specified: " + (name.empty() ? "(null)" : name);
+    std::vector<std::string> names;
+    for (const core::Partition& p : cfg.partitions) names.push_back(p.name);
+    const std::string known = "(" + util::Join(names, ", ") + ")";
+    why->detail = name.empty() ? "partitions: -p names none; this cluster's are " + known
+                               : "partitions: '" + name + "' is not one of this cluster's " + known;
+  }
+  return util::InvalidArgument(kInvalidPartitionMsg);
+}
+
 }  // namespace
 
 std::vector<std::string> RequestedPartitionNames(const std::string& partition) {
@@ -80,7 +95,7 @@ Status CheckPartitionLimits(const core::JobRequest& req, int64_t time_limit_s,
 
 util::Result<std::vector<const core::Partition*>> ResolveJobPartitions(
     const core::JobRequest& req, int64_t time_limit_s, const config::Config& cfg,
-    const GroupLookup& groups) {
+    const GroupLookup& groups, SubmitRefusal* why) {
   std::vector<const core::Partition*> asked;
   if (req.partition.empty()) {
     const core::Partition* def = cfg.DefaultPartition();
@@ -91,10 +106,10 @@ util::Result<std::vector<const core::Partition*>> ResolveJobPartitions(
     // job even when another would do.
     for (const std::string& name : RequestedPartitionNames(req.partition)) {
       const core::Partition* p = cfg.FindPartition(name);
-      if (p == nullptr) return util::InvalidArgument(kInvalidPartitionMsg);
+      if (p == nullptr) return UnknownPartition(name, cfg, why);
       asked.push_back(p);
     }
-    if (asked.empty()) return util::InvalidArgument(kInvalidPartitionMsg);
+    if (asked.empty()) return UnknownPartition("", cfg, why);
   }
   const bool all = cfg.enforce_part_limits == config::EnforcePartLimits::kAll;
 

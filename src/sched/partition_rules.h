@@ -6,9 +6,12 @@
 //
 // Observed on the Slurm 22.05 oracle (EnforcePartLimits=NO, partitions
 // short MaxTime=4:00:00 on 6 nodes, train MaxTime=3-00:00:00), as root:
-//   sbatch -p nosuch            -> "Invalid partition name specified"
+//   sbatch -p nosuch            -> "Invalid partition name specified", after
+//                                  "invalid partition specified: nosuch"
 //   sbatch -p short,nosuch      -> the same: one unknown name refuses all
+//                                  (the line names the first unknown one)
 //   sbatch -p "short, train"    -> the same (" train" is not a name)
+//   sbatch -p ,                 -> the same, the line naming "(null)"
 //   sbatch -p short,,train      -> accepted; empty items are skipped
 //   sbatch -p short -t 5:00:00  -> accepted, pends PartitionTimeLimit
 //   sbatch -p short -N 7        -> accepted, pends PartitionNodeLimit (more
@@ -47,6 +50,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/partition.h"
+#include "sched/refusal.h"
 #include "util/status.h"
 
 namespace muster::sched {
@@ -107,9 +111,11 @@ util::Status CheckPartitionLimits(const core::JobRequest& req, int64_t time_limi
 //   In the last two cases the partitions over their limits stay in the list
 //   (the scheduler never starts the job there).
 // Error messages are Slurm's text alone; sbatch prints them after
-// "sbatch: error: Batch job submission failed: ".
+// "sbatch: error: Batch job submission failed: ". For an unknown name,
+// `why` (may be null) gets Slurm's line before that one ("invalid partition
+// specified: nosuch") and a detail listing the cluster's partitions.
 util::Result<std::vector<const core::Partition*>> ResolveJobPartitions(
     const core::JobRequest& req, int64_t time_limit_s, const config::Config& cfg,
-    const GroupLookup& groups);
+    const GroupLookup& groups, SubmitRefusal* why = nullptr);
 
 }  // namespace muster::sched

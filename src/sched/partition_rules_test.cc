@@ -107,6 +107,34 @@ TEST(ResolveJobPartitions, NamesAndDefault) {
   EXPECT_EQ(Outcome(Job(""), kNoTime, no_default), Err(kInvalid, kNoDefaultPartitionMsg));
 }
 
+// sbatch prints Slurm's line naming the first unknown name before "Batch
+// job submission failed: Invalid partition name specified".
+TEST(ResolveJobPartitions, UnknownNameLineMatchesTheOracle) {
+  config::Config cfg = Cluster();
+  struct Case {
+    const char* partition;
+    const char* line;  // as the oracle printed it after "sbatch: error: "
+  } cases[] = {
+      {"nosuch", "invalid partition specified: nosuch"},
+      {"short,nosuch", "invalid partition specified: nosuch"},
+      {"train,nosuch2,nosuch3", "invalid partition specified: nosuch2"},
+      {"short,,nosuch", "invalid partition specified: nosuch"},
+      {" short", "invalid partition specified:  short"},
+      {",", "invalid partition specified: (null)"},
+  };
+  for (const Case& c : cases) {
+    SubmitRefusal why;
+    auto r = ResolveJobPartitions(Job(c.partition), kNoTime, cfg, Groups(), &why);
+    ASSERT_FALSE(r.ok()) << c.partition;
+    EXPECT_EQ(r.status().message(), kInvalidPartitionMsg) << c.partition;
+    EXPECT_EQ(why.slurm_line, c.line) << c.partition;
+    EXPECT_NE(why.detail.find("(short, train)"), std::string::npos) << why.detail;
+  }
+  SubmitRefusal why;
+  EXPECT_TRUE(ResolveJobPartitions(Job("short,train"), kNoTime, cfg, Groups(), &why).ok());
+  EXPECT_EQ(why.slurm_line, "");
+}
+
 TEST(ResolveJobPartitions, PartitionState) {
   // scontrol update PartitionName=train State=DRAIN (then INACTIVE, DOWN):
   //   sbatch -p train       -> "Required partition not available (inactive or drain)"

@@ -281,9 +281,8 @@ TEST(ScheduleProperty, BadConstraintsAgreesWithCheckSatisfiable) {
       for (const auto& j : h.jobs) {
         if (j.id == d.job_id) job = &j;
       }
-      std::string detail;
       util::Status st =
-          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, &detail);
+          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, nullptr);
       EXPECT_FALSE(st.ok()) << "seed " << seed << " job " << job->id;
     }
     for (const auto& s : plan.starts) {
@@ -291,10 +290,10 @@ TEST(ScheduleProperty, BadConstraintsAgreesWithCheckSatisfiable) {
       for (const auto& j : h.jobs) {
         if (j.id == s.job_id) job = &j;
       }
-      std::string detail;
+      SubmitRefusal why;
       util::Status st =
-          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, &detail);
-      EXPECT_TRUE(st.ok()) << "seed " << seed << " job " << job->id << ": " << detail;
+          CheckSatisfiable(job->req, *h.cfg.FindPartition(job->partition), h.cfg, &why);
+      EXPECT_TRUE(st.ok()) << "seed " << seed << " job " << job->id << ": " << why.detail;
     }
   }
 }

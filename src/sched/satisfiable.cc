@@ -1,8 +1,10 @@
 // CheckSatisfiable: could some set of the partition's configured nodes ever
 // run the job (ignoring use and node state)? Slurm answers such a job at
-// submission with one line, "Requested node configuration is not
-// available"; Muster gives the same line and a detail naming the resource,
-// the request and the best the partition offers.
+// submission with "Requested node configuration is not available", after a
+// line of its own when the CPUs or the memory asked per node exceed every
+// node ("CPU count per node can not be satisfied", "Memory specification
+// can not be satisfied"); Muster gives the same lines and a detail naming
+// the resource, the request and the best the partition offers.
 //
 // Checks, in order (the first that fails is reported):
 //   bad input Slurm names on its own: -w/-x names not in the configuration
@@ -134,13 +136,37 @@ std::string CheckMaxima(const ResourceRequest& r, NodeConfigs nodes, const std::
   return "";
 }
 
+// The line Slurm prints before "Requested node configuration is not
+// available" for the per-node maxima it checks first, as observed on the
+// 22.05 oracle (32-CPU, 64000 MB nodes): the CPUs a node must give
+// explicitly (-c 33, --ntasks-per-node=33, --ntasks-per-node=2 -c 17; not
+// -N 1 -n 33, whose per-node share Slurm derives later), then the memory of
+// --mem or of one CPU's --mem-per-cpu (--mem=64001, --mem-per-cpu=64001;
+// not -c 2 --mem-per-cpu=32001). "" when neither exceeds the largest node.
+std::string SlurmLine(const ResourceRequest& r, NodeConfigs nodes) {
+  if (nodes.empty()) return "";
+  int max_cpus = 0;
+  int64_t max_mem = 0;
+  for (const core::NodeConfig* n : nodes) {
+    max_cpus = std::max(max_cpus, n->cpus);
+    max_mem = std::max(max_mem, n->real_memory_mb);
+  }
+  const int64_t cpus = static_cast<int64_t>(std::max(r.ntasks_per_node, 1)) * r.cpus_per_task;
+  if (cpus > max_cpus) return "CPU count per node can not be satisfied";
+  if (!r.whole_node_mem && std::max(r.mem_per_node_mb, r.mem_per_cpu_mb) > max_mem) {
+    return "Memory specification can not be satisfied";
+  }
+  return "";
+}
+
 }  // namespace
 
 util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
-                              const config::Config& cfg, std::string* detail) {
-  std::string ignored;
-  if (detail == nullptr) detail = &ignored;
-  detail->clear();
+                              const config::Config& cfg, SubmitRefusal* why) {
+  SubmitRefusal ignored;
+  if (why == nullptr) why = &ignored;
+  *why = SubmitRefusal{};
+  std::string* detail = &why->detail;
   RequestError kind;
   auto rr = BuildResourceRequest(req, cfg.def_mem_per_cpu_mb, &kind);
   if (!rr.ok()) {
@@ -172,20 +198,11 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
   }
   // Slurm: "Invalid generic resource (gres) specification" (--gres=nic:1
   // where GresTypes has no nic).
-  auto cluster_has_gres = [&](const std::string& name) {
-    if (std::find(cfg.gres_types.begin(), cfg.gres_types.end(), name) != cfg.gres_types.end()) {
-      return true;
-    }
-    return std::any_of(all.begin(), all.end(), [&](const core::NodeConfig* n) {
-      return std::any_of(n->gres.begin(), n->gres.end(),
-                         [&](const core::GresSpec& g) { return g.name == name; });
-    });
-  };
   std::vector<std::string> gres_names;
   if (r.gpus_per_node > 0 || r.gpus_per_job > 0) gres_names.push_back("gpu");
   for (const auto& g : r.other_gres) gres_names.push_back(g.name);
   for (const auto& name : gres_names) {
-    if (!cluster_has_gres(name)) {
+    if (!cfg.HasGres(name)) {
       *detail = "gres/" + name + ": not a GRES of this cluster";
       return util::InvalidArgument("Invalid generic resource (gres) specification");
     }
@@ -221,23 +238,28 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
   nodes.reserve(members.size());
   for (int i : members) nodes.push_back(all[i]);
 
+  // From here on every refusal is Slurm's "not available", with its line.
+  auto unavailable = [why, line = SlurmLine(r, nodes)] {
+    why->slurm_line = line;
+    return util::Unavailable(kUnavailableMsg);
+  };
   const std::string where = "partition " + part.name;
   const std::string most = "any node in " + where;
   *detail = CheckMaxima(r, nodes, most, where, "");
-  if (!detail->empty()) return util::Unavailable(kUnavailableMsg);
+  if (!detail->empty()) return unavailable();
 
   for (const auto& name : r.required_nodes) {
     const int i = by_name.at(name);
     if (!std::binary_search(members.begin(), members.end(), i)) {
       *detail = "nodes: " + name + " (-w) is not in " + where;
-      return util::Unavailable(kUnavailableMsg);
+      return unavailable();
     }
   }
   for (const auto& f : r.features) {
     if (std::none_of(nodes.begin(), nodes.end(),
                      [&](const core::NodeConfig* n) { return HasFeature(*n, f); })) {
       *detail = "features: no node in " + where + " has feature '" + f + "'";
-      return util::Unavailable(kUnavailableMsg);
+      return unavailable();
     }
   }
   for (const auto& group : r.feature_any) {
@@ -247,7 +269,7 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
     };
     if (std::none_of(nodes.begin(), nodes.end(), has_any)) {
       *detail = "features: no node in " + where + " has any of '" + FeatureGroup(group, "|") + "'";
-      return util::Unavailable(kUnavailableMsg);
+      return unavailable();
     }
   }
 
@@ -267,11 +289,11 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
         r.other_gres.empty()) {
       *detail =
           "features: no node in " + where + " has all of '" + FeatureGroup(r.features, "&") + "'";
-      return util::Unavailable(kUnavailableMsg);
+      return unavailable();
     }
     *detail =
         CheckMaxima(r, matching, most + " matching -C/-x/--gres", where, " matching -C/-x/--gres");
-    if (!detail->empty()) return util::Unavailable(kUnavailableMsg);
+    if (!detail->empty()) return unavailable();
   }
 
   // Finally: would the idle partition take it? (E.g. the node with enough
@@ -283,7 +305,7 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
   if (!SelectNodes(m, all, empty, members, &scratch, &alloc)) {
     *detail = "resources: no set of nodes in " + where +
               " can hold the job's CPUs, memory and GPUs together";
-    return util::Unavailable(kUnavailableMsg);
+    return unavailable();
   }
   return util::Status::Ok();
 }

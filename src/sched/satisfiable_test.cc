@@ -30,11 +30,11 @@ void RunCases(const Harness& h, const std::vector<Case>& cases) {
   for (const auto& c : cases) {
     const core::Partition* part = h.cfg.FindPartition(c.partition);
     ASSERT_NE(part, nullptr) << c.partition;
-    std::string detail = "stale";
-    util::Status st = CheckSatisfiable(c.job.req(), *part, h.cfg, &detail);
-    EXPECT_EQ(st.code(), c.code) << c.slurm << ": " << st.message() << " / " << detail;
+    SubmitRefusal why{"stale", "stale"};
+    util::Status st = CheckSatisfiable(c.job.req(), *part, h.cfg, &why);
+    EXPECT_EQ(st.code(), c.code) << c.slurm << ": " << st.message() << " / " << why.detail;
     EXPECT_EQ(st.message(), c.message) << c.slurm;
-    EXPECT_EQ(detail, c.detail) << c.slurm;
+    EXPECT_EQ(why.detail, c.detail) << c.slurm;
   }
 }
 
@@ -190,6 +190,64 @@ TEST(CheckSatisfiable, OtherClusters) {
            kInvalid, "--mem and --mem-per-cpu are mutually exclusive",
            "--mem and --mem-per-cpu are mutually exclusive"},
       });
+}
+
+// The line Slurm's sbatch prints before "Batch job submission failed:
+// Requested node configuration is not available", as the oracle printed it
+// for `sbatch <options> --wrap true` (as root, partition short by default).
+TEST(CheckSatisfiable, SlurmsOwnLineMatchesTheOracle) {
+  Harness h = OracleCluster();
+  const std::string kCpu = "CPU count per node can not be satisfied";
+  const std::string kMem = "Memory specification can not be satisfied";
+  struct LineCase {
+    const char* options;
+    testing::JobBuilder job;
+    std::string line;
+  };
+  const std::vector<LineCase> cases = {
+      {"-c 64", MakeJob().Cpus(64), kCpu},
+      {"-c 33", MakeJob().Cpus(33), kCpu},
+      {"--ntasks-per-node=40", MakeJob().TasksPerNode(40), kCpu},
+      {"--ntasks-per-node=2 -c 17", MakeJob().TasksPerNode(2).Cpus(17), kCpu},
+      {"-N 2 --ntasks-per-node=20 -c 2", MakeJob().Nodes(2).TasksPerNode(20).Cpus(2), kCpu},
+      {"-c 64 --mem=999999 (CPUs first)", MakeJob().Cpus(64).Mem(999999), kCpu},
+      {"--gres=gpu:9 -c 64", MakeJob().Gpus(9).Cpus(64), kCpu},
+      {"-p train -w cpu01 -c 64", MakeJob().Nodelist("cpu01").Cpus(64), kCpu},
+      {"--mem=999999", MakeJob().Mem(999999), kMem},
+      {"--mem=64001", MakeJob().Mem(64001), kMem},
+      {"-N 2 --mem=64001", MakeJob().Nodes(2).Mem(64001), kMem},
+      {"--mem-per-cpu=64001", MakeJob().MemPerCpu(64001), kMem},
+      {"-c 2 --mem-per-cpu=64001", MakeJob().Cpus(2).MemPerCpu(64001), kMem},
+      {"--gres=gpu:9 --mem=999999", MakeJob().Gpus(9).Mem(999999), kMem},
+      // Refused with "not available" alone.
+      {"-N 1 -n 33", MakeJob().Nodes(1).Tasks(33), ""},
+      {"-n 2 -c 17 -N 1", MakeJob().Tasks(2).Cpus(17).Nodes(1), ""},
+      {"-c 2 --mem-per-cpu=32001", MakeJob().Cpus(2).MemPerCpu(32001), ""},
+      {"-c 32 --mem-per-cpu=2001", MakeJob().Cpus(32).MemPerCpu(2001), ""},
+      {"--gres=gpu:9", MakeJob().Gpus(9), ""},
+      {"--gres=gpu:a100:1", MakeJob().Gpus(1, "a100"), ""},
+      {"--gpus=40", MakeJob().GpusPerJob(40), ""},
+  };
+  for (const auto& c : cases) {
+    SubmitRefusal why{"stale", "stale"};
+    util::Status st = CheckSatisfiable(c.job.req(), *h.cfg.FindPartition("short"), h.cfg, &why);
+    EXPECT_EQ(st.code(), util::Code::kUnavailable) << c.options;
+    EXPECT_EQ(st.message(), kNotAvailable) << c.options;
+    EXPECT_EQ(why.slurm_line, c.line) << c.options;
+    EXPECT_FALSE(why.detail.empty()) << c.options;
+  }
+  // Slurm's earlier refusals carry no such line, even for -c 64.
+  SubmitRefusal why{"stale", "stale"};
+  util::Status st = CheckSatisfiable(MakeJob().Nodelist("gpu09").Cpus(64).req(),
+                                     *h.cfg.FindPartition("short"), h.cfg, &why);
+  EXPECT_EQ(st.message(), "Invalid node name specified");
+  EXPECT_EQ(why.slurm_line, "");
+  // Accepted: both fields cleared.
+  why = {"stale", "stale"};
+  EXPECT_TRUE(
+      CheckSatisfiable(MakeJob().Cpus(32).req(), *h.cfg.FindPartition("short"), h.cfg, &why).ok());
+  EXPECT_EQ(why.slurm_line, "");
+  EXPECT_EQ(why.detail, "");
 }
 
 TEST(CheckSatisfiable, NullDetailIsAllowed) {

@@ -37,6 +37,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "sched/refusal.h"
 #include "util/status.h"
 
 namespace muster::sched {
@@ -161,19 +162,22 @@ Plan Schedule(const Snapshot& snapshot);
 // Checks at submission that some set of nodes of the partition could ever run
 // the job (ignoring what is in use and node state). On failure returns
 // kUnavailable with message = Slurm's line ("Requested node configuration is
-// not available") and `detail` filled with a line naming the resource, what
-// was asked and the most any node offers, e.g. "gres/gpu: requested 16 per
-// node, the most any node in partition gpu has is 8".
+// not available"), why->slurm_line the line Slurm prints before it when the
+// CPUs or memory asked per node exceed every node ("CPU count per node can
+// not be satisfied", "Memory specification can not be satisfied"), and
+// why->detail a line naming the resource, what was asked and the most any
+// node offers, e.g. "gres/gpu: requested 16 per node, the most any node in
+// partition gpu has is 8".
 // Where Slurm answers differently it returns kInvalidArgument with Slurm's
 // message and our detail: "Invalid feature specification" (a feature no node
 // of the cluster has), "Invalid generic resource (gres) specification" (a
 // GRES name the cluster does not know), "Invalid node name specified" (-w/-x
 // naming a node not in the configuration). Malformed requests (see
 // MakeResourceRequest) come back as kInvalidArgument with their own text;
-// inconsistent task/node counts as kUnavailable, as Slurm does.
-// `detail` may be null.
+// inconsistent task/node counts as kUnavailable, as Slurm does (these have
+// no slurm_line). `why` may be null.
 util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
-                              const config::Config& cfg, std::string* detail);
+                              const config::Config& cfg, SubmitRefusal* why);
 
 // Finds a live node by name (e.g. the controller's node map); null for unknown.
 using NodeLookup = std::function<core::Node*(const std::string& name)>;

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <limits>
 #include <utility>
 
 #include "util/strings.h"
@@ -21,7 +22,16 @@ std::optional<int> ParseSignal(const std::string& text) {
     if (name == n) return v;
   }
   auto num = ParseInt(name);
-  if (num.ok() && *num > 0 && *num <= 64) return static_cast<int>(*num);
+  if (num.ok() && *num > 0 && *num <= kMaxSignal) return static_cast<int>(*num);
+  return std::nullopt;
+}
+
+std::optional<int> ParseSignalArgument(const std::string& text) {
+  if (auto sig = ParseSignal(text)) return sig;
+  auto num = ParseInt(text);
+  if (num.ok() && *num > 0 && *num <= std::numeric_limits<int>::max()) {
+    return static_cast<int>(*num);
+  }
   return std::nullopt;
 }
 

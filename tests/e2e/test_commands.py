@@ -60,7 +60,7 @@ def test_squeue_filters(cluster, users):
     assert sorted(r.stdout.split()) == sorted([str(mine), str(theirs)])
     # users may cancel only their own jobs
     r = cluster.run(["scancel", str(theirs)], user=users[0], check=False)
-    assert r.returncode == 1
+    assert r.returncode == 210  # as Slurm: ESLURM_ACCESS_DENIED's low byte
     assert f"Kill job error on job id {theirs}: Access/permission denied" in r.stderr
     assert cluster.job(theirs)["state"] == "PENDING"
     r = cluster.run(["scontrol", "release", str(theirs)], user=users[0], check=False)

@@ -111,10 +111,16 @@ def test_other_users_cannot_touch_an_array(cluster, users):
     if len(users) < 2:
         pytest.skip("needs root for the test users")
     a = cluster.sbatch("-H", "--array=1-3", "--wrap", "true", user=users[0])
-    for argv in (["scancel", f"{a}_2"], ["scontrol", "release", f"{a}_2"],
-                 ["scontrol", "update", f"JobId={a}_2", "Nice=10"]):
+    # Slurm's words: scancel refuses with "Access/permission denied", a job
+    # update (release, update) with "Invalid user id", an array task's as
+    # "<id>: <error>".
+    for argv, line in ((["scancel", f"{a}_2"],
+                        f"scancel: error: Kill job error on job id {a}_2: Access/permission denied"),
+                       (["scontrol", "release", f"{a}_2"], f"{a}_2: Invalid user id"),
+                       (["scontrol", "update", f"JobId={a}_2", "Nice=10"],
+                        f"{a}_2: Invalid user id")):
         r = cluster.run(argv, user=users[1], check=False)
-        assert r.returncode != 0 and "Access/permission denied" in r.stderr, (argv, r.stderr)
+        assert r.returncode != 0 and r.stderr.splitlines() == [line], (argv, r.stderr)
     # Nothing was split off or changed.
     assert cluster.run(["squeue", "-h", "-j", str(a), "-o", "%i %r"]).stdout.strip() == \
         f"{a}_[1-3] JobHeldUser"

@@ -19,6 +19,7 @@
 #include "core/node.h"
 #include "store/records.h"
 #include "util/status.h"
+#include "util/version.h"
 
 namespace muster::render {
 
@@ -32,8 +33,9 @@ struct ClusterView {
   bool caller_admin = false;  // root or AdminUsers
   // The caller's groups (primary first), for partitions' AllowGroups.
   std::vector<uint32_t> caller_groups;
-  // Version= (scontrol show node), %v (sinfo) and SLURM_VERSION (show config).
-  std::string version = "0.1.0";
+  // Version= (scontrol show node), %v (sinfo) and SLURM_VERSION (show config):
+  // the Slurm release Muster follows, as `-V` prints it first.
+  std::string version = std::string(util::SlurmVersion());
   int64_t ctld_start_time = 0;  // BOOT_TIME in `scontrol show config`; 0 = Unknown
   // Arch= and OS= of `scontrol show node`; empty = this host's uname(2).
   std::string arch;
@@ -186,9 +188,10 @@ struct SacctRequest {
   // The field list, resolved by ParseSacctArgs from -o/-l/-b or the default
   // "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode".
   std::string format = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
-  // CLI only, not sent: --help/--usage, -e/--helpformat.
+  // CLI only, not sent: --help/--usage, -e/--helpformat, -V/--version.
   bool help = false;
   bool helpformat = false;
+  bool version = false;
 };
 nlohmann::json ToJson(const SacctRequest& r);
 util::Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j);
@@ -251,6 +254,7 @@ struct SreportRequest {
   // CLI only: a diagnostic sreport prints to stderr, without a newline,
   // before the report ("unknown time format fortnight").
   std::string warning;
+  bool version = false;  // CLI only: -V/--version, parsing stops there
 };
 nlohmann::json ToJson(const SreportRequest& r);
 util::Result<SreportRequest> SreportRequestFromJson(const nlohmann::json& j);

@@ -44,9 +44,19 @@
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
+#include "util/version.h"
 
 namespace muster::render {
 namespace {
+
+// The "Slurm" member of --json's meta: the release Muster follows, split.
+nlohmann::json SlurmVersionJson() {
+  const std::string release(util::SlurmVersion());
+  std::vector<std::string> parts = util::Split(release, '.');
+  auto part = [&](size_t i) { return i < parts.size() ? std::atoi(parts[i].c_str()) : 0; };
+  return {{"version", {{"major", part(0)}, {"micro", part(2)}, {"minor", part(1)}}},
+          {"release", release}};
+}
 
 using store::JobRecord;
 using store::StepRecord;
@@ -628,6 +638,7 @@ Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
         case 'L': case 'T': return true;
         case 'h': r.help = true; return true;
         case 'e': r.helpformat = true; return true;
+        case 'V': r.version = true; return true;
         default: return false;
       }
     };
@@ -673,6 +684,7 @@ Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
     else if (a == "--json") r.json = true;
     else if (a == "--help" || a == "--usage") r.help = true;
     else if (a == "--helpformat") r.helpformat = true;
+    else if (a == "--version") r.version = true;
     else if (a == "--duplicates") r.duplicates = true;
     else if (a == "--allclusters" || a == "--truncate" ||
              a == "--noconvert" || a == "--array") {
@@ -880,7 +892,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
     nlohmann::json doc = {
         {"meta",
          {{"plugin", {{"type", "openapi/dbv0.0.38"}, {"name", "Slurm OpenAPI DB v0.0.38"}}},
-          {"Slurm", {{"version", {{"major", 22}, {"micro", 8}, {"minor", 5}}}, {"release", "22.05.8"}}}}},
+          {"Slurm", SlurmVersionJson()}}},
         {"errors", nlohmann::json::array()},
         {"jobs", json_jobs}};
     return doc.dump(2) + "\n";

@@ -151,6 +151,10 @@ Result<SreportRequest> ParseSreportArgs(const std::vector<std::string>& args) {
         return InvalidArgument("sreport: option '" + flag + "' requires an argument");
       return args[++i];
     };
+    if (a == "-V" || a == "--version") {
+      r.version = true;
+      return r;
+    }
     if (a == "-P" || a == "--parsable2") r.parsable2 = true;
     else if (a == "-p" || a == "--parsable") r.parsable = true;
     else if (a == "-n" || a == "--noheader") r.noheader = true;
