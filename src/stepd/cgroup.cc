@@ -143,30 +143,43 @@ bool HasWord(std::string_view list, std::string_view word) {
   return false;
 }
 
-// Claims the job's directory name under `parent` (made here): job_<id>,
-// created by this call. When it exists already the name gets muster-step's
-// pid: emulated nodes on one host (or two local clusters) can run a step of
-// the same job id at once, and one step must neither share the other's
-// limit nor kill its processes. An existing job_<id> that is empty and more
-// than a minute old is a crashed step's leftover: removed and taken, so old
-// limits cannot get in the way (a step just starting has not had time to
-// add its process yet, so a young empty one is left alone; the tests' fake
-// trees stand for the kernel's control files with old directories made
-// beforehand, used as they are).
-std::string ClaimJobDirName(const std::string& parent, uint32_t job_id) {
-  ::mkdir(parent.c_str(), 0755);
+// mkdir `path`, and its parent first when that is missing (the first job
+// on this host): one mkdir per job in the usual case. 0 or the errno.
+int MakeDirAndParent(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0) return 0;
+  if (errno != ENOENT) return errno;
+  const std::string parent = path.substr(0, path.rfind('/'));
+  if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+  return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno;
+}
+
+// Creates the job's directory under `parent` (made here when missing) and
+// returns its name: job_<id>. When that exists already the name gets
+// muster-step's pid: emulated nodes on one host (or two local clusters) can
+// run a step of the same job id at once, and one step must neither share
+// the other's limit nor kill its processes. An existing job_<id> that is
+// empty and more than a minute old is a crashed step's leftover: removed
+// and taken, so old limits cannot get in the way (a step just starting has
+// not had time to add its process yet, so a young empty one is left alone;
+// the tests' fake trees stand for the kernel's control files with old
+// directories made beforehand, used as they are).
+util::Result<std::string> ClaimJobDir(const std::string& parent, uint32_t job_id) {
   std::string name = fmt::format("job_{}", job_id);
   std::string path = parent + "/" + name;
-  if (::mkdir(path.c_str(), 0755) == 0) return name;
+  int err = MakeDirAndParent(path);
+  if (err == 0) return name;
+  if (err != EEXIST) return util::Unavailable(fmt::format("mkdir {}: {}", path, strerror(err)));
   struct stat st {};
-  const bool stale = errno == EEXIST && ReadPids(path + "/cgroup.procs").empty() &&
-                     ::stat(path.c_str(), &st) == 0 && ::time(nullptr) - st.st_mtime > 60;
+  const bool stale = ReadPids(path + "/cgroup.procs").empty() && ::stat(path.c_str(), &st) == 0 &&
+                     ::time(nullptr) - st.st_mtime > 60;
   if (stale) {
     if (::rmdir(path.c_str()) == 0 && ::mkdir(path.c_str(), 0755) == 0) return name;
     // Only an ordinary directory (the tests' fake trees) is not empty here.
     if (errno == ENOTEMPTY) return name;
   }
-  return fmt::format("{}_{}", name, ::getpid());
+  name = fmt::format("{}_{}", name, ::getpid());
+  MUSTER_RETURN_IF_ERROR(MakeDir(parent + "/" + name));
+  return name;
 }
 
 // ---- cgroup v2 ----
@@ -217,8 +230,9 @@ class V2Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(EnableControllers(root, wanted));
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
     MUSTER_RETURN_IF_ERROR(EnableControllers(parent, wanted));
-    std::string dir = parent + "/" + ClaimJobDirName(parent, job_id);
-    MUSTER_RETURN_IF_ERROR(MakeDir(dir));
+    util::Result<std::string> name = ClaimJobDir(parent, job_id);
+    if (!name.ok()) return name.status();
+    std::string dir = parent + "/" + *name;
     util::Status st = Apply(dir, limits);
     if (!st.ok()) {
       (void)RemoveDir(dir);
@@ -291,11 +305,14 @@ class V1Cgroup : public JobCgroup {
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
                                                          const CgroupLimits& limits) {
     std::unique_ptr<V1Cgroup> cg(new V1Cgroup);
-    if (!IsDir(root + "/memory")) return util::Unavailable(fmt::format("no cgroup hierarchy at {}/memory", root));
-    std::string job = ClaimJobDirName(root + "/memory/muster", job_id);
-    util::Status st = cg->MakeIn(root + "/memory", job, &cg->memory_);
-    if (st.ok() && IsDir(root + "/cpuacct")) st = cg->MakeIn(root + "/cpuacct", job, &cg->cpuacct_);
-    if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", job, limits.cpuset);
+    util::Result<std::string> job = ClaimJobDir(root + "/memory/muster", job_id);
+    if (!job.ok()) return job.status();
+    cg->memory_ = root + "/memory/muster/" + *job;
+    cg->dirs_.push_back(cg->memory_);
+    util::Status st = cg->MakeIn(root + "/cpuacct", *job, &cg->cpuacct_);
+    // Without a cpuacct hierarchy the CPU time comes from rusage.
+    if (!st.ok() && !IsDir(root + "/cpuacct")) st = util::Status::Ok();
+    if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", *job, limits.cpuset);
     if (st.ok() && limits.mem_limit_bytes > 0) {
       std::string bytes = fmt::format("{}\n", limits.mem_limit_bytes);
       st = WriteText(cg->memory_ + "/memory.limit_in_bytes", bytes);
@@ -313,12 +330,17 @@ class V1Cgroup : public JobCgroup {
   }
 
  private:
-  // Creates <hierarchy>/muster/<job>, remembering it for Remove().
+  // Creates <hierarchy>/muster/<job> (and muster/ when missing),
+  // remembering it for Remove(). An existing one is used: ClaimJobDir
+  // chose the name in the memory hierarchy, so one left here by a crashed
+  // step holds no live process of another.
   util::Status MakeIn(const std::string& hierarchy, const std::string& job, std::string* out) {
-    if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
-    MUSTER_RETURN_IF_ERROR(MakeDir(hierarchy + "/muster"));
     std::string dir = hierarchy + "/muster/" + job;
-    MUSTER_RETURN_IF_ERROR(MakeDir(dir));
+    int err = MakeDirAndParent(dir);
+    if (err != 0 && err != EEXIST) {
+      if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
+      return util::Unavailable(fmt::format("mkdir {}: {}", dir, strerror(err)));
+    }
     dirs_.push_back(dir);
     *out = dir;
     return util::Status::Ok();
@@ -331,6 +353,7 @@ class V1Cgroup : public JobCgroup {
     if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
     std::string parent = hierarchy + "/muster";
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
+    // muster/ copies its parent's once; later jobs find them set.
     for (const char* file : {"/cpuset.cpus", "/cpuset.mems"}) {
       if (!Trimmed(ReadText(parent + file).value_or("")).empty()) continue;
       MUSTER_RETURN_IF_ERROR(WriteText(parent + file, Trimmed(ReadText(hierarchy + file).value_or("")) + "\n"));
