@@ -189,8 +189,10 @@ class V2Cgroup : public JobCgroup {
   explicit V2Cgroup(std::string dir) : dir_(std::move(dir)) {}
 
   std::string_view Version() const override { return "v2"; }
-  util::Status AddProcess(pid_t pid) override {
-    return WriteText(dir_ + "/cgroup.procs", fmt::format("{}\n", pid));
+  util::Status OpenJoin(CgroupJoin* out) const override {
+    out->clone_into_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (out->clone_into_fd < 0) return util::Unavailable(fmt::format("open {}: {}", dir_, strerror(errno)));
+    return util::Status::Ok();
   }
   std::vector<pid_t> Processes() const override { return ReadPids(dir_ + "/cgroup.procs"); }
   // memory.peak came with Linux 5.19.
@@ -275,9 +277,12 @@ class V2Cgroup : public JobCgroup {
 class V1Cgroup : public JobCgroup {
  public:
   std::string_view Version() const override { return "v1"; }
-  util::Status AddProcess(pid_t pid) override {
+  util::Status OpenJoin(CgroupJoin* out) const override {
     for (const std::string& dir : dirs_) {
-      MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cgroup.procs", fmt::format("{}\n", pid)));
+      const std::string path = dir + "/tasks";
+      int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+      out->self_fds.push_back(fd);
     }
     return util::Status::Ok();
   }
@@ -370,6 +375,25 @@ class V1Cgroup : public JobCgroup {
 };
 
 }  // namespace
+
+CgroupJoin::CgroupJoin(CgroupJoin&& o) noexcept
+    : clone_into_fd(std::exchange(o.clone_into_fd, -1)), self_fds(std::exchange(o.self_fds, {})) {}
+
+CgroupJoin& CgroupJoin::operator=(CgroupJoin&& o) noexcept {
+  if (this != &o) {
+    Close();
+    clone_into_fd = std::exchange(o.clone_into_fd, -1);
+    self_fds = std::exchange(o.self_fds, {});
+  }
+  return *this;
+}
+
+void CgroupJoin::Close() {
+  if (clone_into_fd >= 0) ::close(clone_into_fd);
+  clone_into_fd = -1;
+  for (int fd : self_fds) ::close(fd);
+  self_fds.clear();
+}
 
 int64_t KeyedValue(std::string_view text, std::string_view key) {
   while (!text.empty()) {
