@@ -25,8 +25,6 @@ namespace {
 
 // Same bound as SignalDescendants: a fork bomb is swept again on the next event.
 constexpr int kMaxRescans = 64;
-// How long Remove() waits for the kernel to let go of an emptied cgroup.
-constexpr int kRemoveTries = 50;
 constexpr auto kRemoveRetryDelay = std::chrono::milliseconds(10);
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
@@ -34,7 +32,6 @@ int PidfdSendSignal(int pidfd, int sig) {
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
 }
 
-bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 bool IsDir(const std::string& path) {
   struct stat st;
@@ -61,6 +58,29 @@ std::optional<std::string> ReadText(const std::string& path) {
 util::Status WriteText(const std::string& path, std::string_view text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+  ssize_t n;
+  do {
+    n = ::write(fd, text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size())) {
+    return util::Unavailable(fmt::format("write \"{}\" to {}: {}", text, path, strerror(err)));
+  }
+  return util::Status::Ok();
+}
+
+// Writes `text` into `path` where the kernel has that file (optional
+// features: memsw, memory.swap.max, cgroup.kill), setting *present (when
+// given): one open instead of an access() and an open, each of which makes
+// and drops a kernfs dentry and inode. No O_CREAT: absent stays absent.
+util::Status WriteIfPresent(const std::string& path, std::string_view text, bool* present = nullptr) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (present != nullptr) *present = fd >= 0;
+  if (fd < 0) {
+    if (errno == ENOENT) return util::Status::Ok();
+    return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+  }
   ssize_t n;
   do {
     n = ::write(fd, text.data(), text.size());
@@ -116,8 +136,8 @@ util::Status MakeDir(const std::string& path) {
 // rmdir on cgroupfs succeeds with the control files present and answers
 // EBUSY while processes are still leaving. ENOTEMPTY only comes from an
 // ordinary directory (the tests' fake trees): the files are removed then.
-util::Status RemoveDir(const std::string& path) {
-  for (int i = 0; i < kRemoveTries; ++i) {
+util::Status RemoveDir(const std::string& path, int tries) {
+  for (int i = 0; i < tries; ++i) {
     if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return util::Status::Ok();
     if (errno == ENOTEMPTY) {
       std::error_code ec;
@@ -126,7 +146,7 @@ util::Status RemoveDir(const std::string& path) {
       }
       if (::rmdir(path.c_str()) == 0) return util::Status::Ok();
     }
-    if (errno != EBUSY) break;
+    if (errno != EBUSY || i + 1 == tries) break;
     std::this_thread::sleep_for(kRemoveRetryDelay);
   }
   return util::Unavailable(fmt::format("rmdir {}: {}", path, strerror(errno)));
@@ -196,15 +216,13 @@ class V2Cgroup : public JobCgroup {
   }
   std::vector<pid_t> Processes() const override { return ReadPids(dir_ + "/cgroup.procs"); }
   // memory.peak came with Linux 5.19.
-  bool NeedsSampling() const override { return !Exists(dir_ + "/memory.peak"); }
+  bool NeedsSampling() const override { return ::access((dir_ + "/memory.peak").c_str(), F_OK) != 0; }
   void Sample() override { sampled_peak_ = std::max(sampled_peak_, ReadU64(dir_ + "/memory.current")); }
   CgroupUsage Usage() const override {
     CgroupUsage u;
-    if (Exists(dir_ + "/memory.peak")) {
-      u.peak_bytes = ReadU64(dir_ + "/memory.peak");
-    } else {
-      u.peak_bytes = std::max(sampled_peak_, ReadU64(dir_ + "/memory.current"));
-    }
+    std::optional<std::string> peak = ReadText(dir_ + "/memory.peak");
+    std::optional<uint64_t> peak_bytes = peak ? ParseU64(*peak) : std::nullopt;
+    u.peak_bytes = peak_bytes ? *peak_bytes : std::max(sampled_peak_, ReadU64(dir_ + "/memory.current"));
     int64_t usec = KeyedValue(ReadText(dir_ + "/cpu.stat").value_or(""), "usage_usec");
     u.cpu_ns = usec > 0 ? static_cast<uint64_t>(usec) * 1000 : 0;
     std::string events = ReadText(dir_ + "/memory.events").value_or("");
@@ -213,9 +231,10 @@ class V2Cgroup : public JobCgroup {
   }
   // cgroup.kill came with Linux 5.14.
   bool KillAll() override {
-    return Exists(dir_ + "/cgroup.kill") && WriteText(dir_ + "/cgroup.kill", "1").ok();
+    bool present = false;
+    return WriteIfPresent(dir_ + "/cgroup.kill", "1", &present).ok() && present;
   }
-  util::Status Remove() override { return RemoveDir(dir_); }
+  util::Status Remove(int tries) override { return RemoveDir(dir_, tries); }
 
   // Creates <root>/muster/job_<id> with the controllers enabled on the way down.
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
@@ -237,7 +256,7 @@ class V2Cgroup : public JobCgroup {
     std::string dir = parent + "/" + *name;
     util::Status st = Apply(dir, limits);
     if (!st.ok()) {
-      (void)RemoveDir(dir);
+      (void)RemoveDir(dir, kCgroupRemoveTries);
       return st;
     }
     return std::unique_ptr<JobCgroup>(new V2Cgroup(dir));
@@ -260,7 +279,7 @@ class V2Cgroup : public JobCgroup {
     if (limits.mem_limit_bytes > 0) {
       MUSTER_RETURN_IF_ERROR(WriteText(dir + "/memory.max", fmt::format("{}\n", limits.mem_limit_bytes)));
       // Slurm's default AllowedSwapSpace=0: the limit is not stretched by swap.
-      if (Exists(dir + "/memory.swap.max")) MUSTER_RETURN_IF_ERROR(WriteText(dir + "/memory.swap.max", "0\n"));
+      MUSTER_RETURN_IF_ERROR(WriteIfPresent(dir + "/memory.swap.max", "0\n"));
     }
     if (!limits.cpuset.empty()) {
       MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cpuset.cpus", limits.cpuset + "\n"));
@@ -298,10 +317,10 @@ class V1Cgroup : public JobCgroup {
     u.oom_killed = kills >= 0 ? kills > 0 : ReadU64(memory_ + "/memory.failcnt") > 0;
     return u;
   }
-  util::Status Remove() override {
+  util::Status Remove(int tries) override {
     util::Status first = util::Status::Ok();
     for (const std::string& dir : dirs_) {
-      util::Status st = RemoveDir(dir);
+      util::Status st = RemoveDir(dir, tries);
       if (!st.ok() && first.ok()) first = st;
     }
     return first;
@@ -323,12 +342,10 @@ class V1Cgroup : public JobCgroup {
       st = WriteText(cg->memory_ + "/memory.limit_in_bytes", bytes);
       // memsw (memory + swap) must stay >= the memory limit, so it is set
       // second; equal means no swap, Slurm's default AllowedSwapSpace=0.
-      if (st.ok() && Exists(cg->memory_ + "/memory.memsw.limit_in_bytes")) {
-        st = WriteText(cg->memory_ + "/memory.memsw.limit_in_bytes", bytes);
-      }
+      if (st.ok()) st = WriteIfPresent(cg->memory_ + "/memory.memsw.limit_in_bytes", bytes);
     }
     if (!st.ok()) {
-      (void)cg->Remove();
+      (void)cg->Remove(kCgroupRemoveTries);
       return st;
     }
     return std::unique_ptr<JobCgroup>(std::move(cg));
@@ -410,7 +427,7 @@ int64_t KeyedValue(std::string_view text, std::string_view key) {
 }
 
 CgroupVersion DetectCgroupVersion(const std::string& root) {
-  if (Exists(root + "/cgroup.controllers")) return CgroupVersion::kV2;
+  if (::access((root + "/cgroup.controllers").c_str(), F_OK) == 0) return CgroupVersion::kV2;
   if (IsDir(root + "/memory")) return CgroupVersion::kV1;
   return CgroupVersion::kNone;
 }

@@ -83,10 +83,14 @@ class JobCgroup {
   // SIGKILLs every member at once where the kernel can (v2 cgroup.kill);
   // returns false where it cannot, and the caller signals the members.
   virtual bool KillAll() { return false; }
-  // Removes the job's directories. Requires that no process is left;
-  // retries briefly, since the kernel may still be dropping the last ones.
-  [[nodiscard]] virtual util::Status Remove() = 0;
+  // Removes the job's directories, trying each up to `tries` times 10 ms
+  // apart while the kernel answers EBUSY: processes are still in it, or
+  // still leaving it.
+  [[nodiscard]] virtual util::Status Remove(int tries) = 0;
 };
+
+// Remove's tries when processes may still be leaving: half a second.
+constexpr int kCgroupRemoveTries = 50;
 
 enum class CgroupVersion { kNone, kV1, kV2 };
 

@@ -188,7 +188,7 @@ TEST_F(FakeCgroupTree, V2ALiveCgroupOfTheSameJobIsNotShared) {
   fs::path mine = root_ / ("muster/job_21_" + std::to_string(::getpid()));
   EXPECT_EQ(ReadFile(mine / "memory.max"), "1048576\n");
   EXPECT_FALSE(fs::exists(root_ / "muster/job_21/memory.max"));
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   EXPECT_FALSE(fs::exists(mine));
   EXPECT_TRUE(fs::exists(root_ / "muster/job_21"));
 }
@@ -224,7 +224,7 @@ TEST_F(FakeCgroupTree, V2RemoveDeletesOnlyTheJob) {
   MakeV2("memory");
   std::unique_ptr<JobCgroup> cg = Create(2, {.mem_limit_bytes = 1 << 20});
   ASSERT_NE(cg, nullptr);
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   EXPECT_FALSE(fs::exists(root_ / "muster/job_2"));
   EXPECT_TRUE(fs::exists(root_ / "muster"));  // shared by the other jobs
 }
@@ -292,7 +292,7 @@ TEST_F(FakeCgroupTree, V1RemoveDeletesEveryHierarchysJob) {
   MakeV1();
   std::unique_ptr<JobCgroup> cg = Create(14, {.cpuset = "0"});
   ASSERT_NE(cg, nullptr);
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   for (const char* h : {"memory", "cpuacct", "cpuset"}) {
     EXPECT_FALSE(fs::exists(root_ / h / "muster/job_14")) << h;
     EXPECT_TRUE(fs::exists(root_ / h / "muster")) << h;

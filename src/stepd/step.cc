@@ -406,7 +406,7 @@ CgroupJoin Supervisor::OpenCgroupJoin() {
 
 void Supervisor::GiveUpCgroup(const std::string& why) {
   util::LogWarn("job {}: running without a cgroup: {}", spec_.job_id, why);
-  (void)cgroup_->Remove();
+  (void)cgroup_->Remove(kCgroupRemoveTries);
   cgroup_.reset();
 }
 
@@ -430,10 +430,14 @@ void Supervisor::CollectUsage() {
   // Zero means the counter is missing (no cpuacct hierarchy): rusage stays.
   if (usage.cpu_ns > 0) result_.total_cpu_ms = usage.cpu_ns / 1'000'000;
   result_.oom_killed = usage.oom_killed;
-  // Normally empty by now (no child is left); anything else in it (not our
+  // Normally empty by now (no child is left), which one rmdir finds out
+  // more cheaply than a read of its members. Anything else in it (not our
   // descendant, so never reaped by us) must not keep the cgroup alive.
-  if (!gave_up_ && !cgroup_->Processes().empty()) SignalJob(SIGKILL);
-  util::Status st = cgroup_->Remove();
+  util::Status st = cgroup_->Remove(1);
+  if (!st.ok() && !gave_up_) {
+    SignalJob(SIGKILL);
+    st = cgroup_->Remove(kCgroupRemoveTries);
+  }
   if (!st.ok()) util::LogWarn("job {}: cannot remove its cgroup: {}", spec_.job_id, st.message());
   cgroup_.reset();
 }
