@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 #include "util/log.h"
 #include "util/strings.h"
@@ -41,12 +40,6 @@ std::vector<int> ParseCpuList(const std::string& list) {
 }
 
 
-std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
 // <SlurmdSpoolDir with %n expanded>/<host>.
@@ -73,8 +66,8 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
 }
 
 stepd::StepState Agent::ReadState(uint32_t job_id) const {
-  auto text = ReadFile(SpoolFile(stepd::StateFileName(job_id)));
-  return text ? stepd::ParseStepState(*text) : stepd::StepState{};
+  util::Result<std::string> text = stepd::ReadFileAt(AT_FDCWD, SpoolFile(stepd::StateFileName(job_id)));
+  return text.ok() ? stepd::ParseStepStateOf(job_id, *text) : stepd::StepState{};
 }
 
 void Agent::Start() {
@@ -342,7 +335,8 @@ void Agent::StepEnded(uint32_t job_id) {
   auto& step = steps_[job_id];
   step.ended = true;
   step.pid = 0;
-  if (!ReadState(job_id).result) {
+  stepd::StepState state = ReadState(job_id);
+  if (!state.result) {
     // The supervisor died without a verdict (killed, crashed): record one so
     // the job is not lost. The leading newline ends a line it left torn.
     stepd::StepResult r;
@@ -353,15 +347,14 @@ void Agent::StepEnded(uint32_t job_id) {
     util::Status st = stepd::AppendFileAt(AT_FDCWD, SpoolFile(stepd::StateFileName(job_id)),
                                           "\n" + stepd::ResultLine(r));
     if (!st.ok()) util::LogError("job {}: {}", job_id, st.message());
+    state.result = std::move(r);
   }
-  SendEnded(job_id);
+  SendEnded(*state.result);
 }
 
-void Agent::SendEnded(uint32_t job_id) {
+void Agent::SendEnded(const stepd::StepResult& result) {
   if (!conn_) return;  // reported at the next registration
-  stepd::StepState state = ReadState(job_id);
-  if (!state.result) return;
-  conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(*state.result)}});
+  conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(result)}});
 }
 
 }  // namespace muster::agent

@@ -60,7 +60,7 @@ class Agent {
   void Reap();
   void WatchPidfd(uint32_t job_id);
   void StepEnded(uint32_t job_id);
-  void SendEnded(uint32_t job_id);
+  void SendEnded(const stepd::StepResult& result);
   // Forks the step's supervisor; returns its pid, or -1 with errno set.
   pid_t ForkStep(const stepd::StepSpec& spec);
   // The forked child: sheds the agent's descriptors, retitles itself and

@@ -25,8 +25,6 @@ namespace {
 
 // Same bound as SignalDescendants: a fork bomb is swept again on the next event.
 constexpr int kMaxRescans = 64;
-// How long Remove() waits for the kernel to let go of an emptied cgroup.
-constexpr int kRemoveTries = 50;
 constexpr auto kRemoveRetryDelay = std::chrono::milliseconds(10);
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
@@ -34,7 +32,6 @@ int PidfdSendSignal(int pidfd, int sig) {
   return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, sig, nullptr, 0));
 }
 
-bool Exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 
 bool IsDir(const std::string& path) {
   struct stat st;
@@ -61,6 +58,29 @@ std::optional<std::string> ReadText(const std::string& path) {
 util::Status WriteText(const std::string& path, std::string_view text) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+  ssize_t n;
+  do {
+    n = ::write(fd, text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size())) {
+    return util::Unavailable(fmt::format("write \"{}\" to {}: {}", text, path, strerror(err)));
+  }
+  return util::Status::Ok();
+}
+
+// Writes `text` into `path` where the kernel has that file (optional
+// features: memsw, memory.swap.max, cgroup.kill), setting *present (when
+// given): one open instead of an access() and an open, each of which makes
+// and drops a kernfs dentry and inode. No O_CREAT: absent stays absent.
+util::Status WriteIfPresent(const std::string& path, std::string_view text, bool* present = nullptr) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (present != nullptr) *present = fd >= 0;
+  if (fd < 0) {
+    if (errno == ENOENT) return util::Status::Ok();
+    return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+  }
   ssize_t n;
   do {
     n = ::write(fd, text.data(), text.size());
@@ -116,8 +136,8 @@ util::Status MakeDir(const std::string& path) {
 // rmdir on cgroupfs succeeds with the control files present and answers
 // EBUSY while processes are still leaving. ENOTEMPTY only comes from an
 // ordinary directory (the tests' fake trees): the files are removed then.
-util::Status RemoveDir(const std::string& path) {
-  for (int i = 0; i < kRemoveTries; ++i) {
+util::Status RemoveDir(const std::string& path, int tries) {
+  for (int i = 0; i < tries; ++i) {
     if (::rmdir(path.c_str()) == 0 || errno == ENOENT) return util::Status::Ok();
     if (errno == ENOTEMPTY) {
       std::error_code ec;
@@ -126,7 +146,7 @@ util::Status RemoveDir(const std::string& path) {
       }
       if (::rmdir(path.c_str()) == 0) return util::Status::Ok();
     }
-    if (errno != EBUSY) break;
+    if (errno != EBUSY || i + 1 == tries) break;
     std::this_thread::sleep_for(kRemoveRetryDelay);
   }
   return util::Unavailable(fmt::format("rmdir {}: {}", path, strerror(errno)));
@@ -143,30 +163,43 @@ bool HasWord(std::string_view list, std::string_view word) {
   return false;
 }
 
-// Claims the job's directory name under `parent` (made here): job_<id>,
-// created by this call. When it exists already the name gets muster-step's
-// pid: emulated nodes on one host (or two local clusters) can run a step of
-// the same job id at once, and one step must neither share the other's
-// limit nor kill its processes. An existing job_<id> that is empty and more
-// than a minute old is a crashed step's leftover: removed and taken, so old
-// limits cannot get in the way (a step just starting has not had time to
-// add its process yet, so a young empty one is left alone; the tests' fake
-// trees stand for the kernel's control files with old directories made
-// beforehand, used as they are).
-std::string ClaimJobDirName(const std::string& parent, uint32_t job_id) {
-  ::mkdir(parent.c_str(), 0755);
+// mkdir `path`, and its parent first when that is missing (the first job
+// on this host): one mkdir per job in the usual case. 0 or the errno.
+int MakeDirAndParent(const std::string& path) {
+  if (::mkdir(path.c_str(), 0755) == 0) return 0;
+  if (errno != ENOENT) return errno;
+  const std::string parent = path.substr(0, path.rfind('/'));
+  if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) return errno;
+  return ::mkdir(path.c_str(), 0755) == 0 ? 0 : errno;
+}
+
+// Creates the job's directory under `parent` (made here when missing) and
+// returns its name: job_<id>. When that exists already the name gets
+// muster-step's pid: emulated nodes on one host (or two local clusters) can
+// run a step of the same job id at once, and one step must neither share
+// the other's limit nor kill its processes. An existing job_<id> that is
+// empty and more than a minute old is a crashed step's leftover: removed
+// and taken, so old limits cannot get in the way (a step just starting has
+// not had time to add its process yet, so a young empty one is left alone;
+// the tests' fake trees stand for the kernel's control files with old
+// directories made beforehand, used as they are).
+util::Result<std::string> ClaimJobDir(const std::string& parent, uint32_t job_id) {
   std::string name = fmt::format("job_{}", job_id);
   std::string path = parent + "/" + name;
-  if (::mkdir(path.c_str(), 0755) == 0) return name;
+  int err = MakeDirAndParent(path);
+  if (err == 0) return name;
+  if (err != EEXIST) return util::Unavailable(fmt::format("mkdir {}: {}", path, strerror(err)));
   struct stat st {};
-  const bool stale = errno == EEXIST && ReadPids(path + "/cgroup.procs").empty() &&
-                     ::stat(path.c_str(), &st) == 0 && ::time(nullptr) - st.st_mtime > 60;
+  const bool stale = ReadPids(path + "/cgroup.procs").empty() && ::stat(path.c_str(), &st) == 0 &&
+                     ::time(nullptr) - st.st_mtime > 60;
   if (stale) {
     if (::rmdir(path.c_str()) == 0 && ::mkdir(path.c_str(), 0755) == 0) return name;
     // Only an ordinary directory (the tests' fake trees) is not empty here.
     if (errno == ENOTEMPTY) return name;
   }
-  return fmt::format("{}_{}", name, ::getpid());
+  name = fmt::format("{}_{}", name, ::getpid());
+  MUSTER_RETURN_IF_ERROR(MakeDir(parent + "/" + name));
+  return name;
 }
 
 // ---- cgroup v2 ----
@@ -176,20 +209,20 @@ class V2Cgroup : public JobCgroup {
   explicit V2Cgroup(std::string dir) : dir_(std::move(dir)) {}
 
   std::string_view Version() const override { return "v2"; }
-  util::Status AddProcess(pid_t pid) override {
-    return WriteText(dir_ + "/cgroup.procs", fmt::format("{}\n", pid));
+  util::Status OpenJoin(CgroupJoin* out) const override {
+    out->clone_into_fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (out->clone_into_fd < 0) return util::Unavailable(fmt::format("open {}: {}", dir_, strerror(errno)));
+    return util::Status::Ok();
   }
   std::vector<pid_t> Processes() const override { return ReadPids(dir_ + "/cgroup.procs"); }
   // memory.peak came with Linux 5.19.
-  bool NeedsSampling() const override { return !Exists(dir_ + "/memory.peak"); }
+  bool NeedsSampling() const override { return ::access((dir_ + "/memory.peak").c_str(), F_OK) != 0; }
   void Sample() override { sampled_peak_ = std::max(sampled_peak_, ReadU64(dir_ + "/memory.current")); }
   CgroupUsage Usage() const override {
     CgroupUsage u;
-    if (Exists(dir_ + "/memory.peak")) {
-      u.peak_bytes = ReadU64(dir_ + "/memory.peak");
-    } else {
-      u.peak_bytes = std::max(sampled_peak_, ReadU64(dir_ + "/memory.current"));
-    }
+    std::optional<std::string> peak = ReadText(dir_ + "/memory.peak");
+    std::optional<uint64_t> peak_bytes = peak ? ParseU64(*peak) : std::nullopt;
+    u.peak_bytes = peak_bytes ? *peak_bytes : std::max(sampled_peak_, ReadU64(dir_ + "/memory.current"));
     int64_t usec = KeyedValue(ReadText(dir_ + "/cpu.stat").value_or(""), "usage_usec");
     u.cpu_ns = usec > 0 ? static_cast<uint64_t>(usec) * 1000 : 0;
     std::string events = ReadText(dir_ + "/memory.events").value_or("");
@@ -198,9 +231,10 @@ class V2Cgroup : public JobCgroup {
   }
   // cgroup.kill came with Linux 5.14.
   bool KillAll() override {
-    return Exists(dir_ + "/cgroup.kill") && WriteText(dir_ + "/cgroup.kill", "1").ok();
+    bool present = false;
+    return WriteIfPresent(dir_ + "/cgroup.kill", "1", &present).ok() && present;
   }
-  util::Status Remove() override { return RemoveDir(dir_); }
+  util::Status Remove(int tries) override { return RemoveDir(dir_, tries); }
 
   // Creates <root>/muster/job_<id> with the controllers enabled on the way down.
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
@@ -217,11 +251,12 @@ class V2Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(EnableControllers(root, wanted));
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
     MUSTER_RETURN_IF_ERROR(EnableControllers(parent, wanted));
-    std::string dir = parent + "/" + ClaimJobDirName(parent, job_id);
-    MUSTER_RETURN_IF_ERROR(MakeDir(dir));
+    util::Result<std::string> name = ClaimJobDir(parent, job_id);
+    if (!name.ok()) return name.status();
+    std::string dir = parent + "/" + *name;
     util::Status st = Apply(dir, limits);
     if (!st.ok()) {
-      (void)RemoveDir(dir);
+      (void)RemoveDir(dir, kCgroupRemoveTries);
       return st;
     }
     return std::unique_ptr<JobCgroup>(new V2Cgroup(dir));
@@ -244,7 +279,7 @@ class V2Cgroup : public JobCgroup {
     if (limits.mem_limit_bytes > 0) {
       MUSTER_RETURN_IF_ERROR(WriteText(dir + "/memory.max", fmt::format("{}\n", limits.mem_limit_bytes)));
       // Slurm's default AllowedSwapSpace=0: the limit is not stretched by swap.
-      if (Exists(dir + "/memory.swap.max")) MUSTER_RETURN_IF_ERROR(WriteText(dir + "/memory.swap.max", "0\n"));
+      MUSTER_RETURN_IF_ERROR(WriteIfPresent(dir + "/memory.swap.max", "0\n"));
     }
     if (!limits.cpuset.empty()) {
       MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cpuset.cpus", limits.cpuset + "\n"));
@@ -261,9 +296,12 @@ class V2Cgroup : public JobCgroup {
 class V1Cgroup : public JobCgroup {
  public:
   std::string_view Version() const override { return "v1"; }
-  util::Status AddProcess(pid_t pid) override {
+  util::Status OpenJoin(CgroupJoin* out) const override {
     for (const std::string& dir : dirs_) {
-      MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cgroup.procs", fmt::format("{}\n", pid)));
+      const std::string path = dir + "/tasks";
+      int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+      out->self_fds.push_back(fd);
     }
     return util::Status::Ok();
   }
@@ -279,10 +317,10 @@ class V1Cgroup : public JobCgroup {
     u.oom_killed = kills >= 0 ? kills > 0 : ReadU64(memory_ + "/memory.failcnt") > 0;
     return u;
   }
-  util::Status Remove() override {
+  util::Status Remove(int tries) override {
     util::Status first = util::Status::Ok();
     for (const std::string& dir : dirs_) {
-      util::Status st = RemoveDir(dir);
+      util::Status st = RemoveDir(dir, tries);
       if (!st.ok() && first.ok()) first = st;
     }
     return first;
@@ -291,34 +329,40 @@ class V1Cgroup : public JobCgroup {
   static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
                                                          const CgroupLimits& limits) {
     std::unique_ptr<V1Cgroup> cg(new V1Cgroup);
-    if (!IsDir(root + "/memory")) return util::Unavailable(fmt::format("no cgroup hierarchy at {}/memory", root));
-    std::string job = ClaimJobDirName(root + "/memory/muster", job_id);
-    util::Status st = cg->MakeIn(root + "/memory", job, &cg->memory_);
-    if (st.ok() && IsDir(root + "/cpuacct")) st = cg->MakeIn(root + "/cpuacct", job, &cg->cpuacct_);
-    if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", job, limits.cpuset);
+    util::Result<std::string> job = ClaimJobDir(root + "/memory/muster", job_id);
+    if (!job.ok()) return job.status();
+    cg->memory_ = root + "/memory/muster/" + *job;
+    cg->dirs_.push_back(cg->memory_);
+    util::Status st = cg->MakeIn(root + "/cpuacct", *job, &cg->cpuacct_);
+    // Without a cpuacct hierarchy the CPU time comes from rusage.
+    if (!st.ok() && !IsDir(root + "/cpuacct")) st = util::Status::Ok();
+    if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", *job, limits.cpuset);
     if (st.ok() && limits.mem_limit_bytes > 0) {
       std::string bytes = fmt::format("{}\n", limits.mem_limit_bytes);
       st = WriteText(cg->memory_ + "/memory.limit_in_bytes", bytes);
       // memsw (memory + swap) must stay >= the memory limit, so it is set
       // second; equal means no swap, Slurm's default AllowedSwapSpace=0.
-      if (st.ok() && Exists(cg->memory_ + "/memory.memsw.limit_in_bytes")) {
-        st = WriteText(cg->memory_ + "/memory.memsw.limit_in_bytes", bytes);
-      }
+      if (st.ok()) st = WriteIfPresent(cg->memory_ + "/memory.memsw.limit_in_bytes", bytes);
     }
     if (!st.ok()) {
-      (void)cg->Remove();
+      (void)cg->Remove(kCgroupRemoveTries);
       return st;
     }
     return std::unique_ptr<JobCgroup>(std::move(cg));
   }
 
  private:
-  // Creates <hierarchy>/muster/<job>, remembering it for Remove().
+  // Creates <hierarchy>/muster/<job> (and muster/ when missing),
+  // remembering it for Remove(). An existing one is used: ClaimJobDir
+  // chose the name in the memory hierarchy, so one left here by a crashed
+  // step holds no live process of another.
   util::Status MakeIn(const std::string& hierarchy, const std::string& job, std::string* out) {
-    if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
-    MUSTER_RETURN_IF_ERROR(MakeDir(hierarchy + "/muster"));
     std::string dir = hierarchy + "/muster/" + job;
-    MUSTER_RETURN_IF_ERROR(MakeDir(dir));
+    int err = MakeDirAndParent(dir);
+    if (err != 0 && err != EEXIST) {
+      if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
+      return util::Unavailable(fmt::format("mkdir {}: {}", dir, strerror(err)));
+    }
     dirs_.push_back(dir);
     *out = dir;
     return util::Status::Ok();
@@ -331,6 +375,7 @@ class V1Cgroup : public JobCgroup {
     if (!IsDir(hierarchy)) return util::Unavailable(fmt::format("no cgroup hierarchy at {}", hierarchy));
     std::string parent = hierarchy + "/muster";
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
+    // muster/ copies its parent's once; later jobs find them set.
     for (const char* file : {"/cpuset.cpus", "/cpuset.mems"}) {
       if (!Trimmed(ReadText(parent + file).value_or("")).empty()) continue;
       MUSTER_RETURN_IF_ERROR(WriteText(parent + file, Trimmed(ReadText(hierarchy + file).value_or("")) + "\n"));
@@ -348,6 +393,25 @@ class V1Cgroup : public JobCgroup {
 
 }  // namespace
 
+CgroupJoin::CgroupJoin(CgroupJoin&& o) noexcept
+    : clone_into_fd(std::exchange(o.clone_into_fd, -1)), self_fds(std::exchange(o.self_fds, {})) {}
+
+CgroupJoin& CgroupJoin::operator=(CgroupJoin&& o) noexcept {
+  if (this != &o) {
+    Close();
+    clone_into_fd = std::exchange(o.clone_into_fd, -1);
+    self_fds = std::exchange(o.self_fds, {});
+  }
+  return *this;
+}
+
+void CgroupJoin::Close() {
+  if (clone_into_fd >= 0) ::close(clone_into_fd);
+  clone_into_fd = -1;
+  for (int fd : self_fds) ::close(fd);
+  self_fds.clear();
+}
+
 int64_t KeyedValue(std::string_view text, std::string_view key) {
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -363,7 +427,7 @@ int64_t KeyedValue(std::string_view text, std::string_view key) {
 }
 
 CgroupVersion DetectCgroupVersion(const std::string& root) {
-  if (Exists(root + "/cgroup.controllers")) return CgroupVersion::kV2;
+  if (::access((root + "/cgroup.controllers").c_str(), F_OK) == 0) return CgroupVersion::kV2;
   if (IsDir(root + "/memory")) return CgroupVersion::kV1;
   return CgroupVersion::kNone;
 }

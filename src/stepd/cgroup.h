@@ -43,13 +43,36 @@ struct CgroupUsage {
   bool oom_killed = false;  // the kernel's OOM killer acted in it
 };
 
+// Open descriptors through which a process joins a job's cgroup as it
+// starts, instead of being moved there by pid from outside: such a move
+// takes the kernel's global lock on every process's cgroups, whose RCU
+// grace period kept the batch shell waiting 8-15 ms before its first line.
+//   clone_into_fd  v2: the job's directory, for clone3(CLONE_INTO_CGROUP):
+//                  the process is created inside the cgroup.
+//   self_fds       v1: each hierarchy's `tasks` file, into which the new
+//                  process (single-threaded, before exec) writes "0": the
+//                  writer's own thread, which the kernel moves without
+//                  that lock.
+// Owns the descriptors (close-on-exec). Move-only.
+struct CgroupJoin {
+  int clone_into_fd = -1;
+  std::vector<int> self_fds;
+
+  CgroupJoin() = default;
+  CgroupJoin(CgroupJoin&& o) noexcept;
+  CgroupJoin& operator=(CgroupJoin&& o) noexcept;
+  ~CgroupJoin() { Close(); }
+  void Close();
+};
+
 class JobCgroup {
  public:
   virtual ~JobCgroup() = default;
 
   virtual std::string_view Version() const = 0;  // "v1" or "v2"
-  // Moves `pid` into the cgroup (every hierarchy in v1).
-  [[nodiscard]] virtual util::Status AddProcess(pid_t pid) = 0;
+  // Opens what a new process needs to start in the cgroup (every
+  // hierarchy in v1); see CgroupJoin.
+  [[nodiscard]] virtual util::Status OpenJoin(CgroupJoin* out) const = 0;
   // The pids the cgroup holds now (empty once all are gone).
   virtual std::vector<pid_t> Processes() const = 0;
   // True when the peak must be sampled (v2 kernels before memory.peak):
@@ -60,10 +83,14 @@ class JobCgroup {
   // SIGKILLs every member at once where the kernel can (v2 cgroup.kill);
   // returns false where it cannot, and the caller signals the members.
   virtual bool KillAll() { return false; }
-  // Removes the job's directories. Requires that no process is left;
-  // retries briefly, since the kernel may still be dropping the last ones.
-  [[nodiscard]] virtual util::Status Remove() = 0;
+  // Removes the job's directories, trying each up to `tries` times 10 ms
+  // apart while the kernel answers EBUSY: processes are still in it, or
+  // still leaving it.
+  [[nodiscard]] virtual util::Status Remove(int tries) = 0;
 };
+
+// Remove's tries when processes may still be leaving: half a second.
+constexpr int kCgroupRemoveTries = 50;
 
 enum class CgroupVersion { kNone, kV1, kV2 };
 

@@ -98,8 +98,14 @@ TEST_F(FakeCgroupTree, V2CreatesTheJobWithItsLimits) {
   EXPECT_EQ(ReadFile(job / "memory.max"), "104857600\n");
   EXPECT_EQ(ReadFile(job / "cpuset.cpus"), "0-3\n");
 
-  ASSERT_TRUE(cg->AddProcess(1234).ok());
-  EXPECT_EQ(ReadFile(job / "cgroup.procs"), "1234\n");
+  // A new process is started inside the job's directory (clone3).
+  CgroupJoin join;
+  ASSERT_TRUE(cg->OpenJoin(&join).ok());
+  EXPECT_TRUE(join.self_fds.empty());
+  struct stat by_fd {}, by_path {};
+  ASSERT_EQ(::fstat(join.clone_into_fd, &by_fd), 0);
+  ASSERT_EQ(::stat(job.c_str(), &by_path), 0);
+  EXPECT_EQ(by_fd.st_ino, by_path.st_ino);
   WriteFile(job / "cgroup.procs", "1234\n1240\n");
   EXPECT_EQ(cg->Processes(), (std::vector<pid_t>{1234, 1240}));
 }
@@ -182,7 +188,7 @@ TEST_F(FakeCgroupTree, V2ALiveCgroupOfTheSameJobIsNotShared) {
   fs::path mine = root_ / ("muster/job_21_" + std::to_string(::getpid()));
   EXPECT_EQ(ReadFile(mine / "memory.max"), "1048576\n");
   EXPECT_FALSE(fs::exists(root_ / "muster/job_21/memory.max"));
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   EXPECT_FALSE(fs::exists(mine));
   EXPECT_TRUE(fs::exists(root_ / "muster/job_21"));
 }
@@ -218,7 +224,7 @@ TEST_F(FakeCgroupTree, V2RemoveDeletesOnlyTheJob) {
   MakeV2("memory");
   std::unique_ptr<JobCgroup> cg = Create(2, {.mem_limit_bytes = 1 << 20});
   ASSERT_NE(cg, nullptr);
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   EXPECT_FALSE(fs::exists(root_ / "muster/job_2"));
   EXPECT_TRUE(fs::exists(root_ / "muster"));  // shared by the other jobs
 }
@@ -238,10 +244,17 @@ TEST_F(FakeCgroupTree, V1CreatesTheJobInEachHierarchy) {
   EXPECT_EQ(ReadFile(root_ / "cpuset/muster/job_11/cpuset.cpus"), "2-3\n");
   EXPECT_EQ(ReadFile(root_ / "cpuset/muster/job_11/cpuset.mems"), "0-1\n");
 
-  ASSERT_TRUE(cg->AddProcess(4321).ok());
+  // A new process writes "0" into each hierarchy's tasks file.
+  for (const char* h : {"memory", "cpuacct", "cpuset"}) WriteFile(root_ / h / "muster/job_11/tasks", "");
+  CgroupJoin join;
+  ASSERT_TRUE(cg->OpenJoin(&join).ok());
+  EXPECT_EQ(join.clone_into_fd, -1);
+  ASSERT_EQ(join.self_fds.size(), 3u);
+  for (int fd : join.self_fds) ASSERT_EQ(::write(fd, "0", 1), 1);
   for (const char* h : {"memory", "cpuacct", "cpuset"}) {
-    EXPECT_EQ(ReadFile(root_ / h / "muster/job_11/cgroup.procs"), "4321\n") << h;
+    EXPECT_EQ(ReadFile(root_ / h / "muster/job_11/tasks"), "0") << h;
   }
+  WriteFile(root_ / "memory/muster/job_11/cgroup.procs", "4321\n");
   EXPECT_EQ(cg->Processes(), std::vector<pid_t>{4321});
 }
 
@@ -279,7 +292,7 @@ TEST_F(FakeCgroupTree, V1RemoveDeletesEveryHierarchysJob) {
   MakeV1();
   std::unique_ptr<JobCgroup> cg = Create(14, {.cpuset = "0"});
   ASSERT_NE(cg, nullptr);
-  ASSERT_TRUE(cg->Remove().ok());
+  ASSERT_TRUE(cg->Remove(kCgroupRemoveTries).ok());
   for (const char* h : {"memory", "cpuacct", "cpuset"}) {
     EXPECT_FALSE(fs::exists(root_ / h / "muster/job_14")) << h;
     EXPECT_TRUE(fs::exists(root_ / h / "muster")) << h;

@@ -2,9 +2,11 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/sched.h>  // clone3's struct clone_args, CLONE_INTO_CGROUP
+#include <sched.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -49,13 +51,50 @@ void WriteAll(int fd, const char* p, size_t n) {
   }
 }
 
-// ---- Child side: runs between fork and execve; system calls only. ----
+// Room for the child's frames while it shares muster-step's memory: it
+// formats at most a few 4 KiB messages. On muster-step's own stack, just
+// above the clone's frame, whose pages are already there.
+constexpr size_t kChildStackBytes = 64 * 1024;
+
+// A line the child writes before any error text when it could not join
+// the job's cgroup and goes on without it.
+constexpr char kJoinFailedTag = '\x01';
+
+// ---- Child side: runs between clone and execve; system calls only. ----
+// It may share muster-step's memory (CLONE_VM, muster-step suspended until
+// the exec): nothing here allocates or takes a lock, and what it writes
+// outside its own stack is the SLURM_TASK_PID slot alone.
+
+struct ChildArgs {
+  const LaunchPlan* plan;
+  char* const* argv;
+  char* const* envp;
+  char* pid_slot;  // "SLURM_TASK_PID=" in envp, filled in by the child
+  size_t pid_slot_size;
+  int error_fd;           // pipe to the parent
+  const int* join_fds;    // CgroupJoin::self_fds, written "0" first
+  size_t join_count;
+};
 
 struct ChildContext {
   int error_fd;      // pipe to the parent
   int job_err_fd;    // the job's stderr once open, for Slurm-like error lines
   const char* cwd;   // the directory relative paths resolve against
 };
+
+// strerror without its translation lookup: the C locale's text, static.
+const char* ErrorText(int err) {
+  const char* text = ::strerrordesc_np(err);
+  return text != nullptr ? text : "Unknown error";
+}
+
+__attribute__((format(printf, 3, 4))) void Print(int fd, char (&buf)[4096], const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  WriteAll(fd, buf, n < 0 ? 0 : std::min(static_cast<size_t>(n), sizeof(buf) - 1));
+}
 
 [[noreturn]] __attribute__((format(printf, 2, 3))) void Fail(const ChildContext& ctx,
                                                              const char* fmt, ...) {
@@ -66,7 +105,10 @@ struct ChildContext {
   va_end(ap);
   size_t len = n < 0 ? 0 : std::min(static_cast<size_t>(n), sizeof(msg) - 1);
   WriteAll(ctx.error_fd, msg, len);
-  if (ctx.job_err_fd >= 0) dprintf(ctx.job_err_fd, "muster-step: error: %s\n", msg);
+  if (ctx.job_err_fd >= 0) {
+    char line[4096];
+    Print(ctx.job_err_fd, line, "muster-step: error: %s\n", msg);
+  }
   _exit(1);
 }
 
@@ -84,8 +126,7 @@ int OpenOutput(const ChildContext& ctx, const std::string& path, bool append, co
   if (fd < 0) {
     int err = errno;
     char buf[4096];
-    Fail(ctx, "could not open %s file %s: %s", what, ShownPath(ctx, p, buf, sizeof(buf)),
-         strerror(err));
+    Fail(ctx, "could not open %s file %s: %s", what, ShownPath(ctx, p, buf, sizeof(buf)), ErrorText(err));
   }
   return fd;
 }
@@ -101,19 +142,23 @@ void ResetSignals() {
   }
 }
 
-[[noreturn]] void ChildMain(const LaunchPlan& plan, char* const* argv, char* const* envp,
-                            char* pid_slot, size_t pid_slot_size, int error_fd, int release_fd) {
-  ChildContext ctx{error_fd, -1, plan.work_dir.c_str()};
-  // Held until the parent has placed us (see LaunchBatchShell); EOF without
-  // the byte means the parent died, and nothing should run unsupervised.
-  char go = 0;
-  ssize_t got;
-  do {
-    got = ::read(release_fd, &go, 1);
-  } while (got < 0 && errno == EINTR);
-  if (got != 1) _exit(1);
-  ::close(release_fd);
-  // Also done by the parent; whichever runs first wins the race with exec.
+// Joins the cgroup (v1: "0" into each tasks file moves this thread, the
+// only one). A failure is reported and the job runs on.
+void JoinCgroup(const ChildArgs& a) {
+  for (size_t i = 0; i < a.join_count; ++i) {
+    if (::write(a.join_fds[i], "0", 1) == 1) continue;
+    char line[4096];
+    Print(a.error_fd, line, "%cwriting to its tasks file: %s\n", kJoinFailedTag, ErrorText(errno));
+    return;
+  }
+}
+
+[[noreturn]] void ChildMain(const ChildArgs& a) {
+  const LaunchPlan& plan = *a.plan;
+  ChildContext ctx{a.error_fd, -1, plan.work_dir.c_str()};
+  // First, while still root and before anything of the job runs, so that
+  // no process of the job starts outside the cgroup.
+  JoinCgroup(a);
   ::setpgid(0, 0);
   // An agent that ignores SIGPIPE (or anything else) must not pass that on:
   // ignored dispositions survive execve.
@@ -121,13 +166,13 @@ void ResetSignals() {
 
   if (plan.set_identity) {
     if (::setgroups(plan.groups.size(), plan.groups.data()) != 0) {
-      Fail(ctx, "could not set the supplementary groups of uid %u: %s", plan.uid, strerror(errno));
+      Fail(ctx, "could not set the supplementary groups of uid %u: %s", plan.uid, ErrorText(errno));
     }
     if (::setresgid(plan.gid, plan.gid, plan.gid) != 0) {
-      Fail(ctx, "could not set gid %u: %s", plan.gid, strerror(errno));
+      Fail(ctx, "could not set gid %u: %s", plan.gid, ErrorText(errno));
     }
     if (::setresuid(plan.uid, plan.uid, plan.uid) != 0) {
-      Fail(ctx, "could not set uid %u: %s", plan.uid, strerror(errno));
+      Fail(ctx, "could not set uid %u: %s", plan.uid, ErrorText(errno));
     }
     uid_t ru, eu, su;
     gid_t rg, eg, sg;
@@ -146,7 +191,7 @@ void ResetSignals() {
     ctx.cwd = "/tmp";
     if (::chdir("/tmp") != 0) {
       Fail(ctx, "couldn't chdir to `%s': %s, nor to /tmp: %s", plan.work_dir.c_str(),
-           strerror(chdir_errno), strerror(errno));
+           ErrorText(chdir_errno), ErrorText(errno));
     }
   }
 
@@ -159,22 +204,22 @@ void ResetSignals() {
   }
   ctx.job_err_fd = err_fd;
   if (chdir_errno != 0) {
-    dprintf(err_fd, "muster-step: error: couldn't chdir to `%s': %s: going to /tmp instead\n",
-            plan.work_dir.c_str(), strerror(chdir_errno));
+    char line[4096];
+    Print(err_fd, line, "muster-step: error: couldn't chdir to `%s': %s: going to /tmp instead\n",
+          plan.work_dir.c_str(), ErrorText(chdir_errno));
   }
   const char* in_path = plan.std_in.empty() ? "/dev/null" : plan.std_in.c_str();
   int in_fd = ::open(in_path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
   if (in_fd < 0) {
     int err = errno;
     char buf[4096];
-    Fail(ctx, "could not open input file %s: %s", ShownPath(ctx, in_path, buf, sizeof(buf)),
-         strerror(err));
+    Fail(ctx, "could not open input file %s: %s", ShownPath(ctx, in_path, buf, sizeof(buf)), ErrorText(err));
   }
   // muster-step keeps 0-2 open (RunStep), so these fds are all >= 3 and the
   // dup2s cannot clobber each other.
   if (::dup2(in_fd, STDIN_FILENO) < 0 || ::dup2(out_fd, STDOUT_FILENO) < 0 ||
       ::dup2(err_fd, STDERR_FILENO) < 0) {
-    Fail(ctx, "could not set up the standard streams: %s", strerror(errno));
+    Fail(ctx, "could not set up the standard streams: %s", ErrorText(errno));
   }
   ctx.job_err_fd = STDERR_FILENO;
 
@@ -182,9 +227,24 @@ void ResetSignals() {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // The shell's own pid, as Slurm gives a task (envp points at the slot).
-  snprintf(pid_slot, pid_slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
-  ::execve(plan.script_path.c_str(), argv, envp);
-  Fail(ctx, "could not execute batch script %s: %s", plan.script_path.c_str(), strerror(errno));
+  snprintf(a.pid_slot, a.pid_slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
+  ::execve(plan.script_path.c_str(), a.argv, a.envp);
+  Fail(ctx, "could not execute batch script %s: %s", plan.script_path.c_str(), ErrorText(errno));
+}
+
+int ChildEntry(void* args) { ChildMain(*static_cast<const ChildArgs*>(args)); }
+
+// clone3 with fork's memory semantics (no CLONE_VM, so returning into this
+// frame in the child is safe): the child starts in the cgroup `cgroup_fd`
+// names, and the parent waits for its exec. -1 with errno where the kernel
+// lacks clone3 (before 5.3) or CLONE_INTO_CGROUP (before 5.7).
+pid_t Clone3IntoCgroup(int cgroup_fd) {
+  struct clone_args args;
+  memset(&args, 0, sizeof(args));
+  args.flags = CLONE_VFORK | CLONE_INTO_CGROUP;
+  args.exit_signal = SIGCHLD;
+  args.cgroup = static_cast<uint64_t>(cgroup_fd);
+  return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof(args)));
 }
 
 std::vector<char*> CStrings(const std::vector<std::string>& v) {
@@ -193,6 +253,20 @@ std::vector<char*> CStrings(const std::vector<std::string>& v) {
   for (const std::string& s : v) out.push_back(const_cast<char*>(s.c_str()));
   out.push_back(nullptr);
   return out;
+}
+
+// Everything the child wrote before it exec'd or exited: the write end is
+// closed by then (or a moment later, by the exec's close-on-exec).
+std::string ReadReport(int fd) {
+  std::string msg;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    msg.append(buf, static_cast<size_t>(n));
+  }
+  return msg;
 }
 
 }  // namespace
@@ -224,20 +298,10 @@ util::Result<LaunchPlan> MakeLaunchPlan(const StepSpec& spec, uid_t euid,
   return plan;
 }
 
-util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
-                                             const std::function<void(pid_t)>& before_release) {
+util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan, const CgroupJoin* join) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return util::Internal(fmt::format("pipe2: {}", strerror(errno)));
-  }
-  // A socket, not a pipe, so the release can be sent with MSG_NOSIGNAL: a
-  // child killed before it reads must not SIGPIPE muster-step.
-  int release[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, release) != 0) {
-    int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return util::Internal(fmt::format("socketpair: {}", strerror(err)));
   }
   std::vector<char*> argv = CStrings(plan.argv);
   // SLURM_TASK_PID is known only in the child, which writes it into this
@@ -250,45 +314,60 @@ util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
   }
   envp.push_back(pid_slot);
   envp.push_back(nullptr);
-  // Plain fork: muster-step is small and single-threaded, so copying it is
-  // cheap and the child may safely run ordinary libc code before execve.
-  pid_t pid = ::fork();
-  if (pid < 0) {
-    int err = errno;
-    ::close(fds[0]);
-    ::close(fds[1]);
-    ::close(release[0]);
-    ::close(release[1]);
-    return util::Internal(fmt::format("fork: {}", strerror(err)));
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    ::close(release[1]);
-    ChildMain(plan, argv.data(), envp.data(), pid_slot, sizeof(pid_slot), fds[1], release[0]);
-  }
-  ::close(fds[1]);
-  ::close(release[0]);
-  // Racing the child's own setpgid; EACCES once it has exec'd is harmless.
-  ::setpgid(pid, pid);
-  if (before_release) before_release(pid);
-  ssize_t sent;
-  do {
-    sent = ::send(release[1], "g", 1, MSG_NOSIGNAL);
-  } while (sent < 0 && errno == EINTR);
-  ::close(release[1]);
-  return LaunchedShell{pid, fds[0]};
-}
+  std::vector<int> join_fds;
+  if (join != nullptr) join_fds = join->self_fds;
+  ChildArgs args{&plan, argv.data(), envp.data(), pid_slot, sizeof(pid_slot), fds[1], join_fds.data(),
+                 join_fds.size()};
+  LaunchedShell shell;
 
-std::string ReadLaunchError(int fd) {
-  std::string msg;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    msg.append(buf, static_cast<size_t>(n));
+  // No handler may run in a child sharing our memory, and none of ours
+  // may run in it at all.
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  pid_t pid = -1;
+  int fallback_fd = -1;
+  bool cloned = false;
+  if (join != nullptr && join->clone_into_fd >= 0) {
+    pid = Clone3IntoCgroup(join->clone_into_fd);
+    if (pid == 0) ChildMain(args);
+    cloned = pid > 0 || errno == EAGAIN || errno == ENOMEM;
+    if (!cloned) {
+      // A kernel without CLONE_INTO_CGROUP: the child moves itself, by
+      // writing "0" to cgroup.procs (the global lock, but no pid to race).
+      const int clone3_errno = errno;
+      fallback_fd = ::openat(join->clone_into_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+      if (fallback_fd >= 0) {
+        join_fds.push_back(fallback_fd);
+        args.join_fds = join_fds.data();
+        args.join_count = join_fds.size();
+      } else {
+        shell.cgroup_error = fmt::format("clone3(CLONE_INTO_CGROUP): {}", strerror(clone3_errno));
+      }
+    }
   }
-  return msg;
+  if (!cloned) {
+    alignas(16) char stack[kChildStackBytes];
+    pid = ::clone(ChildEntry, stack + sizeof(stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  }
+  const int clone_errno = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::close(fds[1]);
+  if (fallback_fd >= 0) ::close(fallback_fd);
+  if (pid < 0) {
+    ::close(fds[0]);
+    return util::Internal(fmt::format("clone: {}", strerror(clone_errno)));
+  }
+  shell.pid = pid;
+  std::string report = ReadReport(fds[0]);
+  ::close(fds[0]);
+  if (!report.empty() && report[0] == kJoinFailedTag) {
+    const size_t nl = report.find('\n');
+    shell.cgroup_error = report.substr(1, nl == std::string::npos ? std::string::npos : nl - 1);
+    report.erase(0, nl == std::string::npos ? report.size() : nl + 1);
+  }
+  shell.error = std::move(report);
+  return shell;
 }
 
 }  // namespace muster::stepd

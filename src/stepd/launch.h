@@ -1,17 +1,24 @@
-// Starting the batch shell: everything the forked child needs is computed
-// first (LaunchPlan), so that between fork and execve the child only makes
-// system calls. A setup failure in the child (uid drop, chdir to /tmp,
-// output file, execve) is sent back as one line of text on a close-on-exec
-// pipe and the child exits 1; an empty pipe at EOF means execve succeeded.
+// Starting the batch shell: everything the child needs is computed first
+// (LaunchPlan), so that between clone and execve the child only makes
+// system calls. The child shares muster-step's memory until it execs
+// (clone with CLONE_VM | CLONE_VFORK, as posix_spawn does): no page tables
+// are copied and no page is copied on write, which a fork of muster-step
+// cost per job; muster-step waits meanwhile. Where the job has a v2 cgroup
+// the child is instead created inside it by clone3(CLONE_INTO_CGROUP)
+// (with CLONE_VFORK, a copy of the memory). A setup failure in the child
+// (cgroup join, uid drop, chdir to /tmp, output file, execve) is written
+// on a close-on-exec pipe, read as soon as the clone returns. An open that
+// blocks (an output FIFO without a reader) holds muster-step with it, as
+// slurmstepd is held; signals to the step wait in its signalfd meanwhile.
 #pragma once
 
 #include <sys/types.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "stepd/cgroup.h"
 #include "stepd/step.h"
 #include "util/status.h"
 
@@ -44,21 +51,21 @@ util::Result<LaunchPlan> MakeLaunchPlan(const StepSpec& spec, uid_t euid,
 
 struct LaunchedShell {
   pid_t pid = -1;
-  int error_fd = -1;  // read end of the setup-error pipe; the caller closes it
+  // Why the child could not run the script ("" when execve succeeded): it
+  // has exited 1 and is the caller's to reap.
+  std::string error;
+  // Why the child could not join its cgroup ("" when it did, or had none
+  // to join): it runs anyway, outside it (or in part of a v1 set).
+  std::string cgroup_error;
 };
 
-// Forks the batch shell in its own process group. The child first waits
-// until `before_release(pid)` has run in the parent (e.g. to put the child in
-// the job's cgroup while it is still root and has started nothing, so no
-// process of the job can escape it), then sets itself up and execs. The
-// caller must have blocked the signals it handles; the child unblocks all of
-// them and resets every disposition to default just before execve. Fails
-// only when the pipes or the fork cannot be made.
-util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan,
-                                             const std::function<void(pid_t)>& before_release = {});
-
-// Reads the child's setup error from `fd` until EOF: "" when execve
-// succeeded. Requires that the child has exited (else it may block).
-std::string ReadLaunchError(int fd);
+// Starts the batch shell in its own process group, inside the job's cgroup
+// when `join` is given (see CgroupJoin), and returns once it has exec'd or
+// failed. The caller must be single-threaded with no signal handlers
+// installed (muster-step: it takes its signals from a signalfd); every
+// signal is blocked across the clone, and the child resets every
+// disposition to default and unblocks all of them just before execve.
+// Fails only when the pipe or the process cannot be made.
+util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan, const CgroupJoin* join = nullptr);
 
 }  // namespace muster::stepd

@@ -43,7 +43,10 @@ std::optional<uint32_t> JobOfStateFile(std::string_view name) {
   return id;
 }
 
-StepState ParseStepState(std::string_view text) {
+namespace {
+
+// ParseStepState, taking only results of `job_id` when it is given.
+StepState ParseState(std::string_view text, std::optional<uint32_t> job_id) {
   StepState state;
   size_t nl = text.find('\n');
   if (nl == std::string_view::npos) return state;  // not even the pid line yet
@@ -63,10 +66,16 @@ StepState ParseStepState(std::string_view text) {
     if (j.is_discarded()) continue;
     util::Result<StepResult> r = StepResultFromJson(j);
     // Every field has a default; a result without a state is none.
-    if (r.ok() && !r->state.empty()) state.result = std::move(*r);
+    if (r.ok() && !r->state.empty() && (!job_id || r->job_id == *job_id)) state.result = std::move(*r);
   }
   return state;
 }
+
+}  // namespace
+
+StepState ParseStepState(std::string_view text) { return ParseState(text, std::nullopt); }
+
+StepState ParseStepStateOf(uint32_t job_id, std::string_view text) { return ParseState(text, job_id); }
 
 std::string ResultLine(const StepResult& r) {
   return ToJson(r).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

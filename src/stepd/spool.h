@@ -40,6 +40,11 @@ struct StepState {
   std::optional<StepResult> result;
 };
 StepState ParseStepState(std::string_view text);
+// The same for the state file of job `job_id`, where a result of another
+// job counts as none: a recycled file (agent/file_recycler.h) holds a
+// finished job's lines until the step writes over them, so a step that
+// died before that left no result of its own.
+StepState ParseStepStateOf(uint32_t job_id, std::string_view text);
 
 // The state file's last line for `r`: compact JSON and a newline.
 std::string ResultLine(const StepResult& r);

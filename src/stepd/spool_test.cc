@@ -95,6 +95,21 @@ TEST(StepStateParse, TornResultIsNoResultAndAnAppendedVerdictWins) {
   EXPECT_FALSE(ParseStepState("abc\n{}\nnot json\n").result);
 }
 
+TEST(StepStateParse, ARecycledFilesResultIsNotTheNewJobs) {
+  // Job 7's file, recycled for job 9 whose step died before writing to it.
+  const std::string recycled = "123\n" + ResultLine(Completed(7));
+  EXPECT_TRUE(ParseStepState(recycled).result);
+  EXPECT_FALSE(ParseStepStateOf(9, recycled).result);
+  ASSERT_TRUE(ParseStepStateOf(7, recycled).result);
+  // The agent's verdict for job 9 appended after the old lines.
+  StepResult lost = Completed(9);
+  lost.state = "NODE_FAIL";
+  StepState s = ParseStepStateOf(9, recycled + "\n" + ResultLine(lost));
+  ASSERT_TRUE(s.result);
+  EXPECT_EQ(s.result->job_id, 9u);
+  EXPECT_EQ(s.result->state, "NODE_FAIL");
+}
+
 TEST_F(SpoolTest, AppendCreatesThenAppendsAndReadsBack) {
   ASSERT_TRUE(AppendFileAt(dir_fd_, "job1.state", "1\n").ok());
   ASSERT_TRUE(AppendFileAt(dir_fd_, "job1.state", "two\n").ok());

@@ -99,9 +99,11 @@ class Supervisor {
   void SignalJob(int sig) { SignalJob(std::span<const int>(&sig, 1)); }
   // Creates the job's cgroup; leaves cgroup_ null (one warning) if unusable.
   void SetUpCgroup();
-  // Called in the parent with the shell held before exec: moves it into the
-  // cgroup, or gives the cgroup up if that fails.
-  void JoinCgroup(pid_t pid);
+  // What the batch shell needs to start inside the cgroup; empty, with the
+  // cgroup given up, when it cannot be opened (or there is none).
+  CgroupJoin OpenCgroupJoin();
+  // Runs on without the cgroup (one warning) because the shell is not in it.
+  void GiveUpCgroup(const std::string& why);
   // Fills max_rss_kb, total_cpu_ms, oom_killed and removes the cgroup.
   void CollectUsage();
   int PollTimeoutMs(int64_t now) const;
@@ -113,7 +115,6 @@ class Supervisor {
   std::unique_ptr<JobCgroup> cgroup_;  // null: running without cgroups
 
   pid_t shell_pid_ = -1;
-  int error_fd_ = -1;
   bool shell_exited_ = false;
   int shell_status_ = 0;
   std::string launch_error_;
@@ -144,9 +145,10 @@ StepResult Supervisor::Run() {
   if (spec_.groups.empty() && ::geteuid() == 0) default_groups = util::UserGroups(spec_.uid, spec_.gid);
   util::Result<LaunchPlan> plan = MakeLaunchPlan(spec_, ::geteuid(), default_groups);
   if (plan.ok()) SetUpCgroup();
-  util::Result<LaunchedShell> shell =
-      plan.ok() ? LaunchBatchShell(*plan, [this](pid_t pid) { JoinCgroup(pid); })
-                : util::Result<LaunchedShell>(plan.status());
+  CgroupJoin join = OpenCgroupJoin();
+  util::Result<LaunchedShell> shell = plan.ok() ? LaunchBatchShell(*plan, cgroup_ ? &join : nullptr)
+                                                : util::Result<LaunchedShell>(plan.status());
+  join.Close();
   if (!shell.ok()) {
     CollectUsage();
     util::LogError("job {}: cannot launch the batch script: {}", spec_.job_id, shell.status().message());
@@ -156,8 +158,11 @@ StepResult Supervisor::Run() {
     return result_;
   }
   shell_pid_ = shell->pid;
-  error_fd_ = shell->error_fd;
-  util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
+  launch_error_ = std::move(shell->error);
+  if (!shell->cgroup_error.empty()) GiveUpCgroup("the batch shell could not join it: " + shell->cgroup_error);
+  if (launch_error_.empty()) {
+    util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
+  }
   if (cgroup_ && cgroup_->NeedsSampling()) sample_at_ = start + kMemorySampleMs;
 
   start_ms_ = start;
@@ -280,11 +285,6 @@ void Supervisor::OnShellExit(int status) {
   shell_exited_ = true;
   shell_status_ = status;
   result_.end_time = WallSeconds();
-  // The child has exited, so every write end of the pipe is closed and this
-  // read cannot block.
-  launch_error_ = ReadLaunchError(error_fd_);
-  ::close(error_fd_);
-  error_fd_ = -1;
   warn_at_.reset();
   limit_at_.reset();
   kill_at_.reset();
@@ -396,13 +396,17 @@ void Supervisor::SetUpCgroup() {
                 spec_.mem_limit_mb, spec_.cpuset.empty() ? "-" : spec_.cpuset);
 }
 
-void Supervisor::JoinCgroup(pid_t pid) {
-  if (!cgroup_) return;
-  util::Status st = cgroup_->AddProcess(pid);
-  if (st.ok()) return;
-  util::LogWarn("job {}: running without a cgroup: cannot move the batch shell into it: {}", spec_.job_id,
-                st.message());
-  (void)cgroup_->Remove();
+CgroupJoin Supervisor::OpenCgroupJoin() {
+  CgroupJoin join;
+  if (!cgroup_) return join;
+  util::Status st = cgroup_->OpenJoin(&join);
+  if (!st.ok()) GiveUpCgroup(st.message());
+  return join;
+}
+
+void Supervisor::GiveUpCgroup(const std::string& why) {
+  util::LogWarn("job {}: running without a cgroup: {}", spec_.job_id, why);
+  (void)cgroup_->Remove(kCgroupRemoveTries);
   cgroup_.reset();
 }
 
@@ -426,10 +430,14 @@ void Supervisor::CollectUsage() {
   // Zero means the counter is missing (no cpuacct hierarchy): rusage stays.
   if (usage.cpu_ns > 0) result_.total_cpu_ms = usage.cpu_ns / 1'000'000;
   result_.oom_killed = usage.oom_killed;
-  // Normally empty by now (no child is left); anything else in it (not our
+  // Normally empty by now (no child is left), which one rmdir finds out
+  // more cheaply than a read of its members. Anything else in it (not our
   // descendant, so never reaped by us) must not keep the cgroup alive.
-  if (!gave_up_ && !cgroup_->Processes().empty()) SignalJob(SIGKILL);
-  util::Status st = cgroup_->Remove();
+  util::Status st = cgroup_->Remove(1);
+  if (!st.ok() && !gave_up_) {
+    SignalJob(SIGKILL);
+    st = cgroup_->Remove(kCgroupRemoveTries);
+  }
   if (!st.ok()) util::LogWarn("job {}: cannot remove its cgroup: {}", spec_.job_id, st.message());
   cgroup_.reset();
 }
