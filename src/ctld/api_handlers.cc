@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -50,11 +52,12 @@ api::HttpResponse SubmitError(const util::Status& st, const sched::SubmitRefusal
   return JsonReply(HttpStatusFor(st), body);
 }
 
-api::HttpResponse TextReply(const util::Result<std::string>& text) {
+// By value: a rendered squeue is megabytes, moved into the reply, not copied.
+api::HttpResponse TextReply(util::Result<std::string> text) {
   if (!text.ok()) return Error(HttpStatusFor(text.status()), text.status().message());
   api::HttpResponse r;
   r.content_type = "text/plain; charset=utf-8";
-  r.body = *text;
+  r.body = std::move(*text);
   return r;
 }
 

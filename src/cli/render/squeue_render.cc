@@ -1426,8 +1426,17 @@ util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterVi
   // are about a kilobyte each: visiting 100,000 of them in sorted order
   // would be a cache and TLB miss per job.)
   Sorter sorter(*keys, ctx, view.jobs.size());
+  // The header goes first into the rows' buffer, so that when the sort
+  // leaves the rows in the order they were rendered (the default order of a
+  // queue of equal jobs) the buffer is the reply and nothing is copied.
   std::string rows;
-  rows.reserve(64 * view.jobs.size());
+  rows.reserve(64 * view.jobs.size() + 4096);
+  if (!req.noheader) {
+    if (req.long_view) rows += DateLine(view.now);
+    if (!req.clusters.empty()) rows += "CLUSTER: " + ctx.Cluster() + "\n";
+    AppendHeader(layout, &rows);
+  }
+  const size_t header_size = rows.size();
   std::vector<size_t> row_start;
   row_start.reserve(view.jobs.size() + 1);
   auto add_row = [&](const Job& j) {
@@ -1460,14 +1469,13 @@ util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterVi
   const size_t listed = row_start.size();
   row_start.push_back(rows.size());
   std::vector<uint32_t> order = sorter.Order(listed);
+  bool identity = true;
+  for (size_t i = 0; i < listed && identity; ++i) identity = order[i] == i;
+  if (identity) return rows;
 
   std::string out;
-  out.reserve(rows.size() + 4096);
-  if (!req.noheader) {
-    if (req.long_view) out += DateLine(view.now);
-    if (!req.clusters.empty()) out += "CLUSTER: " + ctx.Cluster() + "\n";
-    AppendHeader(layout, &out);
-  }
+  out.reserve(rows.size());
+  out.append(rows, 0, header_size);
   for (uint32_t i : order) out.append(rows, row_start[i], row_start[i + 1] - row_start[i]);
   return out;
 }
