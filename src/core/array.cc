@@ -35,7 +35,9 @@ Number ReadNumber(std::string_view s, size_t pos) {
   size_t digits_start = i;
   int64_t value = 0;
   while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-    value = std::min<int64_t>(value * 10 + (s[i] - '0'), INT64_MAX / 10);
+    // Saturates at INT64_MAX: every bound it is checked against is smaller.
+    const int digit = s[i] - '0';
+    value = value > (INT64_MAX - digit) / 10 ? INT64_MAX : value * 10 + digit;
     ++i;
   }
   if (i == digits_start) return {0, pos};
@@ -65,7 +67,10 @@ util::Status ParseTerm(std::string_view term, int max_array_size, ArraySpec& spe
   }
   if (pos < term.size() && term[pos] != '%') return invalid;
   if (first.value < 0 || last < first.value || last >= max_array_size) return invalid;
-  for (int64_t i = first.value; i <= last; i += step) tasks.push_back(static_cast<int>(i));
+  for (int64_t i = first.value; i <= last; i += step) {
+    tasks.push_back(static_cast<int>(i));
+    if (last - i < step) break;  // i + step would pass last, or INT64_MAX
+  }
   return util::Status::Ok();
 }
 

@@ -86,6 +86,19 @@ TEST(ParseArraySpecTest, Rejects) {
   EXPECT_TRUE(ParseArraySpec("0-1000", 1001).ok());
 }
 
+// Found by tests/fuzz/array_fuzz under UBSan: a number past INT64_MAX
+// overflowed while being read, and a huge step overflowed the task loop.
+TEST(ParseArraySpecTest, NumbersPastInt64SaturateWithoutOverflow) {
+  EXPECT_FALSE(ParseArraySpec("99999999999999999999999", kMaxArraySize).ok());
+  EXPECT_FALSE(ParseArraySpec("0-99999999999999999999999", kMaxArraySize).ok());
+  util::Result<ArraySpec> spec = ParseArraySpec("3-7:99999999999999999999999", kMaxArraySize);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->tasks, std::vector<int>{3});
+  spec = ParseArraySpec("0-4%99999999999999999999999", kMaxArraySize);
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->tasks.size(), 5u);
+}
+
 TEST(FormatArrayTasksTest, FoldsAsSlurm) {
   struct Case {
     std::vector<int> tasks;

@@ -60,7 +60,7 @@ std::string JobGres(const ClusterView& view, const Job& job) {
   for (const core::NodeAlloc& a : job.alloc) {
     for (const auto& [type, idx] : GpusByType(view, a)) {
       auto it = std::find_if(totals.begin(), totals.end(),
-                             [&](const auto& p) { return p.first == type; });
+                             [&type = type](const auto& p) { return p.first == type; });
       if (it == totals.end()) {
         totals.push_back({type, static_cast<int64_t>(idx.size())});
       } else {

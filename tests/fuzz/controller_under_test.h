@@ -1,0 +1,52 @@
+// The stateful targets' controller: a real ctld::Controller on a small
+// cluster like the end-to-end tests' (two GPU nodes, one CPU node, two
+// partitions), with its own event loop and a fixed clock.
+#pragma once
+
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "config/config.h"
+#include "ctld/controller.h"
+#include "fuzz_support.h"
+#include "util/clock.h"
+
+namespace muster::fuzz {
+
+// The cluster, its state under `state_dir`. Only agent_proto_fuzz plays an
+// agent, and what it is sent (launches among it) goes nowhere: nothing is
+// ever run.
+inline config::Config ClusterConfig(const std::string& state_dir) {
+  const std::string text =
+      "ClusterName=fuzz\nSlurmctldHost=localhost\nStateSaveLocation=" + state_dir +
+      "\nSlurmdSpoolDir=" + state_dir +
+      "/spool\nDefMemPerCPU=1000\nMinJobAge=300\nGresTypes=gpu\n"
+      "NodeName=gpu[01-02] CPUs=32 Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 "
+      "RealMemory=64000 Gres=gpu:h100:8 Feature=h100,gpu State=UNKNOWN\n"
+      "NodeName=cpu01 CPUs=16 RealMemory=32000 State=UNKNOWN\n"
+      "PartitionName=short Nodes=gpu[01-02],cpu01 Default=YES MaxTime=04:00:00 State=UP\n"
+      "PartitionName=train Nodes=gpu[01-02] MaxTime=3-00:00:00 State=UP\n";
+  auto cfg = config::ParseConfig(text, ScratchDir() + "/muster.conf", "", false);
+  if (!cfg.ok()) std::abort();
+  return *cfg;
+}
+
+// A controller on `state_dir` after Recover(), with its loop.
+struct ControllerUnderTest {
+  explicit ControllerUnderTest(const std::string& state_dir)
+      : clock(1'800'000'000), ctl(io, ClusterConfig(state_dir), clock) {}
+
+  // Runs what the loop has ready (commits, their replies, agent messages).
+  void Drain() {
+    for (int i = 0; i < 64 && io.poll() > 0; ++i) {
+    }
+    io.restart();
+  }
+
+  boost::asio::io_context io;
+  util::FakeClock clock;
+  ctld::Controller ctl;
+};
+
+}  // namespace muster::fuzz
