@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include <boost/asio/post.hpp>
@@ -374,7 +375,8 @@ util::Status Controller::Recover() {
         }
         jobs_[job.id] = std::move(job);
       }
-      for (const auto& [name, n] : state.value("nodes", json::object()).items()) {
+      const json nodes = state.value("nodes", json::object());  // a copy: outlives the loop
+      for (const auto& [name, n] : nodes.items()) {
         json with_name = n;
         with_name["name"] = name;
         ApplyNodeState(with_name);
@@ -817,8 +819,11 @@ void Controller::AcceptAgent(std::shared_ptr<api::LineConn> conn) {
 }
 
 void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
-  std::string type = msg.value("type", "");
+  // What a connection sends is outside input: any shape is logged and
+  // skipped, never a crash of the controller.
   try {
+    if (!msg.is_object()) throw std::invalid_argument("not a JSON object");
+    const std::string type = msg.value("type", "");
     if (type == "register") {
       OnAgentRegister(conn, msg);
     } else if (type == "ended") {
@@ -857,18 +862,28 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
 }
 
 void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
-  std::string host = msg.at("host").get<std::string>();
+  // Read whole before anything changes: a malformed message (it throws)
+  // leaves every node and job as it was.
+  const std::string host = msg.at("host").get<std::string>();
+  const auto names = msg.at("nodes").get<std::vector<std::string>>();
+  const int64_t boot_time = msg.value("boot_time", Now());
+  std::set<JobId> running;
+  for (const auto& r : msg.value("running", json::array())) running.insert(r.get<JobId>());
+  std::map<JobId, stepd::StepResult> finished;
+  for (const auto& r : msg.value("finished", json::array())) {
+    auto res = stepd::StepResultFromJson(r);
+    if (res.ok()) finished[res->job_id] = *res;
+  }
   AgentInfo info;
   info.conn = conn;
-  for (const auto& n : msg.at("nodes")) {
-    std::string name = n.get<std::string>();
+  for (const std::string& name : names) {
     core::Node* node = FindNode(name);
     if (!node) {
       util::LogWarn("agent {} hosts unknown node {}", host, name);
       continue;
     }
     node->registered = true;
-    node->boot_time = msg.value("boot_time", Now());
+    node->boot_time = boot_time;
     if (node->down && node->reason == "Not responding") {
       // Back after a timeout: as Slurm's ReturnToService=1 for nodes that
       // went DOWN only for not responding.
@@ -878,13 +893,6 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
       MarkNode(*node);
     }
     info.nodes.push_back(name);
-  }
-  std::set<JobId> running;
-  for (const auto& r : msg.value("running", json::array())) running.insert(r.get<JobId>());
-  std::map<JobId, stepd::StepResult> finished;
-  for (const auto& r : msg.value("finished", json::array())) {
-    auto res = stepd::StepResultFromJson(r);
-    if (res.ok()) finished[res->job_id] = *res;
   }
   // Reconcile: what ran on this agent's nodes while we were apart.
   for (auto& [id, job] : jobs_) {

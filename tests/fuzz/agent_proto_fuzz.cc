@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -41,8 +42,12 @@ muster::fuzz::ControllerUnderTest& Controller() {
       core::JobRequest req;
       req.script = "#!/bin/sh\ntrue\n";
       req.name = "fuzz" + std::to_string(i);
+      req.work_dir = fuzz::ScratchDir();
       sched::SubmitRefusal why;
-      if (!g_ctl->ctl.Submit(req, ctld::Caller{}, &why).ok()) __builtin_trap();
+      if (auto id = g_ctl->ctl.Submit(req, ctld::Caller{}, &why); !id.ok()) {
+        std::fprintf(stderr, "agent_proto_fuzz: submit: %s\n", id.status().message().c_str());
+        std::abort();
+      }
     }
     g_ctl->Drain();
   }

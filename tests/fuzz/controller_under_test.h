@@ -3,7 +3,10 @@
 // partitions), with its own event loop and a fixed clock.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include <boost/asio/io_context.hpp>
 
@@ -37,11 +40,24 @@ struct ControllerUnderTest {
   explicit ControllerUnderTest(const std::string& state_dir)
       : clock(1'800'000'000), ctl(io, ClusterConfig(state_dir), clock) {}
 
-  // Runs what the loop has ready (commits, their replies, agent messages).
+  // Runs the loop until it is quiet: every commit synced (the journal's
+  // syncer is a thread of its own) and what followed it (replies, agent
+  // messages, the commits those made) done.
   void Drain() {
-    for (int i = 0; i < 64 && io.poll() > 0; ++i) {
+    for (int round = 0; round < 64; ++round) {
+      auto settled = std::make_shared<bool>(false);
+      ctl.AfterCommit([settled] { *settled = true; });
+      size_t ran = 0;
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      for (;;) {
+        ran += io.poll();
+        io.restart();
+        if (*settled) break;
+        if (std::chrono::steady_clock::now() > deadline) std::abort();  // a commit never synced
+        std::this_thread::sleep_for(std::chrono::microseconds(50));
+      }
+      if (ran == 0) return;
     }
-    io.restart();
   }
 
   boost::asio::io_context io;

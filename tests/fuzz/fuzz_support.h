@@ -23,19 +23,21 @@ inline std::string_view AsText(const uint8_t* data, size_t size) {
 
 // A new directory for this process, removed when it exits normally; on
 // tmpfs when there is one, so the controller's syncs cost nothing.
-inline std::string ScratchDir() {
-  static const std::string dir = [] {
+inline const std::string& ScratchDir() {
+  // Never destroyed: the exit handler that removes it runs after the
+  // destructors of statics made later (the stateful targets' controllers).
+  static const std::string* const dir = [] {
     const char* base = std::getenv("MUSTER_FUZZ_TMP");
     if (base == nullptr) base = std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp";
-    std::string tmpl = std::string(base) + "/muster-fuzz.XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) std::abort();
+    auto* made = new std::string(std::string(base) + "/muster-fuzz.XXXXXX");
+    if (::mkdtemp(made->data()) == nullptr) std::abort();
     std::atexit([] {
       std::error_code ec;
       std::filesystem::remove_all(ScratchDir(), ec);
     });
-    return tmpl;
+    return made;
   }();
-  return dir;
+  return *dir;
 }
 
 inline void WriteFile(const std::string& path, std::string_view data) {
