@@ -16,7 +16,7 @@ echo "== unit tests (ctest)"
 ctest --test-dir "$build_dir" --output-on-failure -j "${MUSTER_JOBS:-2}"
 
 san_pid=""
-if [[ "${MUSTER_SANITIZE:-0}" != 0 ]]; then
+if [[ "${MUSTER_SANITIZE:-1}" != 0 ]]; then
   nice -n 19 "$root/scripts/sanitize.sh" build >"$build_dir/sanitize-build.log" 2>&1 &
   san_pid=$!
   trap '[[ -n "$san_pid" ]] && kill "$san_pid" 2>/dev/null; true' EXIT
