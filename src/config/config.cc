@@ -91,7 +91,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPlugstack",
         "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
         "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile", "SlurmdParameters", "SlurmdPidFile",
-        "SlurmdPort", "SlurmdSyslogDebug", "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel",
+        "SlurmdSyslogDebug", "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel",
         "SrunEpilog", "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
         "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout", "SwitchParameters",
         "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam", "TaskProlog", "TCPTimeout",
@@ -137,10 +137,10 @@ constexpr std::string_view kPartitionKeys[] = {
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
     "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared"};
 
-constexpr std::string_view kNodeStates[] = {"CLOUD",   "DOWN",   "DRAIN",   "FAIL",
-                                            "FAILING", "FUTURE", "UNKNOWN", "IDLE"};
-constexpr std::string_view kDownNodeStates[] = {"DOWN", "DRAIN", "FAIL", "FAILING", "FUTURE"};
-constexpr std::string_view kPartitionStates[] = {"UP", "DOWN", "DRAIN", "INACTIVE"};
+// What DownNodes= may give its nodes.
+constexpr core::NodeInitialState kDownNodeStates[] = {
+    core::NodeInitialState::kDown, core::NodeInitialState::kDrain, core::NodeInitialState::kFail,
+    core::NodeInitialState::kFailing, core::NodeInitialState::kFuture};
 constexpr std::string_view kGresAutoDetect[] = {"off", "nvml", "rsmi", "oneapi", "nrt", "nvidia"};
 
 // Whether `list` holds `s` exactly.
@@ -715,6 +715,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     cfg_.slurmctld_port = static_cast<int>(*lo);
     return Status::Ok();
   }
+  if (k == "slurmdport") return SetTopInt(p, &cfg_.slurmd_port, 1, 65535);
   if (k == "authinfo") return SetAuthInfo(p);
   if (k == "tmpfs") {
     if (p.value.empty()) return BadValue(p, "");
@@ -785,9 +786,11 @@ Status Parser::SetAuthInfo(const Pair& p) {
 Status Parser::SetSchedulerParameters(const Pair& p) {
   cfg_.scheduler_parameters = ListValue(p.value);
   cfg_.kill_invalid_depend = false;
+  cfg_.enable_user_top = false;
   cfg_.max_script_size = core::kDefaultMaxScriptSize;
   for (const std::string& flag : cfg_.scheduler_parameters) {
     if (util::EqualsIgnoreCase(flag, "kill_invalid_depend")) cfg_.kill_invalid_depend = true;
+    if (util::EqualsIgnoreCase(flag, "enable_user_top")) cfg_.enable_user_top = true;
     const size_t eq = flag.find('=');
     if (eq == std::string::npos) continue;
     if (util::EqualsIgnoreCase(util::Trim(flag.substr(0, eq)), "max_script_size")) {
@@ -951,7 +954,6 @@ Status SetTopology(const Attrs& attrs, const std::string& context, core::NodeCon
 
 Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& context) {
   core::NodeConfig n;
-  n.initial_state = "UNKNOWN";
   MUSTER_RETURN_IF_ERROR(SetTopology(attrs, context, &n));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "realmemory", context, 1, kMaxInt64, &n.real_memory_mb));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "tmpdisk", context, 0, kMaxInt64, &n.tmp_disk_mb));
@@ -968,10 +970,12 @@ Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& contex
     n.features = ListValue(p->value);
   }
   if (const Pair* p = Find(attrs, "state")) {
-    n.initial_state = util::ToUpper(p->value);
-    if (!In(kNodeStates, n.initial_state)) {
-      return BadValue(*p, context, "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE or UNKNOWN");
+    std::optional<core::NodeInitialState> state = core::ParseNodeInitialState(p->value);
+    if (!state) {
+      return BadValue(*p, context,
+                      "expected CLOUD, DOWN, DRAIN, FAIL, FAILING, FUTURE, IDLE or UNKNOWN");
     }
+    n.initial_state = *state;
   }
   return n;
 }
@@ -1057,10 +1061,9 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
                            " exceeds MaxTime=" + Find(attrs, "maxtime")->value);
   }
   if (const Pair* p = Find(attrs, "state")) {
-    part.state = util::ToUpper(p->value);
-    if (!In(kPartitionStates, part.state)) {
-      return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
-    }
+    std::optional<core::PartitionState> state = core::ParsePartitionState(p->value);
+    if (!state) return BadValue(*p, context, "expected UP, DOWN, DRAIN or INACTIVE");
+    part.state = *state;
   }
   // "ALL" anywhere in an allow list means everyone, as Slurm reads it.
   for (auto [key, list] : {std::pair{"allowgroups", &part.allow_groups},
@@ -1227,13 +1230,15 @@ Status Parser::ResolvePartitionNodes(core::Partition& part, const PendingPartiti
 Status Parser::ApplyDownNodes() {
   for (const std::vector<Pair>& pairs : down_nodes_) {
     const Pair& head = pairs.front();
-    std::string state = "DOWN";
+    core::NodeInitialState state = core::NodeInitialState::kDown;
     for (size_t i = 1; i < pairs.size(); ++i) {
       if (pairs[i].lower() != "state") continue;
-      state = util::ToUpper(pairs[i].value);
-      if (!In(kDownNodeStates, state)) {
+      std::optional<core::NodeInitialState> named = core::ParseNodeInitialState(pairs[i].value);
+      if (!named || std::find(std::begin(kDownNodeStates), std::end(kDownNodeStates), *named) ==
+                        std::end(kDownNodeStates)) {
         return BadValue(pairs[i], "DownNodes", "expected DOWN, DRAIN, FAIL, FAILING or FUTURE");
       }
+      state = *named;
     }
     if (head.value.empty()) return BadValue(head, "");
     Result<std::vector<size_t>> idx = NodeIndices(head, "", false);
@@ -1457,6 +1462,23 @@ const core::Partition* Config::DefaultPartition() const {
     if (p.is_default) found = &p;
   }
   return found;
+}
+
+const core::Partition* Config::PartitionOf(const core::Job& job) const {
+  if (!job.partition.empty()) return FindPartition(job.partition);
+  if (!job.req.partition.empty()) return FindPartition(job.req.partition);
+  return DefaultPartition();
+}
+
+core::MemoryDefaults Config::MemoryDefaultsFor(const core::Job& job) const {
+  core::MemoryDefaults d;
+  d.def_mem_per_cpu_mb = def_mem_per_cpu_mb;
+  if (const core::Partition* part = PartitionOf(job); part != nullptr && !part->nodes.empty()) {
+    if (const core::NodeConfig* node = FindNode(part->nodes.front())) {
+      d.node_memory_mb = node->real_memory_mb;
+    }
+  }
+  return d;
 }
 
 const core::Partition* Config::FindPartition(const std::string& name) const {

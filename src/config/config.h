@@ -30,6 +30,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
+#include "core/tres.h"
 #include "util/status.h"
 
 namespace muster::config {
@@ -82,6 +83,9 @@ struct Config {
   // they say otherwise (--requeue / --no-requeue). Slurm's default is 1.
   int job_requeue = 1;
   int slurmctld_port = 6817;
+  // SlurmdPort: the agents' port (sinfo -o %P... and `scontrol show config`
+  // show it; agents listen on it once they serve TCP).
+  int slurmd_port = 6818;
   // AuthInfo=cred_expire=N: Slurm's job credential lifetime, which also
   // holds a requeued job back: it may start again cred_expire + 1 seconds
   // after the requeue (Slurm's default 120, so 121 s). The rest of AuthInfo
@@ -104,6 +108,9 @@ struct Config {
   // kill_invalid_depend: a job whose dependency can never be satisfied is
   // cancelled instead of pending with DependencyNeverSatisfied.
   bool kill_invalid_depend = false;
+  // enable_user_top: users may `scontrol top` their own jobs (else only
+  // operators may).
+  bool enable_user_top = false;
   // max_script_size=BYTES: the largest batch script accepted (Slurm's
   // default, 4 MiB); sbatch and musterd refuse a larger one.
   int64_t max_script_size = core::kDefaultMaxScriptSize;
@@ -125,6 +132,12 @@ struct Config {
   // Exact (case-sensitive) lookups by name; nullptr when absent. Linear.
   const core::Partition* FindPartition(const std::string& name) const;
   const core::NodeConfig* FindNode(const std::string& name) const;
+  // The partition a job runs in or would: the one it was given, else the
+  // one it asked for, else the default; nullptr when none exists.
+  const core::Partition* PartitionOf(const core::Job& job) const;
+  // The memory a job gets when it does not say (core/tres.h): DefMemPerCPU
+  // and the RealMemory of the first node of its partition.
+  core::MemoryDefaults MemoryDefaultsFor(const core::Job& job) const;
   // Whether `name` ("gpu", "nic") is a GRES of this cluster: in GresTypes
   // or configured on some node. Linear.
   bool HasGres(const std::string& name) const;

@@ -88,7 +88,7 @@ TEST(OracleConfig, LoadsUnchanged) {
     EXPECT_EQ(n.cores_per_socket, 16);
     EXPECT_EQ(n.threads_per_core, 1);
     EXPECT_EQ(n.real_memory_mb, 64000);
-    EXPECT_EQ(n.initial_state, "UNKNOWN");
+    EXPECT_EQ(n.initial_state, core::NodeInitialState::kUnknown);
     if (n.name.rfind("gpu", 0) == 0) {
       ASSERT_EQ(n.gres.size(), 1u);
       EXPECT_EQ(n.gres[0].name, "gpu");
@@ -397,7 +397,7 @@ TEST(Nodes, DefaultsAccumulateAndApplyOnlyLater) {
   EXPECT_EQ(cfg->nodes[1].real_memory_mb, 100);
   EXPECT_EQ(cfg->nodes[1].tmp_disk_mb, 7);
   EXPECT_EQ(cfg->nodes[1].weight, 9);
-  EXPECT_EQ(cfg->nodes[1].initial_state, "DOWN");
+  EXPECT_EQ(cfg->nodes[1].initial_state, core::NodeInitialState::kDown);
   EXPECT_THAT(cfg->nodes[1].features, ElementsAre("x"));  // Feature beats Features
 }
 
@@ -410,9 +410,9 @@ TEST(Nodes, DownNodesAndNodeSets) {
       "NodeSet=pair Nodes=n1,m1\n"
       "PartitionName=p Nodes=pair,bigs\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
-  EXPECT_EQ(cfg->nodes[0].initial_state, "UNKNOWN");
-  EXPECT_EQ(cfg->nodes[1].initial_state, "DRAIN");
-  EXPECT_EQ(cfg->nodes[2].initial_state, "DRAIN");
+  EXPECT_EQ(cfg->nodes[0].initial_state, core::NodeInitialState::kUnknown);
+  EXPECT_EQ(cfg->nodes[1].initial_state, core::NodeInitialState::kDrain);
+  EXPECT_EQ(cfg->nodes[2].initial_state, core::NodeInitialState::kDrain);
   // Config order, no duplicates.
   EXPECT_THAT(cfg->partitions[0].nodes, ElementsAre("n1", "n2", "n3", "n4", "m1"));
   EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:3: Reason"));
@@ -833,12 +833,12 @@ TEST(PartitionRules, AccessListsHiddenAndOverSubscribe) {
   // slurmctld 22.05 shows OverSubscribe=FORCE as FORCE:4 (scontrol update
   // PartitionName=train OverSubscribe=FORCE; scontrol show partition train).
   EXPECT_EQ(parts[0].oversubscribe, "FORCE:4");
-  EXPECT_EQ(parts[0].state, "DRAIN");
+  EXPECT_EQ(parts[0].state, core::PartitionState::kDrain);
   EXPECT_TRUE(parts[1].allow_accounts.empty());
   EXPECT_TRUE(parts[1].allow_qos.empty());  // ALL anywhere means everyone
   EXPECT_FALSE(parts[1].hidden);
   EXPECT_EQ(parts[1].oversubscribe, "YES:2");
-  EXPECT_EQ(parts[1].state, "INACTIVE");
+  EXPECT_EQ(parts[1].state, core::PartitionState::kInactive);
   EXPECT_TRUE(parts[2].hidden);
   EXPECT_EQ(parts[2].oversubscribe, "EXCLUSIVE");
   EXPECT_EQ(parts[3].oversubscribe, "NO");  // OverSubscribe beats Shared
@@ -868,12 +868,50 @@ TEST(PartitionRules, TopLevelPolicyKeys) {
   EXPECT_THAT(cfg->scheduler_parameters,
               ElementsAre("bf_interval=30", "Kill_Invalid_Depend", "max_array_tasks=10"));
   EXPECT_TRUE(cfg->kill_invalid_depend);
+  EXPECT_FALSE(cfg->enable_user_top);
   EXPECT_EQ(cfg->raw.at("SchedulerParameters"),
             "bf_interval=30,Kill_Invalid_Depend,,max_array_tasks=10");
   auto zero = Parse("MaxArraySize=0\nSchedulerParameters=bf_continue\n");
   ASSERT_TRUE(zero.ok()) << zero.status().message();
   EXPECT_EQ(zero->max_array_size, 0);
   EXPECT_FALSE(zero->kill_invalid_depend);
+  auto top = Parse("SchedulerParameters= Enable_User_Top ,bf_continue\n");
+  ASSERT_TRUE(top.ok()) << top.status().message();
+  EXPECT_TRUE(top->enable_user_top);
+}
+
+TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
+  auto cfg = Parse(
+      "DefMemPerCPU=700\n"
+      "NodeName=a CPUs=4 RealMemory=8000\nNodeName=b CPUs=4 RealMemory=16000\n"
+      "PartitionName=small Nodes=a Default=YES\nPartitionName=big Nodes=b\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  core::Job job;
+  EXPECT_EQ(cfg->PartitionOf(job)->name, "small");  // the default
+  EXPECT_EQ(cfg->MemoryDefaultsFor(job).node_memory_mb, 8000);
+  EXPECT_EQ(cfg->MemoryDefaultsFor(job).def_mem_per_cpu_mb, 700);
+  job.req.partition = "big";
+  EXPECT_EQ(cfg->MemoryDefaultsFor(job).node_memory_mb, 16000);  // the one asked for
+  job.partition = "small";
+  EXPECT_EQ(cfg->PartitionOf(job)->name, "small");  // the one given wins
+  job.partition = "gone";
+  EXPECT_EQ(cfg->PartitionOf(job), nullptr);
+  EXPECT_EQ(cfg->MemoryDefaultsFor(job).node_memory_mb, 0);
+}
+
+TEST(Config, SlurmdPortIsTyped) {
+  auto def = Parse("ClusterName=c\n");
+  ASSERT_TRUE(def.ok()) << def.status().message();
+  EXPECT_EQ(def->slurmd_port, 6818);
+  auto cfg = Parse("SlurmdPort=7003\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->slurmd_port, 7003);
+  EXPECT_TRUE(cfg->ignored_keys.empty());  // acted on, not ignored
+  EXPECT_EQ(cfg->raw.at("SlurmdPort"), "7003");  // still shown by `scontrol show config`
+  auto bad = Parse("\nSlurmdPort=70000\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("muster.conf:2: SlurmdPort"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Config, AuthInfoCredExpireAndTmpFS) {

@@ -72,6 +72,16 @@ void from_json(const json& j, PendingReason& v) {
   v = *r;
 }
 
+void to_json(json& j, NodeInitialState v) { j = std::string(NodeInitialStateName(v)); }
+void from_json(const json& j, NodeInitialState& v) {
+  const std::string name = j.get<std::string>();
+  // Empty: a record from before the state was typed, made without State=.
+  std::optional<NodeInitialState> s =
+      name.empty() ? NodeInitialState::kUnknown : ParseNodeInitialState(name);
+  if (!s) UnknownName(j, "node state");
+  v = *s;
+}
+
 void to_json(json& j, ExportMode v) {
   switch (v) {
     case ExportMode::kAll: j = "ALL"; return;

@@ -1,7 +1,8 @@
 // JSON forms of the core value types for the API, the journal and tests
 // (nlohmann-json; to_json/from_json found by ADL). Keys are the snake_case
 // field names; enums are their Slurm names (JobState "PENDING",
-// PendingReason "Resources", ExportMode "ALL"/"NONE"/"LIST").
+// PendingReason "Resources", ExportMode "ALL"/"NONE"/"LIST",
+// NodeInitialState "UNKNOWN").
 //
 // from_json tolerates missing (or null) keys and keeps the field's default,
 // so clients may send partial objects. A value of the wrong type or an
@@ -23,6 +24,8 @@ void to_json(nlohmann::json& j, PendingReason v);
 void from_json(const nlohmann::json& j, PendingReason& v);
 void to_json(nlohmann::json& j, ExportMode v);
 void from_json(const nlohmann::json& j, ExportMode& v);
+void to_json(nlohmann::json& j, NodeInitialState v);
+void from_json(const nlohmann::json& j, NodeInitialState& v);
 
 void to_json(nlohmann::json& j, const GresSpec& v);
 void from_json(const nlohmann::json& j, GresSpec& v);

@@ -97,7 +97,7 @@ Node FullNode() {
                    {"nic", "", 1, {}, ""}};
   n.config.features = {"h100", "ib"};
   n.config.weight = 10;
-  n.config.initial_state = "UNKNOWN";
+  n.config.initial_state = core::NodeInitialState::kFuture;
   n.registered = true;
   n.down = true;
   n.drain = true;
@@ -154,6 +154,7 @@ TEST(JsonTest, KeysAreFieldNames) {
   EXPECT_EQ(n.at("config").at("real_memory_mb"), 512000);
   EXPECT_EQ(n.at("gpu_used"), json::array({true, false}));
   EXPECT_EQ(n.at("drain"), true);
+  EXPECT_EQ(n.at("config").at("initial_state"), "FUTURE");
 }
 
 TEST(JsonTest, EnumNames) {
@@ -174,6 +175,9 @@ TEST(JsonTest, EnumNames) {
   EXPECT_EQ(json(ExportMode::kNone), "NONE");
   EXPECT_EQ(json("NONE").get<ExportMode>(), ExportMode::kNone);
   EXPECT_EQ(json("LIST").get<ExportMode>(), ExportMode::kList);
+  EXPECT_EQ(json(NodeInitialState::kDrain), "DRAIN");
+  EXPECT_EQ(json("DRAIN").get<NodeInitialState>(), NodeInitialState::kDrain);
+  EXPECT_EQ(json("").get<NodeInitialState>(), NodeInitialState::kUnknown);  // older records
 }
 
 TEST(JsonTest, PartialObjectsKeepDefaults) {
@@ -223,6 +227,8 @@ TEST(JsonTest, BadInputThrowsJsonExceptions) {
   }
   EXPECT_THROW(json::parse(R"({"gpu_used": [1]})").get<Node>(), json::exception);
   EXPECT_THROW(json::parse(R"({"config": {"cpus": "x"}})").get<Node>(), json::exception);
+  EXPECT_THROW(json::parse(R"({"config": {"initial_state": "ASLEEP"}})").get<Node>(),
+               json::exception);
 }
 
 }  // namespace

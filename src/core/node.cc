@@ -1,5 +1,10 @@
 #include "core/node.h"
 
+#include <array>
+#include <utility>
+
+#include "util/strings.h"
+
 namespace muster::core {
 namespace {
 
@@ -7,7 +12,32 @@ bool Matches(const GresSpec& g, const std::string& name, const std::string& type
   return g.name == name && (type.empty() || g.type == type);
 }
 
+constexpr std::array<std::pair<NodeInitialState, std::string_view>, 8> kInitialStateNames = {{
+    {NodeInitialState::kUnknown, "UNKNOWN"},
+    {NodeInitialState::kIdle, "IDLE"},
+    {NodeInitialState::kCloud, "CLOUD"},
+    {NodeInitialState::kDown, "DOWN"},
+    {NodeInitialState::kDrain, "DRAIN"},
+    {NodeInitialState::kFail, "FAIL"},
+    {NodeInitialState::kFailing, "FAILING"},
+    {NodeInitialState::kFuture, "FUTURE"},
+}};
+
 }  // namespace
+
+std::string_view NodeInitialStateName(NodeInitialState s) {
+  for (const auto& [state, name] : kInitialStateNames) {
+    if (state == s) return name;
+  }
+  return "UNKNOWN";
+}
+
+std::optional<NodeInitialState> ParseNodeInitialState(std::string_view s) {
+  for (const auto& [state, name] : kInitialStateNames) {
+    if (util::EqualsIgnoreCase(s, name)) return state;
+  }
+  return std::nullopt;
+}
 
 NodeBase Node::Base() const {
   if (down) return NodeBase::kDown;

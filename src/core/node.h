@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/gres.h"
@@ -13,6 +15,16 @@ namespace muster::core {
 
 // Base state of a node; flags (drain, ...) are separate, as in Slurm.
 enum class NodeBase { kUnknown, kIdle, kAllocated, kMixed, kDown, kFuture };
+
+// State= of a NodeName= line (or DownNodes=): where the node starts.
+// DOWN and DRAIN start it with that state and the reason "Configured";
+// FUTURE keeps it out of scheduling; the others start it as its agent
+// reports (FAIL and FAILING are accepted, as Slurm does, without effect).
+enum class NodeInitialState { kUnknown, kIdle, kCloud, kDown, kDrain, kFail, kFailing, kFuture };
+// Upper case, as slurm.conf writes it: "UNKNOWN", "FUTURE", ...
+std::string_view NodeInitialStateName(NodeInitialState s);
+// Case-insensitive; nullopt for a name slurm.conf does not have.
+std::optional<NodeInitialState> ParseNodeInitialState(std::string_view s);
 
 struct NodeConfig {
   std::string name;
@@ -25,7 +37,7 @@ struct NodeConfig {
   std::vector<GresSpec> gres;
   std::vector<std::string> features;
   int weight = 1;
-  std::string initial_state;  // State= from the config, e.g. "UNKNOWN", "DOWN"
+  NodeInitialState initial_state = NodeInitialState::kUnknown;
 };
 
 struct Node {

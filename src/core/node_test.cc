@@ -79,6 +79,19 @@ TEST(NodeStateTest, DerivesSlurmStates) {
   }
 }
 
+TEST(NodeInitialStateTest, NamesRoundTripAndAnyCaseParses) {
+  for (NodeInitialState s :
+       {NodeInitialState::kUnknown, NodeInitialState::kIdle, NodeInitialState::kCloud,
+        NodeInitialState::kDown, NodeInitialState::kDrain, NodeInitialState::kFail,
+        NodeInitialState::kFailing, NodeInitialState::kFuture}) {
+    EXPECT_EQ(ParseNodeInitialState(NodeInitialStateName(s)), s);
+  }
+  EXPECT_EQ(NodeInitialStateName(NodeInitialState::kFuture), "FUTURE");
+  EXPECT_EQ(ParseNodeInitialState("future"), NodeInitialState::kFuture);
+  EXPECT_FALSE(ParseNodeInitialState("ALLOCATED"));
+  EXPECT_FALSE(ParseNodeInitialState(""));
+}
+
 TEST(NodeGresTest, TotalsAndFree) {
   Node n = MakeNode();
   EXPECT_EQ(n.TotalGpus(), 4);

@@ -3,10 +3,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace muster::core {
+
+// State= of a partition. UP takes and runs jobs; DOWN takes jobs that wait
+// (PartitionDown); DRAIN runs what it has and refuses new jobs; INACTIVE
+// neither takes nor runs them (PartitionInactive).
+enum class PartitionState { kUp, kDown, kDrain, kInactive };
+// "UP", "DOWN", "DRAIN", "INACTIVE", as slurm.conf and scontrol write them.
+std::string_view PartitionStateName(PartitionState s);
+// Case-insensitive; nullopt for any other word.
+std::optional<PartitionState> ParsePartitionState(std::string_view s);
 
 struct Partition {
   std::string name;
@@ -15,7 +26,7 @@ struct Partition {
   bool is_default = false;
   int64_t max_time_s = -1;          // -1 = UNLIMITED
   int64_t default_time_s = -1;      // -1 = not set (falls back to max_time)
-  std::string state = "UP";         // UP, DOWN, DRAIN, INACTIVE
+  PartitionState state = PartitionState::kUp;
   // Access lists, as configured (AllowGroups holds group names; the
   // scheduler resolves them to gids). Empty allow lists mean ALL. As in
   // Slurm, a Deny list is not enforced when the matching Allow list is set.

@@ -4,9 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "cli/render/format_util.h"
-#include "cli/render/render.h"
 #include "core/array.h"
+#include "core/tres.h"
 #include "util/strings.h"
 #include "util/users.h"
 
@@ -16,8 +15,9 @@ namespace {
 
 // The job's TRES as sacct shows them: sorted by name ("billing=1,cpu=1,
 // mem=1000M,node=1"), where scontrol's TRES= keeps Slurm's id order.
-std::string AllocTres(const core::Job& job, const render::ClusterView& view) {
-  std::vector<std::string> items = util::Split(render::JobTresString(job, view), ',');
+std::string AllocTres(const core::Job& job, const config::Config& cfg) {
+  std::vector<std::string> items =
+      util::Split(core::FormatTres(core::JobTres(job, cfg.MemoryDefaultsFor(job))), ',');
   std::sort(items.begin(), items.end());
   return util::Join(items, ",");
 }
@@ -46,8 +46,6 @@ std::string BatchStepState(const core::Job& job) {
 }  // namespace
 
 store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
-  render::ClusterView view;
-  view.config = &cfg;
   store::JobRecord r;
   r.job_id = job.id;
   if (job.array_job_id != 0) {
@@ -86,13 +84,13 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   if (job.state == core::JobState::kTimeout) r.exit_code = 0;
   r.derived_exit_code = job.exit_code;
   r.derived_exit_signal = 0;
-  std::string tres = AllocTres(job, view);
+  std::string tres = AllocTres(job, cfg);
   r.req_tres = tres;
   r.alloc_tres = job.alloc.empty() ? "" : tres;
   r.node_list = job.nodelist;
   r.nnodes = job.alloc.empty() ? std::max(1, job.req.min_nodes) : static_cast<int>(job.alloc.size());
   r.ncpus = job.NumCpus();
-  r.req_mem_mb = render::JobMemoryTotalMb(job, view);
+  r.req_mem_mb = core::JobMemoryTotalMb(job, cfg.MemoryDefaultsFor(job));
   r.req_mem_per_cpu = job.req.mem_per_cpu_mb > 0;
   r.work_dir = job.req.work_dir;
   r.comment = job.req.comment;
@@ -106,8 +104,6 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
 }
 
 store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& cfg) {
-  render::ClusterView view;
-  view.config = &cfg;
   store::StepRecord s;
   s.job_id = job.id;
   s.run = job.restart_count;
@@ -123,7 +119,7 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   s.nnodes = 1;
   s.ntasks = 1;
   s.ncpus = job.alloc.empty() ? 0 : job.alloc.front().cpus;
-  s.alloc_tres = AllocTres(job, view);
+  s.alloc_tres = AllocTres(job, cfg);
   s.max_rss_kb = job.max_rss_kb > 0 ? job.max_rss_kb : -1;
   s.total_cpu_ms = job.total_cpu_ms;
   return s;

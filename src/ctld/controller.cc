@@ -144,10 +144,10 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, const ut
     n.config = nc;
     n.gpu_used.assign(static_cast<size_t>(n.TotalGpus()), false);
     n.cpu_used.assign(static_cast<size_t>(nc.cpus), false);
-    if (util::EqualsIgnoreCase(nc.initial_state, "DOWN")) {
+    if (nc.initial_state == core::NodeInitialState::kDown) {
       n.down = true;
       n.reason = "Set in configuration";
-    } else if (util::EqualsIgnoreCase(nc.initial_state, "DRAIN")) {
+    } else if (nc.initial_state == core::NodeInitialState::kDrain) {
       n.drain = true;
       n.reason = "Set in configuration";
     }

@@ -306,11 +306,7 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
     Job& top = pending != found->end() ? **pending : *found->front();
     // As Slurm: users may reorder their own jobs only where the cluster
     // allows it (SchedulerParameters=enable_user_top).
-    const auto& params = cfg_.scheduler_parameters;
-    const bool user_top = std::any_of(params.begin(), params.end(), [](const std::string& p) {
-      return util::EqualsIgnoreCase(util::Trim(p), "enable_user_top");
-    });
-    if (!caller.admin && !user_top) {
+    if (!caller.admin && !cfg_.enable_user_top) {
       out.push_back({sid, "Access/permission denied"});
       continue;
     }

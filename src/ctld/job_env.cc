@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/array.h"
+#include "core/tres.h"
 #include "util/hostlist.h"
 #include "util/strings.h"
 
@@ -66,12 +67,7 @@ void SetLayoutVariables(const core::Job& job, std::map<std::string, std::string>
 // DefMemPerCPU, else per node (--mem, --mem=0, or the whole node).
 void SetMemoryVariable(const core::Job& job, const config::Config& cfg,
                        const core::NodeAlloc& first, std::map<std::string, std::string>& env) {
-  const core::JobRequest& req = job.req;
-  int64_t per_cpu = req.mem_per_cpu_mb;
-  if (per_cpu == 0 && req.mem_per_node_mb == 0 && !req.mem_whole_node) {
-    per_cpu = cfg.def_mem_per_cpu_mb;
-  }
-  if (per_cpu > 0) {
+  if (const int64_t per_cpu = core::MemoryPerCpuMb(job.req, cfg.def_mem_per_cpu_mb); per_cpu > 0) {
     env["SLURM_MEM_PER_CPU"] = std::to_string(per_cpu);
   } else {
     env["SLURM_MEM_PER_NODE"] = std::to_string(first.mem_mb);

@@ -60,7 +60,7 @@ std::vector<std::string> RequestedPartitionNames(const std::string& partition) {
 
 Status CheckPartitionAccess(const core::JobRequest& req, const core::Partition& part,
                             const config::Config& cfg, const GroupLookup& groups) {
-  if (part.state == "INACTIVE" || part.state == "DRAIN") {
+  if (part.state == core::PartitionState::kInactive || part.state == core::PartitionState::kDrain) {
     return util::Unavailable(kPartitionNotAvailableMsg);
   }
   if (Privileged(req, cfg)) return Status::Ok();

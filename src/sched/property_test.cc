@@ -60,7 +60,7 @@ Harness RandomCluster(Gen& g) {
     n.drain = g.Chance(0.1);
     n.down = g.Chance(0.1);
     n.registered = !g.Chance(0.1);
-    if (g.Chance(0.05)) n.config.initial_state = "FUTURE";
+    if (g.Chance(0.05)) n.config.initial_state = core::NodeInitialState::kFuture;
     // Pre-existing use, always consistent with the hardware.
     if (g.Chance(0.5)) {
       n.alloc_cpus = g.Int(0, n.config.cpus);
@@ -119,7 +119,7 @@ Harness RandomCluster(Gen& g) {
 }
 
 bool Usable(const core::Node& n) {
-  return n.registered && !n.down && !n.drain && n.config.initial_state != "FUTURE";
+  return n.registered && !n.down && !n.drain && n.config.initial_state != core::NodeInitialState::kFuture;
 }
 
 void CheckPlan(Harness& h, const Plan& plan, uint32_t seed) {

@@ -100,7 +100,7 @@ TEST(Schedule, NodeStateFilter) {
        {MakeJob(1).Partition("train")},
        {"gpu04"}},
       {"FUTURE skipped",
-       [](Harness& h) { h.Node("gpu01")->config.initial_state = "FUTURE"; },
+       [](Harness& h) { h.Node("gpu01")->config.initial_state = core::NodeInitialState::kFuture; },
        {MakeJob(1).Partition("train")},
        {"gpu02"}},
       {"no usable node: ReqNodeNotAvail (Slurm: nodes required are DOWN, ...)",
@@ -125,13 +125,13 @@ TEST(Schedule, Eligibility) {
        {"BeginTime", "gpu01"}},
       {"partition DOWN and INACTIVE; DRAIN still runs queued jobs",
        [](Harness& h) {
-         h.cfg.partitions[0].state = "DOWN";
-         h.cfg.partitions[1].state = "INACTIVE";
+         h.cfg.partitions[0].state = core::PartitionState::kDown;
+         h.cfg.partitions[1].state = core::PartitionState::kInactive;
        },
        {MakeJob(1).Partition("short"), MakeJob(2).Partition("train")},
        {"PartitionDown", "PartitionInactive"}},
       {"DRAIN partition schedules",
-       [](Harness& h) { h.cfg.partitions[1].state = "DRAIN"; },
+       [](Harness& h) { h.cfg.partitions[1].state = core::PartitionState::kDrain; },
        {MakeJob(1).Partition("train")},
        {"gpu01"}},
       {"unknown partition", nullptr, {MakeJob(1).Partition("nosuch")}, {"PartitionInactive"}},

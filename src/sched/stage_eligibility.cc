@@ -4,7 +4,6 @@
 // (DOWN and INACTIVE stop queued jobs; DRAIN only refuses submissions, man
 // slurm.conf) and its MaxTime / MaxNodes / MinNodes limits.
 #include "sched/pipeline.h"
-#include "util/strings.h"
 
 namespace muster::sched {
 
@@ -18,9 +17,10 @@ PendingReason CheckEligibility(const core::Job& job, const core::Partition* part
   if (job.req.begin_time > now) return PendingReason::kBeginTime;
   // A job whose partition is gone from the configuration can never be
   // scheduled there; INACTIVE is the nearest Slurm reason.
-  if (part == nullptr || util::EqualsIgnoreCase(part->state, "INACTIVE"))
+  if (part == nullptr || part->state == core::PartitionState::kInactive) {
     return PendingReason::kPartitionInactive;
-  if (util::EqualsIgnoreCase(part->state, "DOWN")) return PendingReason::kPartitionDown;
+  }
+  if (part->state == core::PartitionState::kDown) return PendingReason::kPartitionDown;
   if (part->max_time_s >= 0 && (job.time_limit_s < 0 || job.time_limit_s > part->max_time_s)) {
     return PendingReason::kPartitionTimeLimit;
   }

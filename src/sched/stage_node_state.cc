@@ -3,14 +3,13 @@
 // finish what runs but take nothing new) and not FUTURE. Node keeps no live
 // FUTURE flag, so State=FUTURE in the configuration keeps a node out.
 #include "sched/pipeline.h"
-#include "util/strings.h"
 
 namespace muster::sched {
 
 FilterResult FilterNodeState(const core::Node& node) {
   if (node.down) return {Verdict::kUnschedulableNow, "node is down"};
   if (node.drain) return {Verdict::kUnschedulableNow, "node is drained"};
-  if (util::EqualsIgnoreCase(node.config.initial_state, "FUTURE")) {
+  if (node.config.initial_state == core::NodeInitialState::kFuture) {
     return {Verdict::kUnschedulableNow, "node is in state FUTURE"};
   }
   if (!node.registered) return {Verdict::kUnschedulableNow, "node is not responding"};

@@ -53,8 +53,8 @@ class NodeBuilder {
     node_.config.weight = w;
     return *this;
   }
-  NodeBuilder& State(std::string s) {
-    node_.config.initial_state = std::move(s);
+  NodeBuilder& State(core::NodeInitialState s) {
+    node_.config.initial_state = s;
     return *this;
   }
   NodeBuilder& Down() {
@@ -209,8 +209,8 @@ class PartitionBuilder {
     part_.nodes = std::move(n);
     return *this;
   }
-  PartitionBuilder& State(std::string s) {
-    part_.state = std::move(s);
+  PartitionBuilder& State(core::PartitionState s) {
+    part_.state = s;
     return *this;
   }
   PartitionBuilder& MaxTime(int64_t s) {

@@ -1,7 +1,10 @@
 #include "util/strings.h"
 
 #include <cctype>
+#include <cmath>
 #include <limits>
+
+#include <fmt/format.h>
 
 namespace muster::util {
 
@@ -107,6 +110,19 @@ Result<int64_t> ParseMemoryMb(std::string_view s) {
     default:
       return bad();
   }
+}
+
+std::string FormatMemoryMb(int64_t mb) {
+  if (mb <= 0) return "0";
+  static constexpr char kUnits[] = {'M', 'G', 'T', 'P', 'E'};
+  double v = static_cast<double>(mb);
+  size_t unit = 0;
+  while (v >= 1024 && std::fmod(v, 512) == 0 && unit + 1 < sizeof(kUnits)) {
+    v /= 1024;
+    ++unit;
+  }
+  if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kUnits[unit]);
+  return fmt::format("{:.2f}{}", v, kUnits[unit]);
 }
 
 std::string Join(const std::vector<std::string>& parts, std::string_view sep) {

@@ -26,6 +26,12 @@ Result<int64_t> ParseSignedInt(std::string_view s);
 // K/M/G/T suffix (case-insensitive; default unit MB). Returns megabytes,
 // rounding K up to whole megabytes.
 Result<int64_t> ParseMemoryMb(std::string_view s);
+// Memory in megabytes as Slurm prints TRES and MinMemory values: the value
+// is divided by 1024 as long as it is at least 1024 and a multiple of 512,
+// and printed with unit M/G/T/P, as an integer when whole and with two
+// decimals otherwise: 1000 -> "1000M", 2048 -> "2G", 1536 -> "1.50G",
+// 64000 -> "62.50G", 1025 -> "1025M", 1048576 -> "1T"; 0 or less -> "0".
+std::string FormatMemoryMb(int64_t mb);
 
 // Joins strings with a separator.
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);

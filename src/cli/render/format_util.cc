@@ -111,19 +111,6 @@ std::vector<LongField> ParseLongFormat(std::string_view format, int default_widt
 
 // ---- values ----
 
-std::string FormatMemoryMb(int64_t mb) {
-  if (mb <= 0) return "0";
-  static constexpr char kUnits[] = {'M', 'G', 'T', 'P', 'E'};
-  double v = static_cast<double>(mb);
-  size_t unit = 0;
-  while (v >= 1024 && std::fmod(v, 512) == 0 && unit + 1 < sizeof(kUnits)) {
-    v /= 1024;
-    ++unit;
-  }
-  if (v == std::floor(v)) return fmt::format("{:.0f}{}", v, kUnits[unit]);
-  return fmt::format("{:.2f}{}", v, kUnits[unit]);
-}
-
 namespace {
 
 long LocalOffset(int64_t t) {
@@ -192,16 +179,9 @@ bool Ended(JobState s) { return s != JobState::kPending && !HoldsResources(s); }
 
 constexpr int64_t kYearSeconds = 365 * 86400;
 
-int RequestedNodes(const core::Job& job) { return job.req.min_nodes > 0 ? job.req.min_nodes : 1; }
-
-// Real memory of the first node of the job's partition (what --mem=0 gets
-// on a homogeneous partition); 0 when the configuration is not at hand.
-int64_t PartitionNodeMemory(const core::Job& job, const ClusterView& view) {
-  if (view.config == nullptr) return 0;
-  const core::Partition* part = view.config->FindPartition(JobPartition(job, view));
-  if (part == nullptr || part->nodes.empty()) return 0;
-  const core::NodeConfig* node = view.config->FindNode(part->nodes.front());
-  return node == nullptr ? 0 : node->real_memory_mb;
+// What the configuration gives a job's memory; nothing without one.
+core::MemoryDefaults MemoryDefaults(const core::Job& job, const ClusterView& view) {
+  return view.config == nullptr ? core::MemoryDefaults{} : view.config->MemoryDefaultsFor(job);
 }
 
 std::string AbsoluteInWorkDir(const core::Job& job, const std::string& path) {
@@ -380,45 +360,11 @@ std::string JobUserName(const core::Job& job) {
 std::string OrNull(const std::string& s) { return s.empty() ? "(null)" : s; }
 
 int64_t JobMemoryTotalMb(const core::Job& job, const ClusterView& view) {
-  if (!job.alloc.empty()) {
-    int64_t sum = 0;
-    for (const core::NodeAlloc& a : job.alloc) sum += a.mem_mb;
-    return sum;
-  }
-  const core::JobRequest& r = job.req;
-  int64_t nodes = RequestedNodes(job);
-  int64_t cpus = job.NumCpus();
-  if (r.mem_per_cpu_mb > 0) return r.mem_per_cpu_mb * cpus;
-  if (r.mem_whole_node) return PartitionNodeMemory(job, view) * nodes;
-  if (r.mem_per_node_mb > 0) return r.mem_per_node_mb * nodes;
-  if (view.config != nullptr && view.config->def_mem_per_cpu_mb > 0) {
-    return view.config->def_mem_per_cpu_mb * cpus;
-  }
-  return PartitionNodeMemory(job, view) * nodes;
-}
-
-int64_t JobGpuTotal(const core::Job& job) {
-  if (!job.alloc.empty()) {
-    int64_t sum = 0;
-    for (const core::NodeAlloc& a : job.alloc) sum += static_cast<int64_t>(a.gpu_indices.size());
-    return sum;
-  }
-  int64_t sum = 0;
-  for (const core::GresRequest& g : job.req.gres) {
-    if (g.name != "gpu") continue;
-    sum += g.per_job ? g.count : g.count * RequestedNodes(job);
-  }
-  return sum;
+  return core::JobMemoryTotalMb(job, MemoryDefaults(job, view));
 }
 
 std::string JobTresString(const core::Job& job, const ClusterView& view) {
-  int cpus = job.NumCpus();
-  int nodes = job.alloc.empty() ? RequestedNodes(job) : static_cast<int>(job.alloc.size());
-  std::string out = fmt::format("cpu={},mem={},node={},billing={}", cpus,
-                                FormatMemoryMb(JobMemoryTotalMb(job, view)), nodes, cpus);
-  int64_t gpus = JobGpuTotal(job);
-  if (gpus > 0) out += fmt::format(",gres/gpu={}", gpus);
-  return out;
+  return core::FormatTres(core::JobTres(job, MemoryDefaults(job, view)));
 }
 
 std::string JobTresPerNode(const core::Job& job) { return GresTres(job, false); }
@@ -426,13 +372,11 @@ std::string JobTresPerJob(const core::Job& job) { return GresTres(job, true); }
 
 std::string JobMinMemory(const core::Job& job, const ClusterView& view) {
   const core::JobRequest& r = job.req;
-  if (r.mem_per_cpu_mb > 0) return FormatMemoryMb(r.mem_per_cpu_mb);
-  if (r.mem_whole_node) return "0";
-  if (r.mem_per_node_mb > 0) return FormatMemoryMb(r.mem_per_node_mb);
-  if (view.config != nullptr && view.config->def_mem_per_cpu_mb > 0) {
-    return FormatMemoryMb(view.config->def_mem_per_cpu_mb);
+  const int64_t def = view.config != nullptr ? view.config->def_mem_per_cpu_mb : 0;
+  if (const int64_t per_cpu = core::MemoryPerCpuMb(r, def); per_cpu > 0) {
+    return FormatMemoryMb(per_cpu);
   }
-  return "0";
+  return r.mem_whole_node ? "0" : FormatMemoryMb(r.mem_per_node_mb);
 }
 
 int JobMinCpusNode(const core::Job& job) {

@@ -63,12 +63,8 @@ struct LongField {
 };
 std::vector<LongField> ParseLongFormat(std::string_view format, int default_width = 20);
 
-// Memory in megabytes as Slurm prints TRES and MinMemory values: the value
-// is divided by 1024 as long as it is at least 1024 and a multiple of 512,
-// and printed with unit M/G/T/P, as an integer when whole and with two
-// decimals otherwise: 1000 -> "1000M", 2048 -> "2G", 1536 -> "1.50G",
-// 64000 -> "62.50G", 1025 -> "1025M", 1048576 -> "1T".
-std::string FormatMemoryMb(int64_t mb);
+// Memory as TRES and MinMemory values print it ("1000M", "1.50G").
+using util::FormatMemoryMb;
 
 // Formats Unix times like util::FormatTimestamp ("2026-12-02T15:41:03",
 // local time; 0 -> "Unknown") at a fraction of the cost, for renderers that
@@ -132,10 +128,9 @@ std::string JobUserName(const core::Job& job);
 // "(null)" for an empty string, the string otherwise.
 std::string OrNull(const std::string& s);
 
-// Requested (pending) or allocated totals, as TRES= and squeue show them.
+// core/tres.h's totals with the view's configuration: requested (pending)
+// or allocated memory, and "cpu=4,mem=4000M,node=2,billing=4[,gres/gpu=N]".
 int64_t JobMemoryTotalMb(const core::Job& job, const ClusterView& view);
-int64_t JobGpuTotal(const core::Job& job);
-// "cpu=4,mem=4000M,node=2,billing=4[,gres/gpu=N]".
 std::string JobTresString(const core::Job& job, const ClusterView& view);
 // Slurm's TresPerNode / TresPerJob values: "gres:gpu:2", "gres:gpu:h100:8";
 // empty when none.

@@ -221,7 +221,7 @@ std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterV
                   p.priority_job_factor, p.priority_tier, p.oversubscribe),
       "OverTimeLimit=NONE PreemptMode=OFF",
       fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
-                  util::ToUpper(p.state), cpus, p.nodes.size()),
+                  core::PartitionStateName(p.state), cpus, p.nodes.size()),
       "JobDefaults=(null)",
       "DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED",
       "TRES=" + util::Join(tres, ","),

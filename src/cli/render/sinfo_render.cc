@@ -454,13 +454,6 @@ std::string Features(const core::Node& n) {
   return util::Join(n.config.features, ",");
 }
 
-std::string SlurmdPort(const config::Config& cfg) {
-  for (const auto& [k, v] : cfg.raw) {
-    if (util::EqualsIgnoreCase(k, "SlurmdPort")) return v;
-  }
-  return "6818";
-}
-
 // ---------------------------------------------------------------------------
 // Records
 
@@ -475,9 +468,9 @@ struct Ctx {
   bool exact = false;
 };
 
-std::string PartitionState(const std::string& state) {
-  std::string s = util::ToLower(state);
-  return s == "inactive" ? "inact" : s;
+std::string PartitionState(core::PartitionState state) {
+  if (state == core::PartitionState::kInactive) return "inact";
+  return util::ToLower(core::PartitionStateName(state));
 }
 
 std::string PartitionDisplayName(const core::Partition& p) {
@@ -532,7 +525,7 @@ std::string NodeValue(Fid id, const core::Node& n, const Ctx& c) {
     case Fid::kComment:
     case Fid::kExtra: return "(null)";
     case Fid::kGresUsed: return NodeGresUsed(n, c.cfg);
-    case Fid::kPort: return SlurmdPort(c.cfg);
+    case Fid::kPort: return std::to_string(c.cfg.slurmd_port);
     case Fid::kStateComplete: return StateComplete(n);
     default: return "";
   }
