@@ -110,7 +110,7 @@ TEST(OracleConfig, LoadsUnchanged) {
   EXPECT_EQ(def->name, "short");
   EXPECT_EQ(def->max_time_s, 4 * 3600);
   EXPECT_EQ(def->default_time_s, 3600);
-  EXPECT_EQ(def->state, "UP");
+  EXPECT_EQ(def->state, core::PartitionState::kUp);
   EXPECT_EQ(def->nodes_expr, "gpu[01-04],cpu[01-02]");
   EXPECT_EQ(def->nodes.size(), 6u);
   const core::Partition* train = cfg->FindPartition("train");
@@ -198,7 +198,7 @@ TEST(MusterConfig, LoadsFixture) {
   EXPECT_EQ(gpup->max_nodes, 4);
   const core::Partition* cpup = cfg->FindPartition("cpu");
   ASSERT_NE(cpup, nullptr);
-  EXPECT_EQ(cpup->state, "DRAIN");
+  EXPECT_EQ(cpup->state, core::PartitionState::kDrain);
   EXPECT_THAT(cpup->nodes, ElementsAre("cpu1", "cpu2"));
   EXPECT_EQ(cfg->FindPartition("GPU"), nullptr);  // names are case-sensitive
 }

@@ -78,7 +78,10 @@ Harness RandomCluster(Gen& g) {
     }
     if (members.empty()) members.push_back("n0");
     auto part = MakePartition("p" + std::to_string(p)).Nodes(members);
-    if (g.Chance(0.1)) part.State(g.Pick(std::vector<std::string>{"DOWN", "DRAIN", "INACTIVE"}));
+    if (g.Chance(0.1)) {
+      part.State(g.Pick(std::vector<core::PartitionState>{
+          core::PartitionState::kDown, core::PartitionState::kDrain, core::PartitionState::kInactive}));
+    }
     h.AddPartition(part);
   }
   const int n_jobs = g.Int(1, 40);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/job.h"
+#include "util/strings.h"
 #include "cli/render/render.h"
 
 namespace muster::render {
