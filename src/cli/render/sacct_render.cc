@@ -41,6 +41,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "util/getopt.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
@@ -567,135 +568,106 @@ Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
   return r;
 }
 
-// getopt's clustered short options: "-nXP" is -n -X -P and "-nu bob" is
-// -n -u bob. Leading flag letters split off; the first letter that takes a
-// value keeps the rest of the word as its value.
-std::vector<std::string> SplitClusters(const std::vector<std::string>& args) {
-  static const std::string kFlags = "aXpPnlbDLThe";
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-      break;
-    }
-    if (a.size() <= 2 || a[0] != '-' || a[1] == '-' || kFlags.find(a[1]) == std::string::npos) {
-      out.push_back(a);
-      continue;
-    }
-    size_t k = 1;
-    while (k < a.size() && kFlags.find(a[k]) != std::string::npos) out.push_back(std::string("-") + a[k++]);
-    if (k < a.size()) out.push_back("-" + a.substr(k));
-  }
-  return out;
+namespace {
+
+enum SacctOpt {
+  kAccounts = 1, kAllClusters, kAllocations, kAllUsers, kArray, kBrief, kClusters, kDuplicates,
+  kEndTime, kFile, kFormat, kGroup, kHelp, kHelpFormat, kJobs, kJson, kLong, kName, kNodelist,
+  kNoConvert, kNoHeader, kParsable, kParsable2, kPartition, kQos, kStartTime, kState, kTruncate,
+  kUser, kVersion, kWckeys, kIgnoredValue,
+};
+
+util::OptionSpec Opt(char short_name, const char* name, util::Arg arg, int id) {
+  util::OptionSpec o;
+  o.short_name = short_name;
+  o.long_name = name;
+  o.arg = arg;
+  o.id = id;
+  return o;
 }
 
-Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args_in) {
-  const std::vector<std::string> args = SplitClusters(args_in);
+// Long names as sacct 22.05 spells them; a unique prefix of one works too.
+const std::vector<util::OptionSpec>& Options() {
+  using util::Arg;
+  static const std::vector<util::OptionSpec> kOptions = {
+      Opt('A', "accounts", Arg::kRequired, kAccounts),
+      Opt('L', "allclusters", Arg::kNone, kAllClusters),
+      Opt('X', "allocations", Arg::kNone, kAllocations),
+      Opt('a', "allusers", Arg::kNone, kAllUsers),
+      Opt(0, "array", Arg::kNone, kArray),
+      Opt('b', "brief", Arg::kNone, kBrief),
+      Opt('M', "clusters", Arg::kRequired, kClusters),
+      Opt('D', "duplicates", Arg::kNone, kDuplicates),
+      Opt('E', "endtime", Arg::kRequired, kEndTime),
+      Opt('f', "file", Arg::kRequired, kFile),
+      Opt('o', "format", Arg::kRequired, kFormat),
+      Opt('g', "gid", Arg::kRequired, kGroup),
+      Opt(0, "group", Arg::kRequired, kGroup),
+      Opt('h', "help", Arg::kNone, kHelp),
+      Opt('e', "helpformat", Arg::kNone, kHelpFormat),
+      Opt('j', "jobs", Arg::kRequired, kJobs),
+      Opt(0, "json", Arg::kNone, kJson),
+      Opt('l', "long", Arg::kNone, kLong),
+      Opt(0, "name", Arg::kRequired, kName),
+      Opt('N', "nodelist", Arg::kRequired, kNodelist),
+      Opt(0, "noconvert", Arg::kNone, kNoConvert),
+      Opt('n', "noheader", Arg::kNone, kNoHeader),
+      Opt('p', "parsable", Arg::kNone, kParsable),
+      Opt('P', "parsable2", Arg::kNone, kParsable2),
+      Opt('r', "partition", Arg::kRequired, kPartition),
+      Opt('q', "qos", Arg::kRequired, kQos),
+      Opt('S', "starttime", Arg::kRequired, kStartTime),
+      Opt('s', "state", Arg::kRequired, kState),
+      Opt('T', "truncate", Arg::kNone, kTruncate),
+      Opt('u', "uid", Arg::kRequired, kUser),
+      Opt(0, "user", Arg::kRequired, kUser),
+      Opt(0, "users", Arg::kRequired, kUser),
+      Opt(0, "usage", Arg::kNone, kHelp),
+      Opt('V', "version", Arg::kNone, kVersion),
+      Opt('W', "wckeys", Arg::kRequired, kWckeys),
+      Opt('i', "", Arg::kRequired, kIgnoredValue),
+      Opt('I', "", Arg::kRequired, kIgnoredValue),
+  };
+  return kOptions;
+}
+
+}  // namespace
+
+Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args) {
+  Result<util::ParseResult> parsed = util::ParseOptions("sacct", Options(), args, false);
+  if (!parsed.ok()) return parsed.status();
   SacctRequest r;
   std::string format;
   bool brief = false, long_view = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      if (size_t eq = a.find('='); eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_value = true;
-      }
-    } else if (a.size() > 2 && a[0] == '-') {
-      value = a.substr(2);
-      a = a.substr(0, 2);
-      has_value = true;
+  auto list = [](const std::string& v, std::vector<std::string>* out) {
+    for (auto& s : SplitList(v)) out->push_back(s);
+  };
+  for (const util::ParsedOption& o : parsed->options) {
+    const std::string v = o.value.value_or("");
+    switch (o.spec->id) {
+      case kAccounts: list(v, &r.accounts); break;
+      case kAllocations: r.allocations = true; break;
+      case kAllUsers: r.all_users = true; break;
+      case kBrief: brief = true; break;
+      case kDuplicates: r.duplicates = true; break;
+      case kEndTime: r.end = v; break;
+      case kFormat: format += (format.empty() ? "" : ",") + v; break;
+      case kHelp: r.help = true; break;
+      case kHelpFormat: r.helpformat = true; break;
+      case kJobs: list(v, &r.job_ids); break;
+      case kJson: r.json = true; break;
+      case kLong: long_view = true; break;
+      case kName: list(v, &r.names); break;
+      case kNoHeader: r.noheader = true; break;
+      case kParsable: r.parsable = true; break;
+      case kParsable2: r.parsable2 = true; break;
+      case kPartition: list(v, &r.partitions); break;
+      case kStartTime: r.start = v; break;
+      case kState: list(v, &r.states); break;
+      case kUser: list(v, &r.users); break;
+      case kVersion: r.version = true; break;
+      default: break;  // accepted, no effect in Muster: -L -T -M -q -N -W -g -f ...
     }
-    auto need = [&]() -> Result<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= args.size())
-        return InvalidArgument(a.rfind("--", 0) == 0
-                                   ? "sacct: option '" + a + "' requires an argument"
-                                   : "sacct: option requires an argument -- '" + a.substr(1) + "'");
-      return args[++i];
-    };
-    auto list = [&](std::vector<std::string>* out) -> util::Status {
-      auto v = need();
-      if (!v.ok()) return v.status();
-      for (auto& s : SplitList(*v)) out->push_back(s);
-      return util::Status::Ok();
-    };
-    // Flags that combine ("-XPn") arrive here as "-X" with value "Pn".
-    auto flag_cluster = [&](char c) -> bool {
-      switch (c) {
-        case 'a': r.all_users = true; return true;
-        case 'X': r.allocations = true; return true;
-        case 'p': r.parsable = true; return true;
-        case 'P': r.parsable2 = true; return true;
-        case 'n': r.noheader = true; return true;
-        case 'l': long_view = true; return true;
-        case 'b': brief = true; return true;
-        case 'D': r.duplicates = true; return true;
-        case 'L': case 'T': return true;
-        case 'h': r.help = true; return true;
-        case 'e': r.helpformat = true; return true;
-        case 'V': r.version = true; return true;
-        default: return false;
-      }
-    };
-    if (a.size() == 2 && a[0] == '-' && flag_cluster(a[1])) {
-      if (has_value) {
-        for (char c : value)
-          if (!flag_cluster(c))
-            return InvalidArgument(fmt::format("sacct: invalid option -- '{}'", c));
-      }
-      continue;
-    }
-    util::Status st = util::Status::Ok();
-    if (a == "-j" || a == "--jobs" || a == "--job") st = list(&r.job_ids);
-    else if (a == "-u" || a == "--user" || a == "--uid" || a == "--users") st = list(&r.users);
-    else if (a == "-A" || a == "--accounts" || a == "--account") st = list(&r.accounts);
-    else if (a == "-r" || a == "--partition") st = list(&r.partitions);
-    else if (a == "--name") st = list(&r.names);
-    else if (a == "-s" || a == "--state") st = list(&r.states);
-    else if (a == "-o" || a == "--format") {
-      auto v = need();
-      if (!v.ok()) return v.status();
-      format += (format.empty() ? "" : ",") + *v;
-    } else if (a == "-S" || a == "--starttime") {
-      auto v = need();
-      if (!v.ok()) return v.status();
-      r.start = *v;
-    } else if (a == "-E" || a == "--endtime") {
-      auto v = need();
-      if (!v.ok()) return v.status();
-      r.end = *v;
-    } else if (a == "-M" || a == "--clusters" || a == "-q" || a == "--qos" || a == "-N" ||
-               a == "--nodelist" || a == "-W" || a == "--wckeys" || a == "-g" || a == "--gid" ||
-               a == "--group" || a == "-i" || a == "-I" || a == "-f" || a == "--file") {
-      auto v = need();
-      if (!v.ok()) return v.status();
-    } else if (a == "--allusers") r.all_users = true;
-    else if (a == "--allocations") r.allocations = true;
-    else if (a == "--parsable") r.parsable = true;
-    else if (a == "--parsable2") r.parsable2 = true;
-    else if (a == "--noheader") r.noheader = true;
-    else if (a == "--long") long_view = true;
-    else if (a == "--brief") brief = true;
-    else if (a == "--json") r.json = true;
-    else if (a == "--help" || a == "--usage") r.help = true;
-    else if (a == "--helpformat") r.helpformat = true;
-    else if (a == "--version") r.version = true;
-    else if (a == "--duplicates") r.duplicates = true;
-    else if (a == "--allclusters" || a == "--truncate" ||
-             a == "--noconvert" || a == "--array") {
-    } else {
-      if (a.rfind("--", 0) == 0)
-        return InvalidArgument("sacct: unrecognized option '" + args[i] +
-                               "'");
-      return InvalidArgument(fmt::format("sacct: invalid option -- '{}'",
-                                         a.size() > 1 ? a.substr(1, 1) : a));
-    }
-    if (!st.ok()) return st;
   }
   // Slurm: -o replaces the list; -l and -b pick theirs when -o is absent.
   if (!format.empty()) r.format = format;

@@ -24,6 +24,7 @@
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
 #include "core/gres.h"
+#include "util/getopt.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -903,8 +904,27 @@ constexpr LongOpt kLongOpts[] = {
     {"verbose", 'v', false},      {"version", 'V', false},     {"yaml", '7', false},
     {"clusters", 'M', true},
 };
-constexpr std::string_view kShortWithArg = "iMnoOpSt";
-constexpr std::string_view kShortFlags = "adehlNrRsTvV";
+// The letters that are sinfo's short options (the rest of the keys are
+// private codes of long-only options).
+constexpr std::string_view kShortOptions = "iMnoOpStadehlNrRsTvV";
+
+// kLongOpts as util/getopt.h's table: id = key, so --help and --usage are
+// one option.
+const std::vector<util::OptionSpec>& Options() {
+  static const std::vector<util::OptionSpec> specs = [] {
+    std::vector<util::OptionSpec> out;
+    for (const LongOpt& o : kLongOpts) {
+      util::OptionSpec spec;
+      if (kShortOptions.find(o.key) != std::string_view::npos) spec.short_name = o.key;
+      spec.long_name = o.name;
+      spec.arg = o.takes_arg ? util::Arg::kRequired : util::Arg::kNone;
+      spec.id = o.key;
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }();
+  return specs;
+}
 
 Status UsageError(const std::string& first_line) {
   return InvalidArgument(first_line + "\nTry \"sinfo --help\" for more information");
@@ -954,20 +974,6 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
     default: break;  // --federation, --hide, --local, --noconvert
   }
   return Status::Ok();
-}
-
-// Resolves a long option name as getopt_long does: exact, else a unique prefix.
-Result<const LongOpt*> FindLong(const std::string& name, const std::string& arg_text) {
-  std::vector<const LongOpt*> hits;
-  for (const LongOpt& o : kLongOpts) {
-    if (name == o.name) return &o;
-    if (std::string_view(o.name).substr(0, name.size()) == name) hits.push_back(&o);
-  }
-  if (hits.size() == 1) return hits[0];
-  if (hits.empty()) return UsageError("sinfo: unrecognized option '" + arg_text + "'");
-  std::string msg = "sinfo: option '--" + name + "' is ambiguous; possibilities:";
-  for (const LongOpt* o : hits) msg += std::string(" '--") + o->name + "'";
-  return UsageError(msg);
 }
 
 }  // namespace
@@ -1033,50 +1039,11 @@ Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args,
   }
   if (auto it = env.find("SINFO_SORT"); it != env.end()) st.req.sort = it->second;
 
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") break;
-    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
-      size_t eq = a.find('=');
-      std::string name = a.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-      Result<const LongOpt*> opt = FindLong(name, a);
-      if (!opt.ok()) return opt.status();
-      const LongOpt& o = **opt;
-      std::string arg;
-      if (o.takes_arg) {
-        if (eq != std::string::npos) {
-          arg = a.substr(eq + 1);
-        } else if (i + 1 < args.size()) {
-          arg = args[++i];
-        } else {
-          return UsageError(std::string("sinfo: option '--") + o.name + "' requires an argument");
-        }
-      } else if (eq != std::string::npos) {
-        return UsageError(std::string("sinfo: option '--") + o.name + "' doesn't allow an argument");
-      }
-      MUSTER_RETURN_IF_ERROR(Apply(o.key, arg, &st));
-      continue;
-    }
-    if (a.size() < 2 || a[0] != '-') continue;  // operands are ignored, as by sinfo
-    for (size_t k = 1; k < a.size(); ++k) {
-      char c = a[k];
-      if (kShortWithArg.find(c) != std::string_view::npos) {
-        std::string arg;
-        if (k + 1 < a.size()) {
-          arg = a.substr(k + 1);
-        } else if (i + 1 < args.size()) {
-          arg = args[++i];
-        } else {
-          return UsageError(std::string("sinfo: option requires an argument -- '") + c + "'");
-        }
-        MUSTER_RETURN_IF_ERROR(Apply(c, arg, &st));
-        break;
-      }
-      if (kShortFlags.find(c) == std::string_view::npos) {
-        return UsageError(std::string("sinfo: invalid option -- '") + c + "'");
-      }
-      MUSTER_RETURN_IF_ERROR(Apply(c, "", &st));
-    }
+  // Operands are ignored, as by sinfo.
+  Result<util::ParseResult> parsed = util::ParseOptions("sinfo", Options(), args, false);
+  if (!parsed.ok()) return UsageError(parsed.status().message());
+  for (const util::ParsedOption& o : parsed->options) {
+    MUSTER_RETURN_IF_ERROR(Apply(static_cast<char>(o.spec->id), o.value.value_or(""), &st));
   }
   if (st.cmd_format && st.req.long_view) {
     return InvalidArgument(

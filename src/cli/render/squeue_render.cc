@@ -21,6 +21,7 @@
 
 #include "cli/render/format_util.h"
 #include "core/array.h"
+#include "util/getopt.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -749,17 +750,7 @@ class Sorter {
 };
 
 // ---------------------------------------------------------------------------
-// Option parsing with getopt_long's rules and messages (glibc): bundled
-// short options, attached or separate values, unique prefixes of long
-// options, "--" ending options.
-enum class Arg { kNone, kRequired, kOptional };
-
-struct OptionDef {
-  std::string_view name;  // long name
-  char short_name;        // 0 if none
-  Arg arg;
-  int id;
-};
+// Options (util/getopt.h: getopt_long's rules and glibc's messages).
 
 enum OptId {
   kAccount = 1,
@@ -800,155 +791,68 @@ enum OptId {
   kYaml,
 };
 
-constexpr OptionDef kOptions[] = {
-    {"account", 'A', Arg::kRequired, kAccount},
-    {"all", 'a', Arg::kNone, kAll},
-    {"array", 'r', Arg::kNone, kArray},
-    {"array-unique", 0, Arg::kNone, kArrayUnique},
-    {"clusters", 'M', Arg::kRequired, kClusters},
-    {"federation", 0, Arg::kNone, kFederation},
-    {"format", 'o', Arg::kRequired, kFormat},
-    {"Format", 'O', Arg::kRequired, kFormatLong},
-    {"help", 0, Arg::kNone, kHelp},
-    {"hide", 0, Arg::kNone, kHide},
-    {"iterate", 'i', Arg::kRequired, kIterate},
-    {"jobs", 'j', Arg::kOptional, kJobs},
-    {"json", 0, Arg::kNone, kJson},
-    {"licenses", 'L', Arg::kRequired, kLicenses},
-    {"local", 0, Arg::kNone, kLocal},
-    {"long", 'l', Arg::kNone, kLong},
-    {"me", 0, Arg::kNone, kMe},
-    {"name", 'n', Arg::kRequired, kName},
-    {"noconvert", 0, Arg::kNone, kNoConvert},
-    {"nodelist", 'w', Arg::kRequired, kNodelist},
-    {"noheader", 'h', Arg::kNone, kNoheader},
-    {"only-job-state", 0, Arg::kNone, kOnlyJobState},
-    {"partition", 'p', Arg::kRequired, kPartition},
-    {"priority", 'P', Arg::kNone, kPriority},
-    {"qos", 'q', Arg::kRequired, kQos},
-    {"reservation", 'R', Arg::kRequired, kReservation},
-    {"sibling", 0, Arg::kNone, kSibling},
-    {"sort", 'S', Arg::kRequired, kSort},
-    {"start", 0, Arg::kNone, kStart},
-    // steps before states: glibc lists ambiguous candidates in table
-    // order, and squeue says "'--start' '--steps' '--states'".
-    {"steps", 's', Arg::kOptional, kSteps},
-    {"states", 't', Arg::kRequired, kStates},
-    {"usage", 0, Arg::kNone, kUsage},
-    {"user", 'u', Arg::kRequired, kUser},
-    {"users", 0, Arg::kRequired, kUser},
-    {"verbose", 'v', Arg::kNone, kVerbose},
-    {"version", 'V', Arg::kNone, kVersion},
-    {"yaml", 0, Arg::kNone, kYaml},
-};
+using util::Arg;
 
-util::Status GetoptError(const std::string& what) {
-  return util::InvalidArgument("squeue: " + what + "\n" + std::string(kTryHelp));
+util::OptionSpec Opt(char short_name, const char* name, Arg arg, int id) {
+  util::OptionSpec o;
+  o.short_name = short_name;
+  o.long_name = name;
+  o.arg = arg;
+  o.id = id;
+  return o;
 }
 
-struct ParsedOption {
-  int id;
-  std::optional<std::string> value;
-};
+// -j/--jobs and -s/--steps: an optional value, which squeue also takes
+// from the next word when it is not an option ("-j 5").
+util::OptionSpec OptNext(char short_name, const char* name, Arg arg, int id) {
+  util::OptionSpec o = Opt(short_name, name, arg, id);
+  o.optional_takes_next = true;
+  return o;
+}
 
-// Turns argv into options; positional arguments are an error, as in squeue.
-util::Result<std::vector<ParsedOption>> Getopt(const std::vector<std::string>& args) {
-  std::vector<ParsedOption> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    // -j/--jobs and -s/--steps take an optional value; squeue also takes a
-    // separate following word that is not an option ("-j 5").
-    auto optional_next = [&]() -> std::optional<std::string> {
-      if (i + 1 < args.size() && !args[i + 1].empty() && args[i + 1][0] != '-') {
-        return args[++i];
-      }
-      return std::nullopt;
-    };
-    if (a == "--") {
-      if (i + 1 < args.size()) {
-        return util::InvalidArgument("squeue: error: Unrecognized option: " + args[i + 1]);
-      }
-      break;
-    }
-    if (a.size() > 2 && a[0] == '-' && a[1] == '-') {
-      std::string body = a.substr(2);
-      size_t eq = body.find('=');
-      std::string name = body.substr(0, eq);
-      std::optional<std::string> value;
-      if (eq != std::string::npos) value = body.substr(eq + 1);
-      const OptionDef* found = nullptr;
-      std::vector<const OptionDef*> candidates;
-      for (const OptionDef& o : kOptions) {
-        if (o.name == name) {
-          found = &o;
-          break;
-        }
-        if (util::StartsWith(o.name, name)) candidates.push_back(&o);
-      }
-      if (found == nullptr) {
-        if (candidates.empty()) return GetoptError("unrecognized option '" + a + "'");
-        bool same = std::all_of(candidates.begin(), candidates.end(), [&](const OptionDef* o) {
-          return o->id == candidates.front()->id && o->arg == candidates.front()->arg;
-        });
-        if (!same) {
-          std::string msg = "option '" + a + "' is ambiguous; possibilities:";
-          for (const OptionDef* o : candidates) msg += " '--" + std::string(o->name) + "'";
-          return GetoptError(msg);
-        }
-        found = candidates.front();
-      }
-      std::string full = "--" + std::string(found->name);
-      switch (found->arg) {
-        case Arg::kNone:
-          if (value) return GetoptError("option '" + full + "' doesn't allow an argument");
-          break;
-        case Arg::kRequired:
-          if (!value) {
-            if (i + 1 >= args.size())
-              return GetoptError("option '" + full + "' requires an argument");
-            value = args[++i];
-          }
-          break;
-        case Arg::kOptional:
-          if (!value) value = optional_next();
-          break;
-      }
-      out.push_back({found->id, value});
-      continue;
-    }
-    if (a.size() > 1 && a[0] == '-') {
-      for (size_t k = 1; k < a.size(); ++k) {
-        char c = a[k];
-        const OptionDef* found = nullptr;
-        for (const OptionDef& o : kOptions) {
-          if (o.short_name == c) {
-            found = &o;
-            break;
-          }
-        }
-        if (found == nullptr) return GetoptError(fmt::format("invalid option -- '{}'", c));
-        std::optional<std::string> value;
-        if (found->arg != Arg::kNone) {
-          if (k + 1 < a.size()) {
-            value = a.substr(k + 1);
-          } else if (found->arg == Arg::kRequired) {
-            if (i + 1 >= args.size()) {
-              return GetoptError(fmt::format("option requires an argument -- '{}'", c));
-            }
-            value = args[++i];
-          } else {
-            value = optional_next();
-          }
-          out.push_back({found->id, value});
-          break;
-        }
-        out.push_back({found->id, std::nullopt});
-      }
-      continue;
-    }
-    return util::InvalidArgument("squeue: error: Unrecognized option: " + a);
-  }
-  return out;
+const std::vector<util::OptionSpec>& Options() {
+  static const std::vector<util::OptionSpec> kOptions = {
+      Opt('A', "account", Arg::kRequired, kAccount),
+      Opt('a', "all", Arg::kNone, kAll),
+      Opt('r', "array", Arg::kNone, kArray),
+      Opt(0, "array-unique", Arg::kNone, kArrayUnique),
+      Opt('M', "clusters", Arg::kRequired, kClusters),
+      Opt(0, "federation", Arg::kNone, kFederation),
+      Opt('o', "format", Arg::kRequired, kFormat),
+      Opt('O', "Format", Arg::kRequired, kFormatLong),
+      Opt(0, "help", Arg::kNone, kHelp),
+      Opt(0, "hide", Arg::kNone, kHide),
+      Opt('i', "iterate", Arg::kRequired, kIterate),
+      OptNext('j', "jobs", Arg::kOptional, kJobs),
+      Opt(0, "json", Arg::kNone, kJson),
+      Opt('L', "licenses", Arg::kRequired, kLicenses),
+      Opt(0, "local", Arg::kNone, kLocal),
+      Opt('l', "long", Arg::kNone, kLong),
+      Opt(0, "me", Arg::kNone, kMe),
+      Opt('n', "name", Arg::kRequired, kName),
+      Opt(0, "noconvert", Arg::kNone, kNoConvert),
+      Opt('w', "nodelist", Arg::kRequired, kNodelist),
+      Opt('h', "noheader", Arg::kNone, kNoheader),
+      Opt(0, "only-job-state", Arg::kNone, kOnlyJobState),
+      Opt('p', "partition", Arg::kRequired, kPartition),
+      Opt('P', "priority", Arg::kNone, kPriority),
+      Opt('q', "qos", Arg::kRequired, kQos),
+      Opt('R', "reservation", Arg::kRequired, kReservation),
+      Opt(0, "sibling", Arg::kNone, kSibling),
+      Opt('S', "sort", Arg::kRequired, kSort),
+      Opt(0, "start", Arg::kNone, kStart),
+      // steps before states: glibc lists ambiguous candidates in table
+      // order, and squeue says "'--start' '--steps' '--states'".
+      OptNext('s', "steps", Arg::kOptional, kSteps),
+      Opt('t', "states", Arg::kRequired, kStates),
+      Opt(0, "usage", Arg::kNone, kUsage),
+      Opt('u', "user", Arg::kRequired, kUser),
+      Opt(0, "users", Arg::kRequired, kUser),
+      Opt('v', "verbose", Arg::kNone, kVerbose),
+      Opt('V', "version", Arg::kNone, kVersion),
+      Opt(0, "yaml", Arg::kNone, kYaml),
+  };
+  return kOptions;
 }
 
 std::vector<std::string> CommaList(const std::string& s) { return util::Split(s, ','); }
@@ -1073,10 +977,10 @@ struct CommandLine {
   std::optional<std::string> accounts, names, partitions, qos, clusters;
 };
 
-util::Status ApplyOption(const ParsedOption& o, CommandLine* cl) {
+util::Status ApplyOption(const util::ParsedOption& o, CommandLine* cl) {
   SqueueRequest& r = cl->req;
   const std::string v = o.value.value_or("");
-  switch (o.id) {
+  switch (o.spec->id) {
     case kAccount: cl->accounts = v; break;
     case kClusters: cl->clusters = v; break;
     case kFormat:
@@ -1113,7 +1017,7 @@ util::Status ApplyOption(const ParsedOption& o, CommandLine* cl) {
     case kJson:
     case kYaml:
       return util::InvalidArgument(std::string("squeue: error: --") +
-                                   (o.id == kJson ? "json" : "yaml") +
+                                   (o.spec->id == kJson ? "json" : "yaml") +
                                    " is not supported by Muster");
     case kSteps: return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
     case kLicenses: r.licenses = CommaList(v); break;
@@ -1184,10 +1088,16 @@ void ResolveFormat(const CommandLine& cl, const std::optional<std::string>& env_
 
 util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
                                             const std::map<std::string, std::string>& env) {
-  util::Result<std::vector<ParsedOption>> opts = Getopt(args);
-  if (!opts.ok()) return opts.status();
+  util::Result<util::ParseResult> parsed = util::ParseOptions("squeue", Options(), args, false);
+  if (!parsed.ok()) {
+    return util::InvalidArgument(parsed.status().message() + "\n" + std::string(kTryHelp));
+  }
+  // squeue takes no operands (nor any after "--").
+  if (!parsed->positional.empty()) {
+    return util::InvalidArgument("squeue: error: Unrecognized option: " + parsed->positional[0]);
+  }
   CommandLine cl;
-  for (const ParsedOption& o : *opts) MUSTER_RETURN_IF_ERROR(ApplyOption(o, &cl));
+  for (const util::ParsedOption& o : parsed->options) MUSTER_RETURN_IF_ERROR(ApplyOption(o, &cl));
   SqueueRequest r = std::move(cl.req);
   if (r.help || r.usage || r.version) return r;
   if (cl.format && r.long_view) {

@@ -27,6 +27,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "util/getopt.h"
 #include "util/strings.h"
 
 namespace muster::render {
@@ -141,41 +142,31 @@ bool Wanted(const SreportRequest& req, const JobRecord& j) {
 
 Result<SreportRequest> ParseSreportArgs(const std::vector<std::string>& args) {
   SreportRequest r;
-  std::vector<std::string> words;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    auto value = [&](const std::string& flag) -> Result<std::string> {
-      if (a.size() > flag.size() && a[flag.size()] == '=') return a.substr(flag.size() + 1);
-      if (flag.size() == 2 && a.size() > 2) return a.substr(2);
-      if (i + 1 >= args.size())
-        return InvalidArgument("sreport: option '" + flag + "' requires an argument");
-      return args[++i];
+  auto flag = [](bool* field) {
+    return [field](const std::string&) {
+      *field = true;
+      return util::Status::Ok();
     };
-    if (a == "-V" || a == "--version") {
-      r.version = true;
-      return r;
-    }
-    if (a == "-P" || a == "--parsable2") r.parsable2 = true;
-    else if (a == "-p" || a == "--parsable") r.parsable = true;
-    else if (a == "-n" || a == "--noheader") r.noheader = true;
-    else if (a.rfind("-t", 0) == 0 && a.rfind("--", 0) != 0) {
-      auto v = value("-t");
-      if (!v.ok()) return v.status();
-      r.time_format = util::ToLower(*v);
-    } else if (a.rfind("--time-format", 0) == 0) {
-      auto v = value("--time-format");
-      if (!v.ok()) return v.status();
-      r.time_format = util::ToLower(*v);
-    } else if (a.rfind("--tres", 0) == 0 || a.rfind("-T", 0) == 0) {
-      auto v = value(a.rfind("--tres", 0) == 0 ? "--tres" : "-T");
-      if (!v.ok()) return v.status();
-      r.tres = util::ToLower(*v);
-    } else if (!a.empty() && a[0] == '-') {
-      return InvalidArgument("sreport: unrecognized option '" + a + "'");
-    } else {
-      words.push_back(a);
-    }
-  }
+  };
+  auto lower = [](std::string* field) {
+    return [field](const std::string& v) {
+      *field = util::ToLower(v);
+      return util::Status::Ok();
+    };
+  };
+  const std::vector<util::OptionSpec> options = {
+      {.short_name = 'n', .long_name = "noheader", .apply = flag(&r.noheader)},
+      {.short_name = 'p', .long_name = "parsable", .apply = flag(&r.parsable)},
+      {.short_name = 'P', .long_name = "parsable2", .apply = flag(&r.parsable2)},
+      {.short_name = 't', .long_name = "time-format", .arg = util::Arg::kRequired,
+       .apply = lower(&r.time_format)},
+      {.short_name = 'T', .long_name = "tres", .arg = util::Arg::kRequired, .apply = lower(&r.tres)},
+      {.short_name = 'V', .long_name = "version", .apply = flag(&r.version)},
+  };
+  Result<util::ParseResult> parsed = util::ParseOptions("sreport", options, args, false);
+  if (!parsed.ok()) return parsed.status();
+  if (r.version) return r;
+  const std::vector<std::string>& words = parsed->positional;
   const std::map<std::string, std::string> kUnits = {
       {"m", "minutes"}, {"minutes", "minutes"}, {"h", "hours"}, {"hours", "hours"},
       {"s", "seconds"}, {"seconds", "seconds"}, {"p", "percent"}, {"percent", "percent"}};
