@@ -1,10 +1,11 @@
-// squeue, sinfo: parse the options here, render in musterd (see
-// cli/render/render.h for why), print the text.
+// squeue, sinfo, sacct, sreport: parse the arguments here (cli/args.h),
+// render in musterd (see cli/render/render.h for why), print the text.
 #include <chrono>
 #include <functional>
 #include <iostream>
 #include <thread>
 
+#include "cli/args.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/render/render.h"
@@ -38,7 +39,7 @@ int Iterate(int seconds, const std::function<int()>& once) {
 }  // namespace
 
 int SqueueMain(const std::vector<std::string>& args) {
-  auto req = render::ParseSqueueArgs(args);
+  auto req = ParseSqueueArgs(args);
   if (!req.ok()) {
     std::cerr << req.status().message() << "\n";
     return 1;
@@ -58,13 +59,13 @@ int SqueueMain(const std::vector<std::string>& args) {
 }
 
 int SinfoMain(const std::vector<std::string>& args) {
-  auto req = render::ParseSinfoArgs(args);
+  auto req = ParseSinfoArgs(args);
   if (!req.ok()) {
     std::cerr << req.status().message() << "\n";
     return 1;
   }
   if (req->help) {
-    std::cout << render::SinfoUsage();
+    std::cout << SinfoUsage();
     return 0;
   }
   if (req->version) return PrintVersion();
@@ -73,7 +74,7 @@ int SinfoMain(const std::vector<std::string>& args) {
 }
 
 int SacctMain(const std::vector<std::string>& args) {
-  auto req = render::ParseSacctArgs(args);
+  auto req = ParseSacctArgs(args);
   if (!req.ok()) {
     std::cerr << req.status().message() << "\n";
     return 1;
@@ -83,7 +84,7 @@ int SacctMain(const std::vector<std::string>& args) {
 }
 
 int SreportMain(const std::vector<std::string>& args) {
-  auto req = render::ParseSreportArgs(args);
+  auto req = ParseSreportArgs(args);
   if (!req.ok()) {
     std::cerr << req.status().message() << "\n";
     return 1;

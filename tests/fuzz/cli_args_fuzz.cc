@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/args.h"
 #include "cli/render/render.h"
 #include "cli/sbatch_parse.h"
 #include "fuzz_support.h"
@@ -24,22 +25,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       break;
     }
     case 1:
-      if (auto r = render::ParseSqueueArgs(args, env); r.ok()) {
+      if (auto r = cli::ParseSqueueArgs(args, env); r.ok()) {
         (void)render::SqueueRequestFromJson(render::ToJson(*r));
       }
       break;
     case 2:
-      if (auto r = render::ParseSinfoArgs(args, env); r.ok()) {
+      if (auto r = cli::ParseSinfoArgs(args, env); r.ok()) {
         (void)render::SinfoRequestFromJson(render::ToJson(*r));
       }
       break;
     case 3:
-      if (auto r = render::ParseSacctArgs(args); r.ok()) {
+      if (auto r = cli::ParseSacctArgs(args); r.ok()) {
         (void)render::SacctRequestFromJson(render::ToJson(*r));
       }
       break;
     case 4:
-      if (auto r = render::ParseSreportArgs(args); r.ok()) {
+      if (auto r = cli::ParseSreportArgs(args); r.ok()) {
         (void)render::SreportRequestFromJson(render::ToJson(*r));
       }
       break;

@@ -1,8 +1,9 @@
 // Rendering of Slurm's text outputs (squeue, sinfo, scontrol show) from the
 // controller's live objects. Pure functions of (request, state, now): they
 // run inside musterd so that squeue over 100,000 jobs costs one pass and no
-// serialisation; the CLI parses options into a request, sends it, prints
-// the text. Request structs travel as JSON (ToJson/FromJson).
+// serialisation; the CLI parses options into a request (src/cli/args.h),
+// sends it, prints the text. Request structs travel as JSON
+// (ToJson/FromJson).
 #pragma once
 
 #include <cstdint>
@@ -66,7 +67,7 @@ struct SqueueRequest {
   int iterate_s = 0;                     // -i; the CLI repeats the request, the daemon ignores it
   bool array_unfold = false;             // -r/--array: one line per pending array task
 
-  // Filled by ParseSqueueArgs for the CLI; not sent to the daemon.
+  // Filled by cli::ParseSqueueArgs for the CLI; not sent to the daemon.
   bool help = false;                     // --help
   bool usage = false;                    // --usage
   bool version = false;                  // -V/--version
@@ -78,21 +79,24 @@ struct SqueueRequest {
 // The JSON carries every filter/format field (not help/usage/version/warnings).
 nlohmann::json ToJson(const SqueueRequest& r);
 util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j);
-// Parses squeue's argv (without argv[0]) and the SQUEUE_* environment
-// (SQUEUE_ACCOUNT, SQUEUE_FORMAT, SQUEUE_FORMAT2, SQUEUE_NAMES,
-// SQUEUE_PARTITION, SQUEUE_QOS, SQUEUE_SORT, SQUEUE_STATES, SQUEUE_USERS,
-// SLURM_CLUSTERS; the command line wins). The result has `format` or
-// `format_long` resolved (default, -l, --start, -o, -O, environment), the
-// states/sort that --start implies, and user names turned into uids.
-// Errors carry squeue's complete stderr text (one or more lines, without
-// the final newline; a trailing "\n" means Slurm prints an empty line
-// after it); the CLI prints it and exits 1.
-util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
-                                            const std::map<std::string, std::string>& env);
-// The same, reading the environment with getenv(3).
-util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args);
+// squeue 22.05's formats: the default, -l, --start, and --only-job-state
+// (newer than 22.05; without -o Muster prints id/state pairs).
+inline constexpr std::string_view kSqueueDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+inline constexpr std::string_view kSqueueLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
+inline constexpr std::string_view kSqueueStartFormat =
+    "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
+inline constexpr std::string_view kSqueueOnlyJobStateFormat = "%.18i %.8T";
+// What squeue's arguments (src/cli/squeue_args.cc) check before a request
+// leaves, with the view's own tables. -t's states: ok, or squeue's lines
+// naming the valid ones.
+util::Status CheckSqueueStates(const std::vector<std::string>& states);
+// squeue's warnings about the bad specifications of the request's -o
+// letters or -O names (the columns are left out).
+void AddSqueueFormatWarnings(const SqueueRequest& req, std::vector<std::string>* warnings);
+// -S: squeue's warning for 'b', its error for a letter it does not sort by.
+util::Status CheckSqueueSort(std::string_view spec, std::vector<std::string>* warnings);
 // squeue's stdout for the jobs of `view` that pass the request's filters.
-// Errors are squeue's messages as above (unknown -w node, unknown -M
+// Errors are squeue's messages (complete stderr text, as src/cli/args.h's) (unknown -w node, unknown -M
 // cluster, "slurm_load_jobs error: Invalid job id specified" when a single
 // -j id names no job in the view).
 util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view);
@@ -130,14 +134,10 @@ struct SinfoRequest {
 };
 nlohmann::json ToJson(const SinfoRequest& r);
 util::Result<SinfoRequest> SinfoRequestFromJson(const nlohmann::json& j);
-// Parses sinfo's argv (without argv[0]) and SINFO_FORMAT, SINFO_PARTITION,
-// SINFO_SORT, SINFO_ALL from the process environment (the second form takes
-// the environment as a map). Errors carry sinfo's whole stderr text, e.g.
-// "sinfo: invalid option -- 'z'\nTry \"sinfo --help\" for more information".
-util::Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args);
-util::Result<SinfoRequest> ParseSinfoArgs(const std::vector<std::string>& args,
-                                          const std::map<std::string, std::string>& env);
-std::string SinfoUsage();
+// What sinfo's arguments (src/cli/sinfo_args.cc) check before a request
+// leaves: -t's states and -O's fields, with sinfo's messages.
+util::Status CheckSinfoStates(const std::vector<std::string>& states);
+util::Status CheckSinfoFormatLong(std::string_view format);
 // Errors carry sinfo's stderr text (e.g. a bad -t state); an unknown -p
 // partition is not an error: sinfo prints only the header.
 util::Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view);
@@ -195,10 +195,24 @@ struct SacctRequest {
 };
 nlohmann::json ToJson(const SacctRequest& r);
 util::Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j);
-// Parses sacct's argv (without argv[0]). Errors carry sacct's stderr text
-// ("sacct: error: Invalid field requested: \"Bogus\""); the CLI prints it
-// and exits 1.
-util::Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args);
+// sacct's formats: the default, -b and -l.
+inline constexpr std::string_view kSacctDefaultFormat =
+    "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
+inline constexpr std::string_view kSacctBriefFormat = "JobID,State,ExitCode";
+inline constexpr std::string_view kSacctLongFormat =
+    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,"
+    "MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,"
+    "MinCPU,MinCPUNode,MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,"
+    "AveCPUFreq,ReqCPUFreqMin,ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,"
+    "MaxDiskRead,MaxDiskReadNode,MaxDiskReadTask,AveDiskRead,MaxDiskWrite,"
+    "MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,ReqTRES,AllocTRES,TRESUsageInAve,"
+    "TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,TRESUsageInMin,"
+    "TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
+    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
+// What sacct's arguments (src/cli/sacct_args.cc) check before a request
+// leaves: -o's fields, -s's states, -S/-E's times and -j's ids, with
+// sacct's messages ("sacct: error: Invalid field requested: \"Bogus\"").
+util::Status CheckSacctRequest(const SacctRequest& req);
 // Slurm's time forms for -S/-E (and sreport start=/end=): now[+-N[units]],
 // today/midnight/noon/tomorrow, YYYY-MM-DD[THH:MM[:SS]], HH:MM[:SS],
 // MM/DD[/YY], MMDD[YY], Unix seconds; local time.
@@ -258,8 +272,6 @@ struct SreportRequest {
 };
 nlohmann::json ToJson(const SreportRequest& r);
 util::Result<SreportRequest> SreportRequestFromJson(const nlohmann::json& j);
-// Parses sreport's argv: options, then "<type> <report> [key=value...]".
-util::Result<SreportRequest> ParseSreportArgs(const std::vector<std::string>& args);
 // The report's window [start, end) resolved against `now`.
 util::Result<std::pair<int64_t, int64_t>> SreportWindow(const SreportRequest& req, int64_t now);
 // The store query for the report's jobs (and steps for OverRequest).

@@ -41,7 +41,6 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
-#include "util/getopt.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
@@ -64,18 +63,6 @@ using store::StepRecord;
 using util::InvalidArgument;
 using util::Result;
 
-constexpr const char* kDefaultFormat = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
-constexpr const char* kBriefFormat = "JobID,State,ExitCode";
-constexpr const char* kLongFormat =
-    "JobID,JobIDRaw,JobName,Partition,MaxVMSize,MaxVMSizeNode,MaxVMSizeTask,AveVMSize,"
-    "MaxRSS,MaxRSSNode,MaxRSSTask,AveRSS,MaxPages,MaxPagesNode,MaxPagesTask,AvePages,"
-    "MinCPU,MinCPUNode,MinCPUTask,AveCPU,NTasks,AllocCPUS,Elapsed,State,ExitCode,"
-    "AveCPUFreq,ReqCPUFreqMin,ReqCPUFreqMax,ReqCPUFreqGov,ReqMem,ConsumedEnergy,"
-    "MaxDiskRead,MaxDiskReadNode,MaxDiskReadTask,AveDiskRead,MaxDiskWrite,"
-    "MaxDiskWriteNode,MaxDiskWriteTask,AveDiskWrite,ReqTRES,AllocTRES,TRESUsageInAve,"
-    "TRESUsageInMax,TRESUsageInMaxNode,TRESUsageInMaxTask,TRESUsageInMin,"
-    "TRESUsageInMinNode,TRESUsageInMinTask,TRESUsageInTot,TRESUsageOutMax,"
-    "TRESUsageOutMaxNode,TRESUsageOutMaxTask,TRESUsageOutAve,TRESUsageOutTot";
 
 // One output row: a job, or one of its steps.
 struct Row {
@@ -561,121 +548,15 @@ Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
     r.parsable2 = j.value("parsable2", false);
     r.noheader = j.value("noheader", false);
     r.json = j.value("json", false);
-    r.format = j.value("format", std::string(kDefaultFormat));
+    r.format = j.value("format", std::string(kSacctDefaultFormat));
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("sacct request: ") + e.what());
   }
   return r;
 }
 
-namespace {
-
-enum SacctOpt {
-  kAccounts = 1, kAllClusters, kAllocations, kAllUsers, kArray, kBrief, kClusters, kDuplicates,
-  kEndTime, kFile, kFormat, kGroup, kHelp, kHelpFormat, kJobs, kJson, kLong, kName, kNodelist,
-  kNoConvert, kNoHeader, kParsable, kParsable2, kPartition, kQos, kStartTime, kState, kTruncate,
-  kUser, kVersion, kWckeys, kIgnoredValue,
-};
-
-util::OptionSpec Opt(char short_name, const char* name, util::Arg arg, int id) {
-  util::OptionSpec o;
-  o.short_name = short_name;
-  o.long_name = name;
-  o.arg = arg;
-  o.id = id;
-  return o;
-}
-
-// Long names as sacct 22.05 spells them; a unique prefix of one works too.
-const std::vector<util::OptionSpec>& Options() {
-  using util::Arg;
-  static const std::vector<util::OptionSpec> kOptions = {
-      Opt('A', "accounts", Arg::kRequired, kAccounts),
-      Opt('L', "allclusters", Arg::kNone, kAllClusters),
-      Opt('X', "allocations", Arg::kNone, kAllocations),
-      Opt('a', "allusers", Arg::kNone, kAllUsers),
-      Opt(0, "array", Arg::kNone, kArray),
-      Opt('b', "brief", Arg::kNone, kBrief),
-      Opt('M', "clusters", Arg::kRequired, kClusters),
-      Opt('D', "duplicates", Arg::kNone, kDuplicates),
-      Opt('E', "endtime", Arg::kRequired, kEndTime),
-      Opt('f', "file", Arg::kRequired, kFile),
-      Opt('o', "format", Arg::kRequired, kFormat),
-      Opt('g', "gid", Arg::kRequired, kGroup),
-      Opt(0, "group", Arg::kRequired, kGroup),
-      Opt('h', "help", Arg::kNone, kHelp),
-      Opt('e', "helpformat", Arg::kNone, kHelpFormat),
-      Opt('j', "jobs", Arg::kRequired, kJobs),
-      Opt(0, "json", Arg::kNone, kJson),
-      Opt('l', "long", Arg::kNone, kLong),
-      Opt(0, "name", Arg::kRequired, kName),
-      Opt('N', "nodelist", Arg::kRequired, kNodelist),
-      Opt(0, "noconvert", Arg::kNone, kNoConvert),
-      Opt('n', "noheader", Arg::kNone, kNoHeader),
-      Opt('p', "parsable", Arg::kNone, kParsable),
-      Opt('P', "parsable2", Arg::kNone, kParsable2),
-      Opt('r', "partition", Arg::kRequired, kPartition),
-      Opt('q', "qos", Arg::kRequired, kQos),
-      Opt('S', "starttime", Arg::kRequired, kStartTime),
-      Opt('s', "state", Arg::kRequired, kState),
-      Opt('T', "truncate", Arg::kNone, kTruncate),
-      Opt('u', "uid", Arg::kRequired, kUser),
-      Opt(0, "user", Arg::kRequired, kUser),
-      Opt(0, "users", Arg::kRequired, kUser),
-      Opt(0, "usage", Arg::kNone, kHelp),
-      Opt('V', "version", Arg::kNone, kVersion),
-      Opt('W', "wckeys", Arg::kRequired, kWckeys),
-      Opt('i', "", Arg::kRequired, kIgnoredValue),
-      Opt('I', "", Arg::kRequired, kIgnoredValue),
-  };
-  return kOptions;
-}
-
-}  // namespace
-
-Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args) {
-  Result<util::ParseResult> parsed = util::ParseOptions("sacct", Options(), args, false);
-  if (!parsed.ok()) return parsed.status();
-  SacctRequest r;
-  std::string format;
-  bool brief = false, long_view = false;
-  auto list = [](const std::string& v, std::vector<std::string>* out) {
-    for (auto& s : SplitList(v)) out->push_back(s);
-  };
-  for (const util::ParsedOption& o : parsed->options) {
-    const std::string v = o.value.value_or("");
-    switch (o.spec->id) {
-      case kAccounts: list(v, &r.accounts); break;
-      case kAllocations: r.allocations = true; break;
-      case kAllUsers: r.all_users = true; break;
-      case kBrief: brief = true; break;
-      case kDuplicates: r.duplicates = true; break;
-      case kEndTime: r.end = v; break;
-      case kFormat: format += (format.empty() ? "" : ",") + v; break;
-      case kHelp: r.help = true; break;
-      case kHelpFormat: r.helpformat = true; break;
-      case kJobs: list(v, &r.job_ids); break;
-      case kJson: r.json = true; break;
-      case kLong: long_view = true; break;
-      case kName: list(v, &r.names); break;
-      case kNoHeader: r.noheader = true; break;
-      case kParsable: r.parsable = true; break;
-      case kParsable2: r.parsable2 = true; break;
-      case kPartition: list(v, &r.partitions); break;
-      case kStartTime: r.start = v; break;
-      case kState: list(v, &r.states); break;
-      case kUser: list(v, &r.users); break;
-      case kVersion: r.version = true; break;
-      default: break;  // accepted, no effect in Muster: -L -T -M -q -N -W -g -f ...
-    }
-  }
-  // Slurm: -o replaces the list; -l and -b pick theirs when -o is absent.
-  if (!format.empty()) r.format = format;
-  else if (long_view) r.format = kLongFormat;
-  else if (brief) r.format = kBriefFormat;
-  else r.format = kDefaultFormat;
-  auto cols = ParseColumns(r.format);
-  if (!cols.ok()) return cols.status();
+util::Status CheckSacctRequest(const SacctRequest& r) {
+  MUSTER_RETURN_IF_ERROR(ParseColumns(r.format).status());
   for (const std::string& s : r.states) {
     const std::string up = util::ToUpper(s);
     if (!StateAbbrevs().count(up)) {
@@ -692,7 +573,7 @@ Result<SacctRequest> ParseSacctArgs(const std::vector<std::string>& args) {
     auto sel = ParseJobSel(j);
     if (!sel.ok()) return sel.status();
   }
-  return r;
+  return util::Status::Ok();
 }
 
 // Resolves users (names or uids) to uids; unknown names match nobody.
@@ -739,7 +620,7 @@ store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t
 Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRecord>& jobs,
                                 const std::vector<StepRecord>& steps, int64_t now,
                                 uint32_t caller_uid, bool is_admin) {
-  auto cols_r = ParseColumns(req.format.empty() ? kDefaultFormat : req.format);
+  auto cols_r = ParseColumns(req.format.empty() ? std::string(kSacctDefaultFormat) : req.format);
   if (!cols_r.ok()) return cols_r.status();
   const std::vector<Column>& cols = *cols_r;
   if (!req.start.empty()) {

@@ -14,10 +14,14 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/args.h"
 #include "cli/render/render.h"
 
 namespace muster::render {
 namespace {
+
+// The requests come from command lines, as the commands make them.
+using cli::ParseSacctArgs;
 
 using store::JobRecord;
 using store::StepRecord;

@@ -16,11 +16,16 @@
 
 #include <gtest/gtest.h>
 
+#include "cli/args.h"
 #include "cli/render/render.h"
 #include "testing/builders.h"
 
 namespace muster::render {
 namespace {
+
+// The requests come from command lines, as the commands make them.
+using cli::ParseSinfoArgs;
+using cli::SinfoUsage;
 
 // Times in the expected texts are UTC, the oracle's zone.
 class UtcEnvironment : public ::testing::Environment {

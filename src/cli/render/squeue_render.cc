@@ -1,5 +1,5 @@
-// squeue: argv parsing (in the CLI), request JSON, and the rendering of the
-// job table (in musterd, from live core::Job objects). Formats, widths,
+// squeue's request JSON and the rendering of the job table (in musterd,
+// from live core::Job objects); its arguments are src/cli/squeue_args.cc. Formats, widths,
 // sort order and messages follow Slurm 22.05 as observed; the oracle
 // commands are named in squeue_render_test.cc.
 #include "cli/render/render.h"
@@ -11,7 +11,6 @@
 #include <array>
 #include <bit>
 #include <cstdint>
-#include <cstdlib>
 #include <limits>
 #include <optional>
 #include <string>
@@ -21,8 +20,6 @@
 
 #include "cli/render/format_util.h"
 #include "core/array.h"
-#include "util/getopt.h"
-#include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/users.h"
@@ -33,13 +30,7 @@ namespace {
 using core::Job;
 using core::JobState;
 
-constexpr std::string_view kDefaultFormat = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
-constexpr std::string_view kLongFormat = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
-constexpr std::string_view kStartFormat = "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R";
-// --only-job-state is newer than 22.05; without -o Muster prints id/state pairs.
-constexpr std::string_view kOnlyJobStateFormat = "%.18i %.8T";
 constexpr std::string_view kDefaultSort = "P,t,-p";
-constexpr std::string_view kTryHelp = "Try \"squeue --help\" for more information";
 
 // ---------------------------------------------------------------------------
 // Job states as squeue's -t accepts them. Slurm knows more states than
@@ -749,115 +740,12 @@ class Sorter {
   std::vector<StringRanker> rankers_;
 };
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
-// Options (util/getopt.h: getopt_long's rules and glibc's messages).
+// Checks for the arguments
 
-enum OptId {
-  kAccount = 1,
-  kAll,
-  kArray,
-  kArrayUnique,
-  kClusters,
-  kFederation,
-  kFormat,
-  kFormatLong,
-  kHelp,
-  kHide,
-  kIterate,
-  kJobs,
-  kJson,
-  kLicenses,
-  kLocal,
-  kLong,
-  kMe,
-  kName,
-  kNoConvert,
-  kNodelist,
-  kNoheader,
-  kOnlyJobState,
-  kPartition,
-  kPriority,
-  kQos,
-  kReservation,
-  kSibling,
-  kSort,
-  kStart,
-  kStates,
-  kSteps,
-  kUsage,
-  kUser,
-  kVerbose,
-  kVersion,
-  kYaml,
-};
-
-using util::Arg;
-
-util::OptionSpec Opt(char short_name, const char* name, Arg arg, int id) {
-  util::OptionSpec o;
-  o.short_name = short_name;
-  o.long_name = name;
-  o.arg = arg;
-  o.id = id;
-  return o;
-}
-
-// -j/--jobs and -s/--steps: an optional value, which squeue also takes
-// from the next word when it is not an option ("-j 5").
-util::OptionSpec OptNext(char short_name, const char* name, Arg arg, int id) {
-  util::OptionSpec o = Opt(short_name, name, arg, id);
-  o.optional_takes_next = true;
-  return o;
-}
-
-const std::vector<util::OptionSpec>& Options() {
-  static const std::vector<util::OptionSpec> kOptions = {
-      Opt('A', "account", Arg::kRequired, kAccount),
-      Opt('a', "all", Arg::kNone, kAll),
-      Opt('r', "array", Arg::kNone, kArray),
-      Opt(0, "array-unique", Arg::kNone, kArrayUnique),
-      Opt('M', "clusters", Arg::kRequired, kClusters),
-      Opt(0, "federation", Arg::kNone, kFederation),
-      Opt('o', "format", Arg::kRequired, kFormat),
-      Opt('O', "Format", Arg::kRequired, kFormatLong),
-      Opt(0, "help", Arg::kNone, kHelp),
-      Opt(0, "hide", Arg::kNone, kHide),
-      Opt('i', "iterate", Arg::kRequired, kIterate),
-      OptNext('j', "jobs", Arg::kOptional, kJobs),
-      Opt(0, "json", Arg::kNone, kJson),
-      Opt('L', "licenses", Arg::kRequired, kLicenses),
-      Opt(0, "local", Arg::kNone, kLocal),
-      Opt('l', "long", Arg::kNone, kLong),
-      Opt(0, "me", Arg::kNone, kMe),
-      Opt('n', "name", Arg::kRequired, kName),
-      Opt(0, "noconvert", Arg::kNone, kNoConvert),
-      Opt('w', "nodelist", Arg::kRequired, kNodelist),
-      Opt('h', "noheader", Arg::kNone, kNoheader),
-      Opt(0, "only-job-state", Arg::kNone, kOnlyJobState),
-      Opt('p', "partition", Arg::kRequired, kPartition),
-      Opt('P', "priority", Arg::kNone, kPriority),
-      Opt('q', "qos", Arg::kRequired, kQos),
-      Opt('R', "reservation", Arg::kRequired, kReservation),
-      Opt(0, "sibling", Arg::kNone, kSibling),
-      Opt('S', "sort", Arg::kRequired, kSort),
-      Opt(0, "start", Arg::kNone, kStart),
-      // steps before states: glibc lists ambiguous candidates in table
-      // order, and squeue says "'--start' '--steps' '--states'".
-      OptNext('s', "steps", Arg::kOptional, kSteps),
-      Opt('t', "states", Arg::kRequired, kStates),
-      Opt(0, "usage", Arg::kNone, kUsage),
-      Opt('u', "user", Arg::kRequired, kUser),
-      Opt(0, "users", Arg::kRequired, kUser),
-      Opt('v', "verbose", Arg::kNone, kVerbose),
-      Opt('V', "version", Arg::kNone, kVersion),
-      Opt(0, "yaml", Arg::kNone, kYaml),
-  };
-  return kOptions;
-}
-
-std::vector<std::string> CommaList(const std::string& s) { return util::Split(s, ','); }
-
-util::Status ValidateStates(const std::vector<std::string>& states) {
+util::Status CheckSqueueStates(const std::vector<std::string>& states) {
   for (const std::string& s : states) {
     if (util::EqualsIgnoreCase(s, "all")) continue;
     if (FindSlurmState(s) == nullptr) return InvalidStateError(s);
@@ -865,36 +753,17 @@ util::Status ValidateStates(const std::vector<std::string>& states) {
   return util::Status::Ok();
 }
 
-// Names become uid strings; unknown users stay as written (they match no
-// job) and draw squeue's warning.
-std::vector<std::string> ResolveUsers(const std::vector<std::string>& users,
-                                      std::vector<std::string>* warnings) {
-  std::vector<std::string> out;
-  for (const std::string& u : users) {
-    std::optional<uint32_t> uid = util::LookupUid(u);
-    // A number counts only when the passwd database knows it, as in Slurm.
-    if (uid && util::UserName(*uid) == std::to_string(*uid) && u == std::to_string(*uid)) {
-      uid.reset();
-    }
-    if (!uid) {
-      warnings->push_back("squeue: error: Invalid user: " + u + "\n");
-      out.push_back(u);
-      continue;
-    }
-    out.push_back(std::to_string(*uid));
+void AddSqueueFormatWarnings(const SqueueRequest& req, std::vector<std::string>* warnings) {
+  if (!req.format.empty()) {
+    CompilePercent(req.format, warnings);
+  } else {
+    CompileLong(req.format_long, warnings);
   }
-  return out;
 }
 
-bool ValidJobId(const std::string& id) {
-  // "N" or an array form "N_M" / "N_[...]"; N a positive integer.
-  size_t us = id.find('_');
-  std::string base = id.substr(0, us);
-  util::Result<int64_t> n = util::ParseInt(base);
-  return n.ok() && *n > 0 && *n <= std::numeric_limits<uint32_t>::max();
+util::Status CheckSqueueSort(std::string_view spec, std::vector<std::string>* warnings) {
+  return ParseSort(spec, warnings).status();
 }
-
-}  // namespace
 
 // ---------------------------------------------------------------------------
 // JSON
@@ -963,191 +832,6 @@ util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j) {
     return util::InvalidArgument(std::string("squeue request: ") + e.what());
   }
   return r;
-}
-
-// ---------------------------------------------------------------------------
-// Arguments
-
-namespace {
-
-// What the command line said; the environment fills what it left out.
-struct CommandLine {
-  SqueueRequest req;  // flags and the lists that have no environment variable
-  std::optional<std::string> format, format_long, sort, states, users;
-  std::optional<std::string> accounts, names, partitions, qos, clusters;
-};
-
-util::Status ApplyOption(const util::ParsedOption& o, CommandLine* cl) {
-  SqueueRequest& r = cl->req;
-  const std::string v = o.value.value_or("");
-  switch (o.spec->id) {
-    case kAccount: cl->accounts = v; break;
-    case kClusters: cl->clusters = v; break;
-    case kFormat:
-      if (cl->format_long) {
-        return util::InvalidArgument(
-            "squeue: error: -o (--format) is incompatible with -O (--Format)");
-      }
-      cl->format = v;
-      break;
-    case kFormatLong:
-      if (cl->format) {
-        return util::InvalidArgument(
-            "squeue: error: -O (--Format) is incompatible with -o (--format)");
-      }
-      cl->format_long = v;
-      break;
-    case kHelp: r.help = true; break;
-    case kUsage: r.usage = true; break;
-    case kVersion: r.version = true; break;
-    case kIterate: {
-      util::Result<int64_t> n = util::ParseInt(v);
-      if (!n.ok() || *n <= 0 || *n > 1000000) {
-        return util::InvalidArgument("squeue: error: --iterate=" + v + "\n");
-      }
-      r.iterate_s = static_cast<int>(*n);
-      break;
-    }
-    case kJobs:
-      for (const std::string& id : CommaList(v)) {
-        if (!ValidJobId(id)) return util::InvalidArgument("squeue: error: Invalid job id: " + id);
-        r.job_ids.push_back(id);
-      }
-      break;
-    case kJson:
-    case kYaml:
-      return util::InvalidArgument(std::string("squeue: error: --") +
-                                   (o.spec->id == kJson ? "json" : "yaml") +
-                                   " is not supported by Muster");
-    case kSteps: return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
-    case kLicenses: r.licenses = CommaList(v); break;
-    case kLong: r.long_view = true; break;
-    // --me and -u replace each other: the last one given counts.
-    case kMe:
-      r.me = true;
-      cl->users.reset();
-      break;
-    case kUser:
-      cl->users = v;
-      r.me = false;
-      break;
-    case kName: cl->names = v; break;
-    case kNodelist: {
-      util::Result<std::vector<std::string>> hosts = util::ExpandHostlist(v);
-      if (!hosts.ok() || hosts->empty()) {
-        return util::InvalidArgument("squeue: error: Invalid node name " + v);
-      }
-      for (std::string& h : *hosts) r.nodes.push_back(std::move(h));
-      break;
-    }
-    case kNoheader: r.noheader = true; break;
-    case kOnlyJobState: r.only_job_state = true; break;
-    case kPartition: cl->partitions = v; break;
-    case kQos: cl->qos = v; break;
-    case kReservation: r.reservations = CommaList(v); break;
-    case kSort: cl->sort = v; break;
-    case kStart: r.start = true; break;
-    case kArray: r.array_unfold = true; break;
-    case kStates: cl->states = v; break;
-    default: break;  // accepted, no effect in Muster: -a -P -v --local ...
-  }
-  return util::Status::Ok();
-}
-
-// The output format, by squeue 22.05's precedence: -o beats --start, whose
-// format beats -O; -O beats -l; -l beats SQUEUE_FORMAT, which beats
-// SQUEUE_FORMAT2.
-void ResolveFormat(const CommandLine& cl, const std::optional<std::string>& env_format,
-                   const std::optional<std::string>& env_format_long, SqueueRequest* r) {
-  if (cl.format) {
-    r->format = cl.format->empty() ? "%" : *cl.format;  // "-o ''" prints empty lines
-  } else if (r->start) {
-    r->format = std::string(kStartFormat);
-  } else if (cl.format_long) {
-    r->format_long = cl.format_long->empty() ? "," : *cl.format_long;
-  } else if (r->long_view) {
-    r->format = std::string(kLongFormat);
-  } else if (env_format) {
-    r->format = *env_format;
-  } else if (env_format_long) {
-    r->format_long = *env_format_long;
-  } else if (r->only_job_state) {
-    r->format = std::string(kOnlyJobStateFormat);
-  } else {
-    r->format = std::string(kDefaultFormat);
-  }
-  // Parse it here as well, for squeue's warnings about bad specifications.
-  if (!r->format.empty()) {
-    CompilePercent(r->format, &r->warnings);
-  } else {
-    CompileLong(r->format_long, &r->warnings);
-  }
-}
-
-}  // namespace
-
-util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args,
-                                            const std::map<std::string, std::string>& env) {
-  util::Result<util::ParseResult> parsed = util::ParseOptions("squeue", Options(), args, false);
-  if (!parsed.ok()) {
-    return util::InvalidArgument(parsed.status().message() + "\n" + std::string(kTryHelp));
-  }
-  // squeue takes no operands (nor any after "--").
-  if (!parsed->positional.empty()) {
-    return util::InvalidArgument("squeue: error: Unrecognized option: " + parsed->positional[0]);
-  }
-  CommandLine cl;
-  for (const util::ParsedOption& o : parsed->options) MUSTER_RETURN_IF_ERROR(ApplyOption(o, &cl));
-  SqueueRequest r = std::move(cl.req);
-  if (r.help || r.usage || r.version) return r;
-  if (cl.format && r.long_view) {
-    return util::InvalidArgument(
-        "squeue: fatal: Options -o(--format) and -l(--long) are mutually exclusive. "
-        "Please remove one and retry.");
-  }
-
-  auto from_env = [&](const char* key) -> std::optional<std::string> {
-    auto it = env.find(key);
-    if (it == env.end() || it->second.empty()) return std::nullopt;
-    return it->second;
-  };
-  auto pick = [&](const std::optional<std::string>& cmd, const char* key) {
-    return cmd ? cmd : from_env(key);
-  };
-  if (auto v = pick(cl.accounts, "SQUEUE_ACCOUNT")) r.accounts = CommaList(*v);
-  if (auto v = pick(cl.names, "SQUEUE_NAMES")) r.names = CommaList(*v);
-  if (auto v = pick(cl.partitions, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
-  if (auto v = pick(cl.qos, "SQUEUE_QOS")) r.qos = CommaList(*v);
-  if (auto v = pick(cl.clusters, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
-  if (cl.users) {
-    r.users = ResolveUsers(CommaList(*cl.users), &r.warnings);
-  } else if (auto v = from_env("SQUEUE_USERS"); v && !r.me) {
-    r.users = ResolveUsers(CommaList(*v), &r.warnings);
-  }
-  if (auto v = pick(cl.states, "SQUEUE_STATES")) {
-    r.states = CommaList(*v);
-    MUSTER_RETURN_IF_ERROR(ValidateStates(r.states));
-  } else if (r.start) {
-    r.states = {"PENDING"};
-  }
-  ResolveFormat(cl, from_env("SQUEUE_FORMAT"), from_env("SQUEUE_FORMAT2"), &r);
-  // SQUEUE_SORT beats --start's "S" (squeue 22.05).
-  if (auto v = pick(cl.sort, "SQUEUE_SORT")) {
-    r.sort = *v;
-    util::Result<std::vector<SortKey>> keys = ParseSort(r.sort, &r.warnings);
-    if (!keys.ok()) return keys.status();
-  }
-  return r;
-}
-
-util::Result<SqueueRequest> ParseSqueueArgs(const std::vector<std::string>& args) {
-  std::map<std::string, std::string> env;
-  for (const char* key :
-       {"SQUEUE_ACCOUNT", "SQUEUE_FORMAT", "SQUEUE_FORMAT2", "SQUEUE_NAMES", "SQUEUE_PARTITION",
-        "SQUEUE_QOS", "SQUEUE_SORT", "SQUEUE_STATES", "SQUEUE_USERS", "SLURM_CLUSTERS"}) {
-    if (const char* v = std::getenv(key)) env[key] = v;
-  }
-  return ParseSqueueArgs(args, env);
 }
 
 // ---------------------------------------------------------------------------
@@ -1301,10 +985,10 @@ class JobFilter {
 Layout RequestLayout(const SqueueRequest& req) {
   if (!req.format.empty()) return CompilePercent(req.format, nullptr);
   if (!req.format_long.empty()) return CompileLong(req.format_long, nullptr);
-  std::string_view f = req.start            ? kStartFormat
-                       : req.long_view      ? kLongFormat
-                       : req.only_job_state ? kOnlyJobStateFormat
-                                            : kDefaultFormat;
+  std::string_view f = req.start            ? kSqueueStartFormat
+                       : req.long_view      ? kSqueueLongFormat
+                       : req.only_job_state ? kSqueueOnlyJobStateFormat
+                                            : kSqueueDefaultFormat;
   return CompilePercent(f, nullptr);
 }
 

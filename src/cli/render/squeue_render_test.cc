@@ -23,12 +23,16 @@
 #include <vector>
 
 #include "cli/render/format_util.h"
+#include "cli/args.h"
 #include "cli/render/render.h"
 #include "util/strings.h"
 #include "util/hostlist.h"
 
 namespace muster::render {
 namespace {
+
+// The requests come from command lines, as the commands make them.
+using cli::ParseSqueueArgs;
 
 using core::Job;
 using core::JobState;

@@ -27,7 +27,6 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
-#include "util/getopt.h"
 #include "util/strings.h"
 
 namespace muster::render {
@@ -139,76 +138,6 @@ bool Wanted(const SreportRequest& req, const JobRecord& j) {
 }
 
 }  // namespace
-
-Result<SreportRequest> ParseSreportArgs(const std::vector<std::string>& args) {
-  SreportRequest r;
-  auto flag = [](bool* field) {
-    return [field](const std::string&) {
-      *field = true;
-      return util::Status::Ok();
-    };
-  };
-  auto lower = [](std::string* field) {
-    return [field](const std::string& v) {
-      *field = util::ToLower(v);
-      return util::Status::Ok();
-    };
-  };
-  const std::vector<util::OptionSpec> options = {
-      {.short_name = 'n', .long_name = "noheader", .apply = flag(&r.noheader)},
-      {.short_name = 'p', .long_name = "parsable", .apply = flag(&r.parsable)},
-      {.short_name = 'P', .long_name = "parsable2", .apply = flag(&r.parsable2)},
-      {.short_name = 't', .long_name = "time-format", .arg = util::Arg::kRequired,
-       .apply = lower(&r.time_format)},
-      {.short_name = 'T', .long_name = "tres", .arg = util::Arg::kRequired, .apply = lower(&r.tres)},
-      {.short_name = 'V', .long_name = "version", .apply = flag(&r.version)},
-  };
-  Result<util::ParseResult> parsed = util::ParseOptions("sreport", options, args, false);
-  if (!parsed.ok()) return parsed.status();
-  if (r.version) return r;
-  const std::vector<std::string>& words = parsed->positional;
-  const std::map<std::string, std::string> kUnits = {
-      {"m", "minutes"}, {"minutes", "minutes"}, {"h", "hours"}, {"hours", "hours"},
-      {"s", "seconds"}, {"seconds", "seconds"}, {"p", "percent"}, {"percent", "percent"}};
-  if (auto it = kUnits.find(r.time_format); it != kUnits.end()) r.time_format = it->second;
-  else {
-    // sreport warns (no newline) and goes on in minutes.
-    r.warning = "unknown time format " + r.time_format;
-    r.time_format = "minutes";
-  }
-  std::vector<std::string> cmd;
-  for (const std::string& w : words) {
-    size_t eq = w.find('=');
-    if (eq == std::string::npos) {
-      cmd.push_back(util::ToLower(w));
-      continue;
-    }
-    const std::string k = util::ToLower(w.substr(0, eq)), v = w.substr(eq + 1);
-    if (k == "start") r.start = v;
-    else if (k == "end") r.end = v;
-    else if (k == "users" || k == "user") r.users = util::Split(v, ',');
-    else if (k == "accounts" || k == "account") r.accounts = util::Split(v, ',');
-    else if (k == "topcount") r.top_count = std::max(1, std::atoi(v.c_str()));
-    else if (k == "days") r.days = std::max(1, std::atoi(v.c_str()));
-    else if (k == "clusters" || k == "cluster" || k == "format") {
-    } else {
-      return InvalidArgument("sreport: error: Unknown condition: " + w);
-    }
-  }
-  if (cmd.size() != 2) return InvalidArgument("sreport: error: No report type given");
-  const std::string rep = cmd[0] + " " + cmd[1];
-  if (cmd[0] == "cluster" && rep != "cluster utilization" && rep != "cluster accountutilizationbyuser")
-    return InvalidArgument("Not valid report " + words.back() +
-                           "\nValid cluster reports are, \"AccountUtilizationByUser\", "
-                           "\"UserUtilizationByAccount\", \"UserUtilizationByWckey\", "
-                           "\"Utilization\", and \"WCKeyUtilizationByUser\"");
-  if (rep == "cluster utilization") r.report = "cluster Utilization";
-  else if (rep == "cluster accountutilizationbyuser") r.report = "cluster AccountUtilizationByUser";
-  else if (rep == "user topusage") r.report = "user TopUsage";
-  else if (rep == "job overrequest") r.report = "job OverRequest";
-  else return InvalidArgument("Not valid report " + cmd[1]);
-  return r;
-}
 
 nlohmann::json ToJson(const SreportRequest& r) {
   return {{"report", r.report}, {"start", r.start}, {"end", r.end},
