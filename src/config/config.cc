@@ -143,6 +143,15 @@ constexpr core::NodeInitialState kDownNodeStates[] = {
     core::NodeInitialState::kFailing, core::NodeInitialState::kFuture};
 constexpr std::string_view kGresAutoDetect[] = {"off", "nvml", "rsmi", "oneapi", "nrt", "nvidia"};
 
+// A node name is a host name: what commands print after "NodeName=" and
+// split at commas must not hold '=', ',', blanks or control bytes.
+bool ValidNodeName(std::string_view name) {
+  if (name.empty() || name.size() > 255) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
+  });
+}
+
 // Whether `list` holds `s` exactly.
 bool In(std::span<const std::string_view> list, std::string_view s) {
   return std::find(list.begin(), list.end(), s) != list.end();
@@ -1011,6 +1020,10 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
   Result<std::vector<std::string>> hosts = util::ExpandHostlist(head.value);
   if (!hosts.ok()) return BadValue(head, "", hosts.status().message());
   for (const std::string& host : *hosts) {
+    if (!ValidNodeName(host)) {
+      return BadValue(head, "", "node name '" + host +
+                                    "' may hold only letters, digits, '-', '_' and '.'");
+    }
     if (auto it = node_index_.find(host); it != node_index_.end()) {
       return InvalidArgument(head.loc.Str() + ": NodeName: duplicate node '" + host +
                              "' (first defined at " + node_locs_[it->second].Str() + ")");

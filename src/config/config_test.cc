@@ -519,6 +519,11 @@ TEST(Errors, NameFileLineAndKey) {
        "muster.conf:1: NodeName DEFAULT: CPUs: invalid value 'q'"},
       {"bad hostlist", "NodeName=n[1-\n", "", "muster.conf:1: NodeName: invalid value 'n[1-'"},
       {"node all", "NodeName=ALL\n", "", "muster.conf:1: NodeName: invalid value 'ALL'"},
+      {"bad node name", "NodeName=n1,n@2\n", "",
+       "muster.conf:1: NodeName: invalid value 'n1,n@2' (node name 'n@2' may hold only letters, "
+       "digits, '-', '_' and '.')"},
+      {"node name with =", "NodeName=a=b\n", "",
+       "muster.conf:1: NodeName: invalid value 'a=b' (node name 'a=b' may hold"},
       {"duplicate node", "NodeName=n[1-3]\n\nNodeName=n3\n", "",
        "muster.conf:3: NodeName: duplicate node 'n3' (first defined at muster.conf:1)"},
       {"part unknown node", "NodeName=n[1-2]\nPartitionName=p Nodes=n[1-3]\n", "",
