@@ -21,56 +21,47 @@ enum SacctOpt {
   kUser, kVersion, kWckeys, kIgnoredValue,
 };
 
-util::OptionSpec Opt(char short_name, const char* name, util::Arg arg, int id) {
-  util::OptionSpec o;
-  o.short_name = short_name;
-  o.long_name = name;
-  o.arg = arg;
-  o.id = id;
-  return o;
-}
-
 // Long names as sacct 22.05 spells them; a unique prefix of one works too.
 const std::vector<util::OptionSpec>& Options() {
   using util::Arg;
   static const std::vector<util::OptionSpec> kOptions = {
-      Opt('A', "accounts", Arg::kRequired, kAccounts),
-      Opt('L', "allclusters", Arg::kNone, kAllClusters),
-      Opt('X', "allocations", Arg::kNone, kAllocations),
-      Opt('a', "allusers", Arg::kNone, kAllUsers),
-      Opt(0, "array", Arg::kNone, kArray),
-      Opt('b', "brief", Arg::kNone, kBrief),
-      Opt('M', "clusters", Arg::kRequired, kClusters),
-      Opt('D', "duplicates", Arg::kNone, kDuplicates),
-      Opt('E', "endtime", Arg::kRequired, kEndTime),
-      Opt('f', "file", Arg::kRequired, kFile),
-      Opt('o', "format", Arg::kRequired, kFormat),
-      Opt('g', "gid", Arg::kRequired, kGroup),
-      Opt(0, "group", Arg::kRequired, kGroup),
-      Opt('h', "help", Arg::kNone, kHelp),
-      Opt('e', "helpformat", Arg::kNone, kHelpFormat),
-      Opt('j', "jobs", Arg::kRequired, kJobs),
-      Opt(0, "json", Arg::kNone, kJson),
-      Opt('l', "long", Arg::kNone, kLong),
-      Opt(0, "name", Arg::kRequired, kName),
-      Opt('N', "nodelist", Arg::kRequired, kNodelist),
-      Opt(0, "noconvert", Arg::kNone, kNoConvert),
-      Opt('n', "noheader", Arg::kNone, kNoHeader),
-      Opt('p', "parsable", Arg::kNone, kParsable),
-      Opt('P', "parsable2", Arg::kNone, kParsable2),
-      Opt('r', "partition", Arg::kRequired, kPartition),
-      Opt('q', "qos", Arg::kRequired, kQos),
-      Opt('S', "starttime", Arg::kRequired, kStartTime),
-      Opt('s', "state", Arg::kRequired, kState),
-      Opt('T', "truncate", Arg::kNone, kTruncate),
-      Opt('u', "uid", Arg::kRequired, kUser),
-      Opt(0, "user", Arg::kRequired, kUser),
-      Opt(0, "users", Arg::kRequired, kUser),
-      Opt(0, "usage", Arg::kNone, kHelp),
-      Opt('V', "version", Arg::kNone, kVersion),
-      Opt('W', "wckeys", Arg::kRequired, kWckeys),
-      Opt('i', "", Arg::kRequired, kIgnoredValue),
-      Opt('I', "", Arg::kRequired, kIgnoredValue),
+      util::IdOption('A', "accounts", Arg::kRequired, kAccounts),
+      util::IdOption('L', "allclusters", Arg::kNone, kAllClusters),
+      util::IdOption('X', "allocations", Arg::kNone, kAllocations),
+      util::IdOption('a', "allusers", Arg::kNone, kAllUsers),
+      util::IdOption(0, "array", Arg::kNone, kArray),
+      util::IdOption('b', "brief", Arg::kNone, kBrief),
+      util::IdOption('M', "clusters", Arg::kRequired, kClusters),
+      util::IdOption('D', "duplicates", Arg::kNone, kDuplicates),
+      util::IdOption('E', "endtime", Arg::kRequired, kEndTime),
+      util::IdOption('f', "file", Arg::kRequired, kFile),
+      util::IdOption('o', "format", Arg::kRequired, kFormat),
+      util::IdOption('g', "gid", Arg::kRequired, kGroup),
+      util::IdOption(0, "group", Arg::kRequired, kGroup),
+      util::IdOption('h', "help", Arg::kNone, kHelp),
+      util::IdOption('e', "helpformat", Arg::kNone, kHelpFormat),
+      util::IdOption('j', "jobs", Arg::kRequired, kJobs),
+      util::IdOption(0, "json", Arg::kNone, kJson),
+      util::IdOption('l', "long", Arg::kNone, kLong),
+      util::IdOption(0, "name", Arg::kRequired, kName),
+      util::IdOption('N', "nodelist", Arg::kRequired, kNodelist),
+      util::IdOption(0, "noconvert", Arg::kNone, kNoConvert),
+      util::IdOption('n', "noheader", Arg::kNone, kNoHeader),
+      util::IdOption('p', "parsable", Arg::kNone, kParsable),
+      util::IdOption('P', "parsable2", Arg::kNone, kParsable2),
+      util::IdOption('r', "partition", Arg::kRequired, kPartition),
+      util::IdOption('q', "qos", Arg::kRequired, kQos),
+      util::IdOption('S', "starttime", Arg::kRequired, kStartTime),
+      util::IdOption('s', "state", Arg::kRequired, kState),
+      util::IdOption('T', "truncate", Arg::kNone, kTruncate),
+      util::IdOption('u', "uid", Arg::kRequired, kUser),
+      util::IdOption(0, "user", Arg::kRequired, kUser),
+      util::IdOption(0, "users", Arg::kRequired, kUser),
+      util::IdOption(0, "usage", Arg::kNone, kHelp),
+      util::IdOption('V', "version", Arg::kNone, kVersion),
+      util::IdOption('W', "wckeys", Arg::kRequired, kWckeys),
+      util::IdOption('i', "", Arg::kRequired, kIgnoredValue),
+      util::IdOption('I', "", Arg::kRequired, kIgnoredValue),
   };
   return kOptions;
 }

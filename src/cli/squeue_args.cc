@@ -65,64 +65,55 @@ enum OptId {
 
 using util::Arg;
 
-util::OptionSpec Opt(char short_name, const char* name, Arg arg, int id) {
-  util::OptionSpec o;
-  o.short_name = short_name;
-  o.long_name = name;
-  o.arg = arg;
-  o.id = id;
-  return o;
-}
-
 // -j/--jobs and -s/--steps: an optional value, which squeue also takes
 // from the next word when it is not an option ("-j 5").
 util::OptionSpec OptNext(char short_name, const char* name, Arg arg, int id) {
-  util::OptionSpec o = Opt(short_name, name, arg, id);
+  util::OptionSpec o = util::IdOption(short_name, name, arg, id);
   o.optional_takes_next = true;
   return o;
 }
 
 const std::vector<util::OptionSpec>& Options() {
   static const std::vector<util::OptionSpec> kOptions = {
-      Opt('A', "account", Arg::kRequired, kAccount),
-      Opt('a', "all", Arg::kNone, kAll),
-      Opt('r', "array", Arg::kNone, kArray),
-      Opt(0, "array-unique", Arg::kNone, kArrayUnique),
-      Opt('M', "clusters", Arg::kRequired, kClusters),
-      Opt(0, "federation", Arg::kNone, kFederation),
-      Opt('o', "format", Arg::kRequired, kFormat),
-      Opt('O', "Format", Arg::kRequired, kFormatLong),
-      Opt(0, "help", Arg::kNone, kHelp),
-      Opt(0, "hide", Arg::kNone, kHide),
-      Opt('i', "iterate", Arg::kRequired, kIterate),
+      util::IdOption('A', "account", Arg::kRequired, kAccount),
+      util::IdOption('a', "all", Arg::kNone, kAll),
+      util::IdOption('r', "array", Arg::kNone, kArray),
+      util::IdOption(0, "array-unique", Arg::kNone, kArrayUnique),
+      util::IdOption('M', "clusters", Arg::kRequired, kClusters),
+      util::IdOption(0, "federation", Arg::kNone, kFederation),
+      util::IdOption('o', "format", Arg::kRequired, kFormat),
+      util::IdOption('O', "Format", Arg::kRequired, kFormatLong),
+      util::IdOption(0, "help", Arg::kNone, kHelp),
+      util::IdOption(0, "hide", Arg::kNone, kHide),
+      util::IdOption('i', "iterate", Arg::kRequired, kIterate),
       OptNext('j', "jobs", Arg::kOptional, kJobs),
-      Opt(0, "json", Arg::kNone, kJson),
-      Opt('L', "licenses", Arg::kRequired, kLicenses),
-      Opt(0, "local", Arg::kNone, kLocal),
-      Opt('l', "long", Arg::kNone, kLong),
-      Opt(0, "me", Arg::kNone, kMe),
-      Opt('n', "name", Arg::kRequired, kName),
-      Opt(0, "noconvert", Arg::kNone, kNoConvert),
-      Opt('w', "nodelist", Arg::kRequired, kNodelist),
-      Opt('h', "noheader", Arg::kNone, kNoheader),
-      Opt(0, "only-job-state", Arg::kNone, kOnlyJobState),
-      Opt('p', "partition", Arg::kRequired, kPartition),
-      Opt('P', "priority", Arg::kNone, kPriority),
-      Opt('q', "qos", Arg::kRequired, kQos),
-      Opt('R', "reservation", Arg::kRequired, kReservation),
-      Opt(0, "sibling", Arg::kNone, kSibling),
-      Opt('S', "sort", Arg::kRequired, kSort),
-      Opt(0, "start", Arg::kNone, kStart),
+      util::IdOption(0, "json", Arg::kNone, kJson),
+      util::IdOption('L', "licenses", Arg::kRequired, kLicenses),
+      util::IdOption(0, "local", Arg::kNone, kLocal),
+      util::IdOption('l', "long", Arg::kNone, kLong),
+      util::IdOption(0, "me", Arg::kNone, kMe),
+      util::IdOption('n', "name", Arg::kRequired, kName),
+      util::IdOption(0, "noconvert", Arg::kNone, kNoConvert),
+      util::IdOption('w', "nodelist", Arg::kRequired, kNodelist),
+      util::IdOption('h', "noheader", Arg::kNone, kNoheader),
+      util::IdOption(0, "only-job-state", Arg::kNone, kOnlyJobState),
+      util::IdOption('p', "partition", Arg::kRequired, kPartition),
+      util::IdOption('P', "priority", Arg::kNone, kPriority),
+      util::IdOption('q', "qos", Arg::kRequired, kQos),
+      util::IdOption('R', "reservation", Arg::kRequired, kReservation),
+      util::IdOption(0, "sibling", Arg::kNone, kSibling),
+      util::IdOption('S', "sort", Arg::kRequired, kSort),
+      util::IdOption(0, "start", Arg::kNone, kStart),
       // steps before states: glibc lists ambiguous candidates in table
       // order, and squeue says "'--start' '--steps' '--states'".
       OptNext('s', "steps", Arg::kOptional, kSteps),
-      Opt('t', "states", Arg::kRequired, kStates),
-      Opt(0, "usage", Arg::kNone, kUsage),
-      Opt('u', "user", Arg::kRequired, kUser),
-      Opt(0, "users", Arg::kRequired, kUser),
-      Opt('v', "verbose", Arg::kNone, kVerbose),
-      Opt('V', "version", Arg::kNone, kVersion),
-      Opt(0, "yaml", Arg::kNone, kYaml),
+      util::IdOption('t', "states", Arg::kRequired, kStates),
+      util::IdOption(0, "usage", Arg::kNone, kUsage),
+      util::IdOption('u', "user", Arg::kRequired, kUser),
+      util::IdOption(0, "users", Arg::kRequired, kUser),
+      util::IdOption('v', "verbose", Arg::kNone, kVerbose),
+      util::IdOption('V', "version", Arg::kNone, kVersion),
+      util::IdOption(0, "yaml", Arg::kNone, kYaml),
   };
   return kOptions;
 }

@@ -37,7 +37,8 @@ Result<render::SreportRequest> ParseSreportArgs(const std::vector<std::string>& 
       {.short_name = 'P', .long_name = "parsable2", .apply = flag(&r.parsable2)},
       {.short_name = 't', .long_name = "time-format", .arg = util::Arg::kRequired,
        .apply = lower(&r.time_format)},
-      {.short_name = 'T', .long_name = "tres", .arg = util::Arg::kRequired, .apply = lower(&r.tres)},
+      {.short_name = 'T', .long_name = "tres", .arg = util::Arg::kRequired,
+       .apply = lower(&r.tres)},
       {.short_name = 'V', .long_name = "version", .apply = flag(&r.version)},
   };
   Result<util::ParseResult> parsed = util::ParseOptions("sreport", options, args, false);

@@ -1,5 +1,7 @@
 #include "util/getopt.h"
 
+#include <utility>
+
 namespace muster::util {
 namespace {
 
@@ -36,6 +38,15 @@ const OptionSpec* FindShort(const std::vector<OptionSpec>& specs, char c) {
 
 }  // namespace
 
+OptionSpec IdOption(char short_name, std::string long_name, Arg arg, int id) {
+  OptionSpec o;
+  o.short_name = short_name;
+  o.long_name = std::move(long_name);
+  o.arg = arg;
+  o.id = id;
+  return o;
+}
+
 Result<ParseResult> ParseOptions(const std::string& prog, const std::vector<OptionSpec>& specs,
                                  const std::vector<std::string>& args, bool stop_at_positional) {
   ParseResult out;
@@ -70,7 +81,9 @@ Result<ParseResult> ParseOptions(const std::string& prog, const std::vector<Opti
       const std::string full = "'--" + spec.long_name + "'";
       switch (spec.arg) {
         case Arg::kNone:
-          if (value) return InvalidArgument(prog + ": option " + full + " doesn't allow an argument");
+          if (value) {
+            return InvalidArgument(prog + ": option " + full + " doesn't allow an argument");
+          }
           break;
         case Arg::kRequired:
           if (!value) {

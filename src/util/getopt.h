@@ -32,6 +32,9 @@ struct OptionSpec {
   bool optional_takes_next = false;
 };
 
+// An entry a command reads back by its id (ParseResult::options).
+OptionSpec IdOption(char short_name, std::string long_name, Arg arg, int id);
+
 struct ParsedOption {
   const OptionSpec* spec = nullptr;
   std::optional<std::string> value;  // nullopt: none given
