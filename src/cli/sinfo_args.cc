@@ -79,7 +79,9 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
     case 'h': r.noheader = true; break;
     case 'i': {
       Result<int64_t> n = util::ParseInt(arg);
-      if (!n.ok() || *n <= 0) return InvalidArgument("sinfo: error: invalid --iterate value: " + arg);
+      if (!n.ok() || *n <= 0) {
+        return InvalidArgument("sinfo: error: invalid --iterate value: " + arg);
+      }
       r.iterate_s = static_cast<int>(std::min<int64_t>(*n, 1 << 30));
       break;
     }
@@ -90,7 +92,9 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
     case 'o': r.format = arg; r.format_long.clear(); st->cmd_format = true; break;
     case 'O': r.format_long = arg; r.format.clear(); st->cmd_format = true; break;
     // "-p ''" names no partition (sinfo prints just the header).
-    case 'p': r.partitions = arg.empty() ? std::vector<std::string>{""} : util::Split(arg, ','); break;
+    case 'p':
+      r.partitions = arg.empty() ? std::vector<std::string>{""} : util::Split(arg, ',');
+      break;
     case 'r': r.responding = true; break;
     case 'R': r.reasons = true; break;
     case 's': r.summarize = true; break;

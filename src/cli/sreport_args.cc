@@ -81,16 +81,21 @@ Result<render::SreportRequest> ParseSreportArgs(const std::vector<std::string>& 
   }
   if (cmd.size() != 2) return InvalidArgument("sreport: error: No report type given");
   const std::string rep = cmd[0] + " " + cmd[1];
-  if (cmd[0] == "cluster" && rep != "cluster utilization" && rep != "cluster accountutilizationbyuser")
+  if (cmd[0] == "cluster" && rep != "cluster utilization" &&
+      rep != "cluster accountutilizationbyuser") {
     return InvalidArgument("Not valid report " + words.back() +
                            "\nValid cluster reports are, \"AccountUtilizationByUser\", "
                            "\"UserUtilizationByAccount\", \"UserUtilizationByWckey\", "
                            "\"Utilization\", and \"WCKeyUtilizationByUser\"");
-  if (rep == "cluster utilization") r.report = "cluster Utilization";
-  else if (rep == "cluster accountutilizationbyuser") r.report = "cluster AccountUtilizationByUser";
-  else if (rep == "user topusage") r.report = "user TopUsage";
-  else if (rep == "job overrequest") r.report = "job OverRequest";
-  else return InvalidArgument("Not valid report " + cmd[1]);
+  }
+  const std::map<std::string, std::string> kReports = {
+      {"cluster utilization", "cluster Utilization"},
+      {"cluster accountutilizationbyuser", "cluster AccountUtilizationByUser"},
+      {"user topusage", "user TopUsage"},
+      {"job overrequest", "job OverRequest"}};
+  auto report = kReports.find(rep);
+  if (report == kReports.end()) return InvalidArgument("Not valid report " + cmd[1]);
+  r.report = report->second;
   return r;
 }
 
