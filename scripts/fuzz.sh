@@ -39,7 +39,8 @@ while read -r name; do
   nice -n 19 "$san_dir/bin/${name}_fuzz" -max_total_time="$seconds" -close_fd_mask=3 \
     -artifact_prefix="$scratch/$name-" -print_final_stats=1 \
     "$scratch/$name" "$root/tests/fuzz/corpus/$name" >"$log" 2>&1 || result=FAILED
-  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  # A crash prints the final stats twice: the last line counts.
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   last=$(grep -E '^#[0-9]+' "$log" | tail -1)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   ft=$(sed -n 's/.* ft: \([0-9]*\).*/\1/p' <<<"$last")

@@ -50,7 +50,7 @@ run_fuzzers() {
     if "$san_dir/bin/${name}_fuzz" -max_total_time="$seconds" -close_fd_mask=3 \
          -artifact_prefix="$scratch/$name-" -print_final_stats=1 \
          "$scratch/$name" "$root/tests/fuzz/corpus/$name" >"$scratch/$name.log" 2>&1; then
-      runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$name.log")
+      runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$name.log" | tail -n 1)
       echo "fuzz $name: ${seconds}s, ${runs:-?} runs, no crash, no report"
     else
       echo "fuzz $name: FAILED" >&2

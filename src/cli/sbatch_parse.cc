@@ -22,6 +22,8 @@ util::Result<int> PositiveInt(const std::string& v, const std::string& what) {
   return static_cast<int>(*n);
 }
 
+constexpr int64_t kMaxBeginAheadS = int64_t{100} * 366 * 86400;
+
 // Parses Slurm's wall-clock forms for --begin: now[+N[units]], HH:MM[:SS],
 // YYYY-MM-DD[THH:MM[:SS]], today, tomorrow, midnight, noon, teatime.
 util::Result<int64_t> ParseBeginTime(const std::string& v) {
@@ -43,6 +45,8 @@ util::Result<int64_t> ParseBeginTime(const std::string& v) {
     else if (unit == "days" || unit == "day") mult = 86400;
     else if (unit == "weeks" || unit == "week") mult = 7 * 86400;
     else return Invalid("--begin");
+    // Further than a century ahead is a typo, and would overflow.
+    if (*n > kMaxBeginAheadS / mult) return Invalid("--begin");
     return now + *n * mult;
   }
   struct tm tm {};

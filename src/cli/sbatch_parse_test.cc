@@ -67,6 +67,11 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
       {{"-c", "0"}, "Invalid --cpus-per-task specification"},
       {{"--open-mode=sideways"}, "Invalid --open-mode specification"},
       {{"-J"}, "sbatch: option requires an argument -- 'J'"},
+      // Found by the fuzzer: the offset overflowed (signed overflow, UB).
+      {{"--begin=now+444444444444444222hours"}, "Invalid --begin specification"},
+      {{"--begin=now+36601days"}, "Invalid --begin specification"},
+      {{"--bogus=1"}, "sbatch: unrecognized option '--bogus=1'"},
+      {{"--mem"}, "sbatch: option '--mem' requires an argument"},
   };
   for (const auto& c : cases) {
     SbatchInvocation inv;

@@ -880,7 +880,7 @@ TEST(PartitionRules, TopLevelPolicyKeys) {
   ASSERT_TRUE(zero.ok()) << zero.status().message();
   EXPECT_EQ(zero->max_array_size, 0);
   EXPECT_FALSE(zero->kill_invalid_depend);
-  auto top = Parse("SchedulerParameters= Enable_User_Top ,bf_continue\n");
+  auto top = Parse("SchedulerParameters=Enable_User_Top,bf_continue\n");
   ASSERT_TRUE(top.ok()) << top.status().message();
   EXPECT_TRUE(top->enable_user_top);
 }

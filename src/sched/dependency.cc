@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "util/strings.h"
 
@@ -375,13 +377,14 @@ util::Result<Dependency> ParseDependency(std::string_view text) {
   std::vector<DepTerm> terms;
   for (std::string_view el : SplitOutsideBrackets(text, ",?")) {
     MUSTER_RETURN_IF_ERROR(ParseElement(text, el, &terms));
+    if (static_cast<int64_t>(terms.size()) > kMaxTasksInList) {
+      return Bad(text, fmt::format("more than {} terms", kMaxTasksInList));
+    }
   }
+  // Slurm keeps one term per (type, job, task): the first, with its time.
+  std::set<std::tuple<DepType, core::JobId, int>> seen;
   for (const auto& t : terms) {
-    // Slurm keeps one term per (type, job, task): the first, with its time.
-    bool seen = std::any_of(d.terms.begin(), d.terms.end(), [&](const DepTerm& o) {
-      return o.type == t.type && o.job_id == t.job_id && o.task_id == t.task_id;
-    });
-    if (!seen) d.terms.push_back(t);
+    if (seen.emplace(t.type, t.job_id, t.task_id).second) d.terms.push_back(t);
   }
   return d;
 }

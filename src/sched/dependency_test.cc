@@ -479,6 +479,9 @@ TEST(DependencyParseTest, Refused) {
        "invalid dependency 'afterok:12_[3-1]': task range '3-1' runs backwards"},
       {"afterok:12_[0-999999]", kBad,
        "invalid dependency 'afterok:12_[0-999999]': more than 100000 array tasks"},
+      // Each list within the bound, together beyond it.
+      {"afterok:12_[0-60000],afterok:13_[0-60000]", kBad,
+       "invalid dependency 'afterok:12_[0-60000],afterok:13_[0-60000]': more than 100000 terms"},
       // Slurm took the step oddly (afterok:12_1,afterok:12_3); Muster refuses it.
       {"afterok:12_[1-5:2]", kBad,
        "invalid dependency 'afterok:12_[1-5:2]': '5:2' is not an array task id"},
@@ -500,6 +503,17 @@ TEST(DependencyParseTest, Refused) {
                                                     : "Requested operation not supported on this system")
         << c.spec;
   }
+}
+
+// The largest list a spec may hold is kept whole, duplicates once each: a
+// submission's dependency is read by musterd, so this must stay cheap
+// (the check once compared every pair of terms).
+TEST(DependencyParseTest, LargeTaskListsDeduplicate) {
+  auto d = ParseDependency("afterok:12_[0-49998],afterok:12_[0-49998],afterok:12_5");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  ASSERT_EQ(d->terms.size(), 49999u);
+  EXPECT_EQ(d->terms.front().task_id, 0);
+  EXPECT_EQ(d->terms.back().task_id, 49998);
 }
 
 }  // namespace

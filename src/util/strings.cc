@@ -183,10 +183,16 @@ Result<std::vector<int>> ParseIndexRanges(std::string_view text) {
     auto lo = ParseInt(part.substr(0, dash));
     auto hi = dash == std::string::npos ? lo : ParseInt(part.substr(dash + 1, colon - dash - 1));
     auto step = colon == std::string::npos ? Result<int64_t>(1) : ParseInt(part.substr(colon + 1));
-    if (!lo.ok() || !hi.ok() || !step.ok() || *lo < 0 || *hi < *lo || *hi > INT32_MAX || *step < 1) {
+    if (!lo.ok() || !hi.ok() || !step.ok() || *lo < 0 || *hi < *lo || *hi > INT32_MAX ||
+        *step < 1) {
       return InvalidArgument("invalid index range '" + part + "'");
     }
-    for (int64_t i = *lo; i <= *hi; i += *step) out.push_back(static_cast<int>(i));
+    const int64_t count = (*hi - *lo) / *step + 1;
+    if (count > kMaxIndices - static_cast<int64_t>(out.size())) {
+      return InvalidArgument("more than " + std::to_string(kMaxIndices) + " indices in '" +
+                             std::string(text.substr(0, 64)) + "'");
+    }
+    for (int64_t k = 0; k < count; ++k) out.push_back(static_cast<int>(*lo + k * *step));
   }
   return out;
 }

@@ -44,7 +44,9 @@ std::string FormatIndexRanges(const std::vector<int>& sorted);
 std::string FormatIndexRangesWithSteps(const std::vector<int>& sorted);
 // The inverse of both: "0-2,5" -> {0,1,2,5}, "0-6:2" -> {0,2,4,6}; "" -> {}.
 // InvalidArgument naming the bad part for anything else (negative, reversed
-// or unparsable ranges, a step below 1).
+// or unparsable ranges, a step below 1) and for more than kMaxIndices
+// indices (Slurm's largest MaxArraySize: a job array never has more).
+inline constexpr int64_t kMaxIndices = 4000001;
 Result<std::vector<int>> ParseIndexRanges(std::string_view text);
 
 }  // namespace muster::util

@@ -127,6 +127,20 @@ TEST(IndexRanges, FormatAndParseAreInverse) {
   EXPECT_EQ(ParseIndexRanges(FormatIndexRangesWithSteps(many)).value(), many);
 }
 
+// A record's index ranges are outside input (a journal, an API client):
+// they never expand past the largest job array, and a huge step neither
+// overflows nor loops.
+TEST(IndexRanges, ExpansionIsBounded) {
+  auto huge = ParseIndexRanges("2-2041222041");
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().message(), "more than 4000001 indices in '2-2041222041'");
+  EXPECT_FALSE(ParseIndexRanges("0-3000000,0-3000000").ok());  // counted over all parts
+  EXPECT_EQ(ParseIndexRanges("0-4000000").value().size(), 4000001u);
+  EXPECT_EQ(ParseIndexRanges("5-2147483647:9223372036854775807").value(), std::vector<int>{5});
+  EXPECT_EQ(ParseIndexRanges("0-2147483647:1073741824").value(),
+            (std::vector<int>{0, 1073741824}));
+}
+
 TEST(IndexRanges, StridedRunsStayShort) {
   EXPECT_EQ(FormatIndexRangesWithSteps({0, 2, 4, 6, 9}), "0-6:2,9");
   EXPECT_EQ(FormatIndexRangesWithSteps({1, 2, 5, 7}), "1-2,5,7");

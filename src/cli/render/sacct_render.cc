@@ -412,8 +412,6 @@ int64_t LocalMidnight(int64_t now) {
   return static_cast<int64_t>(mktime(&tm));
 }
 
-std::vector<std::string> SplitList(const std::string& v) { return util::Split(v, ','); }
-
 }  // namespace
 
 std::string SacctElapsed(int64_t seconds) {
