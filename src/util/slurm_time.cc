@@ -30,6 +30,16 @@ bool ParseFields(std::string_view text, std::vector<int64_t>* out) {
   }
 }
 
+// The longest limit: a million days, whatever form writes it (fields are
+// not range-checked, so "2-99999999" is hours past it), so every limit
+// reads back from the form scontrol prints.
+constexpr int64_t kMaxLimitSeconds = int64_t{1000000} * 86400;
+
+Result<int64_t> Bounded(std::string_view text, int64_t seconds) {
+  if (seconds > kMaxLimitSeconds) return BadTime(text);
+  return seconds;
+}
+
 }  // namespace
 
 Result<int64_t> ParseTimeLimitSeconds(std::string_view text) {
@@ -49,13 +59,13 @@ Result<int64_t> ParseTimeLimitSeconds(std::string_view text) {
     int64_t secs = *days * 86400 + f[0] * 3600;
     if (f.size() > 1) secs += f[1] * 60;
     if (f.size() > 2) secs += f[2];
-    return secs;
+    return Bounded(text, secs);
   }
   if (!ParseFields(t, &f) || f.size() > 3) return BadTime(text);
   switch (f.size()) {
-    case 1: return f[0] * 60;                         // MM
-    case 2: return f[0] * 60 + f[1];                  // MM:SS
-    default: return f[0] * 3600 + f[1] * 60 + f[2];   // HH:MM:SS
+    case 1: return Bounded(text, f[0] * 60);                        // MM
+    case 2: return Bounded(text, f[0] * 60 + f[1]);                 // MM:SS
+    default: return Bounded(text, f[0] * 3600 + f[1] * 60 + f[2]);  // HH:MM:SS
   }
 }
 

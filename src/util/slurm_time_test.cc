@@ -52,6 +52,9 @@ TEST(ParseTimeLimitSecondsTest, RejectsBadInput) {
       "",     " ",      "abc",    "1:2:3:4", "1-2-3", "1-2:3:4:5", "1:",    ":1",
       "1::2", "-",      "-2",     "1-",      "-1-2",  "1.5",       "5m",    "+5",
       "1 2",  "1-a",    "a-1",    "UNLIMITEDX", "1-:2", "99999999999999999999",
+      // Past a million days in any form (the fuzzer's "2-201224024" did not
+      // read back from the form scontrol prints).
+      "2-201224024", "1000000-24", "999999999:0:0",
   };
   for (const std::string& text : cases) {
     SCOPED_TRACE(text);
@@ -93,6 +96,12 @@ TEST(FormatDurationTest, MatchesSqueueAndScontrol) {
     EXPECT_EQ(FormatDuration(c.seconds), c.squeue);
     EXPECT_EQ(FormatDurationLong(c.seconds), c.scontrol);
   }
+}
+
+TEST(ParseTimeLimitSecondsTest, AMillionDaysIsTheLongest) {
+  EXPECT_EQ(ParseTimeLimitSeconds("1000000-00:00:00").value(), int64_t{1000000} * 86400);
+  EXPECT_EQ(ParseTimeLimitSeconds(FormatDurationLong(int64_t{1000000} * 86400)).value(),
+            int64_t{1000000} * 86400);
 }
 
 TEST(FormatDurationTest, RoundTripsThroughParse) {
