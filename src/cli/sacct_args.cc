@@ -51,8 +51,9 @@ const std::vector<util::OptionSpec>& Options() {
       util::IdOption('P', "parsable2", Arg::kNone, kParsable2),
       util::IdOption('r', "partition", Arg::kRequired, kPartition),
       util::IdOption('q', "qos", Arg::kRequired, kQos),
-      util::IdOption('S', "starttime", Arg::kRequired, kStartTime),
+      // state before starttime: "--sta" lists them in sacct's order.
       util::IdOption('s', "state", Arg::kRequired, kState),
+      util::IdOption('S', "starttime", Arg::kRequired, kStartTime),
       util::IdOption('T', "truncate", Arg::kNone, kTruncate),
       util::IdOption('u', "uid", Arg::kRequired, kUser),
       util::IdOption(0, "user", Arg::kRequired, kUser),

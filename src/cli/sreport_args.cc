@@ -42,7 +42,10 @@ Result<render::SreportRequest> ParseSreportArgs(const std::vector<std::string>& 
       {.short_name = 'V', .long_name = "version", .apply = flag(&r.version)},
   };
   Result<util::ParseResult> parsed = util::ParseOptions("sreport", options, args, false);
-  if (!parsed.ok()) return parsed.status();
+  if (!parsed.ok()) {
+    return InvalidArgument(parsed.status().message() +
+                           "\nTry \"sreport --help\" for more information");
+  }
   if (r.version) return r;
   const std::vector<std::string>& words = parsed->positional;
   const std::map<std::string, std::string> kUnits = {

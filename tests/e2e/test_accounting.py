@@ -41,6 +41,14 @@ def test_sacct_records_every_job_and_step(cluster):
                      "--format=JobName,Comment,WorkDir,NNodes,NCPUS,Elapsed,Timelimit"])
     assert r.stdout.strip() == f"acct-ok|note|{cluster.work}|1|1|00:00:00|01:00:00" or \
         r.stdout.strip().startswith("acct-ok|note|")
+    # getopt's rules, as the real sacct has them: bundled flags, unique prefixes
+    # of long options, glibc's messages.
+    r = cluster.run(["sacct", "-XPn", "--form=JobIDRaw,State", "--start=now-1hour", "-j", str(ok)])
+    assert r.stdout.splitlines() == [f"{ok}|COMPLETED"], r.stdout
+    r = cluster.run(["sacct", "--sta=x"], check=False)
+    assert r.returncode == 1
+    assert "sacct: option '--sta=x' is ambiguous; possibilities: '--state' '--starttime'" \
+        in r.stderr, r.stderr
 
 
 def test_sacct_users_see_their_own_jobs(cluster, users):

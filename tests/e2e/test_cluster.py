@@ -53,6 +53,34 @@ def test_validate_reports_file_line_and_key(tmp_path):
     assert "muster.conf:2" in r.stderr and "BogusKey" in r.stderr
 
 
+def test_validate_refuses_node_names_that_are_not_host_names(tmp_path):
+    # A fuzzed configuration once named 60,000 nodes holding '=' and control bytes.
+    conf = tmp_path / "muster.conf"
+    conf.write_text("ClusterName=x\nNodeName=ok1,bad=name CPUs=2\n")
+    r = subprocess.run([str(BIN / "musterd"), "--validate", "--conf", str(conf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "muster.conf:2: NodeName" in r.stderr
+    assert "node name 'bad=name' may hold only letters, digits" in r.stderr, r.stderr
+
+
+def test_junk_on_the_agent_socket_leaves_musterd_serving(cluster):
+    # Lines of any shape from a would-be agent are logged and skipped: musterd
+    # stays up, its real agents keep their nodes, and jobs still run.
+    import socket
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(str(cluster.root / "ctld" / "agent.sock"))
+    s.sendall(b'[1,2]\n"text"\n{"type":5}\n'
+              b'{"type":"register","host":"h","nodes":["gpu01"],"running":["x"]}\n'
+              b'{"type":"ended","result":{"job_id":"seven"}}\n\xff\xfe\n')
+    s.close()
+    job = cluster.sbatch("--wrap", "echo still")
+    assert cluster.wait_done(job) == "COMPLETED"
+    assert (cluster.work / f"slurm-{job}.out").read_text().strip() == "still"
+    r = cluster.run(["sinfo", "-h", "-N", "-o", "%N %t"])
+    assert "gpu01 idle" in r.stdout and "down" not in r.stdout, r.stdout
+
+
 def test_real_slurm_conf_loads_unchanged(tmp_path):
     src = Path(__file__).resolve().parents[1] / "data" / "conf" / "slurm-oracle"
     for f in ("slurm.conf", "gres.conf"):
