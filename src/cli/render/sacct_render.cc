@@ -329,7 +329,12 @@ Result<std::vector<Column>> ParseColumns(const std::string& format) {
         left = true;
         w = w.substr(1);
       }
-      width = std::atoi(w.c_str());
+      // Its leading digits, at most 100000 as squeue's and sinfo's widths
+      // (musterd pads every row to it).
+      width = 0;
+      for (size_t j = 0; j < w.size() && std::isdigit(static_cast<unsigned char>(w[j])); ++j) {
+        width = std::min(width * 10 + (w[j] - '0'), 100000);
+      }
       has_width = true;
     }
     const FieldDef* def = FindField(name);
@@ -452,16 +457,28 @@ Result<int64_t> ParseSlurmTime(std::string_view text_in, int64_t now) {
     size_t i = 1;
     while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i]))) ++i;
     if (i == 1) return bad();
-    const int64_t n = std::atoll(rest.substr(1, i - 1).c_str());
+    const Result<int64_t> n = util::ParseInt(rest.substr(1, i - 1));
     const std::string unit = rest.substr(i);
     int64_t mult = 0;
-    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" || unit == "seconds") mult = 1;
-    else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" || unit == "minutes") mult = 60;
-    else if (unit == "h" || unit == "hour" || unit == "hours") mult = 3600;
-    else if (unit == "d" || unit == "day" || unit == "days") mult = 86400;
-    else if (unit == "w" || unit == "week" || unit == "weeks") mult = 7 * 86400;
-    else return bad();
-    return now + sign * n * mult;
+    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" ||
+        unit == "seconds") {
+      mult = 1;
+    } else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" ||
+               unit == "minutes") {
+      mult = 60;
+    } else if (unit == "h" || unit == "hour" || unit == "hours") {
+      mult = 3600;
+    } else if (unit == "d" || unit == "day" || unit == "days") {
+      mult = 86400;
+    } else if (unit == "w" || unit == "week" || unit == "weeks") {
+      mult = 7 * 86400;
+    } else {
+      return bad();
+    }
+    // More than a century either way is a typo, and would overflow.
+    constexpr int64_t kMaxOffsetS = int64_t{100} * 366 * 86400;
+    if (!n.ok() || *n > kMaxOffsetS / mult) return bad();
+    return now + sign * *n * mult;
   }
   const int64_t midnight = LocalMidnight(now);
   if (lower == "today" || lower == "midnight") return midnight;
@@ -469,7 +486,11 @@ Result<int64_t> ParseSlurmTime(std::string_view text_in, int64_t now) {
   if (lower == "tomorrow") return LocalMidnight(midnight + 36 * 3600);
   bool digits = !lower.empty();
   for (char c : lower) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-  if (digits && lower.size() > 8) return static_cast<int64_t>(std::atoll(lower.c_str()));
+  if (digits && lower.size() > 8) {  // seconds since the epoch
+    const Result<int64_t> epoch = util::ParseInt(lower);
+    if (!epoch.ok()) return bad();
+    return *epoch;
+  }
   time_t tnow = static_cast<time_t>(now);
   struct tm tm;
   localtime_r(&tnow, &tm);

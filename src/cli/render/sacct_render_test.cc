@@ -171,6 +171,14 @@ TEST_F(SacctTest, DefaultFormatNoHeaderAllocations) {
       "13187              canc      short       root          1 CANCELLED+      0:0 \n");
 }
 
+// A width is at most 100000, as squeue's and sinfo's: musterd renders
+// sacct, and pads every row to it (atoi once read any number of digits).
+TEST_F(SacctTest, WidthsAreBounded) {
+  const std::string out = Sacct({"-j", "13185", "-X", "-n", "-o", "JobID%99999999999999999999"});
+  EXPECT_EQ(out.size(), 100002u);  // the column, its separating blank, the newline
+  EXPECT_EQ(out.substr(out.size() - 7), "13185 \n");
+}
+
 // sacct -j 13185 -o JobID%20,State%5,JobName%-12
 TEST_F(SacctTest, ExplicitWidths) {
   EXPECT_EQ(Sacct({"-j", "13185", "-o", "JobID%20,State%5,JobName%-12"}),
@@ -224,6 +232,10 @@ TEST_F(SacctTest, SlurmTimeForms) {
   EXPECT_EQ(*ParseSlurmTime("12/01", kT), 1796083200);
   EXPECT_EQ(*ParseSlurmTime("midnight", kT), 1796169600);
   EXPECT_FALSE(ParseSlurmTime("yesterdayish", kT).ok());
+  // Found by slurm_time_fuzz: the offset overflowed (signed overflow, UB).
+  EXPECT_FALSE(ParseSlurmTime("now+1777777277777777777777", kT).ok());
+  EXPECT_FALSE(ParseSlurmTime("now-6000weeks", kT).ok());
+  EXPECT_EQ(*ParseSlurmTime("now-520weeks", kT), kT - 520 * 7 * 86400);
 }
 
 // A normal user sees only their jobs unless -a, -u or -j.
