@@ -3,6 +3,7 @@
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/write.hpp>
 
+#include "core/json.h"
 #include "util/log.h"
 
 namespace muster::api {
@@ -25,7 +26,7 @@ void LineConn::ReadMore() {
                            std::string line(asio::buffers_begin(self->in_.data()),
                                             asio::buffers_begin(self->in_.data()) + n - 1);
                            self->in_.consume(n);
-                           nlohmann::json msg = nlohmann::json::parse(line, nullptr, false);
+                           nlohmann::json msg = core::ParseIntegerJson(line);
                            if (msg.is_discarded() || !msg.is_object()) {
                              util::LogWarn("dropping malformed message from peer");
                            } else if (self->on_message_) {

@@ -58,6 +58,17 @@ void Get(const json& j, const char* key, T& field) {
 
 }  // namespace
 
+json ParseIntegerJson(std::string_view text) {
+  bool has_float = false;
+  json::parser_callback_t check = [&has_float](int, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::value && value.is_number_float()) has_float = true;
+    return true;
+  };
+  json j = json::parse(text, check, /*allow_exceptions=*/false);
+  if (has_float) return json(json::value_t::discarded);
+  return j;
+}
+
 void to_json(json& j, JobState v) { j = std::string(JobStateName(v)); }
 void from_json(const json& j, JobState& v) {
   std::optional<JobState> s = ParseJobState(j.get<std::string>());

@@ -10,6 +10,8 @@
 // a Status at the edge (nothing throws across a module boundary).
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "core/gres.h"
@@ -17,6 +19,14 @@
 #include "core/node.h"
 
 namespace muster::core {
+
+// Outside input as JSON (API bodies, agent lines, the journal): as
+// json::parse without exceptions, but a number with a fraction or an
+// exponent makes it malformed too. Every number Muster reads is an
+// integer, and converting a float out of the integer range is undefined
+// behaviour (the API fuzzer sent {"time_limit_s": 6.7e109}). Returns a
+// discarded value when the text is not such JSON.
+nlohmann::json ParseIntegerJson(std::string_view text);
 
 void to_json(nlohmann::json& j, JobState v);
 void from_json(const nlohmann::json& j, JobState& v);

@@ -209,6 +209,17 @@ TEST(JsonTest, PartialObjectsKeepDefaults) {
   EXPECT_EQ(json::object().get<NodeConfig>().weight, 1);
 }
 
+// Found by the API fuzzer: {"time_limit_s": 6.7e109} reached a float to
+// integer conversion out of range (undefined behaviour) in from_json.
+TEST(JsonTest, OutsideInputHoldsOnlyIntegers) {
+  EXPECT_EQ(ParseIntegerJson(R"({"a": [1, -2, {"b": 18446744073709551615}], "c": "1.5"})"),
+            json::parse(R"({"a": [1, -2, {"b": 18446744073709551615}], "c": "1.5"})"));
+  for (const char* bad : {R"({"time_limit_s": 6.7e109})", R"({"a": [1, 2.5]})", "1e3", "{",
+                          R"({"a": 1} x)"}) {
+    EXPECT_TRUE(ParseIntegerJson(bad).is_discarded()) << bad;
+  }
+}
+
 TEST(JsonTest, BadInputThrowsJsonExceptions) {
   const std::vector<std::string> bad = {
       R"({"id": "seven"})",

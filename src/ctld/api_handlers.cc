@@ -289,8 +289,8 @@ api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req)
   caller.admin = ctl.IsAdmin(caller.uid);
   json body;
   if (!req.body.empty()) {
-    body = json::parse(req.body, nullptr, false);
-    if (body.is_discarded()) return Error(400, "malformed JSON body");
+    body = core::ParseIntegerJson(req.body);
+    if (body.is_discarded()) return Error(400, "malformed JSON body (or a number not an integer)");
   }
   if (body.is_null()) body = json::object();
   try {

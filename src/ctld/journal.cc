@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/json.h"
 #include "util/checksum.h"
 #include "util/log.h"
 
@@ -85,7 +86,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
     std::ifstream in(snap_path, std::ios::binary);
     if (in) {
       std::string text((std::istreambuf_iterator<char>(in)), {});
-      json doc = json::parse(text, nullptr, false);
+      json doc = core::ParseIntegerJson(text);
       if (doc.is_discarded() || !doc.is_object() || !doc.contains("state")) {
         return util::Internal(snap_path + " is corrupt; refusing to start without it (move it away "
                               "only if losing the queue is acceptable)");
@@ -125,8 +126,7 @@ util::Status Journal::Open(const std::string& dir, json* snapshot, std::vector<j
     std::memcpy(&len, data.data() + off, 4);
     std::memcpy(&seq, data.data() + off + 8, 8);
     if (seq > snap_seq) {
-      json rec = json::parse(data.data() + off + kHeader, data.data() + off + kHeader + len, nullptr,
-                             false);
+      json rec = core::ParseIntegerJson(std::string_view(data.data() + off + kHeader, len));
       if (rec.is_discarded()) {
         return util::Internal(path + ": unreadable record at offset " + std::to_string(off));
       }
