@@ -15,9 +15,8 @@ namespace {
 
 // The job's TRES as sacct shows them: sorted by name ("billing=1,cpu=1,
 // mem=1000M,node=1"), where scontrol's TRES= keeps Slurm's id order.
-std::string AllocTres(const core::Job& job, const config::Config& cfg) {
-  std::vector<std::string> items =
-      util::Split(core::FormatTres(core::JobTres(job, cfg.MemoryDefaultsFor(job))), ',');
+std::string SortedTres(const core::Tres& tres) {
+  std::vector<std::string> items = util::Split(core::FormatTres(tres), ',');
   std::sort(items.begin(), items.end());
   return util::Join(items, ",");
 }
@@ -84,13 +83,14 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   if (job.state == core::JobState::kTimeout) r.exit_code = 0;
   r.derived_exit_code = job.exit_code;
   r.derived_exit_signal = 0;
-  std::string tres = AllocTres(job, cfg);
+  const core::Tres figures = core::JobTres(job, cfg.MemoryDefaultsFor(job));
+  std::string tres = SortedTres(figures);
   r.req_tres = tres;
   r.alloc_tres = job.alloc.empty() ? "" : tres;
   r.node_list = job.nodelist;
-  r.nnodes = job.alloc.empty() ? std::max(1, job.req.min_nodes) : static_cast<int>(job.alloc.size());
-  r.ncpus = job.NumCpus();
-  r.req_mem_mb = core::JobMemoryTotalMb(job, cfg.MemoryDefaultsFor(job));
+  r.nnodes = static_cast<int>(figures.nodes);
+  r.ncpus = static_cast<int>(figures.cpus);
+  r.req_mem_mb = figures.mem_mb;
   r.req_mem_per_cpu = job.req.mem_per_cpu_mb > 0;
   r.work_dir = job.req.work_dir;
   r.comment = job.req.comment;
@@ -119,7 +119,7 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   s.nnodes = 1;
   s.ntasks = 1;
   s.ncpus = job.alloc.empty() ? 0 : job.alloc.front().cpus;
-  s.alloc_tres = AllocTres(job, cfg);
+  s.alloc_tres = SortedTres(core::JobTres(job, cfg.MemoryDefaultsFor(job)));
   s.max_rss_kb = job.max_rss_kb > 0 ? job.max_rss_kb : -1;
   s.total_cpu_ms = job.total_cpu_ms;
   return s;

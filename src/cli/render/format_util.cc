@@ -41,6 +41,14 @@ std::string FitField(std::string_view value, int width, bool right, bool null_va
 
 // ---- format parsing ----
 
+int ReadWidth(std::string_view s, size_t* pos) {
+  int width = 0;
+  for (; *pos < s.size() && s[*pos] >= '0' && s[*pos] <= '9'; ++*pos) {
+    width = std::min(width * 10 + (s[*pos] - '0'), 100000);
+  }
+  return width;
+}
+
 PercentFormat ParsePercentFormat(std::string_view format, bool (*valid_type)(char)) {
   PercentFormat out;
   size_t pos = format.find('%');
@@ -61,12 +69,7 @@ PercentFormat ParsePercentFormat(std::string_view format, bool (*valid_type)(cha
       field.right = true;
       ++i;
     }
-    int width = 0;
-    while (i < token.size() && token[i] >= '0' && token[i] <= '9') {
-      width = std::min(width * 10 + (token[i] - '0'), 100000);
-      ++i;
-    }
-    field.width = width;
+    field.width = ReadWidth(token, &i);
     char type = i < token.size() ? token[i] : '\0';
     if (type == '\0' || !valid_type(type)) {
       out.invalid.push_back(type == '\0' ? std::string() : std::string(1, type));
@@ -96,12 +99,7 @@ std::vector<LongField> ParseLongFormat(std::string_view format, int default_widt
         f.right = true;
         ++i;
       }
-      int width = 0;
-      while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') {
-        width = std::min(width * 10 + (rest[i] - '0'), 100000);
-        ++i;
-      }
-      f.width = width;  // "Name:" alone means natural width
+      f.width = ReadWidth(rest, &i);  // "Name:" alone means natural width
       f.suffix = std::string(rest.substr(i));
     }
     out.push_back(std::move(f));

@@ -31,6 +31,11 @@ void AppendField(std::string* out, std::string_view value, int width, bool right
                  bool null_value = false);
 std::string FitField(std::string_view value, int width, bool right, bool null_value = false);
 
+// A column width in a format: the decimal digits of `s` from *pos on (none
+// is 0), *pos moved past them. At most 100000, whatever is written: musterd
+// pads every row to it.
+int ReadWidth(std::string_view s, size_t* pos);
+
 // One "%[.][size]type[suffix]" item of a percent format (squeue -o, sinfo -o).
 struct PercentField {
   char type = 0;        // the field letter; 0 when `literal` holds the text instead

@@ -329,12 +329,8 @@ Result<std::vector<Column>> ParseColumns(const std::string& format) {
         left = true;
         w = w.substr(1);
       }
-      // Its leading digits, at most 100000 as squeue's and sinfo's widths
-      // (musterd pads every row to it).
-      width = 0;
-      for (size_t j = 0; j < w.size() && std::isdigit(static_cast<unsigned char>(w[j])); ++j) {
-        width = std::min(width * 10 + (w[j] - '0'), 100000);
-      }
+      size_t digits = 0;
+      width = ReadWidth(w, &digits);  // its leading digits, as atoi read them
       has_width = true;
     }
     const FieldDef* def = FindField(name);

@@ -202,10 +202,7 @@ std::vector<Spec> ParseFormat(std::string_view fmt, bool internal) {
       s.computed = true;
       ++j;
     }
-    while (j < piece.size() && piece[j] >= '0' && piece[j] <= '9') {
-      s.width = std::min(s.width * 10 + (piece[j] - '0'), 100000);
-      ++j;
-    }
+    s.width = ReadWidth(piece, &j);
     const FieldInfo* f = j < piece.size() ? ByLetter(piece[j]) : nullptr;
     if (f == nullptr) {
       AddLiteral(&out, "%" + std::string(piece));
@@ -243,10 +240,7 @@ Result<std::vector<Spec>> ParseFormatLong(std::string_view fmt) {
         s.right = true;
         ++j;
       }
-      while (j < item.size() && item[j] >= '0' && item[j] <= '9') {
-        s.width = std::min(s.width * 10 + (item[j] - '0'), 100000);
-        ++j;
-      }
+      s.width = ReadWidth(item, &j);
       s.suffix = item.substr(j);
     }
     out.push_back(std::move(s));
