@@ -4,7 +4,7 @@
 # the libFuzzer targets of tests/fuzz/. Installs clang with apt if missing.
 #   scripts/sanitize.sh build   # configure and build build-san/
 #   scripts/sanitize.sh test    # build, run the units, run each fuzzer briefly
-# MUSTER_FUZZ_SECONDS (default 10) is each fuzzer's time in `test`; their
+# MUSTER_FUZZ_SECONDS (default 5) is each fuzzer's time in `test`; their
 # seeds are tests/fuzz/corpus/<name>/, left unchanged (what a run finds
 # goes to a scratch directory). scripts/fuzz.sh runs the long campaign.
 set -euo pipefail
@@ -37,7 +37,7 @@ build() {
 }
 
 run_fuzzers() {
-  local seconds=${MUSTER_FUZZ_SECONDS:-10}
+  local seconds=${MUSTER_FUZZ_SECONDS:-5}
   local scratch
   scratch=$(mktemp -d /tmp/muster-fuzz.XXXXXX)
   trap 'rm -rf "$scratch"' RETURN
@@ -69,7 +69,7 @@ case "$mode" in
     build
     echo "== unit tests under ASan+UBSan (ctest)"
     ctest --test-dir "$san_dir" --output-on-failure -j "${MUSTER_JOBS:-2}"
-    echo "== fuzzers (${MUSTER_FUZZ_SECONDS:-10} s each)"
+    echo "== fuzzers (${MUSTER_FUZZ_SECONDS:-5} s each)"
     run_fuzzers
     ;;
   *) echo "usage: scripts/sanitize.sh [build|test]" >&2; exit 2 ;;

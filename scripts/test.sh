@@ -6,14 +6,21 @@
 # priority while the end-to-end tests run, which mostly wait on processes).
 #   scripts/test.sh [pytest args...]
 # MUSTER_SANITIZE=0 skips the sanitizer part; MUSTER_FUZZ_SECONDS sets each
-# fuzzer's time (10 s).
+# fuzzer's time (5 s). Each part prints the seconds it took.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# Each part's time, so a slow run shows where it went.
+SECONDS=0
+part_start=0
+took() { echo "== $1 took $((SECONDS - part_start)) s (test.sh at $SECONDS s)"; part_start=$SECONDS; }
+
 "$root/scripts/build.sh"
+took "build"
 build_dir=${MUSTER_BUILD_DIR:-$root/build}
 
 echo "== unit tests (ctest)"
 ctest --test-dir "$build_dir" --output-on-failure -j "${MUSTER_JOBS:-2}"
+took "unit tests"
 
 san_pid=""
 if [[ "${MUSTER_SANITIZE:-1}" != 0 ]]; then
@@ -26,8 +33,9 @@ echo "== end-to-end tests (pytest)"
 (
   export MUSTER_BIN="$build_dir/bin"
   cd "$root/tests/e2e"
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@"
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=10 "$@"
 )
+took "end-to-end tests"
 
 if [[ -n "$san_pid" ]]; then
   echo "== sanitizer build (clang, ASan+UBSan, libFuzzer)"
@@ -38,5 +46,7 @@ if [[ -n "$san_pid" ]]; then
     exit 1
   fi
   san_pid=""
+  took "rest of the sanitizer build"
   "$root/scripts/sanitize.sh" test
+  took "sanitizer units and fuzzers"
 fi
