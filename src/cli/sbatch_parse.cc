@@ -22,32 +22,15 @@ util::Result<int> PositiveInt(const std::string& v, const std::string& what) {
   return static_cast<int>(*n);
 }
 
-constexpr int64_t kMaxBeginAheadS = int64_t{100} * 366 * 86400;
-
-// Parses Slurm's wall-clock forms for --begin: now[+N[units]], HH:MM[:SS],
+// Parses Slurm's wall-clock forms for --begin: now[{+|-}N[units]], HH:MM[:SS],
 // YYYY-MM-DD[THH:MM[:SS]], today, tomorrow, midnight, noon, teatime.
 util::Result<int64_t> ParseBeginTime(const std::string& v) {
   std::string s = util::ToLower(v);
   int64_t now = ::time(nullptr);
   if (util::StartsWith(s, "now")) {
-    if (s == "now") return now;
-    if (s[3] != '+') return Invalid("--begin");
-    std::string rest = s.substr(4);
-    size_t i = 0;
-    while (i < rest.size() && isdigit(static_cast<unsigned char>(rest[i]))) ++i;
-    auto n = util::ParseInt(rest.substr(0, i));
-    if (!n.ok()) return Invalid("--begin");
-    std::string unit = rest.substr(i);
-    int64_t mult = 1;
-    if (unit.empty() || unit == "s" || unit == "seconds") mult = 1;
-    else if (unit == "minutes" || unit == "minute" || unit == "min") mult = 60;
-    else if (unit == "hours" || unit == "hour") mult = 3600;
-    else if (unit == "days" || unit == "day") mult = 86400;
-    else if (unit == "weeks" || unit == "week") mult = 7 * 86400;
-    else return Invalid("--begin");
-    // Further than a century ahead is a typo, and would overflow.
-    if (*n > kMaxBeginAheadS / mult) return Invalid("--begin");
-    return now + *n * mult;
+    auto offset = util::ParseNowOffset(s);
+    if (!offset.ok()) return Invalid("--begin");
+    return now + *offset;
   }
   struct tm tm {};
   time_t t = now;

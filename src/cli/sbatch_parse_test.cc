@@ -1,5 +1,7 @@
 #include "cli/sbatch_parse.h"
 
+#include <time.h>
+
 #include <gtest/gtest.h>
 
 namespace muster::cli {
@@ -55,6 +57,18 @@ TEST(ApplySbatchOptions, TimeRoundsUpToMinutes) {
   EXPECT_EQ(inv.req.time_limit_s, 11 * 60);
 }
 
+// now-N is taken as Slurm takes it (a begin time in the past), and so are
+// the unit's whole names.
+TEST(ApplySbatchOptions, BeginTakesSlurmsRelativeForms) {
+  const int64_t before = ::time(nullptr);
+  SbatchInvocation inv;
+  ASSERT_TRUE(ApplySbatchOptions({"--begin=now-1hour"}, &inv).ok());
+  EXPECT_LE(inv.req.begin_time, ::time(nullptr) - 3600);
+  EXPECT_GE(inv.req.begin_time, before - 3600);
+  ASSERT_TRUE(ApplySbatchOptions({"--begin=now+5second"}, &inv).ok());
+  EXPECT_GE(inv.req.begin_time, before + 5);
+}
+
 TEST(ApplySbatchOptions, ErrorsNameTheOption) {
   struct Case {
     std::vector<std::string> args;
@@ -70,6 +84,9 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
       // Found by the fuzzer: the offset overflowed (signed overflow, UB).
       {{"--begin=now+444444444444444222hours"}, "Invalid --begin specification"},
       {{"--begin=now+36601days"}, "Invalid --begin specification"},
+      // Slurm 22.05 refuses abbreviated units (checked on the oracle).
+      {{"--begin=now+1h"}, "Invalid --begin specification"},
+      {{"--begin=now+2min"}, "Invalid --begin specification"},
       {{"--bogus=1"}, "sbatch: unrecognized option '--bogus=1'"},
       {{"--mem"}, "sbatch: option '--mem' requires an argument"},
   };

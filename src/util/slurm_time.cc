@@ -101,4 +101,33 @@ std::string FormatTimestamp(int64_t unix_seconds) {
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
+Result<int64_t> ParseNowOffset(std::string_view text) {
+  const std::string lower = ToLower(text);
+  auto bad = [&] { return InvalidArgument("Invalid time specification '" + std::string(text) + "'"); };
+  if (!StartsWith(lower, "now")) return bad();
+  std::string_view rest = std::string_view(lower).substr(3);
+  if (rest.empty()) return int64_t{0};
+  const int sign = rest[0] == '+' ? 1 : rest[0] == '-' ? -1 : 0;
+  if (sign == 0) return bad();
+  rest.remove_prefix(1);
+  size_t digits = 0;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+  if (digits == 0) return bad();
+  const Result<int64_t> count = ParseInt(rest.substr(0, digits));
+  std::string_view unit = rest.substr(digits);
+  while (!unit.empty() && unit.front() == ' ') unit.remove_prefix(1);
+  if (unit.size() > 1 && unit.back() == 's') unit.remove_suffix(1);
+  int64_t unit_s = 0;
+  if (unit.empty() || unit == "second") unit_s = 1;
+  else if (unit == "minute") unit_s = 60;
+  else if (unit == "hour") unit_s = 3600;
+  else if (unit == "day") unit_s = 86400;
+  else if (unit == "week") unit_s = 7 * 86400;
+  else return bad();
+  // Further than a century is a typo, and would overflow.
+  constexpr int64_t kMaxOffsetS = int64_t{100} * 366 * 86400;
+  if (!count.ok() || *count > kMaxOffsetS / unit_s) return bad();
+  return sign * *count * unit_s;
+}
+
 }  // namespace muster::util

@@ -30,4 +30,11 @@ std::string FormatDurationLong(int64_t seconds);
 
 // Local-time timestamp "YYYY-MM-DDTHH:MM:SS"; 0 -> "Unknown".
 std::string FormatTimestamp(int64_t unix_seconds);
+
+// The offset in seconds of Slurm's relative time "now[{+|-}COUNT[UNIT]]"
+// (sbatch --begin, sacct -S/-E, ...), any case: UNIT is seconds (the
+// default), minutes, hours, days or weeks, singular or plural, and may
+// follow the count after spaces; abbreviations ("1h", "2min") are refused,
+// as Slurm 22.05 refuses them. More than a century either way is refused.
+Result<int64_t> ParseNowOffset(std::string_view text);
 }  // namespace muster::util

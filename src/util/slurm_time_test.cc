@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace muster::util {
@@ -128,6 +129,32 @@ TEST(FormatTimestampTest, FormatsLocalTime) {
     unsetenv("TZ");
   }
   tzset();
+}
+
+// The forms Slurm 22.05 takes and refuses, as sbatch --begin and sacct -S
+// answered on the oracle.
+TEST(ParseNowOffsetTest, TakesSlurmsUnitsAndRefusesAbbreviations) {
+  const std::pair<std::string, int64_t> taken[] = {
+      {"now", 0},           {"now+1", 1},          {"now-1", -1},
+      {"now+5second", 5},   {"now+5seconds", 5},   {"now+1minute", 60},
+      {"now-2minutes", -120}, {"now+1hour", 3600}, {"NOW+1HOUR", 3600},
+      {"now+01hour", 3600}, {"now+1 hours", 3600}, {"now-1day", -86400},
+      {"now+2days", 172800}, {"now+1week", 604800}, {"now-1weeks", -604800},
+  };
+  for (const auto& [text, want] : taken) {
+    Result<int64_t> got = ParseNowOffset(text);
+    ASSERT_TRUE(got.ok()) << text;
+    EXPECT_EQ(*got, want) << text;
+  }
+  for (const char* text : {"now+", "now-", "now+xyz", "now+1h", "now+2m", "now+2min", "now+3mins",
+                           "now+1d", "now+1w", "now+5s", "now+5sec", "now+5secs", "now+1we",
+                           "now+1hourx", "now+1hour5", "now*1", "later+1"}) {
+    EXPECT_FALSE(ParseNowOffset(text).ok()) << text;
+  }
+  // A century is the bound either way (past it, the sum would overflow).
+  EXPECT_TRUE(ParseNowOffset("now+5200weeks").ok());
+  EXPECT_FALSE(ParseNowOffset("now-6000weeks").ok());
+  EXPECT_FALSE(ParseNowOffset("now+444444444444444222hours").ok());
 }
 
 }  // namespace

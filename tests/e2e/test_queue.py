@@ -274,6 +274,14 @@ def test_holds_begin_nice_and_top(cluster, users):
     f = cluster.scontrol_job(later)
     assert f["Reason"] == "BeginTime", f
     assert "Explanation=its --begin time has not been reached" in show(cluster, later)
+    # Relative times as Slurm 22.05 reads them (checked on the oracle): whole
+    # unit names, now-N for a time already past; "1h" is refused.
+    past = cluster.sbatch("-H", "--begin=now-1hour", "--wrap", "true")
+    assert cluster.scontrol_job(past)["Reason"] == "JobHeldUser"
+    r = cluster.run(["sbatch", "--begin=now+1h", "--wrap", "true"], check=False)
+    assert r.returncode == 1 and "Invalid --begin specification" in r.stderr, r.stderr
+    r = cluster.run(["sacct", "-X", "-n", "-S", "now-1h"], check=False)
+    assert r.returncode != 0 and "Invalid time specification" in r.stderr, r.stderr
     nice = cluster.sbatch("-H", "--nice=50", "--wrap", "true")
     assert cluster.scontrol_job(nice)["Nice"] == "50"
     # top: of two waiting jobs of one user, the later one goes first.

@@ -446,35 +446,9 @@ Result<int64_t> ParseSlurmTime(std::string_view text_in, int64_t now) {
   auto bad = [&] { return InvalidArgument("Invalid time specification (pos=0): " + text); };
   if (lower.empty()) return bad();
   if (lower.rfind("now", 0) == 0) {
-    std::string rest = lower.substr(3);
-    if (rest.empty()) return now;
-    const int sign = rest[0] == '-' ? -1 : rest[0] == '+' ? 1 : 0;
-    if (sign == 0) return bad();
-    size_t i = 1;
-    while (i < rest.size() && std::isdigit(static_cast<unsigned char>(rest[i]))) ++i;
-    if (i == 1) return bad();
-    const Result<int64_t> n = util::ParseInt(rest.substr(1, i - 1));
-    const std::string unit = rest.substr(i);
-    int64_t mult = 0;
-    if (unit.empty() || unit == "s" || unit == "sec" || unit == "secs" || unit == "second" ||
-        unit == "seconds") {
-      mult = 1;
-    } else if (unit == "m" || unit == "min" || unit == "mins" || unit == "minute" ||
-               unit == "minutes") {
-      mult = 60;
-    } else if (unit == "h" || unit == "hour" || unit == "hours") {
-      mult = 3600;
-    } else if (unit == "d" || unit == "day" || unit == "days") {
-      mult = 86400;
-    } else if (unit == "w" || unit == "week" || unit == "weeks") {
-      mult = 7 * 86400;
-    } else {
-      return bad();
-    }
-    // More than a century either way is a typo, and would overflow.
-    constexpr int64_t kMaxOffsetS = int64_t{100} * 366 * 86400;
-    if (!n.ok() || *n > kMaxOffsetS / mult) return bad();
-    return now + sign * *n * mult;
+    const Result<int64_t> offset = util::ParseNowOffset(lower);
+    if (!offset.ok()) return bad();
+    return now + *offset;
   }
   const int64_t midnight = LocalMidnight(now);
   if (lower == "today" || lower == "midnight") return midnight;

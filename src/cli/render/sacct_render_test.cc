@@ -236,6 +236,10 @@ TEST_F(SacctTest, SlurmTimeForms) {
   EXPECT_FALSE(ParseSlurmTime("now+1777777277777777777777", kT).ok());
   EXPECT_FALSE(ParseSlurmTime("now-6000weeks", kT).ok());
   EXPECT_EQ(*ParseSlurmTime("now-520weeks", kT), kT - 520 * 7 * 86400);
+  // Slurm's sacct refuses abbreviated units (checked on the oracle).
+  EXPECT_EQ(*ParseSlurmTime("now-1hour", kT), kT - 3600);
+  EXPECT_FALSE(ParseSlurmTime("now-1h", kT).ok());
+  EXPECT_FALSE(ParseSlurmTime("now-2min", kT).ok());
 }
 
 // A normal user sees only their jobs unless -a, -u or -j.
