@@ -103,7 +103,7 @@ std::string FormatTimestamp(int64_t unix_seconds) {
 
 Result<int64_t> ParseNowOffset(std::string_view text) {
   const std::string lower = ToLower(text);
-  auto bad = [&] { return InvalidArgument("Invalid time specification '" + std::string(text) + "'"); };
+  auto bad = [&] { return BadTime(text); };
   if (!StartsWith(lower, "now")) return bad();
   std::string_view rest = std::string_view(lower).substr(3);
   if (rest.empty()) return int64_t{0};
