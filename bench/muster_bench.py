@@ -167,15 +167,54 @@ def time_cmd(t: Target, argv, reps=7):
     return statistics.median(times) * 1000, len(r.stdout.splitlines())
 
 
+def time_cmd_devnull(t: Target, argv, reps=7):
+    """The command's own time, its output to /dev/null (as hyperfine times
+    commands): what Python's capture of megabytes adds is left out."""
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run(list(argv), env=t.env, cwd=t.work, stdout=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
+def capture_cost(nbytes: int, reps=7):
+    """What capturing nbytes of text from a child costs Python itself: the
+    same capture of `cat` of a file that size (its floor for any command)."""
+    with tempfile.NamedTemporaryFile("w") as f:
+        f.write(("x" * 79 + "\n") * (nbytes // 80))
+        f.flush()
+        times = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            subprocess.run(["cat", f.name], capture_output=True, text=True, check=True)
+            times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1000
+
+
 def bench_squeue(t: Target, sizes, via_api):
     for n in sizes:
         fill_held(t, n, via_api)
         full, lines = time_cmd(t, ["squeue"])
+        nbytes = len(t.run("squeue").stdout)
+        own = time_cmd_devnull(t, ["squeue"])
         mine, _ = time_cmd(t, ["squeue", "-u", "nobody"])
         fmt, _ = time_cmd(t, ["squeue", "-h", "-o", "%i %t"])
-        print(f"[{t.name}] squeue with {n} queued jobs: full {full:.0f} ms ({lines} lines), "
+        print(f"[{t.name}] squeue with {n} queued jobs: full {full:.0f} ms captured by Python "
+              f"({lines} lines, {nbytes / 1e6:.1f} MB; Python's capture of `cat` of as many bytes: "
+              f"{capture_cost(nbytes):.0f} ms), full to /dev/null {own:.0f} ms, "
               f"'-h -o \"%i %t\"' {fmt:.0f} ms, filtered by user {mine:.1f} ms")
+    # One held array of 100,000 tasks (both clusters allow MaxArraySize=100001),
+    # listed one line per task; it comes after the RSS figure's queue.
     rss = controller_rss(t)
+    tasks = 100000
+    t.run("scancel", "-u", os.environ.get("USER", "root"), check=False)
+    t.wait_empty()
+    t.submit("-H", f"--array=0-{tasks - 1}", "--wrap", "true")
+    unfold, lines = time_cmd(t, ["squeue", "-r"])
+    unfold_own = time_cmd_devnull(t, ["squeue", "-r"])
+    print(f"[{t.name}] squeue -r over a held {tasks}-task array: {unfold:.0f} ms captured by Python "
+          f"({lines} lines), to /dev/null {unfold_own:.0f} ms")
     if rss:
         print(f"[{t.name}] controller RSS with {sizes[-1]} pending jobs: {rss / 1024:.0f} MiB "
               f"= {rss * 1024 / sizes[-1]:.0f} bytes per job (including the empty daemon)")

@@ -33,10 +33,11 @@ util::Result<Response> ToResponse(util::Result<api::HttpResponse> r) {
 // waiting 0.1 s, doubling, five times.
 util::Result<api::HttpResponse> CallWithRetry(const std::string& socket_path,
                                                const std::string& method,
-                                               const std::string& target, const std::string& body) {
+                                               const std::string& target, const std::string& body,
+                                               const api::BodySink& sink = nullptr) {
   auto wait = std::chrono::milliseconds(100);
   for (int attempt = 0;; ++attempt) {
-    auto r = api::HttpCall(socket_path, method, target, body);
+    auto r = api::HttpCall(socket_path, method, target, body, sink);
     if (!r.ok() || r->status != 503 || r->retry_after_s <= 0 || attempt == 5) return r;
     std::this_thread::sleep_for(wait);
     wait *= 2;
@@ -48,10 +49,11 @@ util::Result<Response> Client::Get(const std::string& target) const {
   return ToResponse(CallWithRetry(socket_path_, "GET", target, ""));
 }
 
-util::Result<Response> Client::Post(const std::string& target, const nlohmann::json& body) const {
+util::Result<Response> Client::Post(const std::string& target, const nlohmann::json& body,
+                                    const api::BodySink& sink) const {
   return ToResponse(
       CallWithRetry(socket_path_, "POST", target,
-                    body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+                    body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), sink));
 }
 
 std::string ErrorText(const Response& r) {
@@ -63,16 +65,18 @@ bool IsTransportRefusal(const Response& r) {
   return r.status == 413 || r.status == 431 || r.status == 503;
 }
 
-util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body) {
+util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body,
+                                        const api::BodySink& sink) {
   auto client = Client::Connect();
   if (!client.ok()) return util::Unavailable(client.status().message());
-  auto resp = client->Post(target, body);
+  auto resp = client->Post(target, body, sink);
   if (!resp.ok()) return util::Unavailable(resp.status().message());
   return resp;
 }
 
-util::Result<Response> CallController(const std::string& target, const nlohmann::json& body) {
-  auto resp = PostToController(target, body);
+util::Result<Response> CallController(const std::string& target, const nlohmann::json& body,
+                                      const api::BodySink& sink) {
+  auto resp = PostToController(target, body, sink);
   if (!resp.ok()) return resp;
   if (IsTransportRefusal(*resp)) return util::Unavailable(ErrorText(*resp));
   if (resp->status < 200 || resp->status >= 300) return util::FailedPrecondition(ErrorText(*resp));

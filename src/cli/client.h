@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/http.h"
 #include "config/config.h"
 #include "util/status.h"
 
@@ -29,7 +30,10 @@ class Client {
   // too many open) is retried a few times, about 3 s in all, before it is
   // returned: a burst of commands from one user waits rather than fails.
   util::Result<Response> Get(const std::string& target) const;
-  util::Result<Response> Post(const std::string& target, const nlohmann::json& body) const;
+  // With `sink`, a 2xx reply's body goes to it in pieces as it arrives
+  // (api::HttpCall) and Response::text stays empty.
+  util::Result<Response> Post(const std::string& target, const nlohmann::json& body,
+                              const api::BodySink& sink = nullptr) const;
   const std::string& socket_path() const { return socket_path_; }
 
  private:
@@ -47,13 +51,16 @@ bool IsTransportRefusal(const Response& r);
 // Connects to the controller of the default configuration and POSTs `body`.
 // Any reply is returned (check its status); kUnavailable when the
 // controller could not be reached.
-util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body);
+util::Result<Response> PostToController(const std::string& target, const nlohmann::json& body,
+                                        const api::BodySink& sink = nullptr);
 
 // PostToController for a 2xx reply; otherwise kUnavailable when the
 // controller could not be reached or refused the request as a whole (the
 // caller prefixes "prog: error: "), or kFailedPrecondition carrying the
-// reply's error text, already in the command's own words.
-util::Result<Response> CallController(const std::string& target, const nlohmann::json& body);
+// reply's error text, already in the command's own words. With `sink`, as
+// Client::Post.
+util::Result<Response> CallController(const std::string& target, const nlohmann::json& body,
+                                      const api::BodySink& sink = nullptr);
 
 // Prints a CallController error to stderr the way the Slurm command would.
 void PrintCallError(const std::string& prog, const util::Status& status);

@@ -15,14 +15,17 @@ namespace muster::cli {
 
 namespace {
 
+// The text goes to stdout as it arrives, so a long listing is never held
+// whole in this process.
 int RenderRemote(const std::string& prog, const std::string& target, const nlohmann::json& body) {
-  auto resp = CallController(target, body);
+  auto resp = CallController(target, body, [](std::string_view piece) {
+    std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
+  std::cout.flush();
   if (!resp.ok()) {
     PrintCallError(prog, resp.status());
     return 1;
   }
-  std::cout << resp->text;
-  std::cout.flush();
   return 0;
 }
 

@@ -85,15 +85,15 @@ render::ClusterView MakeView(const Controller& ctl, const Caller& caller,
   if (only_uids) {
     std::vector<core::JobId> ids;
     for (uint32_t uid : *only_uids) {
-      const std::set<core::JobId>* mine = ctl.JobsOfUser(uid);
+      const std::set<core::JobId>* mine = ctl.jobs().OfUser(uid);
       if (mine != nullptr) ids.insert(ids.end(), mine->begin(), mine->end());
     }
     std::sort(ids.begin(), ids.end());
     view.jobs.reserve(ids.size());
-    for (core::JobId id : ids) view.jobs.push_back(&ctl.jobs().at(id));
+    for (core::JobId id : ids) view.jobs.push_back(&ctl.jobs().At(id));
   } else {
     view.jobs.reserve(ctl.jobs().size());
-    for (const auto& [id, job] : ctl.jobs()) view.jobs.push_back(&job);
+    for (const core::Job& job : ctl.jobs()) view.jobs.push_back(&job);
   }
   for (const auto& n : ctl.nodes()) view.nodes.push_back(&n);
   return view;
@@ -188,14 +188,15 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
   }
   if (what == "jobs" && parts.size() == 2 && get) {
     json out = json::array();
-    for (const auto& [id, job] : ctl.jobs()) out.push_back(job);
+    for (const core::Job& job : ctl.jobs()) out.push_back(job);
     return JsonReply(200, {{"jobs", out}});
   }
   if (what == "jobs" && parts.size() == 3 && get) {
     auto num = util::ParseInt(parts[2]);
-    auto it = num.ok() ? ctl.jobs().find(static_cast<core::JobId>(*num)) : ctl.jobs().end();
-    if (it == ctl.jobs().end()) return Error(404, "Invalid job id specified");
-    return JsonReply(200, it->second);
+    const core::Job* job =
+        num.ok() && *num >= 0 && *num <= UINT32_MAX ? ctl.jobs().Find(static_cast<core::JobId>(*num)) : nullptr;
+    if (job == nullptr) return Error(404, "Invalid job id specified");
+    return JsonReply(200, *job);
   }
   if (what == "jobs" && parts.size() == 3 && post && parts[2] == "cancel") {
     return JsonReply(200, ActionResults(ctl.Cancel(body, caller)));

@@ -44,13 +44,11 @@ Job& Controller::SplitTask(Job& part, int task) {
   split.array_task_id = task;
   split.id = next_job_id_++;
   const JobId id = split.id;
-  array_records_[part.array_job_id].insert(id);
-  jobs_by_uid_[split.req.uid].insert(id);
-  jobs_.emplace(id, std::move(split));
+  Job& added = jobs_.Put(std::move(split));
   pending_ids_.insert(id);
   MarkJob(part.id);
   MarkJob(id);
-  return jobs_.at(id);
+  return added;
 }
 
 util::Result<std::vector<Job*>> Controller::ResolveForCaller(const std::string& text,
@@ -67,22 +65,22 @@ util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
   auto spec = core::ParseJobIdSpec(text);
   if (!spec.ok()) return util::InvalidArgument("Invalid job id specified");
   std::vector<Job*> out;
-  auto recs = array_records_.find(spec->id);
-  if (recs == array_records_.end()) {
+  const std::set<JobId>* recs = jobs_.OfArray(spec->id);
+  if (recs == nullptr) {
     // A plain job, or an array task named by its own id.
-    auto it = jobs_.find(spec->id);
-    if (it == jobs_.end() || !spec->tasks.empty()) {
+    Job* job = jobs_.Find(spec->id);
+    if (job == nullptr || !spec->tasks.empty()) {
       return util::InvalidArgument("Invalid job id specified");
     }
-    out.push_back(&it->second);
+    out.push_back(job);
     return out;
   }
   // Copy: splitting adds records to the set being walked.
-  const std::vector<JobId> ids(recs->second.begin(), recs->second.end());
+  const std::vector<JobId> ids(recs->begin(), recs->end());
   for (JobId id : ids) {
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) continue;
-    Job& job = it->second;
+    Job* found = jobs_.Find(id);
+    if (found == nullptr) continue;
+    Job& job = *found;
     if (spec->tasks.empty()) {
       out.push_back(&job);
       continue;

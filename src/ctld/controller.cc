@@ -186,7 +186,7 @@ std::string Controller::StateJson() const {
   std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
                     ",\"nodes\":" + nodes.dump() + ",\"jobs\":[";
   bool first = true;
-  for (const auto& [id, job] : jobs_) {
+  for (const Job& job : jobs_) {
     if (!first) out += ',';
     first = false;
     out += json(job).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -279,15 +279,15 @@ util::Status Controller::WriteCommit() {
   // write can repeat a task in the part (undone at recovery) but never lose it.
   for (auto rit = dirty_jobs_.rbegin(); rit != dirty_jobs_.rend(); ++rit) {
     const JobId id = *rit;
-    auto it = jobs_.find(id);
-    if (it == jobs_.end()) {
+    const Job* job = jobs_.Find(id);
+    if (job == nullptr) {
       journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
-      json rec = {{"op", "job"}, {"t", now}, {"job", it->second}};
+      json rec = {{"op", "job"}, {"t", now}, {"job", *job}};
       auto fresh = new_payloads_.find(id);
       if (fresh != new_payloads_.end()) rec["payload"] = std::move(fresh->second);
       const uint64_t seq = journal_.Append(rec);
-      accounting->push_back(ToAccountingChange(it->second, cfg_, {seq, now}));
+      accounting->push_back(ToAccountingChange(*job, cfg_, {seq, now}));
     }
   }
   dirty_jobs_.clear();
@@ -373,7 +373,7 @@ util::Status Controller::Recover() {
           RecordChange(*acct_, ToAccountingChange(job, cfg_, {journal_.snapshot_seq(), 0}));
           ++handed_over;
         }
-        jobs_[job.id] = std::move(job);
+        jobs_.Put(std::move(job));
       }
       const json nodes = state.value("nodes", json::object());  // a copy: outlives the loop
       for (const auto& [name, n] : nodes.items()) {
@@ -393,9 +393,9 @@ util::Status Controller::Recover() {
           RecordChange(*acct_, ToAccountingChange(job, cfg_, {seqs[i], r.value("t", int64_t{0})}));
           ++handed_over;
         }
-        jobs_[job.id] = std::move(job);
+        jobs_.Put(std::move(job));
       } else if (op == "del") {
-        jobs_.erase(r.at("id").get<JobId>());
+        jobs_.Erase(r.at("id").get<JobId>());
       } else if (op == "node") {
         ApplyNodeState(r.at("node"));
       }
@@ -408,23 +408,21 @@ util::Status Controller::Recover() {
                   handed_over, applied);
   }
   // Running jobs hold their resources again until their agent reports.
-  for (auto& [id, job] : jobs_) {
-    jobs_by_uid_[job.req.uid].insert(id);
-    if (job.state == JobState::kPending) pending_ids_.insert(id);
-    if (job.array_job_id != 0) array_records_[job.array_job_id].insert(id);
+  for (Job& job : jobs_) {
+    if (job.state == JobState::kPending) pending_ids_.insert(job.id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
-    if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", id, st.message());
+    if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", job.id, st.message());
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];
   }
   // A task with a record of its own is no longer in its array's pending
   // part (the two differ only after a write torn between them).
-  for (auto& [array_id, ids] : array_records_) {
-    auto part = jobs_.find(array_id);
-    if (part == jobs_.end() || !part->second.IsArrayPendingPart()) continue;
-    auto& pending = part->second.array_pending;
+  for (const auto& [array_id, ids] : jobs_.arrays()) {
+    Job* part = jobs_.Find(array_id);
+    if (part == nullptr || !part->IsArrayPendingPart()) continue;
+    auto& pending = part->array_pending;
     for (JobId rid : ids) {
-      const Job& rec = jobs_.at(rid);
+      const Job& rec = jobs_.At(rid);
       if (rid == array_id || rec.array_task_id < 0) continue;
       auto at = std::lower_bound(pending.begin(), pending.end(), rec.array_task_id);
       if (at != pending.end() && *at == rec.array_task_id) {
@@ -439,7 +437,7 @@ util::Status Controller::Recover() {
   // Every job in the table keeps its script until it is purged: a finished
   // one may still be requeued.
   std::set<JobId> live;
-  for (const auto& [id, job] : jobs_) live.insert(PayloadId(job));
+  for (const Job& job : jobs_) live.insert(PayloadId(job));
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
   // Payloads acknowledged through the journal but not yet synced in the
   // payload store before a crash come back from the journal.
@@ -559,9 +557,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   job.req = std::move(req);
   job.priority = job.held ? 0 : BasePriority(job);
   JobId id = job.id;
-  if (job.array_job_id != 0) array_records_[id].insert(id);
-  jobs_by_uid_[job.req.uid].insert(id);
-  jobs_.emplace(id, std::move(job));
+  jobs_.Put(std::move(job));
   pending_ids_.insert(id);
   MarkJob(id);
   RequestSchedule();
@@ -619,7 +615,7 @@ void Controller::RunSchedule() {
   std::map<JobId, std::string> cut_by_dependency;
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
-    Job& job = jobs_.at(id);
+    Job& job = jobs_.At(id);
     // Held jobs show their hold as the reason, and their dependency too.
     sched::StartLimit start_limit;
     std::string cut_why;
@@ -645,27 +641,26 @@ void Controller::RunSchedule() {
   OrderByPriority(&snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
-    auto it = jobs_.find(p.job_id);
-    if (it == jobs_.end()) continue;
-    it->second.reason = p.reason;
-    it->second.reason_nodes = p.unavailable_nodes;
+    Job* job = jobs_.Find(p.job_id);
+    if (job == nullptr) continue;
+    job->reason = p.reason;
+    job->reason_nodes = p.unavailable_nodes;
   }
   ExplainPending(snap, plan);
   for (const auto& [id, why] : cut_by_dependency) {
     // Tasks left in the part because their own partners have not ended OK.
-    Job& part = jobs_.at(id);
+    Job& part = jobs_.At(id);
     if (part.reason == core::PendingReason::kDependency) part.explanation = why;
   }
   for (const auto& start : plan.starts) {
-    auto it = jobs_.find(start.job_id);
-    if (it == jobs_.end()) continue;
-    if (it->second.state != JobState::kPending) continue;  // never started twice
-    if (it->second.IsArrayPendingPart() && it->second.array_pending.empty()) continue;
+    Job* chosen = jobs_.Find(start.job_id);
+    if (chosen == nullptr) continue;
+    if (chosen->state != JobState::kPending) continue;  // never started twice
+    if (chosen->IsArrayPendingPart() && chosen->array_pending.empty()) continue;
     // An array's pending part starts its lowest task, split off (or itself
     // when it is the last).
-    Job& job = it->second.IsArrayPendingPart()
-                   ? SplitTask(it->second, it->second.array_pending.front())
-                   : it->second;
+    Job& job = chosen->IsArrayPendingPart() ? SplitTask(*chosen, chosen->array_pending.front())
+                                            : *chosen;
     job.alloc = start.alloc;
     job.partition = start.partition.empty() ? job.partition : start.partition;
     sched::AssignCpuIds(&job.alloc, Lookup());
@@ -829,23 +824,23 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
     } else if (type == "ended") {
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;
-      auto it = jobs_.find(result->job_id);
-      bool running = it != jobs_.end() && (it->second.state == JobState::kRunning ||
-                                           it->second.state == JobState::kCompleting);
+      Job* job = jobs_.Find(result->job_id);
+      bool running = job != nullptr && (job->state == JobState::kRunning ||
+                                        job->state == JobState::kCompleting);
       // Only the agent hosting the run's batch host ends it: an end from
       // elsewhere is an old run of a requeued job.
       if (running) {
-        const std::string& host = it->second.batch_host;
+        const std::string& host = job->batch_host;
         running = std::any_of(agents_.begin(), agents_.end(), [&](const auto& a) {
           return a.second.conn == conn &&
                  std::find(a.second.nodes.begin(), a.second.nodes.end(), host) != a.second.nodes.end();
         });
       }
       if (running) {
-        it->second.max_rss_kb = result->max_rss_kb;
-        it->second.total_cpu_ms = result->total_cpu_ms;
+        job->max_rss_kb = result->max_rss_kb;
+        job->total_cpu_ms = result->total_cpu_ms;
         auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
-        FinishJob(it->second, state, result->exit_code, result->exit_signal, result->end_time,
+        FinishJob(*job, state, result->exit_code, result->exit_signal, result->end_time,
                   result->detail);
       } else if (orphans_.erase(result->job_id)) {
         // An old run of a requeued job is gone: the job may start again.
@@ -895,11 +890,12 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     info.nodes.push_back(name);
   }
   // Reconcile: what ran on this agent's nodes while we were apart.
-  for (auto& [id, job] : jobs_) {
+  for (Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     if (std::find(info.nodes.begin(), info.nodes.end(), job.batch_host) == info.nodes.end()) {
       continue;
     }
+    const JobId id = job.id;
     auto f = finished.find(id);
     if (f != finished.end()) {
       job.max_rss_kb = f->second.max_rss_kb;
@@ -915,14 +911,14 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   // (ended NODE_FAIL or requeued while it was away) are stopped, so a job
   // never runs twice at once.
   for (JobId id : running) {
-    auto it = jobs_.find(id);
-    bool ours = it != jobs_.end() &&
-                (it->second.state == JobState::kRunning || it->second.state == JobState::kCompleting) &&
-                std::find(info.nodes.begin(), info.nodes.end(), it->second.batch_host) != info.nodes.end();
+    const Job* job = jobs_.Find(id);
+    bool ours = job != nullptr &&
+                (job->state == JobState::kRunning || job->state == JobState::kCompleting) &&
+                std::find(info.nodes.begin(), info.nodes.end(), job->batch_host) != info.nodes.end();
     if (ours) continue;
     util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
     // A requeued job waits until its old run is gone, so the two never overlap.
-    if (it != jobs_.end() && it->second.state == JobState::kPending) orphans_.insert(id);
+    if (job != nullptr && job->state == JobState::kPending) orphans_.insert(id);
     SendAfterCommit(conn, {{"type", "cancel"}, {"job_id", id}});
   }
   for (const auto& [id, r] : finished) SendAfterCommit(conn, {{"type", "ack"}, {"job_id", id}});
@@ -967,7 +963,7 @@ void Controller::ArmNodeTimeout(const std::string& host, const std::vector<std::
       MarkNode(*node);
       util::LogWarn("node {} not responding for {} s: DOWN", name, cfg_.slurmd_timeout_s);
     }
-    for (auto& [id, job] : jobs_) {
+    for (Job& job : jobs_) {
       if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
       if (std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end()) continue;
       FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
@@ -984,7 +980,7 @@ util::Status Controller::CheckJobAccess(const Job& job, const Caller& caller) co
 
 bool Controller::NamesArray(const std::string& text) const {
   auto spec = core::ParseJobIdSpec(text);
-  return spec.ok() && (!spec->tasks.empty() || array_records_.count(spec->id) != 0);
+  return spec.ok() && (!spec->tasks.empty() || jobs_.OfArray(spec->id) != nullptr);
 }
 
 util::Status Controller::AsUpdateRefusal(util::Status st) {
@@ -1050,7 +1046,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       }
     }
   } else if (filtered) {
-    for (auto& [id, job] : jobs_) {
+    for (Job& job : jobs_) {
       if (core::IsFinished(job.state) || !matches(job)) continue;
       // Filters without ids only ever reach the caller's own jobs unless admin.
       if (!caller.admin && job.req.uid != caller.uid) continue;
@@ -1201,15 +1197,15 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     } else if (st == "DOWN") {
       node->down = true;
       // A node set DOWN loses its jobs, as in Slurm.
-      for (auto& [id, job] : jobs_) {
+      for (Job& job : jobs_) {
         if (job.state != JobState::kRunning) continue;
         bool on_node = std::any_of(job.alloc.begin(), job.alloc.end(),
                                    [&](const core::NodeAlloc& a) { return a.node == node->config.name; });
         if (!on_node) continue;
         job.state = JobState::kCompleting;
         job.ending_as = JobState::kNodeFail;
-        MarkJob(id);
-        SendToAgentOf(job, {{"type", "cancel"}, {"job_id", id}});
+        MarkJob(job.id);
+        SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
       }
     } else {  // RESUME / IDLE / UNDRAIN
       node->drain = false;
@@ -1231,9 +1227,9 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
 }
 
 util::Result<json> Controller::CreateStep(JobId id, const json& body, const Caller& caller) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return util::NotFound("Invalid job id specified");
-  Job& job = it->second;
+  Job* found = jobs_.Find(id);
+  if (found == nullptr) return util::NotFound("Invalid job id specified");
+  Job& job = *found;
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(job, caller));
   if (job.state != JobState::kRunning) {
     return util::FailedPrecondition("Job/step already completing or completed");
@@ -1290,9 +1286,9 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
 
 util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_signal,
                                  const Caller& caller) {
-  auto job = jobs_.find(id);
-  if (job == jobs_.end()) return util::NotFound("Invalid job id specified");
-  MUSTER_RETURN_IF_ERROR(CheckJobAccess(job->second, caller));
+  Job* job = jobs_.Find(id);
+  if (job == nullptr) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto it = running_steps_.find({id, step_id});
   if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
   store::StepRecord rec = it->second;
@@ -1321,39 +1317,29 @@ void Controller::ArmHousekeeping() {
 void Controller::Housekeeping() {
   int64_t now = Now();
   bool begin_waiting = false;
-  for (auto it = jobs_.begin(); it != jobs_.end();) {
-    const Job& job = it->second;
+  std::vector<JobId> expired;
+  for (const Job& job : jobs_) {
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
-      dependencies_.erase(it->first);
-      // The script goes with the job's record (kept until then for
-      // scontrol requeue), an array's with its last record.
-      if (job.array_job_id == 0) {
-        payload_.Release(job.id);
-      } else {
-        auto recs = array_records_.find(job.array_job_id);
-        if (recs != array_records_.end()) {
-          recs->second.erase(it->first);
-          if (recs->second.empty()) {
-            array_records_.erase(recs);
-            payload_.Release(job.array_job_id);
-          }
-        }
-      }
-      dirty_jobs_.insert(it->first);  // journalled as a deletion
-      if (auto mine = jobs_by_uid_.find(job.req.uid); mine != jobs_by_uid_.end()) {
-        mine->second.erase(it->first);
-        if (mine->second.empty()) jobs_by_uid_.erase(mine);
-      }
-      it = jobs_.erase(it);
-      RequestCommit();
-      continue;
-    }
-    if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&
-        job.req.begin_time <= now) {
+      expired.push_back(job.id);
+    } else if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&
+               job.req.begin_time <= now) {
       begin_waiting = true;
     }
-    ++it;
   }
+  for (JobId id : expired) {
+    const JobId array_id = jobs_.At(id).array_job_id;
+    dependencies_.erase(id);
+    dirty_jobs_.insert(id);  // journalled as a deletion
+    jobs_.Erase(id);
+    // The script goes with the job's record (kept until then for
+    // scontrol requeue), an array's with its last record.
+    if (array_id == 0) {
+      payload_.Release(id);
+    } else if (jobs_.OfArray(array_id) == nullptr) {
+      payload_.Release(array_id);
+    }
+  }
+  if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
   if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
   if (begin_waiting) RequestSchedule();

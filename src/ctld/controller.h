@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "ctld/job_table.h"
 #include "ctld/journal.h"
 #include "sched/refusal.h"
 #include "store/accounting.h"
@@ -113,13 +114,9 @@ class Controller {
 
   // Read access for the API and renderers.
   const config::Config& config() const { return cfg_; }
-  const std::map<core::JobId, core::Job>& jobs() const { return jobs_; }
-  // The ids of one user's jobs in the table (squeue -u reads only these);
-  // null when the user has none.
-  const std::set<core::JobId>* JobsOfUser(uint32_t uid) const {
-    auto it = jobs_by_uid_.find(uid);
-    return it == jobs_by_uid_.end() ? nullptr : &it->second;
-  }
+  // Every job, in id order, with its indexes (squeue -u reads only the
+  // jobs of JobTable::OfUser).
+  const JobTable& jobs() const { return jobs_; }
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
@@ -228,7 +225,7 @@ class Controller {
   boost::asio::io_context& io_;
   config::Config cfg_;
   const util::Clock& clock_;
-  std::map<core::JobId, core::Job> jobs_;
+  JobTable jobs_;
   PayloadStore payload_;  // scripts and environments of pending jobs
   std::unique_ptr<store::AccountingStore> acct_;
   // Ids of the PENDING jobs, so a scheduling pass does not walk the jobs
@@ -236,13 +233,7 @@ class Controller {
   std::set<core::JobId> pending_ids_;
   // Requeued jobs whose previous run an agent is still stopping.
   std::set<core::JobId> orphans_;
-  // Job arrays: every record of each array (by array id), and how many of
-  // its tasks hold resources (for the %N throttle).
-  std::map<core::JobId, std::set<core::JobId>> array_records_;
-  // Every job in jobs_ by its owner's uid, kept with it (Submit, SplitTask,
-  // Recover, the purge): `squeue -u`, what polling users run, walks only
-  // their own jobs.
-  std::map<uint32_t, std::set<core::JobId>> jobs_by_uid_;
+  // How many tasks of each job array hold resources (for the %N throttle).
   std::map<core::JobId, int> array_running_;
   // Parsed --dependency of pending jobs, and the earliest moment a +time
   // offset lets one go (0 = none), so housekeeping starts a pass then.

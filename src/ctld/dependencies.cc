@@ -29,27 +29,22 @@ sched::DepJob ViewOf(const Job& job) {
 
 // The controller's job table (with its array index) as the dependency
 // rules see it.
-class JobTable : public sched::DepLookup {
+class DepTable : public sched::DepLookup {
  public:
   using SingletonIndex = std::map<std::pair<uint32_t, std::string>, std::vector<JobId>>;
-  JobTable(const std::map<JobId, Job>& jobs, const std::map<JobId, std::set<JobId>>& arrays,
-           const std::function<const SingletonIndex&()>& singletons)
-      : jobs_(jobs), arrays_(arrays), singletons_(singletons) {}
+  DepTable(const JobTable& jobs, const std::function<const SingletonIndex&()>& singletons)
+      : jobs_(jobs), singletons_(singletons) {}
 
   std::vector<sched::DepJob> Find(JobId id, int task) const override {
     std::vector<sched::DepJob> out;
-    auto recs = arrays_.find(id);
-    if (recs == arrays_.end()) {
-      auto it = jobs_.find(id);
-      if (it != jobs_.end() && (task < 0 || it->second.array_task_id == task)) {
-        out.push_back(ViewOf(it->second));
-      }
+    const std::set<JobId>* recs = jobs_.OfArray(id);
+    if (recs == nullptr) {
+      const Job* job = jobs_.Find(id);
+      if (job != nullptr && (task < 0 || job->array_task_id == task)) out.push_back(ViewOf(*job));
       return out;
     }
-    for (JobId rid : recs->second) {
-      auto it = jobs_.find(rid);
-      if (it == jobs_.end()) continue;
-      const Job& job = it->second;
+    for (JobId rid : *recs) {
+      const Job& job = jobs_.At(rid);
       if (!job.IsArrayPendingPart()) {
         if (task < 0 || job.array_task_id == task) out.push_back(ViewOf(job));
         continue;
@@ -72,14 +67,13 @@ class JobTable : public sched::DepLookup {
     for (JobId id : same->second) {
       if (id == self.id) continue;
       // An earlier submission, or one already running.
-      if (id < self.id || jobs_.at(id).state != JobState::kPending) return true;
+      if (id < self.id || jobs_.At(id).state != JobState::kPending) return true;
     }
     return false;
   }
 
  private:
-  const std::map<JobId, Job>& jobs_;
-  const std::map<JobId, std::set<JobId>>& arrays_;
+  const JobTable& jobs_;
   const std::function<const SingletonIndex&()>& singletons_;
 };
 
@@ -143,17 +137,17 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, sched::Sta
   }
   // Unfinished jobs by (user, name), built once per pass when a singleton
   // asks (the pass resets singleton_index_).
-  using Index = JobTable::SingletonIndex;
+  using Index = DepTable::SingletonIndex;
   std::function<const Index&()> singletons = [this]() -> const Index& {
     if (!singleton_index_) {
       singleton_index_.emplace();
-      for (const auto& [id, j] : jobs_) {
-        if (!core::IsFinished(j.state)) (*singleton_index_)[{j.req.uid, j.req.name}].push_back(id);
+      for (const Job& j : jobs_) {
+        if (!core::IsFinished(j.state)) (*singleton_index_)[{j.req.uid, j.req.name}].push_back(j.id);
       }
     }
     return *singleton_index_;
   };
-  const JobTable table(jobs_, array_records_, singletons);
+  const DepTable table(jobs_, singletons);
   sched::DepVerdict v = sched::EvaluateDependency(cached->second, *self, table, now);
   const bool per_task = job.IsArrayPendingPart() && OneTaskAtATime(cached->second);
   job.dependency_state = v.status == sched::DepStatus::kSatisfied

@@ -42,7 +42,7 @@ std::string ClockTime(int64_t t, int64_t now) {
 
 std::vector<sched::RunningJob> Controller::RunningJobs(int64_t now) const {
   std::vector<sched::RunningJob> out;
-  for (const auto& [id, job] : jobs_) {
+  for (const Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     const int64_t end = job.time_limit_s >= 0 ? job.start_time + job.time_limit_s : now + kHorizonS;
     out.push_back({&job, std::max(end, now)});
@@ -56,9 +56,9 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
   std::map<std::string, core::JobId> first_blocked;
   std::vector<Job*> resources;
   for (const auto& p : plan.pending) {
-    auto it = jobs_.find(p.job_id);
-    if (it == jobs_.end()) continue;
-    Job& job = it->second;
+    Job* found = jobs_.Find(p.job_id);
+    if (found == nullptr) continue;
+    Job& job = *found;
     job.explanation.clear();
     if (p.reason == PendingReason::kResources) {
       first_blocked.emplace(job.partition, job.id);
@@ -97,7 +97,7 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
 void Controller::EstimateStartTimes() {
   sched::Snapshot snap = ClusterSnapshot();
   for (core::JobId id : pending_ids_) {
-    Job& job = jobs_.at(id);
+    Job& job = jobs_.At(id);
     job.estimated_start = 0;
     job.estimated_nodes.clear();
     if (orphans_.count(id) || job.held) continue;
@@ -111,7 +111,7 @@ void Controller::EstimateStartTimes() {
   const std::vector<sched::RunningJob> running = RunningJobs(snap.now);
   for (const auto& e : sched::EstimateStarts(snap, running, kHorizonS, kMaxEstimates)) {
     if (e.start <= 0) continue;
-    Job& job = jobs_.at(e.job_id);
+    Job& job = jobs_.At(e.job_id);
     job.estimated_start = e.start;
     job.estimated_nodes = util::CompressHostlist(e.nodes);
   }

@@ -276,12 +276,12 @@ util::Status Controller::UpdateJob(const std::string& id_text,
   // ArrayTaskThrottle is the array's: every record carries it.
   if (c.throttle) {
     for (Job* job : *found) {
-      auto recs = array_records_.find(job->array_job_id);
-      if (recs == array_records_.end()) continue;
-      for (JobId rid : recs->second) {
-        auto it = jobs_.find(rid);
-        if (it == jobs_.end() || it->second.array_max_running == *c.throttle) continue;
-        it->second.array_max_running = *c.throttle;
+      const std::set<JobId>* recs = jobs_.OfArray(job->array_job_id);
+      if (recs == nullptr) continue;
+      for (JobId rid : *recs) {
+        Job& rec = jobs_.At(rid);
+        if (rec.array_max_running == *c.throttle) continue;
+        rec.array_max_running = *c.throttle;
         MarkJob(rid);
       }
     }
@@ -323,7 +323,7 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
     // that would go first get a nice value that puts them behind it.
     const int64_t top_order = top.array_job_id != 0 ? top.array_job_id : top.id;
     for (JobId id : pending_ids_) {
-      Job& other = jobs_.at(id);
+      Job& other = jobs_.At(id);
       if (other.req.uid != top.req.uid || other.partition != top.partition) continue;
       if (PayloadId(other) == PayloadId(top)) continue;
       const int64_t order = other.array_job_id != 0 ? other.array_job_id : other.id;

@@ -388,6 +388,19 @@ struct Column {
 struct Layout {
   std::string prefix;
   std::vector<Column> columns;
+
+  // About how many bytes a row takes: a column's width, or a guess for an
+  // unbounded one. The rows' buffer is reserved from it, since growing an
+  // 8 MB buffer copies it and faults its new pages in.
+  size_t RowSizeGuess() const {
+    constexpr size_t kUnboundedGuess = 16;
+    size_t n = prefix.size() + 1;
+    for (const Column& col : columns) {
+      n += col.literal.size() + col.suffix.size();
+      if (col.def != nullptr) n += col.width > 0 ? static_cast<size_t>(col.width) : kUnboundedGuess;
+    }
+    return n;
+  }
 };
 
 Layout CompilePercent(std::string_view format, std::vector<std::string>* warnings) {
@@ -1004,6 +1017,25 @@ std::string DateLine(int64_t now) {
   return std::string(buf) + "\n";
 }
 
+// How many jobs ahead the render loop asks for the memory of. Jobs are
+// about 1.3 KB each and scattered over the heap; the fields a row reads sit
+// on several cache lines of each, and a miss on every one of them, one job
+// after another, was most of a 100,000-job squeue. Fetched ahead, the misses
+// of several jobs overlap.
+constexpr size_t kPrefetchAhead = 6;
+
+void PrefetchJob(const Job& j) {
+  // The lines of the fields most formats and filters read.
+  __builtin_prefetch(&j.id);
+  __builtin_prefetch(&j.req.uid);
+  __builtin_prefetch(&j.req.min_nodes);
+  __builtin_prefetch(&j.state);
+  __builtin_prefetch(&j.submit_time);
+  __builtin_prefetch(&j.alloc);
+  __builtin_prefetch(&j.nodelist);
+  __builtin_prefetch(&j.array_job_id);
+}
+
 }  // namespace
 
 util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view) {
@@ -1024,7 +1056,7 @@ util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterVi
   // leaves the rows in the order they were rendered (the default order of a
   // queue of equal jobs) the buffer is the reply and nothing is copied.
   std::string rows;
-  rows.reserve(64 * view.jobs.size() + 4096);
+  rows.reserve(layout.RowSizeGuess() * view.jobs.size() + 4096);
   if (!req.noheader) {
     if (req.long_view) rows += DateLine(view.now);
     if (!req.clusters.empty()) rows += "CLUSTER: " + ctx.Cluster() + "\n";
@@ -1038,7 +1070,9 @@ util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterVi
     AppendRow(layout, ctx, j, &rows);
     sorter.Add(j);
   };
-  for (const Job* j : view.jobs) {
+  for (size_t i = 0; i < view.jobs.size(); ++i) {
+    if (i + kPrefetchAhead < view.jobs.size()) PrefetchJob(*view.jobs[i + kPrefetchAhead]);
+    const Job* j = view.jobs[i];
     if (!filter->Matches(*j)) continue;
     if (!j->IsArrayPendingPart()) {
       add_row(*j);
