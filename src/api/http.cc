@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <memory>
 #include <optional>
 
 #include <boost/asio/local/stream_protocol.hpp>
@@ -25,6 +26,7 @@ namespace http = beast::http;
 using Unix = asio::local::stream_protocol;
 
 constexpr size_t kReadChunkBytes = 16 << 10;
+constexpr char kWarningField[] = "Muster-Warning";
 // How much of a reply's body the client hands on at a time.
 constexpr size_t kReplyPieceBytes = 256 << 10;
 
@@ -177,6 +179,13 @@ class Session : public std::enable_shared_from_this<Session> {
     if (reply.retry_after_s > 0) {
       res->set(http::field::retry_after, std::to_string(reply.retry_after_s));
     }
+    for (std::string& line : reply.warnings) {
+      // What a user typed may be in it: nothing that could end the header.
+      for (char& c : line) {
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+      }
+      res->insert(kWarningField, line);
+    }
     res->keep_alive(keep_alive);
     WidenSendBuffer(reply.body.size());
     res->body() = std::move(reply.body);
@@ -328,35 +337,46 @@ util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::s
   // 64 KiB a call): a squeue of 100,000 jobs (8 MB) took 16,000 reads from
   // an empty one.
   buffer.reserve(64 << 10);
-  http::response_parser<http::buffer_body> parser;
-  parser.body_limit(1ull << 31);
+  constexpr uint64_t kMostReplyBytes = 1ull << 31;
   auto failed = [&]() {
     if (write_ec) return util::Unavailable("sending to musterd failed: " + write_ec.message());
     return util::Unavailable("reading from musterd failed: " + ec.message());
   };
-  http::read_header(socket, buffer, parser, ec);
+  // The header first; the body's parser (gathered or in pieces) takes over
+  // from it.
+  http::response_parser<http::empty_body> head;
+  head.body_limit(kMostReplyBytes);
+  http::read_header(socket, buffer, head, ec);
   if (ec) return failed();
   HttpResponse out;
-  out.status = static_cast<int>(parser.get().result_int());
-  auto retry = parser.get().find(http::field::retry_after);
-  if (retry != parser.get().end()) {
+  out.status = static_cast<int>(head.get().result_int());
+  auto retry = head.get().find(http::field::retry_after);
+  if (retry != head.get().end()) {
     out.retry_after_s = std::atoi(std::string(retry->value()).c_str());
   }
-  const bool stream = sink != nullptr && out.status / 100 == 2;
-  // One piece buffer, used again for every piece: its pages fault in once.
-  std::string piece(kReplyPieceBytes, '\0');
+  auto [first_warning, end_warnings] = head.get().equal_range(kWarningField);
+  for (auto it = first_warning; it != end_warnings; ++it) out.warnings.emplace_back(it->value());
+  if (sink == nullptr || out.status / 100 != 2) {
+    http::response_parser<http::string_body> parser(std::move(head));
+    parser.body_limit(kMostReplyBytes);
+    http::read(socket, buffer, parser, ec);
+    if (ec && !parser.is_done()) return failed();
+    out.body = std::move(parser.get().body());
+    return out;
+  }
+  http::response_parser<http::buffer_body> parser(std::move(head));
+  parser.body_limit(kMostReplyBytes);
+  // One piece buffer for every piece, left uninitialised: only the pages
+  // the first pieces fill ever fault in (a short reply touches one).
+  auto piece = std::make_unique_for_overwrite<char[]>(kReplyPieceBytes);
   while (!parser.is_done()) {
-    parser.get().body().data = piece.data();
-    parser.get().body().size = piece.size();
+    parser.get().body().data = piece.get();
+    parser.get().body().size = kReplyPieceBytes;
     http::read(socket, buffer, parser, ec);
     if (ec == http::error::need_buffer) ec = {};  // the piece is full
     if (ec) return failed();
-    std::string_view got(piece.data(), piece.size() - parser.get().body().size);
-    if (stream) {
-      if (!got.empty()) sink(got);
-    } else {
-      out.body.append(got);
-    }
+    const size_t got = kReplyPieceBytes - parser.get().body().size;
+    if (got > 0) sink(out, std::string_view(piece.get(), got));
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/asio/io_context.hpp>
 
@@ -45,6 +46,10 @@ struct HttpResponse {
   // Retry-After (seconds); 0 = none. The server sets it on its 503 for too
   // many connections, which the CLI retries.
   int retry_after_s = 0;
+  // Lines the command prints to stderr before the body ("squeue: error:
+  // Invalid user: bob"), each without its newline; sent as one
+  // Muster-Warning header each, in order, control bytes as '?'.
+  std::vector<std::string> warnings;
 };
 
 // Handlers answer through `respond`, at once or later (musterd answers a
@@ -78,9 +83,10 @@ class HttpServer {
 // With `sink`, a 2xx reply's body is handed to it in pieces as they arrive
 // (and the returned body is empty) instead of being gathered: a squeue of
 // 100,000 jobs is 8 MB, and gathering it cost a page fault per 4 KiB of it
-// (a third of that squeue's time) before its first byte could go on.
-// Other replies (errors, in JSON) are gathered as without it.
-using BodySink = std::function<void(std::string_view piece)>;
+// (a third of that squeue's time) before its first byte could go on. Each
+// call also sees the reply's head (status, warnings; no body). Other
+// replies (errors, in JSON) are gathered as without it.
+using BodySink = std::function<void(const HttpResponse& head, std::string_view piece)>;
 util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::string& method,
                                     const std::string& target, const std::string& body,
                                     const BodySink& sink = nullptr);

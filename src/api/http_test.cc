@@ -20,6 +20,13 @@
 namespace muster::api {
 namespace {
 
+// 3 MB of numbered lines: longer than any socket buffer or client piece.
+std::string LongText() {
+  std::string text;
+  for (int i = 0; text.size() < (3 << 20); ++i) text += std::to_string(i) + " a line of text\n";
+  return text;
+}
+
 class HttpServerTest : public ::testing::Test {
  protected:
   void Start(config::ApiLimits limits, std::function<bool(uid_t)> exempt = nullptr) {
@@ -35,6 +42,14 @@ class HttpServerTest : public ::testing::Test {
           ++handled_;
           HttpResponse r;
           r.body = nlohmann::json{{"bytes", req.body.size()}}.dump();
+          if (req.target == "/text") {
+            // A long text reply with warnings, as a view's.
+            r.content_type = "text/plain";
+            r.body = LongText();
+            r.warnings = {"squeue: error: Invalid user: a\r\nX-Evil: 1", ""};
+          } else if (req.target == "/missing") {
+            r.status = 404;
+          }
           respond(std::move(r));
         },
         options);
@@ -211,6 +226,41 @@ TEST_F(HttpServerTest, ClientReadsTheRefusalEvenWhenItCouldNotSendEverything) {
   ASSERT_TRUE(r.ok()) << r.status().message();
   EXPECT_EQ(r->status, 413);
   EXPECT_NE(r->body.find("max_body_size"), std::string::npos) << r->body;
+}
+
+TEST_F(HttpServerTest, SinkGetsA2xxBodyInOrderWithTheWarnings) {
+  Start(config::ApiLimits{});
+  std::string streamed;
+  int pieces = 0;
+  std::vector<std::string> warnings;
+  auto r = HttpCall(path_, "GET", "/text", "", [&](const HttpResponse& head, std::string_view p) {
+    if (pieces++ == 0) warnings = head.warnings;
+    EXPECT_EQ(head.status, 200);
+    streamed.append(p);
+  });
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->status, 200);
+  EXPECT_TRUE(r->body.empty());  // it went to the sink
+  EXPECT_EQ(streamed, LongText());
+  EXPECT_GT(pieces, 1);
+  // In order; control bytes of a warning cannot start a header of their own.
+  EXPECT_EQ(warnings, (std::vector<std::string>{"squeue: error: Invalid user: a??X-Evil: 1", ""}));
+  EXPECT_EQ(r->warnings, warnings);
+}
+
+TEST_F(HttpServerTest, WithoutASinkOrForAnErrorTheBodyIsGathered) {
+  Start(config::ApiLimits{});
+  auto whole = HttpCall(path_, "GET", "/text", "");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->body, LongText());
+  EXPECT_EQ(whole->warnings.size(), 2u);
+  bool called = false;
+  auto missing = HttpCall(path_, "GET", "/missing", "",
+                          [&](const HttpResponse&, std::string_view) { called = true; });
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_FALSE(called);
+  EXPECT_NE(missing->body.find("bytes"), std::string::npos) << missing->body;
 }
 
 }  // namespace

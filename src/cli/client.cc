@@ -21,6 +21,7 @@ util::Result<Response> ToResponse(util::Result<api::HttpResponse> r) {
   Response out;
   out.status = r->status;
   out.text = std::move(r->body);
+  out.warnings = std::move(r->warnings);
   if (!out.text.empty() && (out.text[0] == '{' || out.text[0] == '[')) {
     out.body = nlohmann::json::parse(out.text, nullptr, false);
     if (out.body.is_discarded()) out.body = nullptr;

@@ -17,6 +17,8 @@ struct Response {
   int status = 0;          // HTTP status
   nlohmann::json body;     // parsed JSON body (null when empty)
   std::string text;        // raw body
+  // Lines to print to stderr before the body (api::HttpResponse::warnings).
+  std::vector<std::string> warnings;
 };
 
 class Client {

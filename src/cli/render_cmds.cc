@@ -15,10 +15,17 @@ namespace muster::cli {
 
 namespace {
 
+void PrintWarnings(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) std::cerr << line << "\n";
+}
+
 // The text goes to stdout as it arrives, so a long listing is never held
-// whole in this process.
+// whole in this process; the warnings musterd sent go to stderr first.
 int RenderRemote(const std::string& prog, const std::string& target, const nlohmann::json& body) {
-  auto resp = CallController(target, body, [](std::string_view piece) {
+  bool warned = false;
+  auto resp = CallController(target, body, [&](const api::HttpResponse& head, std::string_view piece) {
+    if (!warned) PrintWarnings(head.warnings);
+    warned = true;
     std::cout.write(piece.data(), static_cast<std::streamsize>(piece.size()));
   });
   std::cout.flush();
@@ -26,6 +33,7 @@ int RenderRemote(const std::string& prog, const std::string& target, const nlohm
     PrintCallError(prog, resp.status());
     return 1;
   }
+  if (!warned) PrintWarnings(resp->warnings);
   return 0;
 }
 

@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/sbatch_parse.h"
 #include "core/json.h"
-#include "util/users.h"
+#include "util/hostname.h"
 #include "util/version.h"
 
 extern char** environ;

@@ -15,7 +15,6 @@
 #include "util/getopt.h"
 #include "util/hostlist.h"
 #include "util/strings.h"
-#include "util/users.h"
 
 namespace muster::cli {
 namespace {
@@ -120,26 +119,6 @@ const std::vector<util::OptionSpec>& Options() {
 
 std::vector<std::string> CommaList(const std::string& s) { return util::Split(s, ','); }
 
-// Names become uid strings; unknown users stay as written (they match no
-// job) and draw squeue's warning.
-std::vector<std::string> ResolveUsers(const std::vector<std::string>& users,
-                                      std::vector<std::string>* warnings) {
-  std::vector<std::string> out;
-  for (const std::string& u : users) {
-    std::optional<uint32_t> uid = util::LookupUid(u);
-    // A number counts only when the passwd database knows it, as in Slurm.
-    if (uid && util::UserName(*uid) == std::to_string(*uid) && u == std::to_string(*uid)) {
-      uid.reset();
-    }
-    if (!uid) {
-      warnings->push_back("squeue: error: Invalid user: " + u + "\n");
-      out.push_back(u);
-      continue;
-    }
-    out.push_back(std::to_string(*uid));
-  }
-  return out;
-}
 
 bool ValidJobId(const std::string& id) {
   // "N" or an array form "N_M" / "N_[...]"; N a positive integer.
@@ -295,10 +274,12 @@ util::Result<render::SqueueRequest> ParseSqueueArgs(const std::vector<std::strin
   if (auto v = pick(cl.partitions, "SQUEUE_PARTITION")) r.partitions = CommaList(*v);
   if (auto v = pick(cl.qos, "SQUEUE_QOS")) r.qos = CommaList(*v);
   if (auto v = pick(cl.clusters, "SLURM_CLUSTERS")) r.clusters = CommaList(*v);
+  // Users go as written: musterd looks them up (and warns of unknown ones),
+  // so this binary holds no passwd code.
   if (cl.users) {
-    r.users = ResolveUsers(CommaList(*cl.users), &r.warnings);
+    r.users = CommaList(*cl.users);
   } else if (auto v = from_env("SQUEUE_USERS"); v && !r.me) {
-    r.users = ResolveUsers(CommaList(*v), &r.warnings);
+    r.users = CommaList(*v);
   }
   if (auto v = pick(cl.states, "SQUEUE_STATES")) {
     r.states = CommaList(*v);

@@ -25,7 +25,7 @@
 #include "cli/options.h"
 #include "config/config.h"
 #include "util/strings.h"
-#include "util/users.h"
+#include "util/hostname.h"
 
 extern char** environ;
 

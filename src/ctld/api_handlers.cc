@@ -61,6 +61,18 @@ api::HttpResponse TextReply(util::Result<std::string> text) {
   return r;
 }
 
+// A view's warnings as the reply's stderr lines: "X\n" (a line and then an
+// empty one, as Slurm prints some) is two.
+std::vector<std::string> WarningLines(const std::vector<std::string>& warnings) {
+  std::vector<std::string> lines;
+  for (const std::string& w : warnings) {
+    for (std::string& line : util::Split(w, '\n', /*skip_empty=*/false)) {
+      lines.push_back(std::move(line));
+    }
+  }
+  return lines;
+}
+
 json ActionResults(const std::vector<JobActionResult>& results) {
   json out = json::array();
   for (const auto& r : results) {
@@ -77,6 +89,7 @@ render::ClusterView MakeView(const Controller& ctl, const Caller& caller,
                              const std::optional<std::set<uint32_t>>& only_uids = std::nullopt) {
   render::ClusterView view;
   view.config = &ctl.config();
+  view.users = &util::SystemUserDb();
   view.now = ctl.Now();
   view.caller_uid = caller.uid;
   view.caller_admin = caller.admin;
@@ -133,9 +146,11 @@ api::HttpResponse RenderAccounting(Controller& ctl, const std::string& what, con
   if (what == "sacct") {
     auto req = render::SacctRequestFromJson(body);
     if (!req.ok()) return Error(400, req.status().message());
-    auto result = acct->Query(render::SacctQuery(*req, now, caller.uid, caller.admin));
+    auto result = acct->Query(
+        render::SacctQuery(*req, util::SystemUserDb(), now, caller.uid, caller.admin));
     if (!result.ok()) return Error(500, result.status().message());
-    return TextReply(render::RenderSacct(*req, result->jobs, result->steps, now, caller.uid, caller.admin));
+    return TextReply(render::RenderSacct(*req, util::SystemUserDb(), result->jobs, result->steps,
+                                         now, caller.uid, caller.admin));
   }
   if (what == "seff") {
     int64_t id = body.value("job_id", int64_t{0});
@@ -261,7 +276,11 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
       auto r = render::SqueueRequestFromJson(body);
       if (!r.ok()) return Error(400, r.status().message());
       if (r->start) ctl.EstimateStartTimes();
-      return TextReply(render::RenderSqueue(*r, MakeView(ctl, caller, SqueueUsers(*r, caller))));
+      std::vector<std::string> warnings;
+      api::HttpResponse reply = TextReply(
+          render::RenderSqueue(*r, MakeView(ctl, caller, SqueueUsers(*r, caller)), &warnings));
+      reply.warnings = WarningLines(warnings);
+      return reply;
     }
     render::ClusterView view = MakeView(ctl, caller);
     if (parts[2] == "sinfo") {

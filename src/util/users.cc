@@ -80,13 +80,20 @@ std::string RealName(uint32_t uid) {
   return std::to_string(uid);
 }
 
-std::string HostName() {
-  char buf[256] = {0};
-  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
-  std::string h = buf;
-  auto dot = h.find('.');
-  if (dot != std::string::npos) h.resize(dot);
-  return h;
+const UserDb& SystemUserDb() {
+  class System final : public UserDb {
+   public:
+    std::string UserName(uint32_t uid) const override { return util::UserName(uid); }
+    std::string GroupName(uint32_t gid) const override { return util::GroupName(gid); }
+    std::optional<uint32_t> LookupUid(const std::string& name_or_uid) const override {
+      return util::LookupUid(name_or_uid);
+    }
+    std::optional<uint32_t> LookupGid(const std::string& name_or_gid) const override {
+      return util::LookupGid(name_or_gid);
+    }
+  };
+  static const System kSystem;
+  return kSystem;
 }
 
 }  // namespace muster::util

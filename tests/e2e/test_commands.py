@@ -3,9 +3,12 @@
 import os
 import pwd
 import re
+import struct
 import time
 
 import pytest
+
+from conftest import BIN
 
 
 def test_squeue_default_columns(cluster):
@@ -72,6 +75,35 @@ def test_squeue_filters(cluster, users):
     cluster.run(["scancel", str(mine)], user=users[0])
     cluster.run(["scancel", str(theirs)])  # root may
     assert cluster.job(theirs)["state"] == "CANCELLED"
+
+
+def test_squeue_unknown_users_warn_from_musterd(cluster):
+    # The CLI looks no user up (it is a static binary without NSS code):
+    # musterd resolves -u and sends squeue's warning with the listing, which
+    # squeue prints to stderr as Slurm 22.05 does (checked on the oracle).
+    job = cluster.sbatch("-H", "--wrap", "true")
+    r = cluster.run(["squeue", "-h", "-o", "%i", "-u", "nosuchuser,root"])
+    assert r.returncode == 0
+    assert r.stderr == "squeue: error: Invalid user: nosuchuser\n\n"
+    assert r.stdout.split() == [str(job)]
+    # A name with a line break stays text on stderr (a carriage return as
+    # '?'); it never becomes a header of the reply.
+    r = cluster.run(["squeue", "-u", "nosuch\r\nX-Evil: 1"])
+    assert r.stderr == "squeue: error: Invalid user: nosuch?\nX-Evil: 1\n\n", r.stderr
+    assert r.stdout.splitlines() == [r.stdout.splitlines()[0]]  # the header only
+    cluster.run(["scancel", str(job)])
+
+
+def test_cli_is_static():
+    # No dynamic loader at every sbatch's start: the multi-call binary has no
+    # PT_INTERP program header (ELF64, little-endian).
+    data = (BIN / "muster").read_bytes()
+    assert data[:6] == b"\x7fELF\x02\x01"
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    types = [struct.unpack_from("<I", data, phoff + i * phentsize)[0] for i in range(phnum)]
+    pt_interp, pt_load = 3, 1
+    assert pt_load in types and pt_interp not in types
 
 
 def test_squeue_long_and_running(cluster):

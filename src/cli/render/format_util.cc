@@ -11,7 +11,6 @@
 #include "core/array.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
 
 namespace muster::render {
 
@@ -259,7 +258,7 @@ bool ReasonInNodelistColumn(const core::Job& job) {
 
 bool SeesHiddenPartitions(const ClusterView& view) {
   if (view.caller_uid == 0 || view.caller_admin) return true;
-  return util::UserName(view.caller_uid) == view.config->slurm_user;
+  return view.users->UserName(view.caller_uid) == view.config->slurm_user;
 }
 
 bool PartitionVisible(const core::Partition& part, const ClusterView& view) {
@@ -268,7 +267,7 @@ bool PartitionVisible(const core::Partition& part, const ClusterView& view) {
   if (part.allow_groups.empty()) return true;
   for (const std::string& g : part.allow_groups) {
     if (util::EqualsIgnoreCase(g, "ALL")) return true;
-    auto gid = util::LookupGid(g);
+    auto gid = view.users->LookupGid(g);
     if (gid && std::find(view.caller_groups.begin(), view.caller_groups.end(), *gid) !=
                    view.caller_groups.end()) {
       return true;
@@ -350,9 +349,9 @@ std::string JobPartition(const core::Job& job, const ClusterView& view) {
   return "";
 }
 
-std::string JobUserName(const core::Job& job) {
+std::string JobUserName(const core::Job& job, const util::UserDb& users) {
   if (!job.req.user_name.empty()) return job.req.user_name;
-  return util::UserName(job.req.uid);
+  return users.UserName(job.req.uid);
 }
 
 std::string OrNull(const std::string& s) { return s.empty() ? "(null)" : s; }

@@ -130,7 +130,7 @@ int64_t JobDisplayEnd(const core::Job& job, int64_t now);
 // configuration's default.
 std::string JobPartition(const core::Job& job, const ClusterView& view);
 // The user name: the recorded one, else the uid's from the passwd database.
-std::string JobUserName(const core::Job& job);
+std::string JobUserName(const core::Job& job, const util::UserDb& users);
 // "(null)" for an empty string, the string otherwise.
 std::string OrNull(const std::string& s);
 

@@ -15,7 +15,6 @@
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -122,8 +121,8 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   auto add = [&](std::string line) { lines.push_back(std::move(line)); };
 
   add(fmt::format("JobId={}{} JobName={}", job.id, ArrayFields(job), r.name));
-  add(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JobUserName(job), r.uid,
-                  util::GroupName(r.gid), r.gid));
+  add(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JobUserName(job, *view.users),
+                  r.uid, view.users->GroupName(r.gid), r.gid));
   add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),
                   r.qos.empty() ? "normal" : r.qos));
   // One token: scontrol writes the spaces of a reason as underscores

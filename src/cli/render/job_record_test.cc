@@ -17,6 +17,7 @@
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
 #include "util/hostlist.h"
+#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -129,6 +130,7 @@ class JobRecordTest : public ::testing::Test {
 
   std::string Show(const Job& job, int64_t now, bool one_liner = false, bool details = false) {
     ClusterView view;
+    view.users = &util::SystemUserDb();
     view.config = &cfg_;
     for (const core::Node& n : nodes_) view.nodes.push_back(&n);
     view.jobs.push_back(&job);

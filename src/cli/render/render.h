@@ -20,6 +20,7 @@
 #include "core/node.h"
 #include "store/records.h"
 #include "util/status.h"
+#include "util/user_db.h"
 #include "util/version.h"
 
 namespace muster::render {
@@ -29,6 +30,9 @@ struct ClusterView {
   const config::Config* config = nullptr;
   std::vector<const core::Job*> jobs;    // job id order
   std::vector<const core::Node*> nodes;  // config order
+  // The user and group databases (musterd: util::SystemUserDb()); must be
+  // set before rendering.
+  const util::UserDb* users = nullptr;
   int64_t now = 0;
   uint32_t caller_uid = 0;
   bool caller_admin = false;  // root or AdminUsers
@@ -99,7 +103,10 @@ util::Status CheckSqueueSort(std::string_view spec, std::vector<std::string>* wa
 // Errors are squeue's messages (complete stderr text, as src/cli/args.h's) (unknown -w node, unknown -M
 // cluster, "slurm_load_jobs error: Invalid job id specified" when a single
 // -j id names no job in the view).
-util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view);
+// Unknown -u users are squeue's warnings, appended to *warnings when given:
+// lines for stderr, each without its newline (as SqueueRequest::warnings).
+util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view,
+                                       std::vector<std::string>* warnings = nullptr);
 
 // The `scontrol show job` record of one job, Slurm 22.05's layout: lines
 // indented three spaces, the record ending `Power=\n   \n\n` (so records
@@ -220,13 +227,14 @@ util::Result<int64_t> ParseSlurmTime(std::string_view text, int64_t now);
 // The store query a request implies: ids, users (default: the caller unless
 // root/admin, -a, -u or -j), accounts, partitions, names and the time window
 // (default: midnight today to now; none with -j; with -s and no -E the window
-// ends at its start, and without -S starts now).
-store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t caller_uid,
-                                  bool is_admin);
+// ends at its start, and without -S starts now). -u names are looked up in
+// `users`.
+store::AccountingQuery SacctQuery(const SacctRequest& req, const util::UserDb& users, int64_t now,
+                                  uint32_t caller_uid, bool is_admin);
 // sacct's stdout. Applies every filter of SacctQuery again (any superset of
 // the matching records may be passed) plus -s states and -j step ids;
 // `steps` may hold steps of any job. Errors are sacct's messages.
-util::Result<std::string> RenderSacct(const SacctRequest& req,
+util::Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& users,
                                       const std::vector<store::JobRecord>& jobs,
                                       const std::vector<store::StepRecord>& steps, int64_t now,
                                       uint32_t caller_uid, bool is_admin);

@@ -43,7 +43,6 @@
 #include "cli/render/render.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
 #include "util/version.h"
 
 namespace muster::render {
@@ -566,21 +565,22 @@ util::Status CheckSacctRequest(const SacctRequest& r) {
 }
 
 // Resolves users (names or uids) to uids; unknown names match nobody.
-static std::vector<uint32_t> ResolveUids(const std::vector<std::string>& users) {
+static std::vector<uint32_t> ResolveUids(const std::vector<std::string>& names,
+                                         const util::UserDb& users) {
   std::vector<uint32_t> out;
-  for (const std::string& u : users) {
-    if (auto uid = util::LookupUid(u)) out.push_back(*uid);
+  for (const std::string& u : names) {
+    if (auto uid = users.LookupUid(u)) out.push_back(*uid);
     else out.push_back(0xfffffffeu);
   }
   return out;
 }
 
-store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t caller_uid,
-                                  bool is_admin) {
+store::AccountingQuery SacctQuery(const SacctRequest& req, const util::UserDb& users, int64_t now,
+                                  uint32_t caller_uid, bool is_admin) {
   store::AccountingQuery q;
   for (const std::string& j : req.job_ids)
     if (auto s = ParseJobSel(j); s.ok()) q.job_ids.push_back(s->id);
-  q.uids = ResolveUids(req.users);
+  q.uids = ResolveUids(req.users, users);
   if (q.uids.empty() && req.job_ids.empty() && !req.all_users && caller_uid != 0 && !is_admin)
     q.uids.push_back(caller_uid);
   q.accounts = req.accounts;
@@ -606,7 +606,8 @@ store::AccountingQuery SacctQuery(const SacctRequest& req, int64_t now, uint32_t
   return q;
 }
 
-Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRecord>& jobs,
+Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& users,
+                                const std::vector<JobRecord>& jobs,
                                 const std::vector<StepRecord>& steps, int64_t now,
                                 uint32_t caller_uid, bool is_admin) {
   auto cols_r = ParseColumns(req.format.empty() ? std::string(kSacctDefaultFormat) : req.format);
@@ -618,7 +619,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const std::vector<JobRe
   if (!req.end.empty()) {
     if (auto t = ParseSlurmTime(req.end, now); !t.ok()) return t.status();
   }
-  const store::AccountingQuery q = SacctQuery(req, now, caller_uid, is_admin);
+  const store::AccountingQuery q = SacctQuery(req, users, now, caller_uid, is_admin);
   std::vector<JobSel> sels;
   for (const std::string& j : req.job_ids)
     if (auto s = ParseJobSel(j); s.ok()) sels.push_back(*s);

@@ -16,6 +16,7 @@
 
 #include "cli/args.h"
 #include "cli/render/render.h"
+#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -100,7 +101,7 @@ class SacctTest : public ::testing::Test {
     // Through JSON, as the CLI sends it.
     auto back = SacctRequestFromJson(ToJson(*req));
     EXPECT_TRUE(back.ok());
-    auto out = RenderSacct(*back, jobs_, steps_, now, 0, true);
+    auto out = RenderSacct(*back, util::SystemUserDb(), jobs_, steps_, now, 0, true);
     EXPECT_TRUE(out.ok()) << out.status().message();
     return out.ok() ? *out : "";
   }
@@ -247,10 +248,13 @@ TEST_F(SacctTest, Visibility) {
   jobs_[1].uid = 1000;
   auto req = ParseSacctArgs({"-X", "-n", "-P", "-o", "JobID", "-S", "now-1hour"});
   ASSERT_TRUE(req.ok());
-  EXPECT_EQ(*RenderSacct(*req, jobs_, steps_, kT + 60, 1000, false), "13184\n");
+  EXPECT_EQ(*RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 1000, false),
+            "13184\n");
   req = ParseSacctArgs({"-X", "-n", "-P", "-o", "JobID", "-S", "now-1hour", "-a"});
-  EXPECT_EQ(RenderSacct(*req, jobs_, steps_, kT + 60, 1000, false)->size(), 30u);
-  EXPECT_EQ(SacctQuery(*req, kT, 1000, false).uids.size(), 0u);
+  EXPECT_EQ(
+      RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 1000, false)->size(),
+      30u);
+  EXPECT_EQ(SacctQuery(*req, util::SystemUserDb(), kT, 1000, false).uids.size(), 0u);
 }
 
 // The tools' invocations (COMPAT.md): clustered flags, --job prefix, %20.
@@ -302,7 +306,7 @@ TEST_F(SacctTest, MaxRssAndCpu) {
   s.max_rss_kb = 322132;
   s.total_cpu_ms = 38902;
   auto req = ParseSacctArgs({"-P", "-j", "13188", "-o", "JobID,MaxRSS,TotalCPU,CPUTime"});
-  EXPECT_EQ(*RenderSacct(*req, {j}, {s}, kT + 100, 0, true),
+  EXPECT_EQ(*RenderSacct(*req, util::SystemUserDb(), {j}, {s}, kT + 100, 0, true),
             "JobID|MaxRSS|TotalCPU|CPUTime\n"
             "13188||00:38.902|00:01:20\n"
             "13188.batch|322132K|00:38.902|00:01:20\n");
@@ -325,7 +329,7 @@ TEST_F(SacctTest, LongView) {
 
 TEST_F(SacctTest, JsonShape) {
   auto req = ParseSacctArgs({"--json", "-j", "13185"});
-  auto out = RenderSacct(*req, jobs_, steps_, kT + 60, 0, true);
+  auto out = RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 0, true);
   ASSERT_TRUE(out.ok());
   auto j = nlohmann::json::parse(*out);
   ASSERT_EQ(j["jobs"].size(), 1u);
@@ -386,7 +390,7 @@ class SacctRecordsTest : public ::testing::Test {
     if (!req.ok()) return "";
     auto back = SacctRequestFromJson(ToJson(*req));
     EXPECT_TRUE(back.ok());
-    auto out = RenderSacct(*back, jobs_, steps_, kT + 8000, 0, true);
+    auto out = RenderSacct(*back, util::SystemUserDb(), jobs_, steps_, kT + 8000, 0, true);
     EXPECT_TRUE(out.ok()) << out.status().message();
     return out.ok() ? *out : "";
   }
@@ -562,8 +566,9 @@ TEST_F(SacctRecordsTest, RequeuedRuns) {
   // The store's query asks for every run only with -D.
   auto req = ParseSacctArgs({"-D", "-j", "14504"});
   ASSERT_TRUE(req.ok());
-  EXPECT_TRUE(SacctQuery(*req, kT, 0, true).duplicates);
-  EXPECT_FALSE(SacctQuery(*ParseSacctArgs({"-j", "14504"}), kT, 0, true).duplicates);
+  EXPECT_TRUE(SacctQuery(*req, util::SystemUserDb(), kT, 0, true).duplicates);
+  EXPECT_FALSE(
+      SacctQuery(*ParseSacctArgs({"-j", "14504"}), util::SystemUserDb(), kT, 0, true).duplicates);
 }
 
 }  // namespace

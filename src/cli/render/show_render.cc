@@ -24,7 +24,7 @@
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
+#include "util/hostname.h"
 
 namespace muster::render {
 namespace {
@@ -137,7 +137,7 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
   lines.push_back("CurrentWatts=0 AveWatts=0");
   lines.push_back("ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s");
   if (!n.reason.empty()) {
-    lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, util::UserName(n.reason_uid),
+    lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, view.users->UserName(n.reason_uid),
                                 util::FormatTimestamp(n.reason_time)));
   }
   return lines;
@@ -538,17 +538,17 @@ constexpr ConfKey kConfKeys[] = {
 
 constexpr std::string_view kBaseTres = "cpu,mem,energy,node,billing,fs/disk,vmem,pages";
 
-std::string UserWithUid(const std::string& name) {
-  std::optional<uint32_t> uid = util::LookupUid(name);
+std::string UserWithUid(const std::string& name, const util::UserDb& users) {
+  std::optional<uint32_t> uid = users.LookupUid(name);
   if (!uid) return name;
-  return fmt::format("{}({})", util::UserName(*uid), *uid);
+  return fmt::format("{}({})", users.UserName(*uid), *uid);
 }
 
 bool AllDigits(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-std::string Shape(Kind kind, const std::string& v) {
+std::string Shape(Kind kind, const std::string& v, const util::UserDb& users) {
   auto unit = [&](const char* u) { return AllDigits(v) ? v + " " + u : v; };
   switch (kind) {
     case Kind::kSec: return unit("sec");
@@ -561,7 +561,7 @@ std::string Shape(Kind kind, const std::string& v) {
       return s.ok() ? util::FormatDurationLong(*s) : v;
     }
     case Kind::kUpper: return util::ToUpper(v);
-    case Kind::kUser: return UserWithUid(v);
+    case Kind::kUser: return UserWithUid(v, users);
     case Kind::kTres: {
       std::vector<std::string> items = util::Split(kBaseTres, ',');
       for (const std::string& t : util::Split(v, ',')) {
@@ -610,7 +610,7 @@ std::pair<std::string, std::string> TypedValue(std::string_view key, const Clust
     }
     return {k, std::to_string(next)};
   }
-  if (key == "SlurmUser") return {k, UserWithUid(cfg.slurm_user)};
+  if (key == "SlurmUser") return {k, UserWithUid(cfg.slurm_user, *view.users)};
   if (key == "SlurmctldHost[0]") {
     std::string host = cfg.control_host.empty() ? "(null)" : cfg.control_host;
     if (!cfg.control_addr.empty()) host += "(" + cfg.control_addr + ")";
@@ -672,7 +672,8 @@ Result<std::string> ShowConfig(const ClusterView& view) {
       continue;
     }
     auto it = raw.find(lower);
-    out += ConfigLine(c.key, Shape(c.kind, it != raw.end() ? it->second.second : c.value));
+    out += ConfigLine(c.key,
+                      Shape(c.kind, it != raw.end() ? it->second.second : c.value, *view.users));
   }
   for (; next_extra < extra.size(); ++next_extra) {
     out += ConfigLine(extra[next_extra].first, extra[next_extra].second);

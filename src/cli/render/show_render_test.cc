@@ -22,6 +22,7 @@
 
 #include "cli/render/render.h"
 #include "testing/builders.h"
+#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -99,6 +100,7 @@ struct Cluster {
   }
   ClusterView View(int64_t now = At("2026-12-02T15:46:22")) const {
     ClusterView v;
+    v.users = &util::SystemUserDb();
     v.config = &cfg;
     for (const core::Node& n : nodes) v.nodes.push_back(&n);
     for (const core::Job& j : jobs) v.jobs.push_back(&j);

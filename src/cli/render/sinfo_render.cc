@@ -27,7 +27,6 @@
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -510,9 +509,9 @@ std::string NodeValue(Fid id, const core::Node& n, const Ctx& c) {
       return has_reason ? util::FormatTimestamp(n.reason_time) : "Unknown";
     case Fid::kStateCompact: return n.SinfoState(false);
     case Fid::kStateLong: return n.SinfoState(true);
-    case Fid::kUser: return has_reason ? util::UserName(n.reason_uid) : "Unknown";
+    case Fid::kUser: return has_reason ? c.view.users->UserName(n.reason_uid) : "Unknown";
     case Fid::kUserLong:
-      return has_reason ? fmt::format("{}({})", util::UserName(n.reason_uid), n.reason_uid)
+      return has_reason ? fmt::format("{}({})", c.view.users->UserName(n.reason_uid), n.reason_uid)
                         : "Unknown";
     case Fid::kVersion: return c.view.version;
     case Fid::kAllocMem: return std::to_string(n.alloc_mem_mb);
@@ -578,8 +577,8 @@ std::string EmptyValue(Fid id, const Ctx& c) {
     case Fid::kSct: return "0:0:0";
     case Fid::kCpuLoad: return "0.00";
     case Fid::kReason: return "none";
-    case Fid::kUser: return util::UserName(0);
-    case Fid::kUserLong: return util::UserName(0) + "(0)";
+    case Fid::kUser: return c.view.users->UserName(0);
+    case Fid::kUserLong: return c.view.users->UserName(0) + "(0)";
     case Fid::kTimestamp: return "Unknown";
     case Fid::kVersion: return c.view.version;
     default: return "(null)";

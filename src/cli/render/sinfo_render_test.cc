@@ -19,6 +19,7 @@
 #include "cli/args.h"
 #include "cli/render/render.h"
 #include "testing/builders.h"
+#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -67,6 +68,7 @@ struct Cluster {
   }
   ClusterView View(int64_t now) const {
     ClusterView v;
+    v.users = &util::SystemUserDb();
     v.config = &cfg;
     for (const core::Node& n : nodes) v.nodes.push_back(&n);
     v.now = now;

@@ -22,7 +22,6 @@
 #include "core/array.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
-#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -108,7 +107,7 @@ class Ctx {
     // Neighbouring rows mostly belong to the same user.
     if (last_user_ != nullptr && last_uid_ == job.req.uid) return *last_user_;
     auto it = users_.find(job.req.uid);
-    if (it == users_.end()) it = users_.emplace(job.req.uid, JobUserName(job)).first;
+    if (it == users_.end()) it = users_.emplace(job.req.uid, JobUserName(job, *view_.users)).first;
     last_uid_ = job.req.uid;
     last_user_ = &it->second;
     return it->second;
@@ -116,7 +115,7 @@ class Ctx {
   const std::string& Group(uint32_t gid) const {
     auto it = groups_.find(gid);
     if (it != groups_.end()) return it->second;
-    return groups_.emplace(gid, util::GroupName(gid)).first->second;
+    return groups_.emplace(gid, view_.users->GroupName(gid)).first->second;
   }
   // squeue's timestamps ("N/A" for none). Jobs submitted or started
   // together share their times, so a small direct-mapped cache saves most
@@ -857,9 +856,11 @@ namespace {
 // per job. Borrows `req` and `ctx`.
 class JobFilter {
  public:
-  static util::Result<JobFilter> Make(const SqueueRequest& req, const Ctx& ctx) {
+  // Unknown -u users draw squeue's warning, appended to *warnings (not null).
+  static util::Result<JobFilter> Make(const SqueueRequest& req, const Ctx& ctx,
+                                      std::vector<std::string>* warnings) {
     JobFilter f(req, ctx);
-    MUSTER_RETURN_IF_ERROR(f.Init());
+    MUSTER_RETURN_IF_ERROR(f.Init(warnings));
     return f;
   }
 
@@ -911,7 +912,7 @@ class JobFilter {
  private:
   JobFilter(const SqueueRequest& req, const Ctx& ctx) : req_(&req), ctx_(&ctx) {}
 
-  util::Status Init() {
+  util::Status Init(std::vector<std::string>* warnings) {
     const SqueueRequest& req = *req_;
     const ClusterView& view = ctx_->view();
     // -M: only this cluster exists.
@@ -964,7 +965,7 @@ class JobFilter {
         return util::NotFound("slurm_load_jobs error: Invalid job id specified");
       }
     }
-    users_.insert(req.users.begin(), req.users.end());
+    AddUsers(req.users, warnings);
     filter_users_ = !users_.empty() || req.me;
     if (req.me) users_.insert(std::to_string(view.caller_uid));
     for (const std::string& u : users_) {
@@ -989,6 +990,24 @@ class JobFilter {
   std::unordered_set<uint32_t> ids_;
   std::vector<core::JobIdSpec> id_specs_;
   bool filter_users_ = false;
+  // -u's users as uids; a name that is no user stays as written (it
+  // matches no job) and draws squeue's warning, as does a number the
+  // passwd database does not know, as in Slurm.
+  void AddUsers(const std::vector<std::string>& users, std::vector<std::string>* warnings) {
+    const util::UserDb& db = *ctx_->view().users;
+    for (const std::string& u : users) {
+      std::optional<uint32_t> uid = db.LookupUid(u);
+      const bool unknown_number =
+          uid && u == std::to_string(*uid) && db.UserName(*uid) == std::to_string(*uid);
+      if (!uid || unknown_number) {
+        warnings->push_back("squeue: error: Invalid user: " + u + "\n");
+        users_.insert(u);
+        continue;
+      }
+      users_.insert(std::to_string(*uid));
+    }
+  }
+
   bool has_user_names_ = false;
   std::unordered_set<uint32_t> user_ids_;
   std::unordered_set<std::string> users_, partitions_, names_, accounts_, qos_, reservations_,
@@ -1038,9 +1057,11 @@ void PrefetchJob(const Job& j) {
 
 }  // namespace
 
-util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view) {
+util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view,
+                                       std::vector<std::string>* warnings) {
   Ctx ctx(view);
-  util::Result<JobFilter> filter = JobFilter::Make(req, ctx);
+  std::vector<std::string> ignored;
+  util::Result<JobFilter> filter = JobFilter::Make(req, ctx, warnings ? warnings : &ignored);
   if (!filter.ok()) return filter.status();
   std::string sort_spec = req.sort.empty() ? std::string(req.start ? "S" : kDefaultSort) : req.sort;
   util::Result<std::vector<SortKey>> keys = ParseSort(sort_spec, nullptr);

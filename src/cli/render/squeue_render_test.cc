@@ -27,6 +27,7 @@
 #include "cli/render/render.h"
 #include "util/strings.h"
 #include "util/hostlist.h"
+#include "util/users.h"
 
 namespace muster::render {
 namespace {
@@ -188,6 +189,7 @@ class SqueueTest : public ::testing::Test {
 
   ClusterView View(const std::vector<Job>& jobs, int64_t now) {
     ClusterView v;
+    v.users = &util::SystemUserDb();
     v.config = &cfg_;
     for (const Job& j : jobs) v.jobs.push_back(&j);
     for (const core::Node& n : nodes_) v.nodes.push_back(&n);
@@ -736,19 +738,25 @@ TEST_F(SqueueTest, ArrayUnfoldTravelsAsJson) {
 
 TEST_F(SqueueTest, UnknownUsersWarnAndMatchNothing) {
   // Oracle: `squeue -u nosuchuser` (header only, exit 0) and `-u root,nosuch`.
+  // The names travel as typed; the view looks them up and warns.
   util::Result<SqueueRequest> req = ParseSqueueArgs({"-u", "nosuchuser"}, {});
   ASSERT_TRUE(req.ok());
-  EXPECT_EQ(req->warnings, std::vector<std::string>{"squeue: error: Invalid user: nosuchuser\n"});
-  EXPECT_EQ(*RenderSqueue(*req, View(OracleJobs(), kStart)),
+  EXPECT_TRUE(req->warnings.empty());
+  std::vector<std::string> warnings;
+  EXPECT_EQ(*RenderSqueue(*req, View(OracleJobs(), kStart), &warnings),
             "             JOBID PARTITION     NAME     USER ST       TIME  NODES NODELIST(REASON)\n");
+  EXPECT_EQ(warnings, std::vector<std::string>{"squeue: error: Invalid user: nosuchuser\n"});
   req = ParseSqueueArgs({"-u", "root,nosuch", "-h", "-o", "%i", "-j", "1"}, {});
   ASSERT_TRUE(req.ok());
-  EXPECT_EQ(req->warnings, std::vector<std::string>{"squeue: error: Invalid user: nosuch\n"});
-  EXPECT_EQ(*RenderSqueue(*req, View(OracleJobs(), kStart)), "1\n");
+  warnings.clear();
+  EXPECT_EQ(*RenderSqueue(*req, View(OracleJobs(), kStart), &warnings), "1\n");
+  EXPECT_EQ(warnings, std::vector<std::string>{"squeue: error: Invalid user: nosuch\n"});
   // An unknown uid is as invalid as an unknown name (`squeue -u 12345`).
   req = ParseSqueueArgs({"-u", "4000000000"}, {});
   ASSERT_TRUE(req.ok());
-  EXPECT_EQ(req->warnings, std::vector<std::string>{"squeue: error: Invalid user: 4000000000\n"});
+  warnings.clear();
+  ASSERT_TRUE(RenderSqueue(*req, View(OracleJobs(), kStart), &warnings).ok());
+  EXPECT_EQ(warnings, std::vector<std::string>{"squeue: error: Invalid user: 4000000000\n"});
 }
 
 TEST_F(SqueueTest, Sorting) {
@@ -956,7 +964,7 @@ TEST_F(SqueueTest, RequestJsonRoundTrip) {
   util::Result<SqueueRequest> back = SqueueRequestFromJson(j);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(ToJson(*back), j);
-  EXPECT_EQ(back->users, std::vector<std::string>{"0"});
+  EXPECT_EQ(back->users, std::vector<std::string>{"root"});  // looked up by musterd
   EXPECT_EQ(back->nodes, (std::vector<std::string>{"cpu01", "cpu02"}));
   EXPECT_EQ(back->format_long, "JobID:5");
   EXPECT_TRUE(back->format.empty());
