@@ -616,7 +616,11 @@ void Controller::RunSchedule() {
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.At(id);
-    // Held jobs show their hold as the reason, and their dependency too.
+    // A held job's reason is its hold, set when it was held, and nothing
+    // the pass finds changes it; only its dependency's state, which squeue
+    // shows, is worth the pass's time. (A queue of held jobs made every
+    // submission a pass over all of them.)
+    if (job.held && job.req.dependency.empty()) continue;
     sched::StartLimit start_limit;
     std::string cut_why;
     core::PendingReason waits = DependencyGate(job, snap.now, &start_limit, &cut_why);
@@ -627,11 +631,12 @@ void Controller::RunSchedule() {
     }
     if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
     if (waits == core::PendingReason::kDependency) dependency_waits = true;
-    if (waits != core::PendingReason::kNone && !job.held) {
+    if (job.held) continue;
+    if (waits != core::PendingReason::kNone) {
       job.reason = waits;
       continue;
     }
-    if (waits == core::PendingReason::kNone && !job.held && job.eligible_time == 0) {
+    if (job.eligible_time == 0) {
       job.eligible_time = std::max(snap.now, job.req.begin_time);
       MarkJob(id);
     }
