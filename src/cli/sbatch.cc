@@ -82,8 +82,7 @@ int SbatchMain(const std::vector<std::string>& args) {
   SbatchInvocation probe;
   auto positional = ApplySbatchOptions(args, &probe);
   if (!positional.ok()) {
-    std::cerr << positional.status().message() << "\n"
-              << "Try \"sbatch --help\" for more information\n";
+    std::cerr << positional.status().message() << "\n";
     return 1;
   }
   if (probe.version) return PrintVersion();

@@ -3,6 +3,8 @@
 #include <ctime>
 #include <cstdio>
 
+#include <fmt/format.h>
+
 #include "cli/options.h"
 #include "core/gres.h"
 #include "util/slurm_time.h"
@@ -16,9 +18,22 @@ util::Status Invalid(const std::string& what) {
   return util::InvalidArgument("Invalid " + what + " specification");
 }
 
-util::Result<int> PositiveInt(const std::string& v, const std::string& what) {
+// A count of at least 1 (-c, -n, --ntasks-per-node), refused in Slurm
+// 22.05's words: 'Invalid numeric value "0" for --ntasks.'
+util::Result<int> PositiveInt(const std::string& v, const std::string& option) {
   auto n = util::ParseInt(v);
-  if (!n.ok() || *n <= 0 || *n > 1000000) return Invalid(what);
+  if (!n.ok() || *n <= 0 || *n > 1000000) {
+    return util::InvalidArgument("Invalid numeric value \"" + v + "\" for " + option + ".");
+  }
+  return static_cast<int>(*n);
+}
+
+// -N's MIN[-MAX] node counts: '"x" is not a valid node count', as Slurm.
+util::Result<int> NodeCount(const std::string& v) {
+  auto n = util::ParseInt(v);
+  if (!n.ok() || *n <= 0 || *n > 1000000) {
+    return util::InvalidArgument("\"" + v + "\" is not a valid node count");
+  }
   return static_cast<int>(*n);
 }
 
@@ -279,13 +294,17 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {'N', "nodes", Arg::kRequired,
        [&r](const std::string& v) {
          auto dash = v.find('-');
-         auto lo = PositiveInt(v.substr(0, dash), "node count");
+         auto lo = NodeCount(v.substr(0, dash));
          if (!lo.ok()) return lo.status();
          r.min_nodes = *lo;
          r.max_nodes = *lo;
          if (dash != std::string::npos) {
-           auto hi = PositiveInt(v.substr(dash + 1), "node count");
-           if (!hi.ok() || *hi < *lo) return Invalid("node count");
+           auto hi = NodeCount(v.substr(dash + 1));
+           if (!hi.ok()) return hi.status();
+           if (*hi < *lo) {
+             return util::InvalidArgument(fmt::format(
+                 "Maximum node count {} is less than minimum node count {}", *hi, *lo));
+           }
            r.max_nodes = *hi;
          }
          return util::Status::Ok();
@@ -357,8 +376,23 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "distribution", Arg::kRequired, ignore},
       {'m', "", Arg::kRequired, ignore},
   };
+  // A value an option refused is sbatch's "error:" line; anything else is
+  // the option parser's (glibc's) line, which Slurm follows with its hint.
+  bool value_refused = false;
+  for (OptionSpec& spec : specs) {
+    if (!spec.apply) continue;
+    spec.apply = [apply = std::move(spec.apply), &value_refused](const std::string& v) {
+      util::Status st = apply(v);
+      value_refused = value_refused || !st.ok();
+      return st;
+    };
+  }
   auto parsed = ParseOptions("sbatch", specs, args, true);
-  if (!parsed.ok()) return parsed.status();
+  if (!parsed.ok()) {
+    if (value_refused) return util::InvalidArgument("sbatch: error: " + parsed.status().message());
+    return util::InvalidArgument(parsed.status().message() +
+                                 "\nTry \"sbatch --help\" for more information");
+  }
   return std::move(parsed->positional);
 }
 

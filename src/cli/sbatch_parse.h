@@ -28,7 +28,10 @@ std::vector<std::string> ExtractDirectives(const std::string& script);
 
 // Applies one list of options to `inv` (later calls override earlier ones,
 // so directives are applied first, then the command line). Returns the
-// positional arguments: the script and its arguments.
+// positional arguments: the script and its arguments. Errors are sbatch's
+// stderr as Slurm 22.05 prints it: "sbatch: error: <what>" for a value an
+// option refuses, glibc's line and sbatch's "Try" hint for an option it
+// does not know or that lacks its value.
 util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
                                                           SbatchInvocation* inv);
 

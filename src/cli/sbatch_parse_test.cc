@@ -74,21 +74,30 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
     std::vector<std::string> args;
     std::string message;
   };
+  // As Slurm 22.05 prints them (checked on the oracle): a refused value is
+  // sbatch's error line, an unknown option glibc's line and the hint.
+  const std::string try_help = "\nTry \"sbatch --help\" for more information";
   const Case cases[] = {
-      {{"--bogus"}, "sbatch: unrecognized option '--bogus'"},
-      {{"-t", "xx"}, "Invalid --time specification"},
-      {{"--mem=lots"}, "Invalid --mem specification"},
-      {{"-c", "0"}, "Invalid --cpus-per-task specification"},
-      {{"--open-mode=sideways"}, "Invalid --open-mode specification"},
-      {{"-J"}, "sbatch: option requires an argument -- 'J'"},
+      {{"--bogus"}, "sbatch: unrecognized option '--bogus'" + try_help},
+      {{"-t", "xx"}, "sbatch: error: Invalid --time specification"},
+      {{"--mem=lots"}, "sbatch: error: Invalid --mem specification"},
+      {{"-c", "0"}, "sbatch: error: Invalid numeric value \"0\" for --cpus-per-task."},
+      {{"-n", "x"}, "sbatch: error: Invalid numeric value \"x\" for --ntasks."},
+      {{"--ntasks-per-node=-1"},
+       "sbatch: error: Invalid numeric value \"-1\" for --ntasks-per-node."},
+      {{"-N", "x"}, "sbatch: error: \"x\" is not a valid node count"},
+      {{"-N", "2-x"}, "sbatch: error: \"x\" is not a valid node count"},
+      {{"-N", "3-1"}, "sbatch: error: Maximum node count 1 is less than minimum node count 3"},
+      {{"--open-mode=sideways"}, "sbatch: error: Invalid --open-mode specification"},
+      {{"-J"}, "sbatch: option requires an argument -- 'J'" + try_help},
       // Found by the fuzzer: the offset overflowed (signed overflow, UB).
-      {{"--begin=now+444444444444444222hours"}, "Invalid --begin specification"},
-      {{"--begin=now+36601days"}, "Invalid --begin specification"},
+      {{"--begin=now+444444444444444222hours"}, "sbatch: error: Invalid --begin specification"},
+      {{"--begin=now+36601days"}, "sbatch: error: Invalid --begin specification"},
       // Slurm 22.05 refuses abbreviated units (checked on the oracle).
-      {{"--begin=now+1h"}, "Invalid --begin specification"},
-      {{"--begin=now+2min"}, "Invalid --begin specification"},
-      {{"--bogus=1"}, "sbatch: unrecognized option '--bogus=1'"},
-      {{"--mem"}, "sbatch: option '--mem' requires an argument"},
+      {{"--begin=now+1h"}, "sbatch: error: Invalid --begin specification"},
+      {{"--begin=now+2min"}, "sbatch: error: Invalid --begin specification"},
+      {{"--bogus=1"}, "sbatch: unrecognized option '--bogus=1'" + try_help},
+      {{"--mem"}, "sbatch: option '--mem' requires an argument" + try_help},
   };
   for (const auto& c : cases) {
     SbatchInvocation inv;
