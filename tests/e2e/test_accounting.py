@@ -66,6 +66,19 @@ def test_sacct_users_see_their_own_jobs(cluster, users):
     assert {str(mine), str(theirs)} <= seen
 
 
+def test_sacct_refuses_unknown_users(cluster):
+    # Slurm 22.05 (on the oracle): the first unknown -u name, or a uid
+    # without a passwd entry, is its one error line, nothing on stdout, exit 1.
+    job = cluster.sbatch("--wrap", "true")
+    cluster.wait_done(job)
+    for users in ["no-such-user-x", "root,no-such-user-x", "4000000000"]:
+        r = cluster.run(["sacct", "-X", "-n", "-o", "JobID", "-u", users], check=False)
+        bad = users.split(",")[-1]
+        assert (r.returncode, r.stdout, r.stderr) == (1, "", f"sacct: error: Invalid user id: {bad}\n")
+    r = cluster.run(["sacct", "-X", "-n", "-P", "-o", "JobIDRaw", "-u", f"root,{os.getuid()}"])
+    assert str(job) in r.stdout.split()
+
+
 def test_seff_and_oom_maxrss(cluster):
     job = cluster.sbatch("--mem=200M", "--wrap", "/usr/bin/python3 -c \"b = bytearray(60 * 1024 * 1024)\"")
     assert cluster.wait_done(job) == "COMPLETED"

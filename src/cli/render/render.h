@@ -231,6 +231,10 @@ util::Result<int64_t> ParseSlurmTime(std::string_view text, int64_t now);
 // `users`.
 store::AccountingQuery SacctQuery(const SacctRequest& req, const util::UserDb& users, int64_t now,
                                   uint32_t caller_uid, bool is_admin);
+// -u's users must all exist, as in Slurm 22.05, whose sacct prints nothing
+// but "sacct: error: Invalid user id: X" (and fails) for the first unknown
+// name or a uid without a passwd entry. RenderSacct checks it first.
+util::Status CheckSacctUsers(const SacctRequest& req, const util::UserDb& users);
 // sacct's stdout. Applies every filter of SacctQuery again (any superset of
 // the matching records may be passed) plus -s states and -j step ids;
 // `steps` may hold steps of any job. Errors are sacct's messages.

@@ -606,10 +606,22 @@ store::AccountingQuery SacctQuery(const SacctRequest& req, const util::UserDb& u
   return q;
 }
 
+util::Status CheckSacctUsers(const SacctRequest& req, const util::UserDb& users) {
+  for (const std::string& u : req.users) {
+    // A uid counts only with a passwd entry (Slurm refuses -u 99999 too).
+    auto uid = users.LookupUid(u);
+    if (!uid || users.UserName(*uid) == std::to_string(*uid)) {
+      return InvalidArgument("sacct: error: Invalid user id: " + u);
+    }
+  }
+  return util::Status::Ok();
+}
+
 Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& users,
                                 const std::vector<JobRecord>& jobs,
                                 const std::vector<StepRecord>& steps, int64_t now,
                                 uint32_t caller_uid, bool is_admin) {
+  MUSTER_RETURN_IF_ERROR(CheckSacctUsers(req, users));
   auto cols_r = ParseColumns(req.format.empty() ? std::string(kSacctDefaultFormat) : req.format);
   if (!cols_r.ok()) return cols_r.status();
   const std::vector<Column>& cols = *cols_r;

@@ -257,6 +257,20 @@ TEST_F(SacctTest, Visibility) {
   EXPECT_EQ(SacctQuery(*req, util::SystemUserDb(), kT, 1000, false).uids.size(), 0u);
 }
 
+// -u names a user that exists, by name or uid, or sacct fails (as Slurm's).
+TEST_F(SacctTest, UnknownUsersAreRefused) {
+  auto req = ParseSacctArgs({"-X", "-n", "-u", "root,no-such-user-x", "-o", "JobID"});
+  ASSERT_TRUE(req.ok());
+  auto out = RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 0, true);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(), "sacct: error: Invalid user id: no-such-user-x");
+  req = ParseSacctArgs({"-X", "-n", "-u", "4000000000"});
+  EXPECT_EQ(CheckSacctUsers(*req, util::SystemUserDb()).message(),
+            "sacct: error: Invalid user id: 4000000000");
+  req = ParseSacctArgs({"-X", "-n", "-u", "root,0"});
+  EXPECT_TRUE(CheckSacctUsers(*req, util::SystemUserDb()).ok());
+}
+
 // The tools' invocations (COMPAT.md): clustered flags, --job prefix, %20.
 TEST_F(SacctTest, ToolInvocations) {
   auto r = ParseSacctArgs({"-nu", "root", "-o", "Account%20"});
