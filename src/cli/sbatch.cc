@@ -83,7 +83,7 @@ int SbatchMain(const std::vector<std::string>& args) {
   auto positional = ApplySbatchOptions(args, &probe);
   if (!positional.ok()) {
     std::cerr << positional.status().message() << "\n";
-    return 1;
+    return SbatchOptionExitCode(positional.status());
   }
   if (probe.version) return PrintVersion();
   std::string script;
@@ -134,7 +134,7 @@ int SbatchMain(const std::vector<std::string>& args) {
     auto pos = ApplySbatchOptions(pass, &inv);
     if (!pos.ok()) {
       std::cerr << pos.status().message() << "\n";
-      return 1;
+      return SbatchOptionExitCode(pos.status());
     }
   }
   core::JobRequest& req = inv.req;

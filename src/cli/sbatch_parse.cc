@@ -23,7 +23,7 @@ util::Status Invalid(const std::string& what) {
 util::Result<int> PositiveInt(const std::string& v, const std::string& option) {
   auto n = util::ParseInt(v);
   if (!n.ok() || *n <= 0 || *n > 1000000) {
-    return util::InvalidArgument("Invalid numeric value \"" + v + "\" for " + option + ".");
+    return util::OutOfRange("Invalid numeric value \"" + v + "\" for " + option + ".");
   }
   return static_cast<int>(*n);
 }
@@ -170,6 +170,10 @@ util::Status ApplyExport(const std::string& spec, const std::vector<std::string>
   return util::Status::Ok();
 }
 
+int SbatchOptionExitCode(const util::Status& error) {
+  return error.code() == util::Code::kOutOfRange ? 1 : 255;
+}
+
 util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
                                                           SbatchInvocation* inv) {
   core::JobRequest& r = inv->req;
@@ -225,7 +229,13 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {'D', "chdir", Arg::kRequired, str(&r.work_dir)},
       {'d', "dependency", Arg::kRequired, str(&r.dependency)},
       {'e', "error", Arg::kRequired, str(&r.std_err)},
-      {0, "exclusive", Arg::kOptional, flag(&r.exclusive, true)},
+      {0, "exclusive", Arg::kOptional,
+       [&r](const std::string& v) {
+         // Slurm 22.05 takes no value, "user" or "mcs".
+         if (!v.empty() && v != "user" && v != "mcs") return Invalid("--exclusive");
+         r.exclusive = true;
+         return util::Status::Ok();
+       }},
       {0, "export", Arg::kRequired, str(&inv->export_spec)},
       {0, "get-user-env", Arg::kOptional, ignore},
       {0, "gres", Arg::kRequired,
@@ -365,7 +375,11 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
          r.time_limit_s = *t < 0 ? *t : (*t + 59) / 60 * 60;
          return util::Status::Ok();
        }},
-      {0, "time-min", Arg::kRequired, ignore},
+      // Checked as Slurm does; backfill does not use it yet.
+      {0, "time-min", Arg::kRequired,
+       [](const std::string& v) {
+         return util::ParseTimeLimitSeconds(v).ok() ? util::Status::Ok() : Invalid("--time-min");
+       }},
       {0, "tmp", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
       {'V', "version", Arg::kNone, flag(&inv->version, true)},
@@ -378,18 +392,20 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
   };
   // A value an option refused is sbatch's "error:" line; anything else is
   // the option parser's (glibc's) line, which Slurm follows with its hint.
-  bool value_refused = false;
+  util::Code refused = util::Code::kOk;
   for (OptionSpec& spec : specs) {
     if (!spec.apply) continue;
-    spec.apply = [apply = std::move(spec.apply), &value_refused](const std::string& v) {
+    spec.apply = [apply = std::move(spec.apply), &refused](const std::string& v) {
       util::Status st = apply(v);
-      value_refused = value_refused || !st.ok();
+      if (!st.ok() && refused == util::Code::kOk) refused = st.code();
       return st;
     };
   }
   auto parsed = ParseOptions("sbatch", specs, args, true);
   if (!parsed.ok()) {
-    if (value_refused) return util::InvalidArgument("sbatch: error: " + parsed.status().message());
+    if (refused != util::Code::kOk) {
+      return util::Status(refused, "sbatch: error: " + parsed.status().message());
+    }
     return util::InvalidArgument(parsed.status().message() +
                                  "\nTry \"sbatch --help\" for more information");
   }

@@ -31,9 +31,13 @@ std::vector<std::string> ExtractDirectives(const std::string& script);
 // positional arguments: the script and its arguments. Errors are sbatch's
 // stderr as Slurm 22.05 prints it: "sbatch: error: <what>" for a value an
 // option refuses, glibc's line and sbatch's "Try" hint for an option it
-// does not know or that lacks its value.
+// does not know or that lacks its value. SbatchOptionExitCode is the exit
+// status Slurm's sbatch gives each.
 util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
                                                           SbatchInvocation* inv);
+// Slurm 22.05's exit status for an ApplySbatchOptions error: 1 for a count
+// out of range ("Invalid numeric value"), 255 for anything else.
+int SbatchOptionExitCode(const util::Status& error);
 
 // Builds the environment the job is submitted with, for --export.
 util::Status ApplyExport(const std::string& spec, const std::vector<std::string>& environ_list,

@@ -89,6 +89,8 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
       {{"-N", "2-x"}, "sbatch: error: \"x\" is not a valid node count"},
       {{"-N", "3-1"}, "sbatch: error: Maximum node count 1 is less than minimum node count 3"},
       {{"--open-mode=sideways"}, "sbatch: error: Invalid --open-mode specification"},
+      {{"--exclusive=maybe"}, "sbatch: error: Invalid --exclusive specification"},
+      {{"--time-min=abc"}, "sbatch: error: Invalid --time-min specification"},
       {{"-J"}, "sbatch: option requires an argument -- 'J'" + try_help},
       // Found by the fuzzer: the offset overflowed (signed overflow, UB).
       {{"--begin=now+444444444444444222hours"}, "sbatch: error: Invalid --begin specification"},
@@ -104,6 +106,9 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
     auto r = ApplySbatchOptions(c.args, &inv);
     ASSERT_FALSE(r.ok()) << c.args[0];
     EXPECT_EQ(r.status().message(), c.message);
+    // Slurm's sbatch exits 1 for a count out of range, 255 otherwise.
+    const bool count = c.message.find("Invalid numeric value") != std::string::npos;
+    EXPECT_EQ(SbatchOptionExitCode(r.status()), count ? 1 : 255) << c.args[0];
   }
 }
 

@@ -34,7 +34,8 @@ api::HttpResponse Error(int status, const std::string& message, const std::strin
 
 int HttpStatusFor(const util::Status& st) {
   switch (st.code()) {
-    case util::Code::kInvalidArgument: return 400;
+    case util::Code::kInvalidArgument:
+    case util::Code::kOutOfRange: return 400;
     case util::Code::kPermissionDenied: return 403;
     case util::Code::kNotFound: return 404;
     case util::Code::kFailedPrecondition: return 409;

@@ -13,6 +13,7 @@ namespace muster::util {
 enum class Code {
   kOk = 0,
   kInvalidArgument,  // bad user input (option, field, config value)
+  kOutOfRange,       // a number outside what an option takes (its own exit code in sbatch)
   kNotFound,
   kPermissionDenied,
   kUnavailable,      // controller not reachable, resources never satisfiable
@@ -37,6 +38,7 @@ class [[nodiscard]] Status {
 };
 
 inline Status InvalidArgument(std::string m) { return {Code::kInvalidArgument, std::move(m)}; }
+inline Status OutOfRange(std::string m) { return {Code::kOutOfRange, std::move(m)}; }
 inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; }
 inline Status PermissionDenied(std::string m) { return {Code::kPermissionDenied, std::move(m)}; }
 inline Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }

@@ -273,7 +273,7 @@ def test_directives_and_overrides(cluster):
     assert cluster.wait_done(job) == "COMPLETED"
     assert (cluster.work / f"slurm-{job}.out").read_text().strip() == "fromscript 3"
     r = cluster.run(["sbatch", "--bogus", "--wrap", "true"], check=False)
-    assert r.returncode == 1 and "unrecognized option '--bogus'" in r.stderr
+    assert r.returncode == 255 and "unrecognized option '--bogus'" in r.stderr
     bad = cluster.work / "noshebang.sh"
     bad.write_text("echo hi\n")
     r = cluster.run(["sbatch", str(bad)], check=False)

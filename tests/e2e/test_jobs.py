@@ -231,7 +231,7 @@ def test_time_limit_forms_accepted(cluster):
         assert cluster.scontrol_job(job)["TimeLimit"] == shown, form
         cluster.run(["scancel", str(job)])
     r = cluster.run(["sbatch", "-t", "bogus", "--wrap", "true"], check=False)
-    assert r.returncode == 1
+    assert r.returncode == 255
     assert "Invalid --time specification" in r.stderr
 
 

@@ -279,7 +279,7 @@ def test_holds_begin_nice_and_top(cluster, users):
     past = cluster.sbatch("-H", "--begin=now-1hour", "--wrap", "true")
     assert cluster.scontrol_job(past)["Reason"] == "JobHeldUser"
     r = cluster.run(["sbatch", "--begin=now+1h", "--wrap", "true"], check=False)
-    assert r.returncode == 1 and "Invalid --begin specification" in r.stderr, r.stderr
+    assert r.returncode == 255 and "Invalid --begin specification" in r.stderr, r.stderr
     r = cluster.run(["sacct", "-X", "-n", "-S", "now-1h"], check=False)
     assert r.returncode != 0 and "Invalid time specification" in r.stderr, r.stderr
     nice = cluster.sbatch("-H", "--nice=50", "--wrap", "true")
