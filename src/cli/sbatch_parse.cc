@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <cstdio>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -18,23 +19,24 @@ util::Status Invalid(const std::string& what) {
   return util::InvalidArgument("Invalid " + what + " specification");
 }
 
-// A count of at least 1 (-c, -n, --ntasks-per-node), refused in Slurm
-// 22.05's words: 'Invalid numeric value "0" for --ntasks.'
-util::Result<int> PositiveInt(const std::string& v, const std::string& option) {
+// A count from 1 to a million; nullopt otherwise.
+std::optional<int> Count(const std::string& v) {
   auto n = util::ParseInt(v);
-  if (!n.ok() || *n <= 0 || *n > 1000000) {
-    return util::OutOfRange("Invalid numeric value \"" + v + "\" for " + option + ".");
-  }
+  if (!n.ok() || *n <= 0 || *n > 1000000) return std::nullopt;
   return static_cast<int>(*n);
+}
+
+// A count of -c, -n or --ntasks-per-node, refused in Slurm 22.05's words:
+// 'Invalid numeric value "0" for --ntasks.'
+util::Result<int> PositiveInt(const std::string& v, const std::string& option) {
+  if (auto n = Count(v)) return *n;
+  return util::OutOfRange("Invalid numeric value \"" + v + "\" for " + option + ".");
 }
 
 // -N's MIN[-MAX] node counts: '"x" is not a valid node count', as Slurm.
 util::Result<int> NodeCount(const std::string& v) {
-  auto n = util::ParseInt(v);
-  if (!n.ok() || *n <= 0 || *n > 1000000) {
-    return util::InvalidArgument("\"" + v + "\" is not a valid node count");
-  }
-  return static_cast<int>(*n);
+  if (auto n = Count(v)) return *n;
+  return util::InvalidArgument("\"" + v + "\" is not a valid node count");
 }
 
 // Parses Slurm's wall-clock forms for --begin: now[{+|-}N[units]], HH:MM[:SS],
@@ -390,21 +392,22 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "distribution", Arg::kRequired, ignore},
       {'m', "", Arg::kRequired, ignore},
   };
-  // A value an option refused is sbatch's "error:" line; anything else is
-  // the option parser's (glibc's) line, which Slurm follows with its hint.
-  util::Code refused = util::Code::kOk;
+  // A value an option refused (parsing stops at it, so its status is the
+  // one returned) is sbatch's "error:" line; anything else is the option
+  // parser's (glibc's) line, which Slurm follows with its hint.
+  bool value_refused = false;
   for (OptionSpec& spec : specs) {
     if (!spec.apply) continue;
-    spec.apply = [apply = std::move(spec.apply), &refused](const std::string& v) {
+    spec.apply = [apply = std::move(spec.apply), &value_refused](const std::string& v) {
       util::Status st = apply(v);
-      if (!st.ok() && refused == util::Code::kOk) refused = st.code();
+      value_refused = !st.ok();
       return st;
     };
   }
   auto parsed = ParseOptions("sbatch", specs, args, true);
   if (!parsed.ok()) {
-    if (refused != util::Code::kOk) {
-      return util::Status(refused, "sbatch: error: " + parsed.status().message());
+    if (value_refused) {
+      return util::Status(parsed.status().code(), "sbatch: error: " + parsed.status().message());
     }
     return util::InvalidArgument(parsed.status().message() +
                                  "\nTry \"sbatch --help\" for more information");
