@@ -13,6 +13,11 @@
 #include <chrono>
 #include <filesystem>
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <fmt/format.h>
+
+#include "auth/signed_lines.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -61,7 +66,11 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
       reconnect_(io),
       sigchld_(io, SIGCHLD) {
   if (opts_.nodes.empty()) {
-    for (const auto& n : cfg_.nodes) opts_.nodes.push_back(n.name);
+    // One host: every node. Several: the nodes whose NodeHostname is this
+    // host, as slurmd finds its own.
+    for (const auto& n : cfg_.nodes) {
+      if (opts_.auth == nullptr || n.hostname == opts_.host) opts_.nodes.push_back(n.name);
+    }
   }
 }
 
@@ -102,23 +111,59 @@ void Agent::Start() {
 }
 
 void Agent::Connect() {
-  auto socket = api::ConnectUnix(io_, config::AgentSocketPath(cfg_));
-  if (!socket.ok()) {
-    ScheduleReconnect();
+  if (opts_.auth == nullptr) {
+    auto socket = api::ConnectUnix(io_, config::AgentSocketPath(cfg_));
+    if (!socket.ok()) {
+      ScheduleReconnect();
+      return;
+    }
+    Connected(std::move(*socket), "musterd");
     return;
   }
-  conn_ = std::make_shared<api::LineConn>(std::move(*socket));
+  // Asynchronous: a controller host that does not answer must not stop
+  // this loop from reaping steps meanwhile.
+  const std::string host = config::ControllerAddress(cfg_);
+  const int port = cfg_.slurmctld_port;
+  boost::asio::ip::tcp::resolver resolver(io_);
+  boost::system::error_code ec;
+  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+  if (ec) {
+    util::LogWarn("cannot resolve the controller {}: {}; retrying", host, ec.message());
+    ScheduleReconnect(std::chrono::seconds(1));
+    return;
+  }
+  auto socket = std::make_shared<boost::asio::ip::tcp::socket>(io_);
+  boost::asio::async_connect(
+      *socket, endpoints,
+      [this, socket, peer = fmt::format("musterd at {}:{}", host, port)](
+          boost::system::error_code cec, const boost::asio::ip::tcp::endpoint&) {
+        if (cec) {
+          ScheduleReconnect(std::chrono::seconds(1));
+          return;
+        }
+        socket->set_option(boost::asio::ip::tcp::no_delay(true), cec);
+        Connected(api::LineConn::Socket(std::move(*socket)), peer);
+      });
+}
+
+void Agent::Connected(api::LineConn::Socket socket, std::string peer) {
+  std::shared_ptr<api::LineAuth> line_auth;
+  if (opts_.auth != nullptr) line_auth = opts_.auth->ForConnection(auth::kToController, auth::kToAgent);
+  conn_ = std::make_shared<api::LineConn>(std::move(socket), std::move(peer), std::move(line_auth));
   conn_->Start([this](const json& msg) { OnMessage(msg); },
                [this] {
-                 util::LogWarn("lost the controller; reconnecting");
+                 // Refused over authentication: the key or the clocks need
+                 // an operator; retrying at once would only fill the logs.
+                 const bool refused = conn_->refused();
+                 util::LogWarn("lost the controller; reconnecting{}", refused ? " in 10 s" : "");
                  conn_.reset();
-                 ScheduleReconnect();
+                 ScheduleReconnect(refused ? std::chrono::seconds(10) : std::chrono::milliseconds(200));
                });
   Register();
 }
 
-void Agent::ScheduleReconnect() {
-  reconnect_.expires_after(std::chrono::milliseconds(200));
+void Agent::ScheduleReconnect(std::chrono::milliseconds delay) {
+  reconnect_.expires_after(delay);
   reconnect_.async_wait([this](boost::system::error_code ec) {
     if (!ec) Connect();
   });
@@ -141,7 +186,7 @@ void Agent::Register() {
                {"boot_time", static_cast<int64_t>(::time(nullptr))},
                {"running", running},
                {"finished", finished}});
-  util::LogInfo("registered {} nodes, {} running and {} ended steps", opts_.nodes.size(),
+  util::LogInfo("registering {} nodes, {} running and {} ended steps", opts_.nodes.size(),
                 running.size(), finished.size());
 }
 

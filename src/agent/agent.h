@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <span>
@@ -23,6 +24,7 @@
 
 #include "agent/file_recycler.h"
 #include "api/line_conn.h"
+#include "auth/service.h"
 #include "config/config.h"
 #include "stepd/spool.h"
 #include "stepd/step.h"
@@ -36,6 +38,10 @@ struct AgentOptions {
   // back): a forked step writes its own title there, so ps and
   // /proc/<pid>/cmdline show "muster-step [<id>.batch] <spool>". May be empty.
   std::span<char> cmdline;
+  // Set under AuthType=auth/slurm: the agent reaches musterd over TCP
+  // (SlurmctldHost:SlurmctldPort) and signs every line; null on one host,
+  // where it uses the controller's unix socket.
+  std::shared_ptr<const auth::ServiceAuth> auth;
 };
 
 class Agent {
@@ -52,7 +58,8 @@ class Agent {
   };
 
   void Connect();
-  void ScheduleReconnect();
+  void Connected(api::LineConn::Socket socket, std::string peer);
+  void ScheduleReconnect(std::chrono::milliseconds delay = std::chrono::milliseconds(200));
   void Register();
   void OnMessage(const nlohmann::json& msg);
   void Launch(const nlohmann::json& msg);

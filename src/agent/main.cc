@@ -11,7 +11,9 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "agent/agent.h"
+#include "auth/service.h"
 #include "config/config.h"
+#include "util/clock.h"
 #include "util/hostlist.h"
 #include "util/log.h"
 #include "util/users.h"
@@ -75,6 +77,15 @@ int main(int argc, char** argv) {
     opts.nodes = *list;
   }
   opts.cmdline = CommandLineArea(argc, argv);
+  static util::RealClock clock;
+  if (cfg->auth_type == config::AuthType::kSlurm) {
+    auto auth = auth::ServiceAuth::Create(*cfg, clock);
+    if (!auth.ok()) {
+      std::cerr << "muster-agent: error: " << auth.status().message() << "\n";
+      return 1;
+    }
+    opts.auth = std::move(*auth);
+  }
   ::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
   agent::Agent agent(io, *cfg, opts);

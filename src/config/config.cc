@@ -60,7 +60,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "AccountingStorageUser", "AccountingStoreFlags", "AcctGatherEnergyType",
         "AcctGatherFilesystemType", "AcctGatherInterconnectType", "AcctGatherNodeFreq",
         "AcctGatherProfileType", "AllowSpecResourcesUsage", "AuthAltParameters", "AuthAltTypes",
-        "AuthType", "BatchStartTimeout", "BcastExclude", "BcastParameters",
+        "BatchStartTimeout", "BcastExclude", "BcastParameters",
         "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
         "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
@@ -115,13 +115,13 @@ const std::set<std::string>& SlurmOnlyKeys() {
 }
 
 // NodeName= attributes Slurm documents that Muster does not use.
-constexpr std::string_view kNodeIgnoredKeys[] = {"nodehostname", "nodeaddr",      "port",
-                                                 "bcastaddr",    "corespeccount", "cpubind",
-                                                 "cpuspeclist",  "memspeclimit",  "reason"};
+constexpr std::string_view kNodeIgnoredKeys[] = {"bcastaddr", "corespeccount", "cpubind",
+                                                 "cpuspeclist", "memspeclimit", "reason"};
 constexpr std::string_view kNodeKeys[] = {
     "cpus",           "procs",          "boards",     "sockets", "socketsperboard",
     "corespersocket", "threadspercore", "realmemory", "tmpdisk", "gres",
-    "feature",        "features",       "weight",     "state"};
+    "feature",        "features",       "weight",     "state",   "nodehostname",
+    "nodeaddr",       "port"};
 
 // PartitionName= attributes Slurm documents that Muster does not use.
 constexpr std::string_view kPartitionIgnoredKeys[] = {
@@ -726,6 +726,17 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   }
   if (k == "slurmdport") return SetTopInt(p, &cfg_.slurmd_port, 1, 65535);
   if (k == "authinfo") return SetAuthInfo(p);
+  if (k == "authtype") {
+    const std::string v = util::ToLower(p.value);
+    if (v == "auth/slurm") {
+      cfg_.auth_type = AuthType::kSlurm;
+    } else if (v == "auth/munge") {
+      cfg_.auth_type = AuthType::kMunge;
+    } else {
+      return BadValue(p, "", "expected auth/munge or auth/slurm (leave it unset for one host)");
+    }
+    return Status::Ok();
+  }
   if (k == "tmpfs") {
     if (p.value.empty()) return BadValue(p, "");
     cfg_.tmp_fs = p.value;
@@ -772,20 +783,22 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   return InvalidArgument(p.loc.Str() + ": unknown key '" + p.key + "'");
 }
 
-// AuthInfo: a comma-separated list ("cred_expire=30,socket=/run/munge.sock",
-// or a bare socket path in old files); Muster reads cred_expire.
+// AuthInfo: a comma-separated list ("cred_expire=30,ttl=60,socket=/run/munge.sock",
+// or a bare socket path in old files); Muster reads cred_expire and ttl.
 Status Parser::SetAuthInfo(const Pair& p) {
   cfg_.cred_expire_s = 120;
+  cfg_.auth_ttl_s = 300;
   for (const std::string& item : ListValue(p.value)) {
     const size_t eq = item.find('=');
-    if (eq == std::string::npos || !util::EqualsIgnoreCase(item.substr(0, eq), "cred_expire")) {
-      continue;
-    }
+    if (eq == std::string::npos) continue;
+    const std::string name = util::ToLower(item.substr(0, eq));
+    int* field = name == "cred_expire" ? &cfg_.cred_expire_s : name == "ttl" ? &cfg_.auth_ttl_s : nullptr;
+    if (field == nullptr) continue;
     Result<int64_t> n = util::ParseInt(item.substr(eq + 1));
-    if (!n.ok() || *n < 0 || *n > kMaxInt - 1) {
-      return BadValue(p, "", "cred_expire must be a number of seconds");
+    if (!n.ok() || *n < 0 || *n > kMaxInt - 1 || (field == &cfg_.auth_ttl_s && *n < 1)) {
+      return BadValue(p, "", name + " must be a number of seconds");
     }
-    cfg_.cred_expire_s = static_cast<int>(*n);
+    *field = static_cast<int>(*n);
   }
   return Status::Ok();
 }
@@ -967,6 +980,9 @@ Result<core::NodeConfig> BuildNode(const Attrs& attrs, const std::string& contex
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "realmemory", context, 1, kMaxInt64, &n.real_memory_mb));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "tmpdisk", context, 0, kMaxInt64, &n.tmp_disk_mb));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "weight", context, 0, kMaxInt, &n.weight, kMaxInt));
+  std::optional<int64_t> port;
+  MUSTER_RETURN_IF_ERROR(OptInt(attrs, "port", context, 1, 65535, &port));
+  n.port = static_cast<int>(port.value_or(0));
   if (const Pair* p = Find(attrs, "gres")) {
     if (!p->value.empty() && !util::EqualsIgnoreCase(p->value, "(null)")) {
       Result<std::vector<core::GresSpec>> g = core::ParseNodeGres(p->value);
@@ -1019,7 +1035,23 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
   }
   Result<std::vector<std::string>> hosts = util::ExpandHostlist(head.value);
   if (!hosts.ok()) return BadValue(head, "", hosts.status().message());
-  for (const std::string& host : *hosts) {
+  // NodeHostname and NodeAddr name one host per node, in the same order
+  // (NodeName=gpu[01-04] NodeHostname=srv[1-4]).
+  std::vector<std::string> hostnames, addrs;
+  for (auto [key, out] : {std::pair{"nodehostname", &hostnames}, std::pair{"nodeaddr", &addrs}}) {
+    const Pair* p = Find(attrs, key);
+    if (p == nullptr) continue;
+    Result<std::vector<std::string>> list = util::ExpandHostlist(p->value);
+    if (!list.ok()) return BadValue(*p, context, list.status().message());
+    if (list->size() != hosts->size()) {
+      return BadValue(*p, context,
+                      "names " + std::to_string(list->size()) + " hosts for " +
+                                   std::to_string(hosts->size()) + " nodes");
+    }
+    *out = std::move(*list);
+  }
+  for (size_t i = 0; i < hosts->size(); ++i) {
+    const std::string& host = (*hosts)[i];
     if (!ValidNodeName(host)) {
       return BadValue(head, "", "node name '" + host +
                                     "' may hold only letters, digits, '-', '_' and '.'");
@@ -1030,6 +1062,8 @@ Status Parser::HandleNodeLine(const std::vector<Pair>& pairs) {
     }
     core::NodeConfig node = *tmpl;
     node.name = host;
+    node.hostname = hostnames.empty() ? host : hostnames[i];
+    node.addr = addrs.empty() ? node.hostname : addrs[i];
     node_index_[host] = cfg_.nodes.size();
     node_locs_.push_back(head.loc);
     cfg_.nodes.push_back(std::move(node));
@@ -1552,6 +1586,14 @@ std::string DefaultConfigPath() {
 
 std::string ControllerSocketPath(const Config& cfg) {
   return (fs::path(cfg.state_save_location) / "musterd.sock").string();
+}
+
+std::string AuthKeyPath(const Config& cfg) {
+  return std::filesystem::path(cfg.path).parent_path().append("slurm.key").string();
+}
+
+std::string ControllerAddress(const Config& cfg) {
+  return cfg.control_addr.empty() ? cfg.control_host : cfg.control_addr;
 }
 
 std::string AgentSocketPath(const Config& cfg) {

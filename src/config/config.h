@@ -42,6 +42,14 @@ namespace muster::config {
 // PartitionTimeLimit / PartitionNodeLimit.
 enum class EnforcePartLimits { kNo, kAny, kAll };
 
+// AuthType: how hosts prove who sent a message. kLocal (AuthType unset,
+// Muster's zero-setup default): everything stays on this host, over unix
+// sockets whose peers the kernel names. kSlurm (auth/slurm, as Slurm 23.11
+// names it): a key shared by every host (slurm.key beside the main file,
+// auth/shared_key.h), and musterd also serves other hosts over TCP on
+// SlurmctldPort. kMunge (auth/munge, Slurm's default): through munged.
+enum class AuthType { kLocal, kSlurm, kMunge };
+
 // MusterApiParameters (Muster's own key, in SchedulerParameters' form):
 //   MusterApiParameters=max_body_size=BYTES,max_header_size=BYTES,
 //                       max_connections=N,max_connections_per_user=N
@@ -91,6 +99,11 @@ struct Config {
   // after the requeue (Slurm's default 120, so 121 s). The rest of AuthInfo
   // (socket=, ttl=) has no effect in Muster.
   int cred_expire_s = 120;
+  // AuthInfo=ttl=N: how long a message's credential stays valid (munge's
+  // default, 300 s); a credential signed longer ago, or further ahead on a
+  // clock out of step, is refused.
+  int auth_ttl_s = 300;
+  AuthType auth_type = AuthType::kLocal;
   // TmpFS: the TMPDIR a job gets when its environment has none.
   std::string tmp_fs = "/tmp";
   std::vector<std::string> gres_types;
@@ -164,5 +177,10 @@ std::string DefaultConfigPath();
 // <StateSaveLocation>/musterd.sock.
 std::string ControllerSocketPath(const Config& cfg);
 std::string AgentSocketPath(const Config& cfg);
+// The auth/slurm key: slurm.key in the main file's directory, as Slurm has it.
+std::string AuthKeyPath(const Config& cfg);
+// The host musterd serves other hosts on: SlurmctldHost's address, else its
+// name.
+std::string ControllerAddress(const Config& cfg);
 
 }  // namespace muster::config

@@ -122,8 +122,13 @@ TEST(OracleConfig, LoadsUnchanged) {
 
   // Slurm-only keys are accepted and listed for a warning.
   EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:5: SlurmdUser"));
-  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:6: AuthType"));
-  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:58: NodeAddr"));
+  // Read, not ignored: how hosts authenticate and where each node's agent is.
+  EXPECT_EQ(cfg->auth_type, AuthType::kMunge);
+  const core::NodeConfig* gpu01 = cfg->FindNode("gpu01");
+  ASSERT_NE(gpu01, nullptr);
+  EXPECT_EQ(gpu01->addr, "127.0.0.1");
+  EXPECT_EQ(gpu01->hostname, "vm");
+  EXPECT_GT(gpu01->port, 0);
   EXPECT_EQ(cfg->raw.at("ClusterName"), "anchor");
   EXPECT_EQ(cfg->raw.at("SelectTypeParameters"), "CR_Core_Memory");
   EXPECT_EQ(cfg->raw.count("NodeName"), 0u);
@@ -426,10 +431,49 @@ TEST(Nodes, SlurmOnlyAttributesAreRecorded) {
       "PartitionName=p Nodes=n1 GraceTime=0 LLN=NO\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_THAT(cfg->ignored_keys,
-              ElementsAre("muster.conf:1: NodeHostname", "muster.conf:1: NodeAddr",
-                          "muster.conf:1: Port", "muster.conf:1: CoreSpecCount",
-                          "muster.conf:1: MemSpecLimit", "muster.conf:2: FrontendName",
-                          "muster.conf:3: GraceTime", "muster.conf:3: LLN"));
+              ElementsAre("muster.conf:1: CoreSpecCount", "muster.conf:1: MemSpecLimit",
+                          "muster.conf:2: FrontendName", "muster.conf:3: GraceTime",
+                          "muster.conf:3: LLN"));
+}
+
+// Each node's host, address and agent port, one per node in order; by
+// default the node's own name and SlurmdPort.
+TEST(Nodes, HostnameAddrAndPortPerNode) {
+  auto cfg = Parse(
+      "NodeName=gpu[01-02] NodeHostname=srv[1-2] NodeAddr=10.0.0.[1-2] Port=7000\n"
+      "NodeName=cpu01\n"
+      "PartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->nodes[1].hostname, "srv2");
+  EXPECT_EQ(cfg->nodes[1].addr, "10.0.0.2");
+  EXPECT_EQ(cfg->nodes[1].port, 7000);
+  EXPECT_EQ(cfg->nodes[2].hostname, "cpu01");
+  EXPECT_EQ(cfg->nodes[2].addr, "cpu01");
+  EXPECT_EQ(cfg->nodes[2].port, 0);
+  auto bad = Parse("NodeName=gpu[01-03] NodeHostname=srv[1-2]\nPartitionName=p Nodes=ALL\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:1: NodeName gpu[01-03]: NodeHostname: invalid value 'srv[1-2]' "
+            "(names 2 hosts for 3 nodes)");
+}
+
+TEST(Auth, TypeAndTimeToLive) {
+  auto local = Parse("NodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(local.ok());
+  EXPECT_EQ(local->auth_type, AuthType::kLocal);
+  EXPECT_EQ(local->auth_ttl_s, 300);
+  auto slurm = Parse("AuthType=auth/slurm\nAuthInfo=ttl=60,cred_expire=30\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(slurm.ok()) << slurm.status().message();
+  EXPECT_EQ(slurm->auth_type, AuthType::kSlurm);
+  EXPECT_EQ(slurm->auth_ttl_s, 60);
+  EXPECT_EQ(slurm->cred_expire_s, 30);
+  EXPECT_EQ(AuthKeyPath(*slurm), "/nonexistent-muster-test/slurm.key");
+  auto bad = Parse("AuthType=auth/none\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:1: AuthType: invalid value 'auth/none' (expected auth/munge or "
+            "auth/slurm (leave it unset for one host))");
+  EXPECT_FALSE(Parse("AuthInfo=ttl=0\nNodeName=n1\nPartitionName=p Nodes=ALL\n").ok());
 }
 
 // ---------------------------------------------------------------------------

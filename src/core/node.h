@@ -28,6 +28,12 @@ std::optional<NodeInitialState> ParseNodeInitialState(std::string_view s);
 
 struct NodeConfig {
   std::string name;
+  // NodeHostname: the host whose agent serves this node (default: the
+  // node's name); NodeAddr: where that host is reached (default: the
+  // hostname); Port: the agent's port there (0 = SlurmdPort).
+  std::string hostname;
+  std::string addr;
+  int port = 0;
   int cpus = 1;
   int sockets = 1;
   int cores_per_socket = 1;

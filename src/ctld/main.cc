@@ -15,6 +15,9 @@
 
 #include "api/http.h"
 #include "api/line_conn.h"
+#include "api/tcp_listener.h"
+#include "auth/service.h"
+#include "auth/signed_lines.h"
 #include "config/config.h"
 #include "ctld/api_handlers.h"
 #include "ctld/controller.h"
@@ -30,9 +33,33 @@ using namespace muster;
 void AcceptAgents(asio::local::stream_protocol::acceptor& acceptor, ctld::Controller& ctl) {
   acceptor.async_accept([&](boost::system::error_code ec, asio::local::stream_protocol::socket s) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(s)));
+    if (!ec) ctl.AcceptAgent(std::make_shared<api::LineConn>(api::LineConn::Socket(std::move(s)), "local agent"));
     AcceptAgents(acceptor, ctl);
   });
+}
+
+// Under AuthType=auth/slurm, agents on other hosts connect over TCP on
+// SlurmctldPort and sign every line with the shared key. Null, and nothing
+// listens, on a single-host cluster.
+util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context& io,
+                                                                ctld::Controller& ctl,
+                                                                const auth::ServiceAuth* auth) {
+  const config::Config& cfg = ctl.config();
+  if (cfg.auth_type == config::AuthType::kMunge) {
+    util::LogWarn("AuthType=auth/munge: this build serves agents of this host only; use "
+                  "AuthType=auth/slurm for agents on other hosts");
+  }
+  if (auth == nullptr) return std::unique_ptr<api::TcpListener>();
+  auto listener = api::TcpListener::Listen(
+      io, cfg.slurmctld_port, [&ctl, auth](api::LineConn::Socket socket, std::string peer) {
+        ctl.AcceptAgent(std::make_shared<api::LineConn>(
+            std::move(socket), "agent at " + peer,
+            auth->ForConnection(auth::kToAgent, auth::kToController)));
+      });
+  if (listener.ok()) {
+    util::LogInfo("serving agents of other hosts on TCP port {} (auth/slurm)", cfg.slurmctld_port);
+  }
+  return listener;
 }
 
 int Usage() {
@@ -72,6 +99,16 @@ int main(int argc, char** argv) {
   for (const auto& k : cfg->ignored_keys) {
     util::LogWarn("{}: accepted but has no effect in Muster", k);
   }
+  util::RealClock clock;
+  std::unique_ptr<auth::ServiceAuth> service_auth;
+  if (cfg->auth_type == config::AuthType::kSlurm) {
+    auto loaded = auth::ServiceAuth::Create(*cfg, clock);
+    if (!loaded.ok()) {
+      std::cerr << "musterd: error: " << loaded.status().message() << "\n";
+      return 1;
+    }
+    service_auth = std::move(*loaded);
+  }
   if (validate) {
     std::cout << "musterd: configuration " << cfg->path << " is valid (" << cfg->nodes.size()
               << " nodes, " << cfg->partitions.size() << " partitions)\n";
@@ -80,7 +117,6 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   asio::io_context io;
-  util::RealClock clock;
   ctld::Controller ctl(io, *cfg, clock);
   util::Status st = ctl.Recover();
   if (!st.ok()) {
@@ -120,6 +156,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   AcceptAgents(agents, ctl);
+  auto remote = ServeOtherHosts(io, ctl, service_auth.get());
+  if (!remote.ok()) {
+    util::LogError("{}", remote.status().message());
+    return 1;
+  }
 
   {
     std::ofstream pid(ctl.config().state_save_location + "/musterd.pid");
@@ -132,6 +173,7 @@ int main(int argc, char** argv) {
     if (!saved.ok()) util::LogError("{}", saved.message());
     (*server)->Close();
     agents.close();
+    if (*remote) (*remote)->Close();
     io.stop();
   });
   util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(),

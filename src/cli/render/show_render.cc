@@ -119,8 +119,11 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
     lines.push_back("GresDrain=N/A");
     lines.push_back("GresUsed=" + NodeGresUsed(n, cfg));
   }
-  lines.push_back(fmt::format("NodeAddr={} NodeHostName={} Version={}", c.name, c.name,
-                              view.version));
+  // Port= only where the node has its own (several agents on one host).
+  lines.push_back(fmt::format("NodeAddr={} NodeHostName={}{} Version={}",
+                              c.addr.empty() ? c.name : c.addr,
+                              c.hostname.empty() ? c.name : c.hostname,
+                              c.port > 0 ? fmt::format(" Port={}", c.port) : "", view.version));
   if (n.registered) lines.push_back("OS=" + u.os + " ");
   lines.push_back(fmt::format("RealMemory={} AllocMem={} FreeMem=N/A Sockets={} Boards=1",
                               c.real_memory_mb, n.alloc_mem_mb, c.sockets));

@@ -1,0 +1,197 @@
+#!/bin/bash
+# Separate test hosts on one machine: a Muster cluster of a controller host,
+# a login host and N compute hosts, each its own network, UTS and mount
+# namespace (its own hostname, /etc/hosts, /tmp and spool), joined by a
+# bridge that lives in a namespace of its own, so the machine's own network
+# is never touched and every address used exists only inside these
+# namespaces. Job output goes to a directory every host sees, as a
+# cluster's shared filesystem. Needs root (namespaces, veth, bridge).
+#
+#   scripts/hosts.sh up N        controller "ctl", "login", compute "cn1".."cnN";
+#                                starts musterd on ctl and an agent on each cnX
+#   scripts/hosts.sh exec HOST CMD...   runs CMD on HOST (with MUSTER_CONF set)
+#   scripts/hosts.sh down        stops everything and removes what up made
+#   scripts/hosts.sh list        the hosts and their addresses
+#   scripts/hosts.sh pids HOST   the processes running on HOST
+#
+# MUSTER_HOSTS_DIR (default /var/tmp/muster-hosts) holds the cluster; it may
+# not be under /tmp, which each host replaces with its own. MUSTER_HOSTS_NET
+# (default 10.231.7) is the /24 the hosts live in; MUSTER_BIN (default
+# build/bin) the binaries. Several clusters can coexist with different dirs
+# and nets. cn1 hosts two nodes (node01, node02), every other compute host
+# one; each node has 4 CPUs, 4000 MB and 2 emulated GPUs.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+dir=${MUSTER_HOSTS_DIR:-/var/tmp/muster-hosts}
+net=${MUSTER_HOSTS_NET:-10.231.7}
+bin=${MUSTER_BIN:-$root/build/bin}
+export MUSTER_HOSTS_DIR=$dir MUSTER_HOSTS_NET=$net MUSTER_BIN=$bin
+# Names of the namespaces and links derive from the directory, so two
+# clusters never collide.
+tag=mh$(echo -n "$dir" | md5sum | cut -c1-6)
+
+die() { echo "hosts.sh: $*" >&2; exit 1; }
+need_tools() {
+  local pkgs=()
+  command -v ip >/dev/null || pkgs+=(iproute2)
+  command -v nsenter >/dev/null || pkgs+=(util-linux)
+  if ((${#pkgs[@]})); then
+    echo "hosts.sh: installing ${pkgs[*]}" >&2
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${pkgs[@]}" >/dev/null
+  fi
+}
+
+hosts() { cat "$dir/hosts.list"; }
+addr_of() { awk -v h="$1" '$2 == h {print $1}' "$dir/hosts.list"; }
+
+# Runs a command inside HOST's namespaces.
+in_host() {
+  local h=$1; shift
+  nsenter --net="/run/netns/$tag-$h" --uts="$dir/ns/$h.uts" --mount="$dir/ns/$h.mnt" -- "$@"
+}
+
+make_host() {
+  local h=$1 ip=$2 i=$3
+  mkdir -p "$dir/$h/tmp" "$dir/$h/spool"
+  chmod 1777 "$dir/$h/tmp"
+  ip netns add "$tag-$h"
+  ip link add "$tag-$i" type veth peer name eth0 netns "$tag-$h"
+  ip link set "$tag-$i" netns "$tag-sw"
+  ip -n "$tag-sw" link set "$tag-$i" master br0 up
+  ip -n "$tag-$h" link set lo up
+  ip -n "$tag-$h" addr add "$ip/24" dev eth0
+  ip -n "$tag-$h" link set eth0 up
+  touch "$dir/ns/$h.uts" "$dir/ns/$h.mnt"
+  # The UTS and mount namespaces are kept by bind mounts of their files;
+  # inside, the host gets its name, the cluster's /etc/hosts and its own /tmp.
+  unshare --uts="$dir/ns/$h.uts" --mount="$dir/ns/$h.mnt" --propagation private \
+    sh -c "hostname $h && mount --bind '$dir/etc-hosts' /etc/hosts && mount --bind '$dir/$h/tmp' /tmp"
+}
+
+write_config() {
+  local n=$1
+  mkdir -p "$dir/conf" "$dir/shared" "$dir/ctl/state"
+  chmod 1777 "$dir/shared"
+  head -c 32 /dev/urandom > "$dir/conf/slurm.key"
+  chmod 0600 "$dir/conf/slurm.key"
+  {
+    echo "# Written by scripts/hosts.sh: a cluster of separate test hosts."
+    echo "ClusterName=hosts"
+    echo "SlurmctldHost=ctl($net.1)"
+    echo "SlurmctldPort=6817"
+    echo "AuthType=auth/slurm"
+    echo "StateSaveLocation=$dir/ctl/state"
+    echo "SlurmdSpoolDir=$dir/%n/spool"
+    echo "SlurmdTimeout=30"
+    echo "GresTypes=gpu"
+    local nodes=() i=1 c
+    for ((c = 1; c <= n; c++)); do
+      local count=1
+      ((c == 1)) && count=2
+      for ((k = 0; k < count; k++)); do
+        local name
+        name=$(printf "node%02d" "$i")
+        echo "NodeName=$name NodeHostname=cn$c NodeAddr=$net.$((10 + c)) CPUs=4 RealMemory=4000 Gres=gpu:2"
+        nodes+=("$name")
+        i=$((i + 1))
+      done
+    done
+    echo "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
+  } > "$dir/conf/muster.conf"
+}
+
+wait_for() {
+  local what=$1; shift
+  for _ in $(seq 200); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  die "timed out waiting for $what"
+}
+
+up() {
+  local n=${1:-}
+  [[ "$n" =~ ^[1-9][0-9]?$ ]] || die "up: give the number of compute hosts (1-99), not '${n}'"
+  [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, veth, bridge)"
+  case "$dir/" in /tmp/*) die "MUSTER_HOSTS_DIR=$dir is under /tmp, which each host replaces";; esac
+  [[ -e "$dir/hosts.list" ]] && die "$dir already holds a cluster; run 'down' first"
+  [[ -x "$bin/musterd" && -x "$bin/muster-agent" ]] || die "no musterd/muster-agent in $bin (build first)"
+  need_tools
+  mkdir -p "$dir/ns"
+  # The namespace files are bind-mounted here: the directory must be a
+  # private mount for that.
+  mount --bind "$dir/ns" "$dir/ns"
+  mount --make-private "$dir/ns"
+  {
+    echo "$net.1 ctl"
+    echo "$net.2 login"
+    for ((c = 1; c <= n; c++)); do echo "$net.$((10 + c)) cn$c"; done
+  } > "$dir/hosts.list"
+  { echo "127.0.0.1 localhost"; cat "$dir/hosts.list"; } > "$dir/etc-hosts"
+  ip netns add "$tag-sw"
+  ip -n "$tag-sw" link add br0 type bridge
+  ip -n "$tag-sw" link set br0 up
+  local i=0
+  while read -r ip h; do
+    make_host "$h" "$ip" "$i"
+    i=$((i + 1))
+  done < "$dir/hosts.list"
+  write_config "$n"
+  export MUSTER_CONF=$dir/conf/muster.conf
+  in_host ctl setsid "$bin/musterd" --conf "$MUSTER_CONF" > "$dir/ctl/musterd.log" 2>&1 < /dev/null &
+  wait_for "musterd on ctl" in_host ctl test -S "$dir/ctl/state/musterd.sock"
+  for ((c = 1; c <= n; c++)); do
+    in_host "cn$c" setsid "$bin/muster-agent" --conf "$MUSTER_CONF" \
+      > "$dir/cn$c/agent.log" 2>&1 < /dev/null &
+  done
+  local nodes
+  nodes=$(grep -c '^NodeName=' "$MUSTER_CONF")
+  wait_for "$nodes nodes to register" bash -c \
+    "[[ \$('$0' exec ctl '$bin/sinfo' -h -N -o %t | grep -c idle) -eq $nodes ]]"
+  echo "hosts.sh: up: controller ctl ($net.1), login ($net.2), compute cn1..cn$n ($nodes nodes)"
+  echo "  configuration:  $MUSTER_CONF  (key $dir/conf/slurm.key)"
+  echo "  shared output:  $dir/shared"
+  echo "  logs:           $dir/ctl/musterd.log, $dir/cnN/agent.log"
+  echo "  run a command:  MUSTER_HOSTS_DIR=$dir $0 exec ctl sbatch -D $dir/shared --wrap hostname"
+  echo "  remove it all:  MUSTER_HOSTS_DIR=$dir $0 down"
+}
+
+down() {
+  [[ -e "$dir/hosts.list" || -d "$dir/ns" ]] || { echo "hosts.sh: nothing to remove in $dir"; return 0; }
+  local h
+  for h in $(awk '{print $2}' "$dir/hosts.list" 2>/dev/null); do
+    # Everything that runs in the host's network namespace, jobs included.
+    local pids
+    pids=$(ip netns pids "$tag-$h" 2>/dev/null || true)
+    [[ -n "$pids" ]] && kill -TERM $pids 2>/dev/null || true
+  done
+  sleep 0.5
+  for h in $(awk '{print $2}' "$dir/hosts.list" 2>/dev/null); do
+    local pids
+    pids=$(ip netns pids "$tag-$h" 2>/dev/null || true)
+    [[ -n "$pids" ]] && kill -KILL $pids 2>/dev/null || true
+    umount "$dir/ns/$h.uts" "$dir/ns/$h.mnt" 2>/dev/null || true
+    ip netns del "$tag-$h" 2>/dev/null || true
+  done
+  ip netns del "$tag-sw" 2>/dev/null || true
+  umount "$dir/ns" 2>/dev/null || true
+  rm -rf "$dir"
+  echo "hosts.sh: down: removed $dir and its namespaces"
+}
+
+case "${1:-}" in
+  up) shift; up "$@" ;;
+  down) down ;;
+  list) cat "$dir/hosts.list" ;;
+  pids) ip netns pids "$tag-${2:?pids: give a host}" ;;
+  exec)
+    shift
+    h=${1:-}
+    [[ -n "$h" ]] && grep -q " $h\$" "$dir/hosts.list" 2>/dev/null || die "exec: no host '$h' in $dir"
+    shift
+    [[ $# -gt 0 ]] || die "exec: give a command to run on $h"
+    export MUSTER_CONF=$dir/conf/muster.conf PATH=$bin:$PATH
+    in_host "$h" "$@"
+    ;;
+  *) sed -n '2,/^set -euo/p' "$0" | sed '$d' >&2; exit 2 ;;
+esac

@@ -1,0 +1,32 @@
+#include "auth/service.h"
+
+#include <unistd.h>
+
+#include "auth/signed_lines.h"
+#include "util/users.h"
+
+namespace muster::auth {
+
+util::Result<std::unique_ptr<ServiceAuth>> ServiceAuth::Create(const config::Config& cfg,
+                                                               const util::Clock& clock) {
+  if (cfg.auth_type != config::AuthType::kSlurm) {
+    return util::FailedPrecondition("AuthType is not auth/slurm");
+  }
+  std::vector<uid_t> service_uids = {0};
+  if (std::optional<uint32_t> uid = util::LookupUid(cfg.slurm_user); uid && *uid != 0) {
+    service_uids.push_back(*uid);
+  }
+  auto key = SharedKey::Load(config::AuthKeyPath(cfg), service_uids.back());
+  if (!key.ok()) return key.status();
+  return std::unique_ptr<ServiceAuth>(
+      new ServiceAuth(std::move(*key), cfg.auth_ttl_s, std::move(service_uids), clock));
+}
+
+std::shared_ptr<api::LineAuth> ServiceAuth::ForConnection(std::string_view seal_purpose,
+                                                          std::string_view open_purpose) const {
+  const Identity self{::geteuid(), ::getegid()};
+  return std::make_shared<SignedLines>(key_, verifier_, self, seal_purpose, open_purpose,
+                                       service_uids_, clock_);
+}
+
+}  // namespace muster::auth

@@ -1,0 +1,190 @@
+"""A cluster of separate hosts on one machine (scripts/hosts.sh): a
+controller host, a login host and three compute hosts, each its own
+network, UTS and mount namespace, joined by a bridge in a namespace of its
+own. musterd serves the agents of the compute hosts over TCP under
+AuthType=auth/slurm; every line between them is signed with the shared key.
+Commands run on the controller host; job output lands in the directory all
+hosts share."""
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BIN
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTS_SH = ROOT / "scripts" / "hosts.sh"
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="separate hosts need root (namespaces)")
+
+
+class Hosts:
+    def __init__(self):
+        self.dir = Path(f"/var/tmp/muster-e2e-hosts-{os.getpid()}")
+        self.env = dict(os.environ)
+        self.env.update(MUSTER_HOSTS_DIR=str(self.dir), MUSTER_BIN=str(BIN),
+                        MUSTER_HOSTS_NET=f"10.231.{100 + os.getpid() % 100}")
+        for k in list(self.env):
+            if k.startswith(("SLURM_", "SBATCH_", "SQUEUE_")):
+                del self.env[k]
+        self.shared = self.dir / "shared"
+
+    def script(self, *args, check=True, timeout=120):
+        r = subprocess.run([str(HOSTS_SH), *args], env=self.env, capture_output=True, text=True,
+                           timeout=timeout)
+        if check:
+            assert r.returncode == 0, f"hosts.sh {' '.join(args)}: {r.stdout}{r.stderr}"
+        return r
+
+    def on(self, host, *argv, check=True):
+        return self.script("exec", host, *argv, check=check)
+
+    def sbatch(self, *args):
+        r = self.on("ctl", "sbatch", "--parsable", "-D", str(self.shared), *args)
+        return int(r.stdout.strip())
+
+    def state(self, job):
+        r = self.on("ctl", "squeue", "-h", "-j", str(job), "-o", "%T", check=False)
+        if r.stdout.strip():
+            return r.stdout.strip()
+        r = self.on("ctl", "sacct", "-X", "-n", "-P", "-j", str(job), "-o", "State")
+        return r.stdout.strip()
+
+    def wait_state(self, job, states, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            s = self.state(job)
+            if s in states:
+                return s
+            time.sleep(0.1)
+        raise AssertionError(f"job {job} is {self.state(job)}, not one of {states}")
+
+    def log(self, host):
+        return (self.dir / host / ("musterd.log" if host == "ctl" else "agent.log")).read_text()
+
+    def pids(self, host, name):
+        """Pids of `name` processes in `host`'s network namespace."""
+        out = self.script("pids", host).stdout.split()
+        return [int(p) for p in out
+                if Path(f"/proc/{p}/comm").exists() and Path(f"/proc/{p}/comm").read_text().strip() == name]
+
+    def start_daemon(self, host, *argv):
+        log = open(self.dir / host / ("musterd.log" if argv[0] == "musterd" else "agent.log"), "a")
+        subprocess.Popen([str(HOSTS_SH), "exec", host, "setsid", str(BIN / argv[0]), *argv[1:]],
+                         env=self.env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    h = Hosts()
+    h.script("down", check=False)
+    r = h.script("up", "3")
+    assert "compute cn1..cn3 (4 nodes)" in r.stdout
+    try:
+        yield h
+    finally:
+        h.script("down")
+        assert not h.dir.exists()
+
+
+def test_commands_are_musters_own(hosts):
+    r = hosts.on("ctl", "bash", "-c", "command -v sbatch; hostname")
+    assert r.stdout.split() == [str(BIN / "sbatch"), "ctl"]
+
+
+def test_every_node_runs_jobs_on_its_own_host(hosts):
+    # node01 and node02 are on cn1, node03 on cn2, node04 on cn3; each job
+    # leaves a file in its host's own /tmp and reports what it saw.
+    want = {"node01": "cn1", "node02": "cn1", "node03": "cn2", "node04": "cn3"}
+    jobs = {}
+    for node in want:
+        jobs[node] = hosts.sbatch("-w", node, "-o", f"{node}.out", "--wrap",
+                                  f'touch /tmp/seen-{node}; echo "$(hostname) $SLURMD_NODENAME '
+                                  f'$SLURM_JOB_NODELIST"; ls /tmp | grep seen- | sort | tr "\\n" " "')
+    for node, job in jobs.items():
+        assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    for node, host in want.items():
+        lines = (hosts.shared / f"{node}.out").read_text().splitlines()
+        assert lines[0] == f"{host} {node} {node}"
+        # /tmp is the host's own: cn1's two nodes share one, the others see
+        # only their own file.
+        seen = set(lines[1].split())
+        assert f"seen-{node}" in seen
+        assert all(want[s.removeprefix("seen-")] == host for s in seen)
+    assert "serving agents of other hosts on TCP port 6817 (auth/slurm)" in hosts.log("ctl")
+    for host in ("cn1", "cn2", "cn3"):
+        assert f"agent {host} registered" in hosts.log("ctl")
+
+
+def test_agent_with_another_key_is_refused_on_both_sides(hosts):
+    bad = hosts.dir / "badconf"
+    bad.mkdir(exist_ok=True)
+    (bad / "muster.conf").write_text((hosts.dir / "conf" / "muster.conf").read_text())
+    key = bad / "slurm.key"
+    key.write_bytes(os.urandom(32))
+    os.chmod(key, 0o600)
+    r = subprocess.run([str(HOSTS_SH), "exec", "login", "timeout", "-s", "INT", "2",
+                        str(BIN / "muster-agent"), "--conf", str(bad / "muster.conf"),
+                        "--nodes", "node04"], env=hosts.env, capture_output=True, text=True)
+    assert ("refused this connection: bad signature (a different key, or an altered message)"
+            in r.stderr), r.stderr
+    log = hosts.log("ctl")
+    assert f"agent at {hosts.env['MUSTER_HOSTS_NET']}.2:" in log
+    assert "refused a message: bad signature" in log
+    # node04 is still cn3's: the refused agent took nothing over.
+    job = hosts.sbatch("-w", "node04", "-o", "after-bad.out", "--wrap", "hostname")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    assert (hosts.shared / "after-bad.out").read_text().strip() == "cn3"
+
+    # A key others can read is refused before anything is sent.
+    os.chmod(key, 0o644)
+    r = subprocess.run([str(HOSTS_SH), "exec", "login", str(BIN / "muster-agent"), "--conf",
+                        str(bad / "muster.conf")], env=hosts.env, capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 1
+    assert r.stderr.strip() == (f"muster-agent: error: refusing the auth/slurm key {key}: mode 0644 "
+                                "lets others read or write it (use 0400 or 0600)")
+
+
+def test_unsigned_lines_are_refused(hosts):
+    # A peer that speaks the agent protocol without credentials (as a local
+    # agent would) gets an ERROR line naming the problem, then the close.
+    net = hosts.env["MUSTER_HOSTS_NET"]
+    r = hosts.on("login", "python3", "-c",
+                 "import socket; s = socket.create_connection(('ctl', 6817), timeout=5); "
+                 "s.sendall(b'{\"type\":\"register\",\"host\":\"x\",\"nodes\":[\"node01\"]}\\n'); "
+                 "print(s.makefile().readline().strip())")
+    assert r.stdout.strip() == "ERROR an unsigned message (is AuthType the same on both hosts?)"
+    assert f"agent at {net}.2:" in hosts.log("ctl")
+    r = hosts.on("ctl", "sinfo", "-h", "-N", "-n", "node01", "-o", "%t")
+    assert r.stdout.strip() in ("idle", "mix", "alloc")
+
+
+def test_agent_restart_on_its_host_leaves_the_job_running(hosts):
+    job = hosts.sbatch("-w", "node03", "-o", "restart.out", "--wrap",
+                       "sleep 3; echo done on $(hostname)")
+    assert hosts.wait_state(job, {"RUNNING"}) == "RUNNING"
+    [agent] = hosts.pids("cn2", "muster-agent")
+    os.kill(agent, signal.SIGKILL)
+    hosts.start_daemon("cn2", "muster-agent", "--conf", str(hosts.dir / "conf" / "muster.conf"))
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED", "NODE_FAIL"}, timeout=30) == "COMPLETED"
+    assert (hosts.shared / "restart.out").read_text().strip() == "done on cn2"
+
+    # And musterd's restart on the controller host: the agents reconnect
+    # over TCP and the cluster goes on.
+    [ctld] = hosts.pids("ctl", "musterd")
+    os.kill(ctld, signal.SIGKILL)
+    hosts.start_daemon("ctl", "musterd", "--conf", str(hosts.dir / "conf" / "muster.conf"))
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        r = hosts.on("ctl", "sinfo", "-h", "-N", "-o", "%t", check=False)
+        if r.returncode == 0 and r.stdout.split() == ["idle"] * 4:
+            break
+        time.sleep(0.2)
+    job = hosts.sbatch("-w", "node04", "-o", "after-restart.out", "--wrap", "hostname")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    assert (hosts.shared / "after-restart.out").read_text().strip() == "cn3"
