@@ -8,7 +8,9 @@
 # cluster's shared filesystem. Needs root (namespaces, veth, bridge).
 #
 #   scripts/hosts.sh up N        controller "ctl", "login", compute "cn1".."cnN";
-#                                starts musterd on ctl and an agent on each cnX
+#                                starts musterd on ctl and an agent on every
+#                                other host (on login it serves only the
+#                                commands' credentials)
 #   scripts/hosts.sh exec HOST CMD...   runs CMD on HOST (with MUSTER_CONF set)
 #   scripts/hosts.sh down        stops everything and removes what up made
 #   scripts/hosts.sh list        the hosts and their addresses
@@ -52,7 +54,7 @@ in_host() {
 
 make_host() {
   local h=$1 ip=$2 i=$3
-  mkdir -p "$dir/$h/tmp" "$dir/$h/spool"
+  mkdir -p "$dir/$h/tmp" "$dir/$h/spool" "$dir/ctl"
   chmod 1777 "$dir/$h/tmp"
   ip netns add "$tag-$h"
   ip link add "$tag-$i" type veth peer name eth0 netns "$tag-$h"
@@ -63,9 +65,13 @@ make_host() {
   ip -n "$tag-$h" link set eth0 up
   touch "$dir/ns/$h.uts" "$dir/ns/$h.mnt"
   # The UTS and mount namespaces are kept by bind mounts of their files;
-  # inside, the host gets its name, the cluster's /etc/hosts and its own /tmp.
+  # inside, the host gets its name, the cluster's /etc/hosts and its own
+  # /tmp, and every host but ctl an empty directory where the controller's
+  # state is (its unix sockets included: only TCP reaches musterd there).
+  local hide=""
+  [[ "$h" != ctl ]] && hide="&& mount -t tmpfs -o size=1m,mode=0755 none '$dir/ctl'"
   unshare --uts="$dir/ns/$h.uts" --mount="$dir/ns/$h.mnt" --propagation private \
-    sh -c "hostname $h && mount --bind '$dir/etc-hosts' /etc/hosts && mount --bind '$dir/$h/tmp' /tmp"
+    sh -c "hostname $h && mount --bind '$dir/etc-hosts' /etc/hosts && mount --bind '$dir/$h/tmp' /tmp $hide"
 }
 
 write_config() {
@@ -140,10 +146,13 @@ up() {
   export MUSTER_CONF=$dir/conf/muster.conf
   in_host ctl setsid "$bin/musterd" --conf "$MUSTER_CONF" > "$dir/ctl/musterd.log" 2>&1 < /dev/null &
   wait_for "musterd on ctl" in_host ctl test -S "$dir/ctl/state/musterd.sock"
-  for ((c = 1; c <= n; c++)); do
-    in_host "cn$c" setsid "$bin/muster-agent" --conf "$MUSTER_CONF" \
-      > "$dir/cn$c/agent.log" 2>&1 < /dev/null &
+  # An agent on every host but the controller's: the compute hosts' serve
+  # their nodes, the login host's only the commands' credentials.
+  for h in login $(seq -f "cn%g" 1 "$n"); do
+    in_host "$h" setsid "$bin/muster-agent" --conf "$MUSTER_CONF" \
+      > "$dir/$h/agent.log" 2>&1 < /dev/null &
   done
+  wait_for "the login host's credential service" test -S "$dir/login/spool/login/auth.sock"
   local nodes
   nodes=$(grep -c '^NodeName=' "$MUSTER_CONF")
   wait_for "$nodes nodes to register" bash -c \
@@ -152,7 +161,7 @@ up() {
   echo "  configuration:  $MUSTER_CONF  (key $dir/conf/slurm.key)"
   echo "  shared output:  $dir/shared"
   echo "  logs:           $dir/ctl/musterd.log, $dir/cnN/agent.log"
-  echo "  run a command:  MUSTER_HOSTS_DIR=$dir $0 exec ctl sbatch -D $dir/shared --wrap hostname"
+  echo "  run a command:  MUSTER_HOSTS_DIR=$dir $0 exec login sbatch -D $dir/shared --wrap hostname"
   echo "  remove it all:  MUSTER_HOSTS_DIR=$dir $0 down"
 }
 

@@ -47,21 +47,13 @@ std::vector<int> ParseCpuList(const std::string& list) {
 
 int PidfdOpen(pid_t pid) { return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); }
 
-// <SlurmdSpoolDir with %n expanded>/<host>.
-std::string SpoolDirOf(const config::Config& cfg, const std::string& host) {
-  std::string spool = cfg.slurmd_spool_dir;
-  auto pos = spool.find("%n");
-  if (pos != std::string::npos) spool.replace(pos, 2, host);
-  return spool + "/" + host;
-}
-
 }  // namespace
 
 Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
     : io_(io),
       cfg_(std::move(cfg)),
       opts_(std::move(opts)),
-      spool_(SpoolDirOf(cfg_, opts_.host)),
+      spool_(config::AgentSpoolDir(cfg_, opts_.host)),
       files_(spool_),
       reconnect_(io),
       sigchld_(io, SIGCHLD) {
@@ -107,6 +99,22 @@ void Agent::Start() {
     WatchPidfd(*job_id);
   }
   WatchSignals();
+  if (opts_.auth != nullptr) {
+    // The local commands' credentials (a login host runs the agent for
+    // this alone).
+    auto kiosk = auth::KioskServer::Listen(io_, config::KioskSocketPath(cfg_, opts_.host), opts_.auth,
+                                           config::ControllerAddress(cfg_), cfg_.slurmctld_port);
+    if (kiosk.ok()) {
+      kiosk_ = std::move(*kiosk);
+    } else {
+      util::LogError("{}", kiosk.status().message());
+    }
+    if (opts_.nodes.empty()) {
+      util::LogInfo("no nodes of this host ({}) in {}: serving credentials only", opts_.host,
+                    cfg_.path);
+      return;
+    }
+  }
   Connect();
 }
 

@@ -24,6 +24,7 @@
 
 #include "agent/file_recycler.h"
 #include "api/line_conn.h"
+#include "auth/kiosk_server.h"
 #include "auth/service.h"
 #include "config/config.h"
 #include "stepd/spool.h"
@@ -88,6 +89,7 @@ class Agent {
   std::string spool_;
   FileRecycler files_;  // finished jobs' spool files, for the next jobs
   std::shared_ptr<api::LineConn> conn_;
+  std::unique_ptr<auth::KioskServer> kiosk_;  // under auth/slurm
   boost::asio::steady_timer reconnect_;
   boost::asio::signal_set sigchld_;
   std::map<uint32_t, Step> steps_;

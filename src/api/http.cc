@@ -7,6 +7,11 @@
 #include <memory>
 #include <optional>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -15,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/conn_limiter.h"
+#include "api/kiosk.h"
 #include "util/log.h"
 
 namespace muster::api {
@@ -24,6 +30,8 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using Unix = asio::local::stream_protocol;
+using Tcp = asio::ip::tcp;
+using Socket = LineConn::Socket;
 
 constexpr size_t kReadChunkBytes = 16 << 10;
 constexpr char kWarningField[] = "Muster-Warning";
@@ -69,11 +77,16 @@ bool PeerWentAway(const beast::error_code& ec) {
 // go on.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(Unix::socket socket, PeerCred peer, const HttpHandler& handler,
-          const config::ApiLimits& limits, ConnectionLimiter::Slot slot)
+  // `remote_auth` set: a connection from another host, whose requests
+  // each prove their sender (`peer` is then unknown until they do).
+  Session(Socket socket, PeerCred peer, const HttpHandler& handler,
+          const config::ApiLimits& limits, ConnectionLimiter::Slot slot,
+          std::shared_ptr<RequestAuth> remote_auth = nullptr, std::string remote_name = {})
       : socket_(std::move(socket)),
         handler_(handler),
         peer_(peer),
+        remote_auth_(std::move(remote_auth)),
+        remote_name_(std::move(remote_name)),
         max_header_(static_cast<uint32_t>(limits.max_header_size)),
         max_body_(static_cast<uint64_t>(limits.max_body_size)),
         slot_(std::move(slot)) {
@@ -166,9 +179,27 @@ class Session : public std::enable_shared_from_this<Session> {
     in.target = std::string(req.target());
     in.body = std::move(req.body());
     in.peer = peer_;
+    if (remote_auth_ != nullptr) {
+      const auto header = req[http::field::authorization];
+      util::Result<PeerCred> who = Authenticate({header.data(), header.size()}, in);
+      if (!who.ok()) {
+        util::LogError("API request from {}: refused: {}", remote_name_, who.status().message());
+        Write(ErrorReply(401, "Authentication failure: " + who.status().message()), false);
+        return;
+      }
+      in.peer = *who;
+    }
     handler_(in, [self = shared_from_this(), keep_alive](HttpResponse reply) {
       self->Write(std::move(reply), keep_alive);
     });
+  }
+
+  util::Result<PeerCred> Authenticate(std::string_view header, const HttpRequest& in) {
+    if (!header.starts_with(kCredentialScheme)) {
+      return util::PermissionDenied("no credential (Authorization: Muster ...)");
+    }
+    header.remove_prefix(sizeof(kCredentialScheme) - 1);
+    return remote_auth_->Verify(header, RequestSigningText(in.method, in.target, in.body));
   }
 
   void Write(HttpResponse reply, bool keep_alive) {
@@ -199,7 +230,7 @@ class Session : public std::enable_shared_from_this<Session> {
                         // Done with this connection: what the peer still
                         // sends is not read.
                         beast::error_code ignored;
-                        self->socket_.shutdown(Unix::socket::shutdown_both, ignored);
+                        self->socket_.shutdown(Socket::shutdown_both, ignored);
                       });
   }
 
@@ -214,9 +245,11 @@ class Session : public std::enable_shared_from_this<Session> {
     (void)::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_SNDBUF, &size, sizeof size);
   }
 
-  Unix::socket socket_;
+  Socket socket_;
   const HttpHandler& handler_;
   const PeerCred peer_;
+  const std::shared_ptr<RequestAuth> remote_auth_;
+  const std::string remote_name_;
   const uint32_t max_header_;
   const uint64_t max_body_;
   ConnectionLimiter::Slot slot_;  // released when the session ends
@@ -233,7 +266,12 @@ class UnixHttpServer final : public HttpServer {
         limits_(options.limits),
         limiter_(ConnectionLimiter::Create(limits_.max_connections,
                                            limits_.max_connections_per_user,
-                                           std::move(options.exempt))) {}
+                                           std::move(options.exempt))),
+        remote_auth_(std::move(options.remote_auth)),
+        // Other hosts' connections are counted per address: their users
+        // are known only once each request proves itself.
+        remote_limiter_(ConnectionLimiter::Create(limits_.max_connections,
+                                                  limits_.max_connections_per_user, nullptr)) {}
 
   util::Status Open(const std::string& path) {
     ::unlink(path.c_str());
@@ -251,6 +289,21 @@ class UnixHttpServer final : public HttpServer {
     beast::error_code ec;
     acceptor_.close(ec);
     retry_timer_.cancel();
+  }
+
+  void ServeRemote(Socket socket, const std::string& peer) override {
+    if (remote_auth_ == nullptr) return;  // closed with the socket
+    const uid_t key = AddressKey(socket);
+    ConnectionLimiter::Slot slot;
+    util::Status admitted = remote_limiter_->Admit(key, &slot);
+    auto session = std::make_shared<Session>(std::move(socket), PeerCred{}, handler_, limits_,
+                                             std::move(slot), remote_auth_, peer);
+    if (admitted.ok()) {
+      session->Start();
+      return;
+    }
+    util::LogWarn("API: refusing a connection from {}: {}", peer, admitted.message());
+    Refuse(*session, *remote_limiter_, key, admitted);
   }
 
  private:
@@ -273,23 +326,42 @@ class UnixHttpServer final : public HttpServer {
     });
   }
 
-  void Serve(Unix::socket socket) {
-    PeerCred peer = ReadPeerCred(socket.native_handle());
-    ConnectionLimiter::Slot slot;
-    util::Status admitted = limiter_->Admit(peer.uid, &slot);
-    auto session = std::make_shared<Session>(std::move(socket), peer, handler_, limits_,
-                                             std::move(slot));
-    if (admitted.ok()) {
-      session->Start();
-      return;
+  // The key a remote peer's connections are counted under: its IPv4
+  // address, or a hash of an IPv6 one.
+  static uid_t AddressKey(const Socket& socket) {
+    boost::system::error_code ec;
+    auto ep = socket.remote_endpoint(ec);
+    if (ec) return 0;
+    if (ep.data()->sa_family == AF_INET) {
+      return ntohl(reinterpret_cast<const sockaddr_in*>(ep.data())->sin_addr.s_addr);
     }
-    const bool per_user = limiter_->open_of(peer.uid) >= limits_.max_connections_per_user;
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ep.data());
+    return static_cast<uid_t>(std::hash<std::string_view>{}(std::string_view(
+        reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr))));
+  }
+
+  void Refuse(Session& session, const ConnectionLimiter& limiter, uid_t key,
+              const util::Status& admitted) {
+    const bool per_user = limiter.open_of(key) >= limits_.max_connections_per_user;
     HttpResponse reply =
         ErrorReply(503, admitted.message(),
                    per_user ? limits_.max_connections_per_user : limits_.max_connections,
                    per_user ? "max_connections_per_user" : "max_connections");
     reply.retry_after_s = 1;
-    session->Refuse(std::move(reply));
+    session.Refuse(std::move(reply));
+  }
+
+  void Serve(Unix::socket socket) {
+    PeerCred peer = ReadPeerCred(socket.native_handle());
+    ConnectionLimiter::Slot slot;
+    util::Status admitted = limiter_->Admit(peer.uid, &slot);
+    auto session = std::make_shared<Session>(Socket(std::move(socket)), peer, handler_, limits_,
+                                             std::move(slot));
+    if (admitted.ok()) {
+      session->Start();
+      return;
+    }
+    Refuse(*session, *limiter_, peer.uid, admitted);
   }
 
   Unix::acceptor acceptor_;
@@ -297,6 +369,8 @@ class UnixHttpServer final : public HttpServer {
   HttpHandler handler_;
   const config::ApiLimits limits_;
   std::shared_ptr<ConnectionLimiter> limiter_;
+  std::shared_ptr<RequestAuth> remote_auth_;
+  std::shared_ptr<ConnectionLimiter> remote_limiter_;
 };
 
 }  // namespace
@@ -311,20 +385,75 @@ util::Result<std::unique_ptr<HttpServer>> HttpServer::Listen(asio::io_context& i
   return std::unique_ptr<HttpServer>(std::move(server));
 }
 
+std::string RequestSigningText(std::string_view method, std::string_view target,
+                               std::string_view body) {
+  std::string text;
+  text.reserve(method.size() + target.size() + body.size() + 2);
+  text.append(method).append(1, ' ').append(target).append(1, '\n').append(body);
+  return text;
+}
+
+namespace {
+
+util::Result<Socket> ConnectUnixApi(asio::io_context& io, const std::string& path) {
+  Unix::socket socket(io);
+  beast::error_code ec;
+  socket.connect(Unix::endpoint(path), ec);
+  if (ec) {
+    return util::Unavailable("Unable to contact slurm controller (connect failure): " + path +
+                             ": " + ec.message());
+  }
+  return Socket(std::move(socket));
+}
+
+// A numeric address only: the static commands carry no resolver (the
+// credential service resolved the name).
+util::Result<Socket> ConnectTcpApi(asio::io_context& io, const KioskGrant& grant) {
+  beast::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(grant.address, ec);
+  Tcp::socket socket(io);
+  if (!ec) socket.connect(Tcp::endpoint(address, static_cast<unsigned short>(grant.port)), ec);
+  if (ec) {
+    return util::Unavailable(fmt::format(
+        "Unable to contact slurm controller (connect failure): {}:{}: {}", grant.address,
+        grant.port, ec.message()));
+  }
+  socket.set_option(Tcp::no_delay(true), ec);
+  return Socket(std::move(socket));
+}
+
+}  // namespace
+
 util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::string& method,
                                     const std::string& target, const std::string& body,
                                     const BodySink& sink) {
+  Endpoint endpoint;
+  endpoint.unix_path = socket_path;
+  return HttpCall(endpoint, method, target, body, sink);
+}
+
+util::Result<HttpResponse> HttpCall(const Endpoint& endpoint, const std::string& method,
+                                    const std::string& target, const std::string& body,
+                                    const BodySink& sink) {
+  std::string credential;
   asio::io_context io;
-  Unix::socket socket(io);
-  beast::error_code ec;
-  socket.connect(Unix::endpoint(socket_path), ec);
-  if (ec) {
-    return util::Unavailable("Unable to contact slurm controller (connect failure): " +
-                             socket_path + ": " + ec.message());
+  util::Result<Socket> connected = util::Unavailable("");
+  if (!endpoint.unix_path.empty()) {
+    connected = ConnectUnixApi(io, endpoint.unix_path);
+  } else {
+    util::Result<KioskGrant> grant =
+        KioskSign(endpoint.kiosk_path, RequestSigningText(method, target, body));
+    if (!grant.ok()) return grant.status();
+    credential = std::move(grant->credential);
+    connected = ConnectTcpApi(io, *grant);
   }
+  if (!connected.ok()) return connected.status();
+  Socket& socket = *connected;
+  beast::error_code ec;
   http::request<http::string_body> req{http::string_to_verb(method), target, 11};
   req.set(http::field::host, "musterd");
   req.set(http::field::content_type, "application/json");
+  if (!credential.empty()) req.set(http::field::authorization, kCredentialScheme + credential);
   req.keep_alive(false);
   req.body() = body;
   req.prepare_payload();

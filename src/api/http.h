@@ -1,7 +1,11 @@
-// HTTP/1.1 over a unix socket, the transport of Muster's API. The server
-// runs on the caller's io_context (one thread: all handlers run on the
-// controller's event loop) and learns each peer's uid/gid from the kernel
-// (SO_PEERCRED), which is the local authentication. Requests are bounded
+// HTTP/1.1 over a unix socket, the transport of Muster's API, and over TCP
+// from other hosts. The server runs on the caller's io_context (one thread:
+// all handlers run on the controller's event loop). On the unix socket it
+// learns each peer's uid/gid from the kernel (SO_PEERCRED), the local
+// authentication; over TCP each request carries a credential in its
+// Authorization header ("Muster <credential>", signed by the client host's
+// credential service over RequestSigningText) and the uid/gid are the
+// credential's, never the body's. A request without a good one gets 401. Requests are bounded
 // (config::ApiLimits, MusterApiParameters): headers over max_header_size
 // get 431, a body over max_body_size 413 (from Content-Length, before any
 // of the body is read, or as a chunked body grows), and the connection is
@@ -21,6 +25,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include "api/line_conn.h"
 #include "config/config.h"
 #include "util/status.h"
 
@@ -58,10 +63,27 @@ struct HttpResponse {
 using Respond = std::function<void(HttpResponse)>;
 using HttpHandler = std::function<void(const HttpRequest&, Respond respond)>;
 
+// The text a request's credential signs: its method, target and body.
+std::string RequestSigningText(std::string_view method, std::string_view target,
+                               std::string_view body);
+constexpr char kCredentialScheme[] = "Muster ";
+
+// Checks the credential of a request that came over TCP.
+class RequestAuth {
+ public:
+  virtual ~RequestAuth() = default;
+  // Who sent the request whose RequestSigningText is `text`, if
+  // `credential` proves it; else PermissionDenied saying why.
+  virtual util::Result<PeerCred> Verify(std::string_view credential, std::string_view text) = 0;
+};
+
 struct HttpServerOptions {
   config::ApiLimits limits;
   // Operators, never refused for the connection counts (empty: nobody).
   std::function<bool(uid_t)> exempt;
+  // Requests over TCP (ServeRemote) are checked with this; null: none are
+  // served.
+  std::shared_ptr<RequestAuth> remote_auth;
 };
 
 // Listens on `socket_path` (removing a stale socket file first, mode 0666 so
@@ -74,6 +96,19 @@ class HttpServer {
                                                           HttpServerOptions options = {});
   virtual ~HttpServer() = default;
   virtual void Close() = 0;
+  // Serves one connection another host opened over TCP (accepted by a
+  // TcpListener): every request must carry a credential remote_auth
+  // accepts. `peer` ("10.0.0.2:40312") names it in log lines; connections
+  // are counted per peer address.
+  virtual void ServeRemote(LineConn::Socket socket, const std::string& peer) = 0;
+};
+
+// Where a client reaches musterd: its unix socket on the controller's
+// host, else TCP, each request signed by this host's credential service
+// (api/kiosk.h), which also names the controller's address.
+struct Endpoint {
+  std::string unix_path;
+  std::string kiosk_path;
 };
 
 // A blocking one-shot client: connects, sends one request, reads the reply.
@@ -87,6 +122,10 @@ class HttpServer {
 // call also sees the reply's head (status, warnings; no body). Other
 // replies (errors, in JSON) are gathered as without it.
 using BodySink = std::function<void(const HttpResponse& head, std::string_view piece)>;
+util::Result<HttpResponse> HttpCall(const Endpoint& endpoint, const std::string& method,
+                                    const std::string& target, const std::string& body,
+                                    const BodySink& sink = nullptr);
+// The same, to a unix socket.
 util::Result<HttpResponse> HttpCall(const std::string& socket_path, const std::string& method,
                                     const std::string& target, const std::string& body,
                                     const BodySink& sink = nullptr);

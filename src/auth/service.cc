@@ -29,4 +29,35 @@ std::shared_ptr<api::LineAuth> ServiceAuth::ForConnection(std::string_view seal_
                                        service_uids_, clock_);
 }
 
+namespace {
+
+class ApiRequestAuth final : public api::RequestAuth {
+ public:
+  ApiRequestAuth(std::shared_ptr<Verifier> verifier, const util::Clock& clock)
+      : verifier_(std::move(verifier)), clock_(clock) {}
+
+  util::Result<api::PeerCred> Verify(std::string_view credential, std::string_view text) override {
+    util::Result<Identity> who = verifier_->Verify(credential, kApiRequest, text, clock_.Now());
+    if (!who.ok()) return who.status();
+    api::PeerCred peer;
+    peer.uid = who->uid;
+    peer.gid = who->gid;
+    return peer;
+  }
+
+ private:
+  std::shared_ptr<Verifier> verifier_;
+  const util::Clock& clock_;
+};
+
+}  // namespace
+
+std::shared_ptr<api::RequestAuth> ServiceAuth::ForApiRequests() const {
+  return std::make_shared<ApiRequestAuth>(verifier_, clock_);
+}
+
+std::string ServiceAuth::SignApiRequest(const Identity& who, std::string_view text) const {
+  return key_->Sign(who, kApiRequest, text, clock_.Now());
+}
+
 }  // namespace muster::auth

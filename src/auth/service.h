@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/http.h"
 #include "api/line_conn.h"
 #include "auth/shared_key.h"
 #include "config/config.h"
@@ -28,6 +29,12 @@ class ServiceAuth {
   // the other side sealed for `open_purpose` (kToController / kToAgent).
   std::shared_ptr<api::LineAuth> ForConnection(std::string_view seal_purpose,
                                                std::string_view open_purpose) const;
+
+  // Checks the credentials of API requests from other hosts (musterd).
+  std::shared_ptr<api::RequestAuth> ForApiRequests() const;
+  // A credential for an API request of `who` (the kiosk, for a local
+  // caller).
+  std::string SignApiRequest(const Identity& who, std::string_view text) const;
 
  private:
   ServiceAuth(std::shared_ptr<const SharedKey> key, int ttl_s, std::vector<uid_t> service_uids,

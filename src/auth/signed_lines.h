@@ -22,6 +22,8 @@ namespace muster::auth {
 // reflected back to it.
 inline constexpr std::string_view kToController = "agent-to-controller";
 inline constexpr std::string_view kToAgent = "controller-to-agent";
+// The purpose of an API request's credential (any user's).
+inline constexpr std::string_view kApiRequest = "api-request";
 
 class SignedLines final : public api::LineAuth {
  public:

@@ -1,10 +1,13 @@
 #include "cli/client.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <iostream>
 #include <thread>
 
 #include "api/http.h"
+#include "util/hostname.h"
 
 namespace muster::cli {
 
@@ -12,7 +15,19 @@ util::Result<Client> Client::Connect(const std::string& conf_path) {
   std::string path = conf_path.empty() ? config::DefaultConfigPath() : conf_path;
   auto cfg = config::LoadConfig(path);
   if (!cfg.ok()) return cfg.status();
-  return Client(config::ControllerSocketPath(*cfg));
+  return ForConfig(*cfg);
+}
+
+Client Client::ForConfig(const config::Config& cfg) {
+  api::Endpoint endpoint;
+  endpoint.unix_path = config::ControllerSocketPath(cfg);
+  // Not the controller's host (its socket is not here): over TCP, where
+  // the cluster's hosts authenticate to each other.
+  if (cfg.auth_type == config::AuthType::kSlurm && ::access(endpoint.unix_path.c_str(), F_OK) != 0) {
+    endpoint.kiosk_path = config::KioskSocketPath(cfg, util::HostName());
+    endpoint.unix_path.clear();
+  }
+  return Client(std::move(endpoint));
 }
 
 namespace {
@@ -32,13 +47,13 @@ util::Result<Response> ToResponse(util::Result<api::HttpResponse> r) {
 // Retries a connection refused for too many open ones (503 with
 // Retry-After; musterd read nothing of it, so a POST is safe to resend),
 // waiting 0.1 s, doubling, five times.
-util::Result<api::HttpResponse> CallWithRetry(const std::string& socket_path,
+util::Result<api::HttpResponse> CallWithRetry(const api::Endpoint& endpoint,
                                                const std::string& method,
                                                const std::string& target, const std::string& body,
                                                const api::BodySink& sink = nullptr) {
   auto wait = std::chrono::milliseconds(100);
   for (int attempt = 0;; ++attempt) {
-    auto r = api::HttpCall(socket_path, method, target, body, sink);
+    auto r = api::HttpCall(endpoint, method, target, body, sink);
     if (!r.ok() || r->status != 503 || r->retry_after_s <= 0 || attempt == 5) return r;
     std::this_thread::sleep_for(wait);
     wait *= 2;
@@ -47,13 +62,13 @@ util::Result<api::HttpResponse> CallWithRetry(const std::string& socket_path,
 }  // namespace
 
 util::Result<Response> Client::Get(const std::string& target) const {
-  return ToResponse(CallWithRetry(socket_path_, "GET", target, ""));
+  return ToResponse(CallWithRetry(endpoint_, "GET", target, ""));
 }
 
 util::Result<Response> Client::Post(const std::string& target, const nlohmann::json& body,
                                     const api::BodySink& sink) const {
   return ToResponse(
-      CallWithRetry(socket_path_, "POST", target,
+      CallWithRetry(endpoint_, "POST", target,
                     body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), sink));
 }
 

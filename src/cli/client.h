@@ -1,6 +1,8 @@
-// The CLI's connection to musterd: HTTP/1.1 with JSON bodies over the
-// controller's unix socket (the caller's uid reaches musterd through
-// SO_PEERCRED, so no credential is sent). One request per call.
+// The CLI's connection to musterd: HTTP/1.1 with JSON bodies, one request
+// per call. On the controller's host, over its unix socket (the caller's
+// uid reaches musterd through SO_PEERCRED, so no credential is sent); on
+// any other host of an auth/slurm cluster, over TCP with each request
+// signed by this host's credential service (api/kiosk.h).
 #pragma once
 
 #include <string>
@@ -26,7 +28,9 @@ class Client {
   // Loads the configuration found by config::DefaultConfigPath() (or
   // `conf_path` when not empty) to locate the socket.
   static util::Result<Client> Connect(const std::string& conf_path = {});
-  explicit Client(std::string socket_path) : socket_path_(std::move(socket_path)) {}
+  // The client of a loaded configuration.
+  static Client ForConfig(const config::Config& cfg);
+  explicit Client(api::Endpoint endpoint) : endpoint_(std::move(endpoint)) {}
 
   // One request. A 503 with Retry-After (musterd refused the connection:
   // too many open) is retried a few times, about 3 s in all, before it is
@@ -36,10 +40,9 @@ class Client {
   // (api::HttpCall) and Response::text stays empty.
   util::Result<Response> Post(const std::string& target, const nlohmann::json& body,
                               const api::BodySink& sink = nullptr) const;
-  const std::string& socket_path() const { return socket_path_; }
 
  private:
-  std::string socket_path_;
+  api::Endpoint endpoint_;
 };
 
 // The error text of a non-2xx response: body["error"] or the raw text.

@@ -165,7 +165,7 @@ int SbatchMain(const std::vector<std::string>& args) {
     return 1;
   }
 
-  Client client(config::ControllerSocketPath(*cfg));
+  Client client = Client::ForConfig(*cfg);
   auto resp = client.Post("/v1/jobs", nlohmann::json(req));
   if (!resp.ok()) {
     PrintError("sbatch", "Batch job submission failed: " + resp.status().message());

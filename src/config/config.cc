@@ -1588,6 +1588,17 @@ std::string ControllerSocketPath(const Config& cfg) {
   return (fs::path(cfg.state_save_location) / "musterd.sock").string();
 }
 
+std::string AgentSpoolDir(const Config& cfg, const std::string& host) {
+  std::string spool = cfg.slurmd_spool_dir;
+  auto pos = spool.find("%n");
+  if (pos != std::string::npos) spool.replace(pos, 2, host);
+  return spool + "/" + host;
+}
+
+std::string KioskSocketPath(const Config& cfg, const std::string& host) {
+  return AgentSpoolDir(cfg, host) + "/auth.sock";
+}
+
 std::string AuthKeyPath(const Config& cfg) {
   return std::filesystem::path(cfg.path).parent_path().append("slurm.key").string();
 }

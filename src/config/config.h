@@ -177,6 +177,10 @@ std::string DefaultConfigPath();
 // <StateSaveLocation>/musterd.sock.
 std::string ControllerSocketPath(const Config& cfg);
 std::string AgentSocketPath(const Config& cfg);
+// The spool of the agent of `host`: <SlurmdSpoolDir, %n as host>/<host>.
+std::string AgentSpoolDir(const Config& cfg, const std::string& host);
+// The credential service of `host`'s agent (auth/kiosk.h), in its spool.
+std::string KioskSocketPath(const Config& cfg, const std::string& host);
 // The auth/slurm key: slurm.key in the main file's directory, as Slurm has it.
 std::string AuthKeyPath(const Config& cfg);
 // The host musterd serves other hosts on: SlurmctldHost's address, else its

@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include "api/http.h"
 #include "api/line_conn.h"
@@ -38,26 +39,54 @@ void AcceptAgents(asio::local::stream_protocol::acceptor& acceptor, ctld::Contro
   });
 }
 
-// Under AuthType=auth/slurm, agents on other hosts connect over TCP on
-// SlurmctldPort and sign every line with the shared key. Null, and nothing
-// listens, on a single-host cluster.
+// What another host opened on SlurmctldPort: the agent protocol (signed
+// lines, "MUSTER1:..."; an unsigned one, '{', is answered with its
+// refusal) or an API request over HTTP. Told apart by the first byte; a
+// connection that sends nothing for 10 s is closed.
+void Dispatch(asio::io_context& io, api::LineConn::Socket socket, std::string peer,
+              ctld::Controller& ctl, api::HttpServer& api, const auth::ServiceAuth& auth) {
+  auto conn = std::make_shared<api::LineConn::Socket>(std::move(socket));
+  auto first = std::make_shared<char>(0);
+  auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::seconds(10));
+  timer->async_wait([conn](boost::system::error_code ec) {
+    if (!ec) conn->close(ec);
+  });
+  conn->async_receive(
+      asio::buffer(first.get(), 1), asio::socket_base::message_peek,
+      [&ctl, &api, &auth, conn, first, timer, peer](boost::system::error_code ec, size_t n) {
+        timer->cancel();
+        if (ec || n == 0) return;
+        if (*first == 'M' || *first == '{') {
+          ctl.AcceptAgent(std::make_shared<api::LineConn>(
+              std::move(*conn), "agent at " + peer,
+              auth.ForConnection(auth::kToAgent, auth::kToController)));
+        } else {
+          api.ServeRemote(std::move(*conn), peer);
+        }
+      });
+}
+
+// Under AuthType=auth/slurm, agents and commands on other hosts reach
+// musterd over TCP on SlurmctldPort, proving every message with the shared
+// key. Null, and nothing listens, on a single-host cluster.
 util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context& io,
                                                                 ctld::Controller& ctl,
+                                                                api::HttpServer& api,
                                                                 const auth::ServiceAuth* auth) {
   const config::Config& cfg = ctl.config();
   if (cfg.auth_type == config::AuthType::kMunge) {
-    util::LogWarn("AuthType=auth/munge: this build serves agents of this host only; use "
-                  "AuthType=auth/slurm for agents on other hosts");
+    util::LogWarn("AuthType=auth/munge: this build serves this host only; use "
+                  "AuthType=auth/slurm for agents and commands on other hosts");
   }
   if (auth == nullptr) return std::unique_ptr<api::TcpListener>();
   auto listener = api::TcpListener::Listen(
-      io, cfg.slurmctld_port, [&ctl, auth](api::LineConn::Socket socket, std::string peer) {
-        ctl.AcceptAgent(std::make_shared<api::LineConn>(
-            std::move(socket), "agent at " + peer,
-            auth->ForConnection(auth::kToAgent, auth::kToController)));
+      io, cfg.slurmctld_port,
+      [&io, &ctl, &api, auth](api::LineConn::Socket socket, std::string peer) {
+        Dispatch(io, std::move(socket), std::move(peer), ctl, api, *auth);
       });
   if (listener.ok()) {
-    util::LogInfo("serving agents of other hosts on TCP port {} (auth/slurm)", cfg.slurmctld_port);
+    util::LogInfo("serving agents and commands of other hosts on TCP port {} (auth/slurm)",
+                  cfg.slurmctld_port);
   }
   return listener;
 }
@@ -130,6 +159,7 @@ int main(int argc, char** argv) {
   // Operators are never refused for too many connections, so they can act
   // while a user floods the socket.
   options.exempt = [&ctl](uid_t uid) { return ctl.IsAdmin(uid); };
+  if (service_auth != nullptr) options.remote_auth = service_auth->ForApiRequests();
   auto server = api::HttpServer::Listen(
       io, sock,
       [&](const api::HttpRequest& r, api::Respond respond) {
@@ -156,7 +186,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   AcceptAgents(agents, ctl);
-  auto remote = ServeOtherHosts(io, ctl, service_auth.get());
+  auto remote = ServeOtherHosts(io, ctl, **server, service_auth.get());
   if (!remote.ok()) {
     util::LogError("{}", remote.status().message());
     return 1;

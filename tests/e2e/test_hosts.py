@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN
+from conftest import BIN, ensure_test_users
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS_SH = ROOT / "scripts" / "hosts.sh"
@@ -43,8 +43,8 @@ class Hosts:
     def on(self, host, *argv, check=True):
         return self.script("exec", host, *argv, check=check)
 
-    def sbatch(self, *args):
-        r = self.on("ctl", "sbatch", "--parsable", "-D", str(self.shared), *args)
+    def sbatch(self, *args, host="ctl"):
+        r = self.on(host, "sbatch", "--parsable", "-D", str(self.shared), *args)
         return int(r.stdout.strip())
 
     def state(self, job):
@@ -52,7 +52,7 @@ class Hosts:
         if r.stdout.strip():
             return r.stdout.strip()
         r = self.on("ctl", "sacct", "-X", "-n", "-P", "-j", str(job), "-o", "State")
-        return r.stdout.strip()
+        return r.stdout.strip().split(" ")[0]  # "CANCELLED by 0"
 
     def wait_state(self, job, states, timeout=30):
         deadline = time.time() + timeout
@@ -115,7 +115,8 @@ def test_every_node_runs_jobs_on_its_own_host(hosts):
         seen = set(lines[1].split())
         assert f"seen-{node}" in seen
         assert all(want[s.removeprefix("seen-")] == host for s in seen)
-    assert "serving agents of other hosts on TCP port 6817 (auth/slurm)" in hosts.log("ctl")
+    assert ("serving agents and commands of other hosts on TCP port 6817 (auth/slurm)"
+            in hosts.log("ctl"))
     for host in ("cn1", "cn2", "cn3"):
         assert f"agent {host} registered" in hosts.log("ctl")
 
@@ -188,3 +189,77 @@ def test_agent_restart_on_its_host_leaves_the_job_running(hosts):
     job = hosts.sbatch("-w", "node04", "-o", "after-restart.out", "--wrap", "hostname")
     assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
     assert (hosts.shared / "after-restart.out").read_text().strip() == "cn3"
+
+
+def test_commands_on_the_login_host_reach_musterd_over_tcp(hosts):
+    # The controller's state (its unix sockets) is not on the login host:
+    # the commands go over TCP, signed by the login host's own agent.
+    assert hosts.on("login", "ls", str(hosts.dir / "ctl")).stdout == ""
+    job = hosts.sbatch("-o", "from-login.out", "--wrap", "sleep 1; hostname", host="login")
+    r = hosts.on("login", "squeue", "-h", "-j", str(job), "-o", "%i %u")
+    assert r.stdout.split() == [str(job), "root"]
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    assert (hosts.shared / "from-login.out").read_text().strip() in ("cn1", "cn2", "cn3")
+    r = hosts.on("login", "sinfo", "-h", "-o", "%D %t")
+    assert r.stdout.split() == ["4", "idle"]
+    r = hosts.on("login", "sacct", "-X", "-n", "-P", "-j", str(job), "-o", "JobID,State")
+    assert r.stdout.strip() == f"{job}|COMPLETED"
+    log = hosts.log("login")
+    assert "serving credentials only" in log
+
+
+def test_user_identity_over_tcp_comes_from_the_credential(hosts):
+    users = ensure_test_users()
+    user = users[0]
+    hosts.shared.chmod(0o1777)
+    job = int(hosts.on("login", "su", user, "-c",
+                       f"PATH={BIN}:$PATH MUSTER_CONF={hosts.dir}/conf/muster.conf "
+                       f"sbatch --parsable -D {hosts.shared} -o /dev/null --wrap 'sleep 30'"
+                       ).stdout.strip())
+    r = hosts.on("login", "squeue", "-h", "-j", str(job), "-o", "%u")
+    assert r.stdout.strip() == user
+    # root's job is not the user's to cancel, from any host.
+    mine = hosts.sbatch("-o", "/dev/null", "--wrap", "sleep 30", host="login")
+    r = hosts.on("login", "su", user, "-c",
+                 f"PATH={BIN}:$PATH MUSTER_CONF={hosts.dir}/conf/muster.conf scancel {mine}",
+                 check=False)
+    assert r.returncode != 0
+    assert "Access/permission denied" in r.stderr or "permission" in r.stderr.lower(), r.stderr
+    hosts.on("login", "scancel", str(job), str(mine))
+    assert hosts.wait_state(mine, {"CANCELLED"}) == "CANCELLED"
+
+
+def test_api_requests_without_a_good_credential_get_401(hosts):
+    net = hosts.env["MUSTER_HOSTS_NET"]
+    script = (
+        "import socket\n"
+        "def ask(auth):\n"
+        "    s = socket.create_connection(('ctl', 6817), timeout=5)\n"
+        "    s.sendall(b'GET /v1/jobs HTTP/1.1\\r\\nHost: x\\r\\n' + auth + b'Connection: close\\r\\n\\r\\n')\n"
+        "    return s.makefile('rb').readline().decode().strip()\n"
+        "print(ask(b''))\n"
+        "print(ask(b'Authorization: Muster MUSTER1:0:0:1:00000000000000000000000000000000:' + b'0' * 64 + b'\\r\\n'))\n")
+    r = hosts.on("login", "python3", "-c", script)
+    assert r.stdout.split("\n")[:2] == ["HTTP/1.1 401 Unauthorized", "HTTP/1.1 401 Unauthorized"]
+    log = hosts.log("ctl")
+    assert f"API request from {net}.2:" in log
+    assert "refused: no credential (Authorization: Muster ...)" in log
+    assert "refused: bad signature" in log
+
+
+def test_commands_without_a_credential_service_say_so(hosts):
+    [kiosk] = hosts.pids("login", "muster-agent")
+    os.kill(kiosk, signal.SIGTERM)
+    deadline = time.time() + 10
+    while hosts.pids("login", "muster-agent") and time.time() < deadline:
+        time.sleep(0.1)
+    try:
+        r = hosts.on("login", "squeue", check=False)
+        assert r.returncode == 1
+        assert "no credential service on this host" in r.stderr, r.stderr
+        assert "is muster-agent running here?" in r.stderr
+    finally:
+        hosts.start_daemon("login", "muster-agent", "--conf", str(hosts.dir / "conf" / "muster.conf"))
+        deadline = time.time() + 10
+        while hosts.on("login", "squeue", check=False).returncode != 0 and time.time() < deadline:
+            time.sleep(0.1)
