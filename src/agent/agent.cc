@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 
 #include <boost/asio/connect.hpp>
@@ -18,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "auth/signed_lines.h"
+#include "stepd/remote_tasks.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -203,6 +205,8 @@ void Agent::OnMessage(const json& msg) {
     std::string type = msg.at("type").get<std::string>();
     if (type == "launch") {
       Launch(msg);
+    } else if (type == "step_launch") {
+      LaunchRemoteTasks(msg);
     } else if (type == "limit") {
       // A running job's new time limit, in seconds (-1 = unlimited).
       uint32_t id = msg.at("job_id").get<uint32_t>();
@@ -348,6 +352,45 @@ void Agent::RunForkedStep(const stepd::StepSpec& spec) {
     util::LogError("job {}: muster-step failed: unexpected exception", spec.job_id);
   }
   ::_exit(rc);
+}
+
+void Agent::LaunchRemoteTasks(const json& msg) {
+  auto spec = stepd::RemoteStepSpecFromJson(msg.value("step", json::object()));
+  if (!spec.ok()) {
+    util::LogWarn("{}", spec.status().message());
+    return;
+  }
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd > 0) {
+      ::dup2(null_fd, 0);
+      ::close(null_fd);
+    }
+    ::dup2(2, 1);
+    ::close_range(3, ~0U, 0);
+    ::setsid();
+    ::prctl(PR_SET_NAME, "muster-step");
+    int rc = 1;
+    try {
+      rc = stepd::RunRemoteTasks(*spec);
+    } catch (...) {
+      util::LogError("step {}.{}: unexpected exception", spec->job_id, spec->step_id);
+    }
+    ::_exit(rc);
+  }
+  const int err = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) {
+    util::LogError("step {}.{}: cannot fork its tasks' launcher: {}", spec->job_id, spec->step_id,
+                   std::strerror(err));
+    return;
+  }
+  util::LogInfo("step {}.{}: {} tasks on {} (pid {})", spec->job_id, spec->step_id,
+                spec->tasks.size(), spec->node, pid);
 }
 
 void Agent::WatchSignals() {

@@ -64,6 +64,9 @@ class Agent {
   void Register();
   void OnMessage(const nlohmann::json& msg);
   void Launch(const nlohmann::json& msg);
+  // An srun step's tasks on one of this agent's nodes (stepd/remote_tasks.h),
+  // in a forked launcher of their own.
+  void LaunchRemoteTasks(const nlohmann::json& msg);
   void WatchSignals();
   void Reap();
   void WatchPidfd(uint32_t job_id);

@@ -1,8 +1,10 @@
 // srun inside a batch job: runs a command as a job step. musterd allocates
-// the step (id, tasks per node from the job's allocation); the tasks of the
-// emulated nodes all live on this host, so srun starts them itself with
-// fork/exec and each task's SLURM_* identity, inside the batch job's
-// process tree (so cancelling the job reaches them). Output streams through
+// the step (id, tasks per node from the job's allocation). On one host the
+// tasks of the emulated nodes all live here, so srun starts them itself
+// with fork/exec and each task's SLURM_* identity, inside the batch job's
+// process tree (so cancelling the job reaches them); on a cluster of
+// several hosts (auth/slurm) the agents of the step's nodes start them
+// and stream their output back (srun_remote.h). Output streams through
 // (or, with -l, line by line with the task's rank as prefix). The exit code
 // is the highest task exit code. The counts srun takes from the job and
 // each task's environment are in srun_env.h.
@@ -23,6 +25,8 @@
 #include "cli/commands.h"
 #include "cli/options.h"
 #include "cli/srun_env.h"
+#include "cli/srun_remote.h"
+#include "config/config.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -385,11 +389,12 @@ int SrunMain(const std::vector<std::string>& args) {
   for (const std::string& w : ApplyJobDefaults(env, &opts->counts)) {
     std::cerr << "srun: Warning: " << w << "\n";
   }
-  auto client = Client::Connect();
-  if (!client.ok()) {
-    PrintError("srun", client.status().message());
+  auto cfg = config::LoadConfig(config::DefaultConfigPath());
+  if (!cfg.ok()) {
+    PrintError("srun", cfg.status().message());
     return 1;
   }
+  auto client = util::Result<Client>(Client::ForConfig(*cfg));
   std::string step_name = opts->job_name.empty() ? opts->command.front() : opts->job_name;
   step_name = step_name.substr(step_name.rfind('/') + 1);
   nlohmann::json body = {{"ntasks", opts->counts.ntasks},
@@ -409,6 +414,42 @@ int SrunMain(const std::vector<std::string>& args) {
   const StepView step = ToStepView(resp->body);
   EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
+
+  if (cfg->auth_type == config::AuthType::kSlurm) {
+    // The step's nodes may be on other hosts: their agents start the tasks.
+    RemoteLaunch launch;
+    launch.job_id = job_id;
+    launch.step_id = step.step_id;
+    launch.argv = opts->command;
+    char cwd[4096];
+    launch.work_dir = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
+    launch.label = opts->label;
+    for (size_t n = 0; n < step.nodes.size(); ++n) {
+      RemoteNodeTasks node{step.nodes[n].node, {}};
+      for (int local = 0; local < step.nodes[n].tasks; ++local) {
+        const int rank = step.nodes[n].first_task + local;
+        std::vector<std::string> env_strings;
+        for (const auto& [k, v] : TaskEnvironment(step_env, step, n, local)) {
+          if (k != "SLURM_TASK_PID") env_strings.push_back(k + "=" + v);
+        }
+        node.tasks.emplace_back(rank, std::move(env_strings));
+        const int node_id = static_cast<int>(n);
+        if (!opts->output.empty()) {
+          launch.out_paths[rank] = ExpandTaskPattern(opts->output, job_id, step.step_id, rank, node_id, node.node);
+        }
+        if (!opts->error.empty()) {
+          launch.err_paths[rank] = ExpandTaskPattern(opts->error, job_id, step.step_id, rank, node_id, node.node);
+        }
+      }
+      launch.nodes.push_back(std::move(node));
+    }
+    util::Result<RemoteExit> ended = RunRemoteStep(*client, launch);
+    if (!ended.ok()) PrintError("srun", ended.status().message());
+    const RemoteExit exit = ended.ok() ? *ended : RemoteExit{1, 0};
+    (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+                       {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
+    return exit.code;
+  }
 
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {

@@ -252,6 +252,14 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!step.ok()) return Error(HttpStatusFor(step.status()), step.status().message());
     return JsonReply(201, *step);
   }
+  if (what == "jobs" && parts.size() == 6 && post && parts[3] == "steps" && parts[5] == "launch") {
+    auto job = util::ParseInt(parts[2]);
+    auto step = util::ParseInt(parts[4]);
+    if (!job.ok() || !step.ok()) return Error(400, "Invalid job step id specified");
+    auto launched = ctl.LaunchStep(static_cast<core::JobId>(*job), static_cast<int>(*step), body, caller);
+    if (!launched.ok()) return Error(HttpStatusFor(launched.status()), launched.status().message());
+    return JsonReply(200, *launched);
+  }
   if (what == "jobs" && parts.size() == 6 && post && parts[3] == "steps" && parts[5] == "end") {
     auto job = util::ParseInt(parts[2]);
     auto step = util::ParseInt(parts[4]);

@@ -21,6 +21,7 @@
 #include "sched/partition_rules.h"
 #include "sched/scheduler.h"
 #include "sched/step_layout.h"
+#include "stepd/remote_tasks.h"
 #include "stepd/step.h"
 #include "util/hostlist.h"
 #include "util/log.h"
@@ -1287,6 +1288,57 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
               {"ntasks", ntasks},
               {"nodelist", util::CompressHostlist(names)},
               {"layout", layout}};
+}
+
+util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& body,
+                                          const Caller& caller) {
+  Job* job = jobs_.Find(id);
+  if (job == nullptr) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+  auto running = running_steps_.find({id, step_id});
+  if (running == running_steps_.end()) return util::NotFound("Invalid job step id specified");
+  auto step_nodes = util::ExpandHostlist(running->second.node_list);
+  if (!step_nodes.ok()) return step_nodes.status();
+  // Read whole before anything is sent: a malformed request launches nothing.
+  std::vector<std::pair<std::shared_ptr<api::LineConn>, json>> sends;
+  try {
+    for (const json& n : body.at("nodes")) {
+      stepd::RemoteStepSpec spec;
+      spec.job_id = id;
+      spec.step_id = step_id;
+      spec.node = n.at("node").get<std::string>();
+      if (std::find(step_nodes->begin(), step_nodes->end(), spec.node) == step_nodes->end()) {
+        return util::InvalidArgument("node " + spec.node + " is not in step " + std::to_string(id) +
+                                     "." + std::to_string(step_id));
+      }
+      spec.uid = job->req.uid;
+      spec.gid = job->req.gid;
+      spec.groups = job->req.groups;
+      spec.work_dir = body.at("work_dir").get<std::string>();
+      spec.argv = body.at("argv").get<std::vector<std::string>>();
+      for (const json& t : n.at("tasks")) {
+        spec.tasks.push_back({t.at("rank").get<int>(), t.at("env").get<std::vector<std::string>>()});
+      }
+      spec.io_host = body.at("io_host").get<std::string>();
+      spec.io_port = body.at("io_port").get<int>();
+      spec.token = body.at("token").get<std::string>();
+      auto agent = std::find_if(agents_.begin(), agents_.end(), [&](const auto& a) {
+        return std::find(a.second.nodes.begin(), a.second.nodes.end(), spec.node) != a.second.nodes.end();
+      });
+      if (agent == agents_.end()) {
+        return util::Unavailable("Unable to contact the agent of node " + spec.node);
+      }
+      sends.emplace_back(agent->second.conn, json{{"type", "step_launch"}, {"step", stepd::ToJson(spec)}});
+    }
+  } catch (const std::exception& e) {
+    return util::InvalidArgument(std::string("malformed step launch: ") + e.what());
+  }
+  json launched = json::array();
+  for (auto& [conn, msg] : sends) {
+    launched.push_back(msg["step"]["node"]);
+    conn->Send(msg);
+  }
+  return json{{"launched", launched}};
 }
 
 util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_signal,

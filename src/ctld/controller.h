@@ -105,6 +105,13 @@ class Controller {
   util::Result<nlohmann::json> CreateStep(core::JobId id, const nlohmann::json& body,
                                           const Caller& caller);
 
+  // srun on a cluster of several hosts: starts step `step_id`'s tasks
+  // through the agents of its nodes (body: the tasks of each node with
+  // their environments, the command, and where srun waits for their
+  // output: io_host, io_port, token). Returns the nodes asked.
+  util::Result<nlohmann::json> LaunchStep(core::JobId id, int step_id, const nlohmann::json& body,
+                                          const Caller& caller);
+
   // srun's step ended with the highest task exit code (signal 0 if none).
   util::Status EndStep(core::JobId id, int step_id, int exit_code, int exit_signal,
                        const Caller& caller);

@@ -263,3 +263,56 @@ def test_commands_without_a_credential_service_say_so(hosts):
         deadline = time.time() + 10
         while hosts.on("login", "squeue", check=False).returncode != 0 and time.time() < deadline:
             time.sleep(0.1)
+
+
+def test_srun_runs_each_task_on_its_nodes_host(hosts):
+    script = hosts.shared / "steps.sh"
+    script.write_text(
+        "#!/bin/bash\n"
+        "#SBATCH -N 3 -n 4\n"
+        "srun -l bash -c 'echo \"$SLURM_PROCID/$SLURM_NTASKS $(hostname) $SLURMD_NODENAME "
+        "$SLURM_STEP_ID $SLURM_NODEID $SLURM_LOCALID\"; echo oops >&2'\n"
+        "echo \"exit $?\"\n"
+        "srun -n2 -N2 -o 'task-%t-%N.out' bash -c 'hostname; exit $((SLURM_PROCID + 3))'\n"
+        "echo \"exit $?\"\n")
+    job = hosts.sbatch("-o", "steps.out", "-e", "steps.err", str(script), host="login")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    out = (hosts.shared / "steps.out").read_text().splitlines()
+    ranks = sorted(line for line in out if line[:2] in ("0:", "1:", "2:", "3:"))
+    # Block layout over node01 (cn1), node02 (cn1), node03 (cn2).
+    assert ranks == ["0: 0/4 cn1 node01 0 0 0", "1: 1/4 cn1 node01 0 0 1",
+                     "2: 2/4 cn1 node02 0 1 0", "3: 3/4 cn2 node03 0 2 0"]
+    assert [line for line in out if line.startswith("exit")] == ["exit 0", "exit 4"]
+    err = (hosts.shared / "steps.err").read_text()
+    assert sorted(line for line in err.splitlines() if "oops" in line) == [
+        "0: oops", "1: oops", "2: oops", "3: oops"]
+    assert "srun: error: node01: task 0: Exited with exit code 3" in err
+    assert "srun: error: node02: task 1: Exited with exit code 4" in err
+    assert (hosts.shared / "task-0-node01.out").read_text().strip() == "cn1"
+    assert (hosts.shared / "task-1-node02.out").read_text().strip() == "cn1"
+    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", str(job), "-o", "JobID,State,ExitCode,NodeList")
+    assert r.stdout.splitlines()[2:] == [f"{job}.0|COMPLETED|0:0|node[01-03]",
+                                         f"{job}.1|FAILED|4:0|node[01-02]"]
+
+
+def test_cancelling_the_job_stops_its_tasks_on_other_hosts(hosts):
+    marker = f"remote-sleep-{os.getpid()}"
+    job = hosts.sbatch("-N", "2", "-w", "node02,node03", "-o", "/dev/null", "--wrap",
+                       f"srun -N2 -n2 bash -c 'exec -a {marker} sleep 300'")
+
+    def tasks():
+        # Anchored, so neither srun's command line nor this pgrep's own
+        # callers match; the hosts share one pid namespace.
+        return hosts.on("cn2", "pgrep", "-f", f"^{marker} 300", check=False).stdout.split()
+
+    deadline = time.time() + 20
+    while time.time() < deadline and len(tasks()) < 2:
+        time.sleep(0.1)
+    assert len(tasks()) == 2, "the tasks never started"
+    hosts.on("ctl", "scancel", str(job))
+    deadline = time.time() + 20
+    while time.time() < deadline and tasks():
+        time.sleep(0.1)
+    assert tasks() == []
+    assert "srun went away; killing the step's tasks" in hosts.log("cn2")
+    assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"

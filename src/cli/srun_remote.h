@@ -1,0 +1,42 @@
+// srun's side of a step on a cluster of several hosts (the stream is
+// described in stepd/remote_tasks.h): srun listens on a port of its own
+// host, asks musterd to have the agents of the step's nodes start the
+// tasks, and relays what their launchers send back until every task has
+// ended.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli/client.h"
+#include "util/status.h"
+
+namespace muster::cli {
+
+struct RemoteNodeTasks {
+  std::string node;
+  std::vector<std::pair<int, std::vector<std::string>>> tasks;  // rank, environment
+};
+
+struct RemoteLaunch {
+  std::string job_id;
+  int step_id = 0;
+  std::vector<std::string> argv;
+  std::string work_dir;
+  std::vector<RemoteNodeTasks> nodes;
+  bool label = false;                      // -l: each line prefixed with its rank
+  std::map<int, std::string> out_paths;    // -o, expanded per rank; empty: srun's stdout
+  std::map<int, std::string> err_paths;    // -e; empty: the output's
+};
+
+struct RemoteExit {
+  int code = 0;    // the highest task exit (128 + signal)
+  int signal = 0;  // a signal that ended a task, 0 if none
+};
+
+// Runs the step's tasks through the agents and relays their output;
+// kUnavailable when the launch could not be asked for or never arrived.
+util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch);
+
+}  // namespace muster::cli

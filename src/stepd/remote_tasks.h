@@ -1,0 +1,58 @@
+// The tasks of an srun step on one node of a cluster of several hosts. The
+// agent of the node forks a process per step that runs RunRemoteTasks: it
+// connects back to srun (which listens on its own host), proves it is the
+// launch srun asked for (the step's random token, which reached the agent
+// through musterd over signed lines), starts the node's tasks as the job's
+// user, relays their output and reports how each ended. When srun goes away
+// (its connection closes) the tasks are killed: a step lives as long as
+// the srun that runs it, as in Slurm.
+//
+// The stream to srun, in order per task:
+//   "HELLO <token> <node>\n"                 first, once
+//   "O <rank> <length>\n" <bytes>            a piece of a task's stdout
+//   "E <rank> <length>\n" <bytes>            ... of its stderr
+//   "F <rank> <length>\n" <message>          the task could not be started
+//   "X <rank> <exit code> <signal>\n"        the task ended (signal 0: exited)
+// From srun: "S <signal>\n" delivers a signal to every task of the node.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace muster::stepd {
+
+struct RemoteTask {
+  int rank = 0;
+  std::vector<std::string> env;  // its complete environment, "K=V"
+};
+
+struct RemoteStepSpec {
+  uint32_t job_id = 0;
+  int step_id = 0;
+  std::string node;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  std::vector<uint32_t> groups;
+  std::string work_dir;
+  std::vector<std::string> argv;
+  std::vector<RemoteTask> tasks;
+  std::string io_host;  // srun's host and port
+  int io_port = 0;
+  std::string token;
+};
+
+nlohmann::json ToJson(const RemoteStepSpec& spec);
+util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const nlohmann::json& j);
+
+// Runs the node's tasks to their end (see above); returns the process exit
+// status for the forked launcher (0, or 1 when srun could not be reached).
+int RunRemoteTasks(const RemoteStepSpec& spec);
+
+}  // namespace muster::stepd
