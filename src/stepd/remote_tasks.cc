@@ -188,16 +188,20 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   bool srun_gone = false;
   for (;;) {
     // Reap first, so an "X" follows the last of a task's output.
-    std::vector<pollfd> fds{{sock, POLLIN, 0}};
+    // A negative fd is skipped: srun's closed socket would wake poll at once.
+    std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}};
     std::vector<std::pair<Running*, bool>> owners{{nullptr, false}};
     for (Running& t : tasks) {
       if (t.out >= 0) { fds.push_back({t.out, POLLIN, 0}); owners.push_back({&t, true}); }
       if (t.err >= 0) { fds.push_back({t.err, POLLIN, 0}); owners.push_back({&t, false}); }
     }
     bool all_done = true;
+    bool exiting = false;  // a task whose output closed, not yet reaped
     for (Running& t : tasks) {
       if (t.pid <= 0 || t.ended) continue;
-      if (t.out < 0 && t.err < 0 && ::waitpid(t.pid, &t.status, 0) == t.pid) {
+      // Not blocking: a task that closed its output may still run, and
+      // srun's going away must still be noticed meanwhile.
+      if (t.out < 0 && t.err < 0 && ::waitpid(t.pid, &t.status, WNOHANG) == t.pid) {
         t.ended = true;
         const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
         const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
@@ -205,9 +209,11 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
         continue;
       }
       all_done = false;
+      exiting = exiting || (t.out < 0 && t.err < 0);
     }
     if (all_done) break;
-    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    // A task's pipes close a moment before it can be reaped.
+    if (::poll(fds.data(), fds.size(), exiting ? 5 : 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0 && !srun_gone) {
       char buf[256];
       ssize_t n = ::recv(sock, buf, sizeof(buf), 0);
