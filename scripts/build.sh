@@ -12,6 +12,7 @@ need_pkgs=()
 check() { dpkg -s "$1" >/dev/null 2>&1 || need_pkgs+=("$1"); }
 for p in g++ cmake ninja-build libboost-dev nlohmann-json3-dev libfmt-dev \
          libspdlog-dev libcli11-dev libgtest-dev libgmock-dev libsqlite3-dev libssl-dev \
+         libmunge-dev munge iproute2 \
          python3-pytest procps; do
   check "$p"
 done

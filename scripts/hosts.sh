@@ -16,6 +16,9 @@
 #   scripts/hosts.sh list        the hosts and their addresses
 #   scripts/hosts.sh pids HOST   the processes running on HOST
 #
+# MUSTER_HOSTS_AUTH=slurm (the default: a shared slurm.key) or munge (a
+# munged on every host, all with one munge.key, each on its own socket in
+# the host's /tmp) picks AuthType.
 # MUSTER_HOSTS_DIR (default /var/tmp/muster-hosts) holds the cluster; it may
 # not be under /tmp, which each host replaces with its own. MUSTER_HOSTS_NET
 # (default 10.231.7) is the /24 the hosts live in; MUSTER_BIN (default
@@ -27,7 +30,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${MUSTER_HOSTS_DIR:-/var/tmp/muster-hosts}
 net=${MUSTER_HOSTS_NET:-10.231.7}
 bin=${MUSTER_BIN:-$root/build/bin}
-export MUSTER_HOSTS_DIR=$dir MUSTER_HOSTS_NET=$net MUSTER_BIN=$bin
+auth=${MUSTER_HOSTS_AUTH:-slurm}
+export MUSTER_HOSTS_DIR=$dir MUSTER_HOSTS_NET=$net MUSTER_BIN=$bin MUSTER_HOSTS_AUTH=$auth
 # Names of the namespaces and links derive from the directory, so two
 # clusters never collide.
 tag=mh$(echo -n "$dir" | md5sum | cut -c1-6)
@@ -78,14 +82,24 @@ write_config() {
   local n=$1
   mkdir -p "$dir/conf" "$dir/shared" "$dir/ctl/state"
   chmod 1777 "$dir/shared"
-  head -c 32 /dev/urandom > "$dir/conf/slurm.key"
-  chmod 0600 "$dir/conf/slurm.key"
+  if [[ $auth == munge ]]; then
+    head -c 1024 /dev/urandom > "$dir/conf/munge.key"
+    chmod 0400 "$dir/conf/munge.key"
+  else
+    head -c 32 /dev/urandom > "$dir/conf/slurm.key"
+    chmod 0600 "$dir/conf/slurm.key"
+  fi
   {
     echo "# Written by scripts/hosts.sh: a cluster of separate test hosts."
     echo "ClusterName=hosts"
     echo "SlurmctldHost=ctl($net.1)"
     echo "SlurmctldPort=6817"
-    echo "AuthType=auth/slurm"
+    if [[ $auth == munge ]]; then
+      echo "AuthType=auth/munge"
+      echo "AuthInfo=socket=/tmp/munge.socket"
+    else
+      echo "AuthType=auth/slurm"
+    fi
     echo "StateSaveLocation=$dir/ctl/state"
     echo "SlurmdSpoolDir=$dir/%n/spool"
     echo "SlurmdTimeout=30"
@@ -118,6 +132,7 @@ wait_for() {
 up() {
   local n=${1:-}
   [[ "$n" =~ ^[1-9][0-9]?$ ]] || die "up: give the number of compute hosts (1-99), not '${n}'"
+  [[ $auth == slurm || $auth == munge ]] || die "MUSTER_HOSTS_AUTH=$auth: expected slurm or munge"
   [[ $(id -u) -eq 0 ]] || die "needs root (network namespaces, veth, bridge)"
   case "$dir/" in /tmp/*) die "MUSTER_HOSTS_DIR=$dir is under /tmp, which each host replaces";; esac
   [[ -e "$dir/hosts.list" ]] && die "$dir already holds a cluster; run 'down' first"
@@ -144,6 +159,15 @@ up() {
   done < "$dir/hosts.list"
   write_config "$n"
   export MUSTER_CONF=$dir/conf/muster.conf
+  if [[ $auth == munge ]]; then
+    local h
+    for h in $(awk '{print $2}' "$dir/hosts.list"); do
+      # munged refuses to run as root unless forced; its socket is in the
+      # host's own /tmp, so each host reaches only its own.
+      in_host "$h" munged --force --socket=/tmp/munge.socket --key-file="$dir/conf/munge.key" \
+        --pid-file=/tmp/munged.pid --log-file="$dir/$h/munged.log" --seed-file="$dir/$h/munged.seed"
+    done
+  fi
   in_host ctl setsid "$bin/musterd" --conf "$MUSTER_CONF" > "$dir/ctl/musterd.log" 2>&1 < /dev/null &
   wait_for "musterd on ctl" in_host ctl test -S "$dir/ctl/state/musterd.sock"
   # An agent on every host but the controller's: the compute hosts' serve
@@ -158,7 +182,7 @@ up() {
   wait_for "$nodes nodes to register" bash -c \
     "[[ \$('$0' exec ctl '$bin/sinfo' -h -N -o %t | grep -c idle) -eq $nodes ]]"
   echo "hosts.sh: up: controller ctl ($net.1), login ($net.2), compute cn1..cn$n ($nodes nodes)"
-  echo "  configuration:  $MUSTER_CONF  (key $dir/conf/slurm.key)"
+  echo "  configuration:  $MUSTER_CONF  (auth/$auth, key $dir/conf/$([[ $auth == munge ]] && echo munge || echo slurm).key)"
   echo "  shared output:  $dir/shared"
   echo "  logs:           $dir/ctl/musterd.log, $dir/cnN/agent.log"
   echo "  run a command:  MUSTER_HOSTS_DIR=$dir $0 exec login sbatch -D $dir/shared --wrap hostname"

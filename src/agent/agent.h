@@ -39,9 +39,9 @@ struct AgentOptions {
   // back): a forked step writes its own title there, so ps and
   // /proc/<pid>/cmdline show "muster-step [<id>.batch] <spool>". May be empty.
   std::span<char> cmdline;
-  // Set under AuthType=auth/slurm: the agent reaches musterd over TCP
-  // (SlurmctldHost:SlurmctldPort) and signs every line; null on one host,
-  // where it uses the controller's unix socket.
+  // Set under AuthType=auth/slurm or auth/munge: the agent reaches musterd
+  // over TCP (SlurmctldHost:SlurmctldPort) and signs every line; null on
+  // one host, where it uses the controller's unix socket.
   std::shared_ptr<const auth::ServiceAuth> auth;
 };
 

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
   }
   opts.cmdline = CommandLineArea(argc, argv);
   static util::RealClock clock;
-  if (cfg->auth_type == config::AuthType::kSlurm) {
+  if (cfg->auth_type != config::AuthType::kLocal) {
     auto auth = auth::ServiceAuth::Create(*cfg, clock);
     if (!auth.ok()) {
       std::cerr << "muster-agent: error: " << auth.status().message() << "\n";

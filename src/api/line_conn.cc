@@ -86,7 +86,17 @@ void LineConn::Refuse(const std::string& why) {
 void LineConn::Send(const nlohmann::json& message) {
   if (closed_ || refusing_) return;
   std::string text = message.dump();
-  if (auth_ != nullptr) text = auth_->Seal(text);
+  if (auth_ != nullptr) {
+    util::Result<std::string> sealed = auth_->Seal(text);
+    if (!sealed.ok()) {
+      // Nothing unsigned ever leaves: the connection ends, and with it
+      // whatever the peer waits for, so neither side waits forever.
+      util::LogError("{}: cannot sign a message: {}; closing", peer_, sealed.status().message());
+      Fail();
+      return;
+    }
+    text = std::move(*sealed);
+  }
   text += '\n';
   out_.push_back(std::move(text));
   if (!writing_) WriteMore();

@@ -31,8 +31,9 @@ namespace muster::api {
 class LineAuth {
  public:
   virtual ~LineAuth() = default;
-  // The line to send for `message` (no newline in either).
-  virtual std::string Seal(std::string_view message) = 0;
+  // The line to send for `message` (no newline in either), or why it
+  // cannot be sealed (munged not running).
+  virtual util::Result<std::string> Seal(std::string_view message) = 0;
   // The message in a received `line`, if the line proves its sender; else
   // PermissionDenied saying why.
   virtual util::Result<std::string> Open(std::string_view line) = 0;

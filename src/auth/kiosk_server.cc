@@ -69,8 +69,12 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
       Reply("ERROR " + address.status().message());
       return;
     }
-    Reply(fmt::format("OK {} {} {}", *address, server_.port_,
-                      server_.auth_->SignApiRequest({cred.uid, cred.gid}, text_)));
+    util::Result<std::string> credential = server_.auth_->SignApiRequest({cred.uid, cred.gid}, text_);
+    if (!credential.ok()) {
+      Reply("ERROR " + credential.status().message());
+      return;
+    }
+    Reply(fmt::format("OK {} {} {}", *address, server_.port_, *credential));
   }
 
   void Reply(std::string line) {

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include "auth/munge.h"
+#include "auth/shared_key.h"
 #include "auth/signed_lines.h"
 #include "util/users.h"
 
@@ -9,23 +11,34 @@ namespace muster::auth {
 
 util::Result<std::unique_ptr<ServiceAuth>> ServiceAuth::Create(const config::Config& cfg,
                                                                const util::Clock& clock) {
-  if (cfg.auth_type != config::AuthType::kSlurm) {
-    return util::FailedPrecondition("AuthType is not auth/slurm");
+  if (cfg.auth_type == config::AuthType::kLocal) {
+    return util::FailedPrecondition("AuthType is unset: one host, no authentication between hosts");
   }
   std::vector<uid_t> service_uids = {0};
   if (std::optional<uint32_t> uid = util::LookupUid(cfg.slurm_user); uid && *uid != 0) {
     service_uids.push_back(*uid);
   }
+  if (cfg.auth_type == config::AuthType::kMunge) {
+    // munged keeps the time to live and the replay cache itself.
+    auto signer = std::make_shared<MungeSigner>(cfg.auth_socket);
+    auto verifier = std::make_shared<MungeVerifier>(cfg.auth_socket, service_uids);
+    // Fails early, naming the socket, when munged is not there.
+    util::Result<std::string> probe = signer->Sign({::geteuid(), ::getegid()}, "probe", "", clock.Now());
+    if (!probe.ok()) return probe.status();
+    return std::unique_ptr<ServiceAuth>(
+        new ServiceAuth(std::move(signer), std::move(verifier), std::move(service_uids), clock));
+  }
   auto key = SharedKey::Load(config::AuthKeyPath(cfg), service_uids.back());
   if (!key.ok()) return key.status();
+  auto verifier = std::make_shared<Verifier>(*key, cfg.auth_ttl_s);
   return std::unique_ptr<ServiceAuth>(
-      new ServiceAuth(std::move(*key), cfg.auth_ttl_s, std::move(service_uids), clock));
+      new ServiceAuth(std::move(*key), std::move(verifier), std::move(service_uids), clock));
 }
 
 std::shared_ptr<api::LineAuth> ServiceAuth::ForConnection(std::string_view seal_purpose,
                                                           std::string_view open_purpose) const {
   const Identity self{::geteuid(), ::getegid()};
-  return std::make_shared<SignedLines>(key_, verifier_, self, seal_purpose, open_purpose,
+  return std::make_shared<SignedLines>(signer_, verifier_, self, seal_purpose, open_purpose,
                                        service_uids_, clock_);
 }
 
@@ -33,7 +46,7 @@ namespace {
 
 class ApiRequestAuth final : public api::RequestAuth {
  public:
-  ApiRequestAuth(std::shared_ptr<Verifier> verifier, const util::Clock& clock)
+  ApiRequestAuth(std::shared_ptr<CredentialVerifier> verifier, const util::Clock& clock)
       : verifier_(std::move(verifier)), clock_(clock) {}
 
   util::Result<api::PeerCred> Verify(std::string_view credential, std::string_view text) override {
@@ -46,7 +59,7 @@ class ApiRequestAuth final : public api::RequestAuth {
   }
 
  private:
-  std::shared_ptr<Verifier> verifier_;
+  std::shared_ptr<CredentialVerifier> verifier_;
   const util::Clock& clock_;
 };
 
@@ -56,8 +69,8 @@ std::shared_ptr<api::RequestAuth> ServiceAuth::ForApiRequests() const {
   return std::make_shared<ApiRequestAuth>(verifier_, clock_);
 }
 
-std::string ServiceAuth::SignApiRequest(const Identity& who, std::string_view text) const {
-  return key_->Sign(who, kApiRequest, text, clock_.Now());
+util::Result<std::string> ServiceAuth::SignApiRequest(const Identity& who, std::string_view text) const {
+  return signer_->Sign(who, kApiRequest, text, clock_.Now());
 }
 
 }  // namespace muster::auth

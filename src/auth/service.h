@@ -1,6 +1,7 @@
 // What a daemon needs to speak to other hosts under the configured
-// AuthType: the key, a verifier shared by all its connections, and the
-// LineAuth of each new connection.
+// AuthType (auth/slurm: the shared key; auth/munge: munged): a signer, a
+// verifier shared by all its connections (so a replay on another
+// connection is caught too), and the LineAuth of each new connection.
 #pragma once
 
 #include <sys/types.h>
@@ -11,7 +12,7 @@
 
 #include "api/http.h"
 #include "api/line_conn.h"
-#include "auth/shared_key.h"
+#include "auth/credentials.h"
 #include "config/config.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -20,8 +21,10 @@ namespace muster::auth {
 
 class ServiceAuth {
  public:
-  // Loads the key of `cfg` (AuthType=auth/slurm; its file checked as
-  // SharedKey::Load says). FailedPrecondition for any other AuthType.
+  // AuthType=auth/slurm: loads the key of `cfg` (its file checked as
+  // SharedKey::Load says); auth/munge: talks to munged at AuthInfo=socket=
+  // (munge's default without). FailedPrecondition on one host (AuthType
+  // unset).
   static util::Result<std::unique_ptr<ServiceAuth>> Create(const config::Config& cfg,
                                                            const util::Clock& clock);
 
@@ -34,18 +37,18 @@ class ServiceAuth {
   std::shared_ptr<api::RequestAuth> ForApiRequests() const;
   // A credential for an API request of `who` (the kiosk, for a local
   // caller).
-  std::string SignApiRequest(const Identity& who, std::string_view text) const;
+  util::Result<std::string> SignApiRequest(const Identity& who, std::string_view text) const;
 
  private:
-  ServiceAuth(std::shared_ptr<const SharedKey> key, int ttl_s, std::vector<uid_t> service_uids,
-              const util::Clock& clock)
-      : key_(std::move(key)),
-        verifier_(std::make_shared<Verifier>(key_, ttl_s)),
+  ServiceAuth(std::shared_ptr<const Signer> signer, std::shared_ptr<CredentialVerifier> verifier,
+              std::vector<uid_t> service_uids, const util::Clock& clock)
+      : signer_(std::move(signer)),
+        verifier_(std::move(verifier)),
         service_uids_(std::move(service_uids)),
         clock_(clock) {}
 
-  std::shared_ptr<const SharedKey> key_;
-  std::shared_ptr<Verifier> verifier_;
+  std::shared_ptr<const Signer> signer_;
+  std::shared_ptr<CredentialVerifier> verifier_;
   std::vector<uid_t> service_uids_;
   const util::Clock& clock_;
 };

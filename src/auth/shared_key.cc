@@ -116,8 +116,8 @@ std::string SharedKey::Mac(std::string_view fields, std::string_view purpose,
   return Hex(mac.data(), mac_len);
 }
 
-std::string SharedKey::Sign(const Identity& who, std::string_view purpose,
-                            std::string_view message, int64_t now) const {
+util::Result<std::string> SharedKey::Sign(const Identity& who, std::string_view purpose,
+                                          std::string_view message, int64_t now) const {
   std::array<unsigned char, kNonceBytes> nonce{};
   size_t got = 0;
   while (got < nonce.size()) {

@@ -25,17 +25,12 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "auth/credentials.h"
 #include "util/status.h"
 
 namespace muster::auth {
 
-// Who a verified credential says sent the message.
-struct Identity {
-  uid_t uid = 0;
-  gid_t gid = 0;
-};
-
-class SharedKey {
+class SharedKey final : public Signer {
  public:
   // Reads the key file at `path`. It must be a regular file of at least 16
   // bytes, owned by root or `service_uid`, and neither group- nor
@@ -46,9 +41,10 @@ class SharedKey {
   // A key from its bytes, for tests.
   static std::shared_ptr<const SharedKey> FromBytes(std::string bytes);
 
-  // A credential for one message from `who`, signed at `now` (unix seconds).
-  std::string Sign(const Identity& who, std::string_view purpose, std::string_view message,
-                   int64_t now) const;
+  // A credential for one message from `who`, signed at `now` (unix
+  // seconds); never fails.
+  util::Result<std::string> Sign(const Identity& who, std::string_view purpose,
+                                 std::string_view message, int64_t now) const override;
 
   // The MAC the credential's fields and message must carry (hex).
   std::string Mac(std::string_view fields, std::string_view purpose,
@@ -61,17 +57,15 @@ class SharedKey {
 
 // Checks credentials against one key and remembers the nonces it accepted.
 // Not thread-safe: owned by one event loop.
-class Verifier {
+class Verifier final : public CredentialVerifier {
  public:
   Verifier(std::shared_ptr<const SharedKey> key, int64_t ttl_s)
       : key_(std::move(key)), ttl_s_(ttl_s) {}
 
-  // The sender of `message`, when `credential` is a good, fresh, unseen
-  // signature of it for `purpose` at `now`; else PermissionDenied saying
-  // why ("bad signature", "expired credential (signed 400 s ago, time to
-  // live 300 s)", "replayed credential", "malformed credential").
+  // Reasons: "bad signature", "expired credential (signed 400 s ago, time
+  // to live 300 s)", "replayed credential", "malformed credential".
   util::Result<Identity> Verify(std::string_view credential, std::string_view purpose,
-                                std::string_view message, int64_t now);
+                                std::string_view message, int64_t now) override;
 
  private:
   void Forget(int64_t now);

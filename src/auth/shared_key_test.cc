@@ -22,7 +22,7 @@ std::shared_ptr<const SharedKey> Key(const std::string& bytes = "0123456789abcde
 TEST(SharedKeyTest, SignedMessageVerifiesOnceWithItsIdentity) {
   auto key = Key();
   Verifier verifier(key, kTtl);
-  const std::string cred = key->Sign({1000, 100}, "to-ctld", "{\"type\":\"register\"}", kNow);
+  const std::string cred = key->Sign({1000, 100}, "to-ctld", "{\"type\":\"register\"}", kNow).value();
   auto who = verifier.Verify(cred, "to-ctld", "{\"type\":\"register\"}", kNow + 5);
   ASSERT_TRUE(who.ok()) << who.status().message();
   EXPECT_EQ(who->uid, 1000u);
@@ -35,7 +35,7 @@ TEST(SharedKeyTest, SignedMessageVerifiesOnceWithItsIdentity) {
 TEST(SharedKeyTest, RefusesWhatDoesNotMatch) {
   auto key = Key();
   const std::string message = "{\"job_id\":7}";
-  const std::string cred = key->Sign({0, 0}, "to-ctld", message, kNow);
+  const std::string cred = key->Sign({0, 0}, "to-ctld", message, kNow).value();
   struct Case {
     std::string name;
     std::shared_ptr<const SharedKey> key;
@@ -71,12 +71,12 @@ TEST(SharedKeyTest, RefusesWhatDoesNotMatch) {
 TEST(SharedKeyTest, ForgetsNoncesOnlyAfterTheyCouldNoLongerVerify) {
   auto key = Key();
   Verifier verifier(key, kTtl);
-  const std::string cred = key->Sign({0, 0}, "p", "m", kNow);
+  const std::string cred = key->Sign({0, 0}, "p", "m", kNow).value();
   ASSERT_TRUE(verifier.Verify(cred, "p", "m", kNow - kTtl).ok());
   // Still inside its time to live at kNow + kTtl: still remembered.
   EXPECT_EQ(verifier.Verify(cred, "p", "m", kNow + kTtl).status().message(), "replayed credential");
   // Another credential's check long after forgets the first.
-  const std::string later = key->Sign({0, 0}, "p", "m", kNow + 10 * kTtl);
+  const std::string later = key->Sign({0, 0}, "p", "m", kNow + 10 * kTtl).value();
   EXPECT_TRUE(verifier.Verify(later, "p", "m", kNow + 10 * kTtl).ok());
   EXPECT_FALSE(verifier.Verify(cred, "p", "m", kNow + 10 * kTtl).ok());
 }
@@ -103,7 +103,7 @@ TEST_F(KeyFileTest, LoadsAPrivateKeyAndRefusesOthers) {
   auto key = SharedKey::Load(good, ::geteuid());
   ASSERT_TRUE(key.ok()) << key.status().message();
   Verifier verifier(*key, kTtl);
-  EXPECT_TRUE(verifier.Verify((*key)->Sign({0, 0}, "p", "m", kNow), "p", "m", kNow).ok());
+  EXPECT_TRUE(verifier.Verify((*key)->Sign({0, 0}, "p", "m", kNow).value(), "p", "m", kNow).ok());
 
   EXPECT_TRUE(SharedKey::Load(Write("ro.key", "a secret of twenty bytes", 0400), ::geteuid()).ok());
   struct Case {

@@ -6,8 +6,10 @@
 
 namespace muster::auth {
 
-std::string SignedLines::Seal(std::string_view message) {
-  std::string line = key_->Sign(self_, seal_purpose_, message, clock_.Now());
+util::Result<std::string> SignedLines::Seal(std::string_view message) {
+  util::Result<std::string> credential = signer_->Sign(self_, seal_purpose_, message, clock_.Now());
+  if (!credential.ok()) return credential.status();
+  std::string line = std::move(*credential);
   line += ' ';
   line += message;
   return line;

@@ -1,6 +1,6 @@
-// The LineAuth of the agent protocol between hosts under auth/slurm: each
-// line is "<credential> <message>", the credential a SharedKey signature of
-// the message (auth/shared_key.h) for this direction of the protocol. Only
+// The LineAuth of the agent protocol between hosts: each line is
+// "<credential> <message>", the credential (auth/credentials.h: the shared
+// key's or munge's) of the message for this direction of the protocol. Only
 // the service users (root and SlurmUser) may speak for an agent or the
 // controller: a user who somehow signs a line is refused all the same.
 #pragma once
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "api/line_conn.h"
-#include "auth/shared_key.h"
+#include "auth/credentials.h"
 #include "util/clock.h"
 
 namespace muster::auth {
@@ -31,10 +31,10 @@ class SignedLines final : public api::LineAuth {
   // `open_purpose` by one of `service_uids`. `verifier` may be shared by
   // every connection of the process, so a line replayed on another
   // connection is refused too. `clock` must outlive this.
-  SignedLines(std::shared_ptr<const SharedKey> key, std::shared_ptr<Verifier> verifier,
+  SignedLines(std::shared_ptr<const Signer> signer, std::shared_ptr<CredentialVerifier> verifier,
               Identity self, std::string_view seal_purpose, std::string_view open_purpose,
               std::vector<uid_t> service_uids, const util::Clock& clock)
-      : key_(std::move(key)),
+      : signer_(std::move(signer)),
         verifier_(std::move(verifier)),
         self_(self),
         seal_purpose_(seal_purpose),
@@ -42,12 +42,12 @@ class SignedLines final : public api::LineAuth {
         service_uids_(std::move(service_uids)),
         clock_(clock) {}
 
-  std::string Seal(std::string_view message) override;
+  util::Result<std::string> Seal(std::string_view message) override;
   util::Result<std::string> Open(std::string_view line) override;
 
  private:
-  std::shared_ptr<const SharedKey> key_;
-  std::shared_ptr<Verifier> verifier_;
+  std::shared_ptr<const Signer> signer_;
+  std::shared_ptr<CredentialVerifier> verifier_;
   const Identity self_;
   const std::string seal_purpose_;
   const std::string open_purpose_;

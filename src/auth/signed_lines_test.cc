@@ -1,5 +1,7 @@
 #include "auth/signed_lines.h"
 
+#include "auth/shared_key.h"
+
 #include <gtest/gtest.h>
 
 namespace muster::auth {
@@ -23,7 +25,7 @@ class SignedLinesTest : public ::testing::Test {
 TEST_F(SignedLinesTest, AgentLinesOpenAtTheController) {
   SignedLines agent = Agent({64030, 64030});
   SignedLines ctld = Controller();
-  const std::string line = agent.Seal(R"({"type":"register"})");
+  const std::string line = agent.Seal(R"({"type":"register"})").value();
   auto opened = ctld.Open(line);
   ASSERT_TRUE(opened.ok()) << opened.status().message();
   EXPECT_EQ(*opened, R"({"type":"register"})");
@@ -34,15 +36,15 @@ TEST_F(SignedLinesTest, AgentLinesOpenAtTheController) {
 TEST_F(SignedLinesTest, RefusesReflectionUsersAndUnsignedLines) {
   SignedLines ctld = Controller();
   // The controller's own line sent back to it.
-  EXPECT_EQ(ctld.Open(ctld.Seal("{}")).status().message(),
+  EXPECT_EQ(ctld.Open(ctld.Seal("{}").value()).status().message(),
             "bad signature (a different key, or an altered message)");
   // A user who holds the key still may not speak for an agent.
-  EXPECT_EQ(ctld.Open(Agent({1000, 1000}).Seal("{}")).status().message(),
+  EXPECT_EQ(ctld.Open(Agent({1000, 1000}).Seal("{}").value()).status().message(),
             "signed by uid 1000, who is neither root nor SlurmUser");
   EXPECT_EQ(ctld.Open(R"({"type":"register"})").status().message(),
             "an unsigned message (is AuthType the same on both hosts?)");
   // Time moves on past the credential's life.
-  const std::string line = Agent({0, 0}).Seal("{}");
+  const std::string line = Agent({0, 0}).Seal("{}").value();
   clock_.Advance(301);
   EXPECT_EQ(ctld.Open(line).status().message().rfind("expired credential", 0), 0u);
 }

@@ -23,7 +23,7 @@ Client Client::ForConfig(const config::Config& cfg) {
   endpoint.unix_path = config::ControllerSocketPath(cfg);
   // Not the controller's host (its socket is not here): over TCP, where
   // the cluster's hosts authenticate to each other.
-  if (cfg.auth_type == config::AuthType::kSlurm && ::access(endpoint.unix_path.c_str(), F_OK) != 0) {
+  if (cfg.auth_type != config::AuthType::kLocal && ::access(endpoint.unix_path.c_str(), F_OK) != 0) {
     endpoint.kiosk_path = config::KioskSocketPath(cfg, util::HostName());
     endpoint.unix_path.clear();
   }

@@ -415,7 +415,7 @@ int SrunMain(const std::vector<std::string>& args) {
   EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
 
-  if (cfg->auth_type == config::AuthType::kSlurm) {
+  if (cfg->auth_type != config::AuthType::kLocal) {
     // The step's nodes may be on other hosts: their agents start the tasks.
     RemoteLaunch launch;
     launch.job_id = job_id;

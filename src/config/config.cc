@@ -784,14 +784,23 @@ Status Parser::ApplyTopLevel(const Pair& p) {
 }
 
 // AuthInfo: a comma-separated list ("cred_expire=30,ttl=60,socket=/run/munge.sock",
-// or a bare socket path in old files); Muster reads cred_expire and ttl.
+// or a bare socket path in old files); Muster reads cred_expire, ttl and socket.
 Status Parser::SetAuthInfo(const Pair& p) {
   cfg_.cred_expire_s = 120;
   cfg_.auth_ttl_s = 300;
+  cfg_.auth_socket.clear();
   for (const std::string& item : ListValue(p.value)) {
     const size_t eq = item.find('=');
-    if (eq == std::string::npos) continue;
+    // A bare path is the munge socket, in old files.
+    if (eq == std::string::npos) {
+      if (item.starts_with("/")) cfg_.auth_socket = item;
+      continue;
+    }
     const std::string name = util::ToLower(item.substr(0, eq));
+    if (name == "socket") {
+      cfg_.auth_socket = item.substr(eq + 1);
+      continue;
+    }
     int* field = name == "cred_expire" ? &cfg_.cred_expire_s : name == "ttl" ? &cfg_.auth_ttl_s : nullptr;
     if (field == nullptr) continue;
     Result<int64_t> n = util::ParseInt(item.substr(eq + 1));

@@ -104,6 +104,8 @@ struct Config {
   // clock out of step, is refused.
   int auth_ttl_s = 300;
   AuthType auth_type = AuthType::kLocal;
+  // AuthInfo=socket=PATH: munged's socket (empty: munge's default).
+  std::string auth_socket;
   // TmpFS: the TMPDIR a job gets when its environment has none.
   std::string tmp_fs = "/tmp";
   std::vector<std::string> gres_types;

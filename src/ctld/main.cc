@@ -66,18 +66,15 @@ void Dispatch(asio::io_context& io, api::LineConn::Socket socket, std::string pe
       });
 }
 
-// Under AuthType=auth/slurm, agents and commands on other hosts reach
-// musterd over TCP on SlurmctldPort, proving every message with the shared
-// key. Null, and nothing listens, on a single-host cluster.
+// Under AuthType=auth/slurm or auth/munge, agents and commands on other
+// hosts reach musterd over TCP on SlurmctldPort, proving every message with
+// the shared key or munge. Null, and nothing listens, on a single-host
+// cluster (AuthType unset).
 util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context& io,
                                                                 ctld::Controller& ctl,
                                                                 api::HttpServer& api,
                                                                 const auth::ServiceAuth* auth) {
   const config::Config& cfg = ctl.config();
-  if (cfg.auth_type == config::AuthType::kMunge) {
-    util::LogWarn("AuthType=auth/munge: this build serves this host only; use "
-                  "AuthType=auth/slurm for agents and commands on other hosts");
-  }
   if (auth == nullptr) return std::unique_ptr<api::TcpListener>();
   auto listener = api::TcpListener::Listen(
       io, cfg.slurmctld_port,
@@ -85,8 +82,9 @@ util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context
         Dispatch(io, std::move(socket), std::move(peer), ctl, api, *auth);
       });
   if (listener.ok()) {
-    util::LogInfo("serving agents and commands of other hosts on TCP port {} (auth/slurm)",
-                  cfg.slurmctld_port);
+    util::LogInfo("serving agents and commands of other hosts on TCP port {} ({})",
+                  cfg.slurmctld_port,
+                  cfg.auth_type == config::AuthType::kMunge ? "auth/munge" : "auth/slurm");
   }
   return listener;
 }
@@ -130,7 +128,7 @@ int main(int argc, char** argv) {
   }
   util::RealClock clock;
   std::unique_ptr<auth::ServiceAuth> service_auth;
-  if (cfg->auth_type == config::AuthType::kSlurm) {
+  if (cfg->auth_type != config::AuthType::kLocal) {
     auto loaded = auth::ServiceAuth::Create(*cfg, clock);
     if (!loaded.ok()) {
       std::cerr << "musterd: error: " << loaded.status().message() << "\n";

@@ -316,3 +316,55 @@ def test_cancelling_the_job_stops_its_tasks_on_other_hosts(hosts):
     assert tasks() == []
     assert "srun went away; killing the step's tasks" in hosts.log("cn2")
     assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
+
+
+@pytest.fixture(scope="module")
+def munge_hosts():
+    h = Hosts()
+    h.dir = Path(f"/var/tmp/muster-e2e-munge-{os.getpid()}")
+    h.shared = h.dir / "shared"
+    h.env.update(MUSTER_HOSTS_DIR=str(h.dir), MUSTER_HOSTS_AUTH="munge",
+                 MUSTER_HOSTS_NET=f"10.232.{100 + os.getpid() % 100}")
+    h.script("down", check=False)
+    r = h.script("up", "2")
+    assert "(auth/munge" in r.stdout
+    try:
+        yield h
+    finally:
+        h.script("down")
+        assert not h.dir.exists()
+
+
+def test_munge_authenticates_agents_commands_and_steps(munge_hosts):
+    hosts = munge_hosts
+    assert "TCP port 6817 (auth/munge)" in hosts.log("ctl")
+    job = hosts.sbatch("-N", "3", "-n", "3", "-o", "munge.out", "--wrap", "srun -l hostname",
+                       host="login")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    assert sorted((hosts.shared / "munge.out").read_text().split("\n")[:3]) == [
+        "0: cn1", "1: cn1", "2: cn2"]
+    user = ensure_test_users()[0]
+    r = hosts.on("login", "su", user, "-c",
+                 f"PATH={BIN}:$PATH MUSTER_CONF={hosts.dir}/conf/muster.conf "
+                 f"sbatch --parsable -H -o /dev/null --wrap true")
+    held = int(r.stdout.strip())
+    assert hosts.on("ctl", "squeue", "-h", "-j", str(held), "-o", "%u").stdout.strip() == user
+    hosts.on("ctl", "scancel", str(held))
+
+    # An agent whose munged has another key is refused on both sides.
+    other = hosts.dir / "other"
+    other.mkdir(exist_ok=True)
+    key = other / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    os.chmod(key, 0o400)
+    conf = (hosts.dir / "conf" / "muster.conf").read_text().replace(
+        "AuthInfo=socket=/tmp/munge.socket", "AuthInfo=socket=/tmp/other-munge.socket")
+    (other / "muster.conf").write_text(conf)
+    hosts.on("login", "munged", "--force", "--socket=/tmp/other-munge.socket",
+             f"--key-file={key}", "--pid-file=/tmp/other-munged.pid",
+             f"--log-file={other}/munged.log", f"--seed-file={other}/munged.seed")
+    r = subprocess.run([str(HOSTS_SH), "exec", "login", "timeout", "-s", "INT", "2",
+                        str(BIN / "muster-agent"), "--conf", str(other / "muster.conf"),
+                        "--nodes", "node03"], env=hosts.env, capture_output=True, text=True)
+    assert "refused this connection: munge: " in r.stderr, r.stderr
+    assert "refused a message: munge: " in hosts.log("ctl")
