@@ -94,6 +94,7 @@ write_config() {
     echo "ClusterName=hosts"
     echo "SlurmctldHost=ctl($net.1)"
     echo "SlurmctldPort=6817"
+    echo "SlurmctldParameters=enable_configless"
     if [[ $auth == munge ]]; then
       echo "AuthType=auth/munge"
       echo "AuthInfo=socket=/tmp/munge.socket"

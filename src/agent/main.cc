@@ -1,5 +1,9 @@
 // muster-agent: hosts nodes on this machine for musterd.
 //   muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST] [-V|--version]
+//                [--conf-server HOST[:PORT] [--key-file FILE] [--conf-cache DIR]]
+// With --conf-server the configuration comes from musterd (configless):
+// the key (auth/slurm) is --key-file, /etc/muster/slurm.key by default;
+// without one, munge authenticates.
 #include <signal.h>
 #include <unistd.h>
 
@@ -11,6 +15,7 @@
 #include <boost/asio/signal_set.hpp>
 
 #include "agent/agent.h"
+#include "agent/configless.h"
 #include "auth/service.h"
 #include "config/config.h"
 #include "util/clock.h"
@@ -38,6 +43,9 @@ int main(int argc, char** argv) {
   agent::AgentOptions opts;
   opts.host = util::HostName();
   std::string nodes;
+  agent::ConfiglessOptions configless;
+  configless.key_file = "/etc/muster/slurm.key";
+  configless.cache_dir = config::kConfiglessCacheDir;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if ((a == "--conf" || a == "-f") && i + 1 < argc) {
@@ -46,17 +54,38 @@ int main(int argc, char** argv) {
       opts.host = argv[++i];
     } else if (a == "--nodes" && i + 1 < argc) {
       nodes = argv[++i];
+    } else if (a == "--conf-server" && i + 1 < argc) {
+      configless.server = argv[++i];
+    } else if (a == "--key-file" && i + 1 < argc) {
+      configless.key_file = argv[++i];
+    } else if (a == "--conf-cache" && i + 1 < argc) {
+      configless.cache_dir = argv[++i];
     } else if (a == "-V" || a == "--version") {
       std::cout << util::VersionLine() << "\n";
       return 0;
     } else {
       std::cerr << "usage: muster-agent [--conf FILE] [--host NAME] [--nodes HOSTLIST] "
+                   "[--conf-server HOST[:PORT] [--key-file FILE] [--conf-cache DIR]] "
                    "[-V|--version]\n";
       return 2;
     }
   }
-  if (conf_path.empty()) conf_path = config::DefaultConfigPath();
   util::SetLogName("muster-agent");
+  if (!configless.server.empty()) {
+    if (!conf_path.empty()) {
+      std::cerr << "muster-agent: error: --conf and --conf-server exclude each other\n";
+      return 2;
+    }
+    configless.host = opts.host;
+    auto fetched = agent::FetchConfiguration(configless);
+    if (!fetched.ok()) {
+      std::cerr << "muster-agent: error: " << fetched.status().message() << "\n";
+      return 1;
+    }
+    conf_path = *fetched;
+    util::LogInfo("configuration from {} in {}", configless.server, conf_path);
+  }
+  if (conf_path.empty()) conf_path = config::DefaultConfigPath();
   auto cfg = config::LoadConfig(conf_path);
   if (!cfg.ok()) {
     std::cerr << "muster-agent: error: " << cfg.status().message() << "\n";
@@ -79,7 +108,9 @@ int main(int argc, char** argv) {
   opts.cmdline = CommandLineArea(argc, argv);
   static util::RealClock clock;
   if (cfg->auth_type != config::AuthType::kLocal) {
-    auto auth = auth::ServiceAuth::Create(*cfg, clock);
+    // A configless agent's key is not beside its cached configuration.
+    auto auth = auth::ServiceAuth::Create(*cfg, clock,
+                                          configless.server.empty() ? "" : configless.key_file);
     if (!auth.ok()) {
       std::cerr << "muster-agent: error: " << auth.status().message() << "\n";
       return 1;

@@ -10,7 +10,8 @@
 namespace muster::auth {
 
 util::Result<std::unique_ptr<ServiceAuth>> ServiceAuth::Create(const config::Config& cfg,
-                                                               const util::Clock& clock) {
+                                                               const util::Clock& clock,
+                                                               const std::string& key_path) {
   if (cfg.auth_type == config::AuthType::kLocal) {
     return util::FailedPrecondition("AuthType is unset: one host, no authentication between hosts");
   }
@@ -28,7 +29,8 @@ util::Result<std::unique_ptr<ServiceAuth>> ServiceAuth::Create(const config::Con
     return std::unique_ptr<ServiceAuth>(
         new ServiceAuth(std::move(signer), std::move(verifier), std::move(service_uids), clock));
   }
-  auto key = SharedKey::Load(config::AuthKeyPath(cfg), service_uids.back());
+  auto key = SharedKey::Load(key_path.empty() ? config::AuthKeyPath(cfg) : key_path,
+                             service_uids.back());
   if (!key.ok()) return key.status();
   auto verifier = std::make_shared<Verifier>(*key, cfg.auth_ttl_s);
   return std::unique_ptr<ServiceAuth>(

@@ -25,8 +25,11 @@ class ServiceAuth {
   // SharedKey::Load says); auth/munge: talks to munged at AuthInfo=socket=
   // (munge's default without). FailedPrecondition on one host (AuthType
   // unset).
+  // `key_path` replaces the key's place beside the configuration (a
+  // configless agent's configuration is a cached copy).
   static util::Result<std::unique_ptr<ServiceAuth>> Create(const config::Config& cfg,
-                                                           const util::Clock& clock);
+                                                           const util::Clock& clock,
+                                                           const std::string& key_path = {});
 
   // The LineAuth of one connection: seals for `seal_purpose`, opens what
   // the other side sealed for `open_purpose` (kToController / kToAgent).

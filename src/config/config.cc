@@ -11,6 +11,7 @@
 #include "config/config.h"
 
 #include <glob.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -88,7 +89,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
         "RoutePlugin", "SchedulerTimeSlice", "SchedulerType",
         "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug",
-        "SlurmctldLogFile", "SlurmctldParameters", "SlurmctldPidFile", "SlurmctldPlugstack",
+        "SlurmctldLogFile", "SlurmctldPidFile", "SlurmctldPlugstack",
         "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
         "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile", "SlurmdParameters", "SlurmdPidFile",
         "SlurmdSyslogDebug", "SlurmdUser", "SlurmSchedLogFile", "SlurmSchedLogLevel",
@@ -774,6 +775,14 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "maxarraysize") return SetTopInt(p, &cfg_.max_array_size, 0, 4000001);
   if (k == "schedulerparameters") return SetSchedulerParameters(p);
   if (k == "musterapiparameters") return SetApiParameters(p);
+  if (k == "slurmctldparameters") {
+    // Kept whole for `scontrol show config`; Muster acts on enable_configless.
+    cfg_.enable_configless = false;
+    for (const std::string& flag : ListValue(p.value)) {
+      if (util::EqualsIgnoreCase(flag, "enable_configless")) cfg_.enable_configless = true;
+    }
+    return Status::Ok();
+  }
   if (SlurmOnlyKeys().count(k) != 0) {
     RecordIgnored(p);
     return Status::Ok();
@@ -1590,7 +1599,12 @@ std::string DefaultConfigPath() {
     const char* v = std::getenv(var);
     if (v != nullptr && *v != '\0') return v;
   }
-  return "/etc/muster/muster.conf";
+  // A configless host has no /etc/muster: its agent keeps what musterd
+  // served in the runtime cache.
+  if (::access(kEtcConfigPath, F_OK) != 0 && ::access(kConfiglessCachePath, F_OK) == 0) {
+    return kConfiglessCachePath;
+  }
+  return kEtcConfigPath;
 }
 
 std::string ControllerSocketPath(const Config& cfg) {

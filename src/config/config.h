@@ -130,6 +130,9 @@ struct Config {
   // default, 4 MiB); sbatch and musterd refuse a larger one.
   int64_t max_script_size = core::kDefaultMaxScriptSize;
   ApiLimits api;  // MusterApiParameters
+  // SlurmctldParameters=enable_configless: musterd serves this
+  // configuration to agents that start with --conf-server.
+  bool enable_configless = false;
 
   std::vector<core::NodeConfig> nodes;  // config order
   std::vector<core::Partition> partitions;
@@ -171,8 +174,15 @@ util::Result<Config> ParseConfig(const std::string& text, const std::string& pat
                                  const std::string& gres_text = {},
                                  bool read_gres_file = true);
 
+inline constexpr char kEtcConfigPath[] = "/etc/muster/muster.conf";
+// Where a configless agent (--conf-server) keeps the configuration musterd
+// served it, for itself and the commands of its host.
+inline constexpr char kConfiglessCacheDir[] = "/run/muster/conf";
+inline constexpr char kConfiglessCachePath[] = "/run/muster/conf/muster.conf";
+
 // Finds the configuration path: MUSTER_CONF, else SLURM_CONF, else
-// /etc/muster/muster.conf.
+// /etc/muster/muster.conf, else (a configless host) the cache at
+// /run/muster/conf/muster.conf.
 std::string DefaultConfigPath();
 
 // The controller's unix socket, derived from the config:

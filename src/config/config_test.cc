@@ -334,7 +334,6 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "PrologFlags",
                         "RebootProgram",
                         "ResumeProgram",
-                        "SlurmctldParameters",
                         "SrunPortRange",
                         "SuspendTime",
                         "TaskPluginParam",
@@ -457,6 +456,15 @@ TEST(Nodes, HostnameAddrAndPortPerNode) {
             "(names 2 hosts for 3 nodes)");
 }
 
+TEST(Configless, EnableConfiglessIsRead) {
+  auto cfg = Parse("SlurmctldParameters=idle_on_node_suspend,enable_configless\nNodeName=n1\n"
+                   "PartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->enable_configless);
+  EXPECT_EQ(cfg->raw.at("SlurmctldParameters"), "idle_on_node_suspend,enable_configless");
+  EXPECT_FALSE(Parse("NodeName=n1\nPartitionName=p Nodes=ALL\n")->enable_configless);
+}
+
 TEST(Auth, TypeAndTimeToLive) {
   auto local = Parse("NodeName=n1\nPartitionName=p Nodes=ALL\n");
   ASSERT_TRUE(local.ok());
@@ -467,6 +475,11 @@ TEST(Auth, TypeAndTimeToLive) {
   EXPECT_EQ(slurm->auth_type, AuthType::kSlurm);
   EXPECT_EQ(slurm->auth_ttl_s, 60);
   EXPECT_EQ(slurm->cred_expire_s, 30);
+  EXPECT_EQ(slurm->auth_socket, "");
+  auto munge = Parse("AuthType=auth/munge\nAuthInfo=socket=/run/m.sock\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(munge.ok()) << munge.status().message();
+  EXPECT_EQ(munge->auth_type, AuthType::kMunge);
+  EXPECT_EQ(munge->auth_socket, "/run/m.sock");
   EXPECT_EQ(AuthKeyPath(*slurm), "/nonexistent-muster-test/slurm.key");
   auto bad = Parse("AuthType=auth/none\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
   ASSERT_FALSE(bad.ok());

@@ -827,6 +827,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
     const std::string type = msg.value("type", "");
     if (type == "register") {
       OnAgentRegister(conn, msg);
+    } else if (type == "config_request") {
+      OnConfigRequest(conn, msg);
     } else if (type == "ended") {
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;
@@ -931,6 +933,20 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   agents_[host] = std::move(info);
   util::LogInfo("agent {} registered {} nodes", host, agents_[host].nodes.size());
   RequestSchedule();
+}
+
+void Controller::OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  const std::string host = msg.value("host", "?");
+  if (configless_files_.empty()) {
+    util::LogWarn("{}: refused the configuration to {}: SlurmctldParameters has no enable_configless",
+                  conn->peer(), host);
+    conn->Send({{"type", "config"},
+                {"error", "configless is not enabled on the controller "
+                          "(SlurmctldParameters=enable_configless)"}});
+    return;
+  }
+  util::LogInfo("{}: sent the configuration to {}", conn->peer(), host);
+  conn->Send({{"type", "config"}, {"files", configless_files_}});
 }
 
 void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {

@@ -118,6 +118,11 @@ class Controller {
 
   // Agent connections.
   void AcceptAgent(std::shared_ptr<api::LineConn> conn);
+  // The files served to configless agents (SlurmctldParameters=
+  // enable_configless), by name ("muster.conf", "gres.conf"); empty: none.
+  void ServeConfiguration(std::map<std::string, std::string> files) {
+    configless_files_ = std::move(files);
+  }
 
   // Read access for the API and renderers.
   const config::Config& config() const { return cfg_; }
@@ -145,6 +150,7 @@ class Controller {
   // After SlurmdTimeout without the agent, its nodes go DOWN and their jobs NODE_FAIL.
   void ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes);
   void OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  void OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   // Ends a job that ran: frees its resources, records the end.
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
@@ -257,6 +263,7 @@ class Controller {
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;
   std::map<std::string, AgentInfo> agents_;  // by host name
+  std::map<std::string, std::string> configless_files_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   // srun steps still running, as their accounting rows.
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <sstream>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
@@ -87,6 +89,33 @@ util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context
                   cfg.auth_type == config::AuthType::kMunge ? "auth/munge" : "auth/slurm");
   }
   return listener;
+}
+
+// What configless agents get (SlurmctldParameters=enable_configless): the
+// main file and gres.conf beside it, as read at start. Included files are
+// not sent, so a configuration with Include cannot be served.
+util::Result<std::map<std::string, std::string>> ConfiglessFiles(const config::Config& cfg) {
+  std::map<std::string, std::string> files;
+  const std::filesystem::path main_file(cfg.path);
+  for (const char* name : {"muster.conf", "gres.conf"}) {
+    const std::filesystem::path path =
+        std::string(name) == "muster.conf" ? main_file : main_file.parent_path() / name;
+    std::ifstream in(path);
+    if (!in) continue;
+    std::stringstream text;
+    text << in.rdbuf();
+    files[name] = text.str();
+  }
+  std::istringstream lines(files["muster.conf"]);
+  for (std::string line; std::getline(lines, line);) {
+    const size_t start = line.find_first_not_of(" \t");
+    if (start != std::string::npos && line.compare(start, 8, "Include ") == 0) {
+      return util::FailedPrecondition(
+          cfg.path + ": SlurmctldParameters=enable_configless cannot serve a configuration "
+                     "that uses Include (put it in one file)");
+    }
+  }
+  return files;
 }
 
 int Usage() {
@@ -184,6 +213,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   AcceptAgents(agents, ctl);
+  if (ctl.config().enable_configless) {
+    util::Result<std::map<std::string, std::string>> files = ConfiglessFiles(ctl.config());
+    if (!files.ok()) {
+      util::LogError("{}", files.status().message());
+      return 1;
+    }
+    ctl.ServeConfiguration(std::move(*files));
+  }
   auto remote = ServeOtherHosts(io, ctl, **server, service_auth.get());
   if (!remote.ok()) {
     util::LogError("{}", remote.status().message());

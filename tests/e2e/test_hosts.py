@@ -318,6 +318,43 @@ def test_cancelling_the_job_stops_its_tasks_on_other_hosts(hosts):
     assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_configless_agent_gets_its_configuration_from_musterd(hosts):
+    # cn2's agent restarts configless: only the key is on the host; the
+    # configuration comes from musterd into cn2's own /tmp.
+    [agent] = hosts.pids("cn2", "muster-agent")
+    os.kill(agent, signal.SIGTERM)
+    deadline = time.time() + 10
+    while hosts.pids("cn2", "muster-agent") and time.time() < deadline:
+        time.sleep(0.1)
+    cache = "/tmp/muster-conf"
+    hosts.start_daemon("cn2", "muster-agent", "--conf-server", "ctl:6817", "--key-file",
+                       str(hosts.dir / "conf" / "slurm.key"), "--conf-cache", cache)
+    deadline = time.time() + 20
+    while time.time() < deadline and not hosts.on("cn2", "test", "-e", f"{cache}/muster.conf",
+                                                  check=False).returncode == 0:
+        time.sleep(0.1)
+    cached = hosts.on("cn2", "cat", f"{cache}/muster.conf").stdout
+    assert cached == (hosts.dir / "conf" / "muster.conf").read_text()
+    assert "sent the configuration to cn2" in hosts.log("ctl")
+    assert f"configuration from ctl:6817 in {cache}/muster.conf" in hosts.log("cn2")
+    job = hosts.sbatch("-w", "node03", "-o", "configless.out", "--wrap", "hostname")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    assert (hosts.shared / "configless.out").read_text().strip() == "cn2"
+    # The host's commands read the same cached copy.
+    r = hosts.on("cn2", "env", f"MUSTER_CONF={cache}/muster.conf", "sinfo", "-h", "-n", "node03",
+                 "-o", "%N %t")
+    assert r.stdout.split() == ["node03", "idle"]
+    # Without the right key, nothing is served.
+    bad = hosts.dir / "bad.key"
+    bad.write_bytes(os.urandom(32))
+    os.chmod(bad, 0o600)
+    r = hosts.on("cn3", str(BIN / "muster-agent"), "--conf-server", "ctl", "--key-file", str(bad),
+                 "--conf-cache", "/tmp/bad-conf", check=False)
+    assert r.returncode == 1
+    assert r.stderr.strip() == ("muster-agent: error: --conf-server ctl:6817: refused: bad "
+                                "signature (a different key, or an altered message)")
+
+
 @pytest.fixture(scope="module")
 def munge_hosts():
     h = Hosts()
