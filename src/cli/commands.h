@@ -13,6 +13,7 @@ int SinfoMain(const std::vector<std::string>& args);
 int ScancelMain(const std::vector<std::string>& args);
 int ScontrolMain(const std::vector<std::string>& args);
 int SrunMain(const std::vector<std::string>& args);
+int SallocMain(const std::vector<std::string>& args);
 int SacctMain(const std::vector<std::string>& args);
 int SreportMain(const std::vector<std::string>& args);
 int SeffMain(const std::vector<std::string>& args);

@@ -15,6 +15,7 @@ const std::map<std::string, Main>& Commands() {
       {"sbatch", muster::cli::SbatchMain},   {"squeue", muster::cli::SqueueMain},
       {"sinfo", muster::cli::SinfoMain},     {"scancel", muster::cli::ScancelMain},
       {"scontrol", muster::cli::ScontrolMain}, {"srun", muster::cli::SrunMain},
+      {"salloc", muster::cli::SallocMain},
       {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
       {"sacct", muster::cli::SacctMain},     {"sreport", muster::cli::SreportMain},
       {"seff", muster::cli::SeffMain},

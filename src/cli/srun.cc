@@ -21,9 +21,11 @@
 #include <map>
 #include <optional>
 
+#include "cli/allocation.h"
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/options.h"
+#include "cli/sbatch_parse.h"
 #include "cli/srun_env.h"
 #include "cli/srun_remote.h"
 #include "config/config.h"
@@ -84,6 +86,9 @@ struct SrunOptions {
   bool label = false;
   bool version = false;  // -V: print the version, run nothing
   std::string output, error, job_name;
+  // Used only outside an allocation, for the one srun then asks for.
+  std::string partition, time, nodelist;
+  bool quiet = false;
   std::vector<std::string> command;
 };
 
@@ -120,6 +125,9 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {'o', "output", Arg::kRequired, str(&o.output)},
       {'e', "error", Arg::kRequired, str(&o.error)},
       {'J', "job-name", Arg::kRequired, str(&o.job_name)},
+      {'p', "partition", Arg::kRequired, str(&o.partition)},
+      {'t', "time", Arg::kRequired, str(&o.time)},
+      {'w', "nodelist", Arg::kRequired, str(&o.nodelist)},
       {'c', "cpus-per-task", Arg::kRequired, num(&o.cpus_per_task, "--cpus-per-task")},
       {'u', "unbuffered", Arg::kNone, ignore},
       {0, "cpu-bind", Arg::kRequired, ignore},
@@ -142,7 +150,11 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.version = true;
          return util::Status::Ok();
        }},
-      {'Q', "quiet", Arg::kNone, ignore},
+      {'Q', "quiet", Arg::kNone,
+       [&o](const std::string&) {
+         o.quiet = true;
+         return util::Status::Ok();
+       }},
       {'m', "distribution", Arg::kRequired, ignore},
   };
   auto parsed = ParseOptions("srun", specs, args, true);
@@ -364,17 +376,50 @@ StepExit WaitTasks(std::vector<Task>& tasks) {
 
 }  // namespace
 
-int SrunMain(const std::vector<std::string>& args) {
-  std::optional<SrunOptions> opts = ParseSrunArgs(args);
-  if (!opts) return 1;
-  if (opts->version) return PrintVersion();
-  const char* job_env = getenv("SLURM_JOB_ID");
-  if (!job_env) {
-    PrintError("srun", "srun outside a job allocation is not available in this Muster version; "
-                       "submit with sbatch and call srun inside the script");
-    return 1;
+// Asks for srun's own allocation from its options (as sbatch would take
+// them), waits for it and puts its SLURM_* variables in this process's
+// environment, as if srun ran inside it.
+util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& o) {
+  std::vector<std::string> args;
+  auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty() && value != "0") args.insert(args.end(), {flag, value});
+  };
+  add("--nodes", std::to_string(o.counts.nodes));
+  add("--ntasks", std::to_string(o.counts.ntasks));
+  add("--ntasks-per-node", std::to_string(o.counts.ntasks_per_node));
+  add("--cpus-per-task", o.cpus_per_task > 1 ? std::to_string(o.cpus_per_task) : "");
+  add("--partition", o.partition);
+  add("--time", o.time);
+  add("--nodelist", o.nodelist);
+  SbatchInvocation inv;
+  auto applied = ApplySbatchOptions(args, &inv);
+  if (!applied.ok()) {
+    std::string message = applied.status().message();
+    for (size_t at = 0; (at = message.find("sbatch", at)) != std::string::npos; at += 4) {
+      message.replace(at, 6, "srun");
+    }
+    std::cerr << message << "\n";
+    return applied.status();
   }
-  const std::string job_id = job_env;
+  // Slurm names srun's own allocation so in sacct; the step has the
+  // command's name.
+  inv.req.name = "allocation";
+  PrepareAllocationRequest(&inv.req);
+  inv.req.command = o.command.front();
+  util::Result<Allocation> alloc = RequestAllocation(client, inv.req, "srun", o.quiet, false);
+  if (!alloc.ok()) return alloc.status();
+  for (const std::string& kv : alloc->environment) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
+  }
+  return alloc->job_id;
+}
+
+// Runs the step in the allocation of this process's environment and
+// returns srun's exit status.
+int RunStep(SrunOptions& options, const config::Config& cfg, const Client& client) {
+  SrunOptions* opts = &options;
+  const std::string job_id = getenv("SLURM_JOB_ID");
   const EnvMap env = CurrentEnvironment();
   // Slurm's srun checks the node count against the job before asking.
   if (const int given = opts->counts.nodes; given > 0) {
@@ -389,12 +434,6 @@ int SrunMain(const std::vector<std::string>& args) {
   for (const std::string& w : ApplyJobDefaults(env, &opts->counts)) {
     std::cerr << "srun: Warning: " << w << "\n";
   }
-  auto cfg = config::LoadConfig(config::DefaultConfigPath());
-  if (!cfg.ok()) {
-    PrintError("srun", cfg.status().message());
-    return 1;
-  }
-  auto client = util::Result<Client>(Client::ForConfig(*cfg));
   std::string step_name = opts->job_name.empty() ? opts->command.front() : opts->job_name;
   step_name = step_name.substr(step_name.rfind('/') + 1);
   nlohmann::json body = {{"ntasks", opts->counts.ntasks},
@@ -402,7 +441,7 @@ int SrunMain(const std::vector<std::string>& args) {
                          {"ntasks_per_node", opts->counts.ntasks_per_node},
                          {"cpus_per_task", opts->cpus_per_task},
                          {"name", step_name}};
-  auto resp = client->Post("/v1/jobs/" + job_id + "/steps", body);
+  auto resp = client.Post("/v1/jobs/" + job_id + "/steps", body);
   if (!resp.ok()) {
     PrintError("srun", resp.status().message());
     return 1;
@@ -415,7 +454,7 @@ int SrunMain(const std::vector<std::string>& args) {
   EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
 
-  if (cfg->auth_type != config::AuthType::kLocal) {
+  if (cfg.auth_type != config::AuthType::kLocal) {
     // The step's nodes may be on other hosts: their agents start the tasks.
     RemoteLaunch launch;
     launch.job_id = job_id;
@@ -443,10 +482,10 @@ int SrunMain(const std::vector<std::string>& args) {
       }
       launch.nodes.push_back(std::move(node));
     }
-    util::Result<RemoteExit> ended = RunRemoteStep(*client, launch);
+    util::Result<RemoteExit> ended = RunRemoteStep(client, launch);
     if (!ended.ok()) PrintError("srun", ended.status().message());
     const RemoteExit exit = ended.ok() ? *ended : RemoteExit{1, 0};
-    (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+    (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
                        {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
     return exit.code;
   }
@@ -461,9 +500,32 @@ int SrunMain(const std::vector<std::string>& args) {
   if (opts->label) RelayLabelled(tasks);
   const StepExit exit = WaitTasks(tasks);
   // The step's end, for sacct; a failure here must not change srun's result.
-  (void)client->Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+  (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
                      {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
   return exit.code;
+}
+
+int SrunMain(const std::vector<std::string>& args) {
+  std::optional<SrunOptions> opts = ParseSrunArgs(args);
+  if (!opts) return 1;
+  if (opts->version) return PrintVersion();
+  auto cfg = config::LoadConfig(config::DefaultConfigPath());
+  if (!cfg.ok()) {
+    PrintError("srun", cfg.status().message());
+    return 1;
+  }
+  auto client = util::Result<Client>(Client::ForConfig(*cfg));
+  // Outside an allocation srun first asks for one of its own, runs its
+  // step in it and releases it with the step's exit code.
+  std::optional<uint32_t> own_allocation;
+  if (getenv("SLURM_JOB_ID") == nullptr) {
+    util::Result<uint32_t> granted = AllocateForSrun(*client, *opts);
+    if (!granted.ok()) return 1;
+    own_allocation = *granted;
+  }
+  const int rc = RunStep(*opts, *cfg, *client);
+  if (own_allocation) ReleaseAllocation(*client, *own_allocation, rc);
+  return rc;
 }
 
 }  // namespace muster::cli

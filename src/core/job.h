@@ -118,6 +118,10 @@ struct JobRequest {
   std::string std_err;  // pattern, empty = same as stdout
   std::string std_in;   // empty = /dev/null
   bool open_append = false;
+  // salloc, or srun outside an allocation: an allocation with no batch
+  // script. It runs (holds its resources) until its client completes it,
+  // or it is cancelled.
+  bool interactive = false;
 
   int min_nodes = 0;        // 0 = not given (-N)
   int max_nodes = 0;

@@ -20,7 +20,7 @@ using nlohmann::json;
   X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb)             \
   X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time)           \
   X(requeue) X(requeue_set) X(nice) X(signal_spec) X(array_spec) X(dependency) X(kill_invalid_dep) X(nodelist) X(exclude) X(export_mode)                \
-  X(environment) X(argv) X(script) X(command)
+  X(environment) X(argv) X(script) X(command) X(interactive)
 #define MUSTER_JOB_FIELDS(X)                                                            \
   X(id) X(req) X(state) X(reason) X(reason_nodes) X(priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \

@@ -128,7 +128,8 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
 AccountingChange ToAccountingChange(const core::Job& job, const config::Config& cfg,
                                     store::Origin origin) {
   AccountingChange change{ToJobRecord(job, cfg), std::nullopt, origin};
-  if (job.start_time > 0) change.batch = ToBatchStepRecord(job, cfg);
+  // An allocation (salloc) has no batch step.
+  if (job.start_time > 0 && !job.req.interactive) change.batch = ToBatchStepRecord(job, cfg);
   return change;
 }
 

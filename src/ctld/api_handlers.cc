@@ -252,6 +252,20 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!step.ok()) return Error(HttpStatusFor(step.status()), step.status().message());
     return JsonReply(201, *step);
   }
+  if (what == "jobs" && parts.size() == 4 && parts[3] == "allocation") {
+    auto job = util::ParseInt(parts[2]);
+    if (!job.ok()) return Error(400, "Invalid job id specified");
+    if (get) {
+      auto alloc = ctl.AllocationOf(static_cast<core::JobId>(*job), caller);
+      if (!alloc.ok()) return Error(HttpStatusFor(alloc.status()), alloc.status().message());
+      return JsonReply(200, *alloc);
+    }
+    if (post) {
+      util::Status st = ctl.CompleteAllocation(static_cast<core::JobId>(*job), body.value("exit_code", 0), caller);
+      if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+      return JsonReply(200, {{"status", "ok"}});
+    }
+  }
   if (what == "jobs" && parts.size() == 6 && post && parts[3] == "steps" && parts[5] == "launch") {
     auto job = util::ParseInt(parts[2]);
     auto step = util::ParseInt(parts[4]);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <set>
 #include <chrono>
 #include <filesystem>
 #include <condition_variable>
@@ -471,11 +472,11 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
     return util::InvalidArgument("Invalid nice value, out of range (+/- 2147483645)");
   }
   if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
-  if (req.script.empty()) return util::InvalidArgument("Batch script is empty!");
+  if (req.script.empty() && !req.interactive) return util::InvalidArgument("Batch script is empty!");
   // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
   MUSTER_RETURN_IF_ERROR(
       core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
-  if (req.script.rfind("#!", 0) != 0) {
+  if (!req.interactive && req.script.rfind("#!", 0) != 0) {
     return util::InvalidArgument("This does not look like a batch script: it must start with #!");
   }
   if (req.work_dir.empty() || req.work_dir[0] != '/') {
@@ -700,6 +701,9 @@ void Controller::RunSchedule() {
 }
 
 void Controller::Launch(Job& job) {
+  // An allocation (salloc, srun outside one) starts nothing: its client
+  // runs on its own host and completes it.
+  if (job.req.interactive) return;
   auto stored = payload_.Read(PayloadId(job));
   json payload = stored.ok() ? json::parse(*stored, nullptr, false) : json();
   if (!payload.is_object() || !payload.contains("script")) {
@@ -752,6 +756,52 @@ void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, jso
   AfterCommit([weak, msg = std::move(msg)] {
     if (auto c = weak.lock()) c->Send(msg);
   });
+}
+
+void Controller::StopJob(Job& job) {
+  if (!job.req.interactive) {
+    SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
+    return;
+  }
+  // No processes of its own to wait for: it ends as what stopped it.
+  const JobState state = job.ending_as == JobState::kPending ? JobState::kCancelled : job.ending_as;
+  FinishJob(job, state, 0, state == JobState::kCancelled ? SIGTERM : 0, Now(), "");
+}
+
+util::Status Controller::CompleteAllocation(JobId id, int exit_code, const Caller& caller) {
+  Job* job = jobs_.Find(id);
+  if (job == nullptr) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+  if (!job->req.interactive) return util::InvalidArgument("Job " + std::to_string(id) + " is a batch job");
+  if (job->state != JobState::kRunning) return util::Status::Ok();  // cancelled meanwhile
+  FinishJob(*job, exit_code == 0 ? JobState::kCompleted : JobState::kFailed, exit_code, 0, Now(), "");
+  return util::Status::Ok();
+}
+
+util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) const {
+  const Job* job = jobs_.Find(id);
+  if (job == nullptr) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+  json out = {{"job_id", id}, {"state", std::string(core::JobStateName(job->state))},
+              {"reason", std::string(core::PendingReasonName(job->reason))}};
+  if (job->state == JobState::kRunning) {
+    // The SLURM_* variables salloc gives its command (Slurm 22.05): a batch
+    // job's, less those of the batch shell as a task and of the node it
+    // runs on, and the memory only when asked for.
+    static const std::set<std::string, std::less<>> kNotInSalloc = {
+        "SLURM_CPUS_ON_NODE", "SLURM_GTIDS", "SLURM_JOB_GID", "SLURM_JOB_UID", "SLURM_JOB_USER",
+        "SLURM_LOCALID", "SLURM_NODEID", "SLURM_PRIO_PROCESS", "SLURM_PROCID", "SLURM_TASK_PID",
+        "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_SCRIPT_CONTEXT"};
+    json env = json::array();
+    for (const std::string& kv : BuildBatchEnvironment(*job, cfg_, {})) {
+      const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
+      if (!name.starts_with("SLURM_") || kNotInSalloc.count(name) != 0) continue;
+      if (name == "SLURM_MEM_PER_CPU" && job->req.mem_per_cpu_mb <= 0) continue;
+      env.push_back(kv);
+    }
+    out["environment"] = env;
+  }
+  return out;
 }
 
 void Controller::SendToAgentOf(const Job& job, const json& msg) {
@@ -1124,7 +1174,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->cancelled_by = caller.uid;
       job->state = JobState::kCompleting;
       job->ending_as = JobState::kCancelled;
-      SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
+      StopJob(*job);
     }
     MarkJob(job->id);
     out.push_back({sid, ""});
@@ -1227,7 +1277,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
         job.state = JobState::kCompleting;
         job.ending_as = JobState::kNodeFail;
         MarkJob(job.id);
-        SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
+        StopJob(job);
       }
     } else {  // RESUME / IDLE / UNDRAIN
       node->drain = false;

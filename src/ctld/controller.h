@@ -112,6 +112,11 @@ class Controller {
   util::Result<nlohmann::json> LaunchStep(core::JobId id, int step_id, const nlohmann::json& body,
                                           const Caller& caller);
 
+  // salloc's (or srun's own) allocation ended with its command's exit code.
+  util::Status CompleteAllocation(core::JobId id, int exit_code, const Caller& caller);
+  // An allocation's state, and once it runs its SLURM_* environment.
+  util::Result<nlohmann::json> AllocationOf(core::JobId id, const Caller& caller) const;
+
   // srun's step ended with the highest task exit code (signal 0 if none).
   util::Status EndStep(core::JobId id, int step_id, int exit_code, int exit_signal,
                        const Caller& caller);
@@ -168,6 +173,9 @@ class Controller {
   // (Reason=BeginTime), as Slurm does.
   void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
+  // Ends a running job's processes (it finishes once they are gone); an
+  // allocation, which has none, finishes at once as job.ending_as says.
+  void StopJob(core::Job& job);
   // Sends once everything changed so far is on disk (launches, acks, cancels).
   void SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, nlohmann::json msg);
   void ArmHousekeeping();

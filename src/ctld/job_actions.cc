@@ -94,7 +94,7 @@ std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>&
       job->requeue_on_end = hold ? 2 : 1;
       job->state = JobState::kCompleting;
       MarkJob(job->id);
-      SendToAgentOf(*job, {{"type", "cancel"}, {"job_id", job->id}});
+      StopJob(*job);
     }
     if (out.size() == reported) out.push_back({sid, ""});
   }

@@ -355,6 +355,18 @@ def test_configless_agent_gets_its_configuration_from_musterd(hosts):
                                 "signature (a different key, or an altered message)")
 
 
+def test_srun_and_salloc_from_the_login_host(hosts):
+    # srun outside an allocation asks for one over TCP, its tasks run on
+    # the compute hosts and stream back to the login host.
+    r = hosts.on("login", "bash", "-c", f"cd {hosts.shared} && srun -N2 -w node02,node03 -l hostname")
+    assert sorted(r.stdout.splitlines()) == ["0: cn1", "1: cn2"]
+    r = hosts.on("login", "bash", "-c",
+                 f"cd {hosts.shared} && salloc -N1 -w node04 bash -c "
+                 "'echo $SLURM_JOB_NODELIST $(hostname); srun hostname'")
+    assert r.stdout.split() == ["node04", "login", "cn3"]
+    assert "salloc: Granted job allocation" in r.stderr
+
+
 @pytest.fixture(scope="module")
 def munge_hosts():
     h = Hosts()

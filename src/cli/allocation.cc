@@ -1,0 +1,79 @@
+#include "cli/allocation.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <iostream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "core/json.h"
+#include "util/hostname.h"
+
+extern char** environ;
+
+namespace muster::cli {
+
+void PrepareAllocationRequest(core::JobRequest* req) {
+  req->interactive = true;
+  char cwd[4096];
+  const std::string here = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/";
+  req->submit_dir = here;
+  if (req->work_dir.empty()) req->work_dir = here;
+  req->submit_host = util::HostName();
+  for (char** e = environ; *e != nullptr; ++e) req->environment.emplace_back(*e);
+}
+
+util::Result<Allocation> RequestAllocation(const Client& client, const core::JobRequest& req,
+                                           const std::string& prog, bool quiet,
+                                           bool announce_grant) {
+  auto resp = client.Post("/v1/jobs", nlohmann::json(req));
+  if (!resp.ok()) {
+    PrintError(prog, "Job submit/allocate failed: " + resp.status().message());
+    return resp.status();
+  }
+  if (resp->status != 201) {
+    if (resp->body.is_object() && resp->body.contains("slurm_line")) {
+      PrintError(prog, resp->body["slurm_line"].get<std::string>());
+    }
+    PrintError(prog, "Job submit/allocate failed: " + ErrorText(*resp));
+    return util::Unavailable(ErrorText(*resp));
+  }
+  Allocation alloc;
+  alloc.job_id = resp->body.at("job_id").get<uint32_t>();
+  const std::string id = std::to_string(alloc.job_id);
+  bool said_pending = false;
+  for (auto wait = std::chrono::milliseconds(20);; wait = std::min(wait * 2, std::chrono::milliseconds(500))) {
+    auto state = client.Get("/v1/jobs/" + id + "/allocation");
+    if (!state.ok() || state->status != 200) {
+      const std::string why = state.ok() ? ErrorText(*state) : state.status().message();
+      PrintError(prog, "Unable to confirm allocation for job " + id + ": " + why);
+      return util::Unavailable(why);
+    }
+    const std::string s = state->body.value("state", "");
+    if (s == "RUNNING") {
+      alloc.environment = state->body.value("environment", std::vector<std::string>{});
+      if (!quiet) {
+        if (said_pending) std::cerr << prog << ": job " << id << " has been allocated resources\n";
+        if (announce_grant) std::cerr << prog << ": Granted job allocation " << id << "\n";
+      }
+      return alloc;
+    }
+    if (s != "PENDING") {
+      PrintError(prog, "Job allocation " + id + " has been revoked.");
+      return util::Unavailable("job " + id + " is " + s);
+    }
+    if (!said_pending && !quiet) {
+      if (prog == "salloc") std::cerr << prog << ": Pending job allocation " << id << "\n";
+      std::cerr << prog << ": job " << id << " queued and waiting for resources\n";
+      said_pending = true;
+    }
+    std::this_thread::sleep_for(wait);
+  }
+}
+
+void ReleaseAllocation(const Client& client, uint32_t job_id, int exit_code) {
+  (void)client.Post("/v1/jobs/" + std::to_string(job_id) + "/allocation", {{"exit_code", exit_code}});
+}
+
+}  // namespace muster::cli

@@ -1,0 +1,85 @@
+"""salloc, and srun outside an allocation: an allocation without a batch
+script, its SLURM_* variables as Slurm 22.05's salloc gives them, released
+with the command's exit code (checked against the oracle)."""
+
+import time
+
+from conftest import BIN
+
+# What Slurm 22.05's salloc puts in its command's environment (the oracle):
+# a default job, and one with -n2 -c2 --mem=100.
+SALLOC_VARS = ("SLURM_CLUSTER_NAME SLURM_CONF SLURM_JOBID SLURM_JOB_ACCOUNT "
+               "SLURM_JOB_CPUS_PER_NODE SLURM_JOB_ID SLURM_JOB_NAME SLURM_JOB_NODELIST "
+               "SLURM_JOB_NUM_NODES SLURM_JOB_PARTITION SLURM_JOB_QOS SLURM_NNODES SLURM_NODELIST "
+               "SLURM_NODE_ALIASES SLURM_SUBMIT_DIR SLURM_SUBMIT_HOST SLURM_TASKS_PER_NODE").split()
+SALLOC_VARS_SIZED = sorted(SALLOC_VARS + ["SLURM_CPUS_PER_TASK", "SLURM_MEM_PER_NODE",
+                                          "SLURM_NPROCS", "SLURM_NTASKS"])
+
+LIST_VARS = "env | grep ^SLURM_ | cut -d= -f1 | sort | tr '\\n' ' '"
+
+
+def sacct_rows(cluster, job):
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        r = cluster.run(["sacct", "-n", "-P", "-j", str(job), "-o", "JobID,JobName,State,ExitCode"])
+        rows = r.stdout.split()
+        if rows and "RUNNING" not in r.stdout:
+            return rows
+        time.sleep(0.1)
+    return rows
+
+
+def test_salloc_runs_the_command_in_the_allocation(cluster):
+    assert cluster.run(["bash", "-c", "command -v salloc"]).stdout.strip() == str(BIN / "salloc")
+    r = cluster.run(["salloc", "-N1", "bash", "-c", "echo $SLURM_JOB_ID $SLURM_NNODES; " + LIST_VARS])
+    job, nnodes, *names = r.stdout.split()
+    assert nnodes == "1"
+    assert names == sorted(SALLOC_VARS)
+    assert r.stderr.splitlines() == [f"salloc: Granted job allocation {job}",
+                                     f"salloc: Relinquishing job allocation {job}"]
+    assert sacct_rows(cluster, job) == [f"{job}|interactive|COMPLETED|0:0"]
+    r = cluster.run(["salloc", "-N1", "-n2", "-c2", "--mem=100", "bash", "-c", LIST_VARS])
+    assert r.stdout.split() == SALLOC_VARS_SIZED
+
+
+def test_salloc_exits_with_the_commands_status(cluster):
+    r = cluster.run(["salloc", "-N1", "bash", "-c", "echo $SLURM_JOB_ID; exit 5"], check=False)
+    assert r.returncode == 5
+    job = r.stdout.strip()
+    assert sacct_rows(cluster, job) == [f"{job}|interactive|FAILED|5:0"]
+
+
+def test_salloc_refuses_what_sbatch_refuses(cluster):
+    r = cluster.run(["salloc", "--cpus-per-task=0", "true"], check=False)
+    assert r.returncode == 1
+    assert r.stderr.strip() == 'salloc: error: Invalid numeric value "0" for --cpus-per-task.'
+
+
+def test_srun_outside_an_allocation_makes_its_own(cluster):
+    r = cluster.run(["srun", "-N1", "-n2", "-l", "bash", "-c",
+                     "echo $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_PROCID; exit $((3 * SLURM_PROCID))"],
+                    check=False)
+    assert r.returncode == 3
+    lines = sorted(r.stdout.splitlines())
+    job = lines[0].split()[1]
+    assert lines == [f"0: {job} 0 0", f"1: {job} 0 1"]
+    assert "srun: error: task 1: Exited with exit code 3" in r.stderr
+    assert sacct_rows(cluster, job) == [f"{job}|allocation|FAILED|3:0", f"{job}.0|bash|FAILED|3:0"]
+
+
+def test_srun_waits_for_its_allocation(cluster):
+    busy = cluster.sbatch("-N3", "--exclusive", "--wrap", "sleep 3")
+    cluster.wait_state(busy, "RUNNING")
+    r = cluster.run(["srun", "-N1", "hostname"], timeout=60)
+    assert r.returncode == 0
+    assert "srun: job " in r.stderr and "queued and waiting for resources" in r.stderr
+    assert "has been allocated resources" in r.stderr
+    assert "Pending job allocation" not in r.stderr
+
+
+def test_cancelling_an_allocation_ends_it_at_once(cluster):
+    r = cluster.run(["bash", "-c", "salloc -N1 bash -c 'echo $SLURM_JOB_ID; scancel $SLURM_JOB_ID; sleep 1'"],
+                    check=False)
+    job = r.stdout.strip()
+    rows = sacct_rows(cluster, job)
+    assert rows[0].startswith(f"{job}|interactive|CANCELLED")
