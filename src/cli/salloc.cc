@@ -6,9 +6,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <thread>
 
 #include "cli/allocation.h"
 #include "cli/commands.h"
@@ -27,7 +29,10 @@ std::string AsSalloc(std::string message) {
   return message;
 }
 
-int RunCommand(const std::vector<std::string>& command, const std::vector<std::string>& slurm_env) {
+// Runs the command and waits for it; if the allocation ends meanwhile
+// (cancelled, out of time), says so and ends the command, as Slurm does.
+int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::string>& command,
+               const std::vector<std::string>& slurm_env) {
   for (const std::string& kv : slurm_env) {
     const size_t eq = kv.find('=');
     if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
@@ -35,8 +40,7 @@ int RunCommand(const std::vector<std::string>& command, const std::vector<std::s
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  // While the command runs, salloc waits for it and nothing else: Ctrl-C
-  // is the command's to handle.
+  // While the command runs, Ctrl-C is the command's to handle.
   ::signal(SIGINT, SIG_IGN);
   ::signal(SIGQUIT, SIG_IGN);
   pid_t pid = ::fork();
@@ -48,8 +52,22 @@ int RunCommand(const std::vector<std::string>& command, const std::vector<std::s
     ::_exit(127);
   }
   if (pid < 0) return 1;
+  const std::string target = "/v1/jobs/" + std::to_string(job_id) + "/allocation";
+  auto next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  bool revoked = false;
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  for (;;) {
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (revoked || std::chrono::steady_clock::now() < next_check) continue;
+    next_check = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    auto state = client.Get(target);
+    if (state.ok() && state->status == 200 && state->body.value("state", "") != "RUNNING") {
+      std::cerr << "salloc: Job allocation " << job_id << " has been revoked.\n";
+      ::kill(pid, SIGTERM);
+      revoked = true;
+    }
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
@@ -81,7 +99,7 @@ int SallocMain(const std::vector<std::string>& args) {
   const Client client = Client::ForConfig(*cfg);
   util::Result<Allocation> alloc = RequestAllocation(client, req, "salloc", inv.quiet);
   if (!alloc.ok()) return 1;
-  const int rc = RunCommand(command, alloc->environment);
+  const int rc = RunCommand(client, alloc->job_id, command, alloc->environment);
   if (!inv.quiet) std::cerr << "salloc: Relinquishing job allocation " << alloc->job_id << "\n";
   ReleaseAllocation(client, alloc->job_id, rc);
   return rc;

@@ -1441,9 +1441,14 @@ void Controller::Housekeeping() {
   int64_t now = Now();
   bool begin_waiting = false;
   std::vector<JobId> expired;
+  std::vector<JobId> allocations_over;
   for (const Job& job : jobs_) {
     if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
       expired.push_back(job.id);
+    } else if (job.req.interactive && job.state == JobState::kRunning && job.time_limit_s > 0 &&
+               job.start_time + job.time_limit_s <= now) {
+      // An allocation has no step to enforce its limit: it ends here.
+      allocations_over.push_back(job.id);
     } else if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&
                job.req.begin_time <= now) {
       begin_waiting = true;
@@ -1461,6 +1466,10 @@ void Controller::Housekeeping() {
     } else if (jobs_.OfArray(array_id) == nullptr) {
       payload_.Release(array_id);
     }
+  }
+  for (JobId id : allocations_over) {
+    util::LogInfo("job {}: allocation reached its time limit", id);
+    FinishJob(jobs_.At(id), JobState::kTimeout, 0, 0, now, "time limit");
   }
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.

@@ -13,6 +13,7 @@
 
 #include "api/line_conn.h"
 #include "config/config.h"
+#include "sched/refusal.h"
 #include "util/clock.h"
 
 namespace muster::ctld {
@@ -104,6 +105,50 @@ TEST_F(ControllerRecoverTest, MalformedAgentMessagesAreSkipped) {
   send_and_run("{\"type\":\"register\",\"host\":\"h\",\"nodes\":[\"n1\"]}\n");
   EXPECT_TRUE(NodeNamed(ctl, "n1").registered);
   EXPECT_FALSE(NodeNamed(ctl, "n2").registered);
+  ::close(fds[1]);
+}
+
+// An allocation (salloc) has no step on any node: it runs until its client
+// completes it, and the controller itself ends it at its time limit, in
+// the controller's time.
+TEST_F(ControllerRecoverTest, AllocationEndsAtItsTimeLimit) {
+  boost::asio::io_context io;
+  Controller ctl(io, Cluster(), clock_);
+  ASSERT_TRUE(ctl.Recover().ok());
+  int fds[2];
+  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+  api::LineConn::Socket socket(io);
+  socket.assign(boost::asio::local::stream_protocol(), fds[0]);
+  ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(socket)));
+  const std::string reg = "{\"type\":\"register\",\"host\":\"h\",\"nodes\":[\"n1\",\"n2\"]}\n";
+  ASSERT_EQ(::write(fds[1], reg.data(), reg.size()), static_cast<ssize_t>(reg.size()));
+  // Up to `ms` of the loop (housekeeping runs each second).
+  auto run_until = [&](auto done, int ms = 3000) {
+    for (int i = 0; i < ms && !done(); ++i) {
+      io.poll();
+      io.restart();
+      ::usleep(1000);
+    }
+  };
+  run_until([&] { return NodeNamed(ctl, "n2").registered; });
+  core::JobRequest req;
+  req.interactive = true;
+  req.name = "interactive";
+  req.min_nodes = 1;
+  req.time_limit_s = 60;
+  req.work_dir = "/";
+  sched::SubmitRefusal why;
+  auto id = ctl.Submit(req, Caller{0, 0, true}, &why);
+  ASSERT_TRUE(id.ok()) << id.status().message();
+  auto state = [&] { return ctl.jobs().Find(*id)->state; };
+  run_until([&] { return state() == core::JobState::kRunning; });
+  ASSERT_EQ(state(), core::JobState::kRunning);
+  clock_.Advance(59);
+  run_until([] { return false; }, 1200);  // a housekeeping round: not yet
+  EXPECT_EQ(state(), core::JobState::kRunning);
+  clock_.Advance(1);
+  run_until([&] { return state() != core::JobState::kRunning; });
+  EXPECT_EQ(state(), core::JobState::kTimeout);
   ::close(fds[1]);
 }
 
