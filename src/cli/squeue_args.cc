@@ -178,7 +178,10 @@ util::Status ApplyOption(const util::ParsedOption& o, CommandLine* cl) {
       return util::InvalidArgument(std::string("squeue: error: --") +
                                    (o.spec->id == kJson ? "json" : "yaml") +
                                    " is not supported by Muster");
-    case kSteps: return util::InvalidArgument("squeue: error: --steps is not supported by Muster");
+    case kSteps:
+      r.steps = true;
+      for (const std::string& id : CommaList(v)) r.step_ids.push_back(id);
+      break;
     case kLicenses: r.licenses = CommaList(v); break;
     case kLong: r.long_view = true; break;
     // --me and -u replace each other: the last one given counts.
@@ -220,6 +223,9 @@ void ResolveFormat(const CommandLine& cl, const std::optional<std::string>& env_
                    const std::optional<std::string>& env_format_long, SqueueRequest* r) {
   if (cl.format) {
     r->format = cl.format->empty() ? "%" : *cl.format;  // "-o ''" prints empty lines
+  } else if (r->steps) {
+    r->format = std::string(render::kSqueueStepsFormat);
+    return;
   } else if (r->start) {
     r->format = std::string(render::kSqueueStartFormat);
   } else if (cl.format_long) {

@@ -29,6 +29,7 @@
 #include "cli/srun_env.h"
 #include "cli/srun_remote.h"
 #include "config/config.h"
+#include "util/hostname.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -440,7 +441,9 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                          {"nodes", opts->counts.nodes},
                          {"ntasks_per_node", opts->counts.ntasks_per_node},
                          {"cpus_per_task", opts->cpus_per_task},
-                         {"name", step_name}};
+                         {"name", step_name},
+                         {"srun_host", util::HostName()},
+                         {"srun_pid", static_cast<int>(::getpid())}};
   auto resp = client.Post("/v1/jobs/" + job_id + "/steps", body);
   if (!resp.ok()) {
     PrintError("srun", resp.status().message());

@@ -300,8 +300,10 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
       if (!r.ok()) return Error(400, r.status().message());
       if (r->start) ctl.EstimateStartTimes();
       std::vector<std::string> warnings;
-      api::HttpResponse reply = TextReply(
-          render::RenderSqueue(*r, MakeView(ctl, caller, SqueueUsers(*r, caller)), &warnings));
+      render::ClusterView squeue_view = MakeView(ctl, caller, SqueueUsers(*r, caller));
+      // Only squeue -s pays for the steps.
+      if (r->steps) squeue_view.steps = ctl.RunningSteps();
+      api::HttpResponse reply = TextReply(render::RenderSqueue(*r, squeue_view, &warnings));
       reply.warnings = WarningLines(warnings);
       return reply;
     }
@@ -317,6 +319,7 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (parts[2] == "show") {
       auto r = render::ShowRequestFromJson(body);
       if (!r.ok()) return Error(400, r.status().message());
+      view.steps = ctl.RunningSteps();
       return TextReply(render::RenderShow(*r, view));
     }
   }

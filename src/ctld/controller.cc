@@ -768,6 +768,50 @@ void Controller::StopJob(Job& job) {
   FinishJob(job, state, 0, state == JobState::kCancelled ? SIGTERM : 0, Now(), "");
 }
 
+std::vector<render::StepInfo> Controller::RunningSteps() const {
+  std::vector<render::StepInfo> out;
+  auto step = running_steps_.begin();
+  for (const Job& job : jobs_) {
+    while (step != running_steps_.end() && step->first.first < job.id) ++step;
+    if (job.state != JobState::kRunning) continue;
+    if (!job.req.interactive) {
+      render::StepInfo batch;
+      batch.job_id = job.id;
+      batch.step_id = "batch";
+      batch.name = "batch";
+      batch.start_time = job.start_time;
+      batch.nodelist = job.batch_host;
+      batch.nodes = 1;
+      batch.tasks = 1;
+      out.push_back(std::move(batch));
+    }
+    for (auto it = step; it != running_steps_.end() && it->first.first == job.id; ++it) {
+      const store::StepRecord& rec = it->second;
+      render::StepInfo info;
+      info.job_id = job.id;
+      info.step_id = rec.step_id;
+      info.name = rec.name;
+      info.start_time = rec.start_time;
+      info.nodelist = rec.node_list;
+      info.nodes = rec.nnodes;
+      info.cpus = rec.ncpus;
+      info.tasks = rec.ntasks;
+      int64_t mem = 0;
+      auto names = util::ExpandHostlist(rec.node_list);
+      for (const core::NodeAlloc& a : job.alloc) {
+        if (names.ok() && std::find(names->begin(), names->end(), a.node) != names->end()) mem += a.mem_mb;
+      }
+      info.tres = fmt::format("cpu={},mem={}M,node={}", rec.ncpus, mem, rec.nnodes);
+      if (auto srun = step_sruns_.find(it->first); srun != step_sruns_.end()) {
+        info.srun_host = srun->second.first;
+        info.srun_pid = srun->second.second;
+      }
+      out.push_back(std::move(info));
+    }
+  }
+  return out;
+}
+
 util::Status Controller::CompleteAllocation(JobId id, int exit_code, const Caller& caller) {
   Job* job = jobs_.Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
@@ -1349,6 +1393,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   rec.alloc_tres = "cpu=" + std::to_string(step_cpus) + ",node=" + std::to_string(nodes);
   acct_->UpsertStep(rec);
   running_steps_[{id, step_id}] = rec;
+  step_sruns_[{id, step_id}] = {body.value("srun_host", ""), body.value("srun_pid", 0)};
   return json{{"job_id", id},
               {"step_id", step_id},
               {"ntasks", ntasks},
@@ -1416,6 +1461,7 @@ util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_
   if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
   store::StepRecord rec = it->second;
   running_steps_.erase(it);
+  step_sruns_.erase({id, step_id});
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
   // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
   rec.state = exit_signal != 0 ? "CANCELLED" : exit_code == 0 ? "COMPLETED" : "FAILED";

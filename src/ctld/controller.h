@@ -23,6 +23,7 @@
 
 #include "api/http.h"
 #include "api/line_conn.h"
+#include "cli/render/render.h"
 #include "config/config.h"
 #include "core/job.h"
 #include "core/node.h"
@@ -111,6 +112,10 @@ class Controller {
   // output: io_host, io_port, token). Returns the nodes asked.
   util::Result<nlohmann::json> LaunchStep(core::JobId id, int step_id, const nlohmann::json& body,
                                           const Caller& caller);
+
+  // The running steps (the batch step of each running batch job, then its
+  // srun steps), by job id, for squeue -s and scontrol show step.
+  std::vector<render::StepInfo> RunningSteps() const;
 
   // salloc's (or srun's own) allocation ended with its command's exit code.
   util::Status CompleteAllocation(core::JobId id, int exit_code, const Caller& caller);
@@ -275,6 +280,8 @@ class Controller {
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   // srun steps still running, as their accounting rows.
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
+  // The srun of each running step: its host and pid (scontrol show step).
+  std::map<std::pair<core::JobId, int>, std::pair<std::string, int>> step_sruns_;
   int64_t start_time_ = 0;
   bool schedule_posted_ = false;
   // Passes are immediate while they are cheap; a pass that took d holds the

@@ -26,10 +26,28 @@
 namespace muster::render {
 
 // Everything the renderers may need about the cluster at one moment.
+// A running job step, as squeue -s and scontrol show step list it: the
+// batch step ("batch") and srun's ("0", "1", ...).
+struct StepInfo {
+  uint32_t job_id = 0;
+  std::string step_id;
+  std::string name;
+  int64_t start_time = 0;
+  std::string nodelist;
+  int nodes = 0;
+  int cpus = 0;
+  int tasks = 0;
+  std::string tres;        // "cpu=2,mem=2000M,node=2"; empty = (null)
+  std::string srun_host;   // empty = (null)
+  int srun_pid = 0;
+};
+
 struct ClusterView {
   const config::Config* config = nullptr;
   std::vector<const core::Job*> jobs;    // job id order
   std::vector<const core::Node*> nodes;  // config order
+  // Running steps, by job id, each job's batch step first (scontrol's order).
+  std::vector<StepInfo> steps;
   // The user and group databases (musterd: util::SystemUserDb()); must be
   // set before rendering.
   const util::UserDb* users = nullptr;
@@ -59,6 +77,8 @@ struct SqueueRequest {
   std::string format;                    // -o, or empty
   std::string format_long;               // -O, or empty
   bool noheader = false;                 // -h
+  bool steps = false;                    // -s: list steps, not jobs
+  std::vector<std::string> step_ids;     // -s's value ("12.0", "12")
   bool long_view = false;                // -l
   bool start = false;                    // --start
   bool only_job_state = false;           // --only-job-state
@@ -107,6 +127,14 @@ util::Status CheckSqueueSort(std::string_view spec, std::vector<std::string>* wa
 // lines for stderr, each without its newline (as SqueueRequest::warnings).
 util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view,
                                        std::vector<std::string>* warnings = nullptr);
+inline constexpr char kSqueueStepsFormat[] = "%.15i %.8j %.9P %.8u %.9M %N";
+// squeue -s: the running steps (default format kSqueueStepsFormat; -o
+// takes those letters), each job's numbered steps before its
+// batch step, as Slurm 22.05 lists them.
+std::string RenderSqueueSteps(const SqueueRequest& req, const ClusterView& view);
+// scontrol show step [JOB[.STEP]]: Slurm 22.05's records; an unknown job
+// is "slurm_get_job_steps error: Invalid job id specified".
+util::Result<std::string> RenderShowSteps(const std::string& name, const ClusterView& view);
 
 // The `scontrol show job` record of one job, Slurm 22.05's layout: lines
 // indented three spaces, the record ending `Power=\n   \n\n` (so records

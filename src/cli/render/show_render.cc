@@ -688,7 +688,7 @@ Result<std::string> ShowConfig(const ClusterView& view) {
 }
 
 // What `scontrol show ENTITY` names, accepting scontrol's abbreviations.
-enum class Entity { kJob, kNode, kPartition, kConfig, kUnknown };
+enum class Entity { kJob, kNode, kPartition, kConfig, kStep, kUnknown };
 
 Entity ParseEntity(const std::string& what) {
   std::string w = util::ToLower(what);
@@ -699,6 +699,7 @@ Entity ParseEntity(const std::string& what) {
   if (abbrev("nodes", 2)) return Entity::kNode;
   if (abbrev("partitions", 2) || w == "partitionname") return Entity::kPartition;
   if (abbrev("configuration", 2)) return Entity::kConfig;
+  if (abbrev("steps", 2)) return Entity::kStep;
   return Entity::kUnknown;
 }
 
@@ -734,6 +735,7 @@ Result<std::string> RenderShow(const ShowRequest& req, const ClusterView& view) 
     case Entity::kNode: return ShowNodes(req, view);
     case Entity::kPartition: return ShowPartitions(req, view);
     case Entity::kConfig: return ShowConfig(view);
+    case Entity::kStep: return RenderShowSteps(req.name, view);
     case Entity::kUnknown: break;
   }
   return InvalidArgument("invalid entity:" + req.what + " for keyword:show ");

@@ -803,6 +803,8 @@ nlohmann::json ToJson(const SqueueRequest& r) {
       {"licenses", r.licenses},
       {"iterate_s", r.iterate_s},
       {"array_unfold", r.array_unfold},
+      {"steps", r.steps},
+      {"step_ids", r.step_ids},
   };
 }
 
@@ -834,6 +836,8 @@ util::Result<SqueueRequest> SqueueRequestFromJson(const nlohmann::json& j) {
     flag("only_job_state", &r.only_job_state);
     flag("me", &r.me);
     flag("array_unfold", &r.array_unfold);
+    flag("steps", &r.steps);
+    list("step_ids", &r.step_ids);
     str("sort", &r.sort);
     list("clusters", &r.clusters);
     list("qos", &r.qos);
@@ -1059,6 +1063,7 @@ void PrefetchJob(const Job& j) {
 
 util::Result<std::string> RenderSqueue(const SqueueRequest& req, const ClusterView& view,
                                        std::vector<std::string>* warnings) {
+  if (req.steps) return RenderSqueueSteps(req, view);
   Ctx ctx(view);
   std::vector<std::string> ignored;
   util::Result<JobFilter> filter = JobFilter::Make(req, ctx, warnings ? warnings : &ignored);
