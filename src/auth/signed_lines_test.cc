@@ -1,8 +1,8 @@
 #include "auth/signed_lines.h"
 
-#include "auth/shared_key.h"
-
 #include <gtest/gtest.h>
+
+#include "auth/shared_key.h"
 
 namespace muster::auth {
 namespace {

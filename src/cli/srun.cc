@@ -90,6 +90,7 @@ struct SrunOptions {
   // Used only outside an allocation, for the one srun then asks for.
   std::string partition, time, nodelist;
   bool quiet = false;
+  bool kill_on_bad_exit = false;  // -K: the first task to fail ends the step
   std::vector<std::string> command;
 };
 
@@ -143,7 +144,11 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {0, "mem-per-cpu", Arg::kRequired, ignore},
       {0, "exclusive", Arg::kOptional, ignore},
       {0, "overlap", Arg::kNone, ignore},
-      {'K', "kill-on-bad-exit", Arg::kOptional, ignore},
+      {'K', "kill-on-bad-exit", Arg::kOptional,
+       [&o](const std::string& v) {
+         o.kill_on_bad_exit = v.empty() || v != "0";
+         return util::Status::Ok();
+       }},
       {'W', "wait", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
       {'V', "version", Arg::kNone,
@@ -350,28 +355,52 @@ struct StepExit {
   int signal = 0;  // a signal that ended a task, 0 if none
 };
 
-StepExit WaitTasks(std::vector<Task>& tasks) {
+// Waits for every task, in the order they end. With `kill_on_bad_exit`
+// (-K) the first one to exit non-zero or by a signal ends the others
+// (SIGTERM), with Slurm's lines.
+StepExit WaitTasks(std::vector<Task>& tasks, bool kill_on_bad_exit, const std::string& step) {
   StepExit e;
-  for (auto& t : tasks) {
-    if (t.pid <= 0) {
+  size_t left = 0;
+  for (const Task& t : tasks) {
+    if (t.pid > 0) {
+      ++left;
+    } else {
       e.code = std::max(e.code, 2);
-      continue;
     }
+  }
+  bool terminating = false;
+  while (left > 0) {
     int status = 0;
-    while (waitpid(t.pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) break;
+    auto t = std::find_if(tasks.begin(), tasks.end(), [&](const Task& x) { return x.pid == pid; });
+    if (t == tasks.end()) continue;
+    --left;
+    bool bad = false;
     if (WIFEXITED(status)) {
-      int code = WEXITSTATUS(status);
+      const int code = WEXITSTATUS(status);
       if (code != 0) {
-        std::cerr << "srun: error: task " << t.rank << ": Exited with exit code " << code << "\n";
+        std::cerr << "srun: error: task " << t->rank << ": Exited with exit code " << code << "\n";
+        bad = true;
       }
       e.code = std::max(e.code, code);
     } else if (WIFSIGNALED(status)) {
-      std::cerr << "srun: error: task " << t.rank << ": " << strsignal(WTERMSIG(status)) << "\n";
+      std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
       e.code = std::max(e.code, 128 + WTERMSIG(status));
       e.signal = WTERMSIG(status);
+      bad = true;
+    }
+    t->pid = -t->pid;  // reaped
+    if (bad && kill_on_bad_exit && !terminating && left > 0) {
+      terminating = true;
+      std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << step << "\n";
+      for (const Task& other : tasks) {
+        if (other.pid > 0) ::kill(other.pid, SIGTERM);
+      }
     }
   }
+  if (terminating) std::cerr << "srun: Force Terminated StepId=" << step << "\n";
   return e;
 }
 
@@ -466,6 +495,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     char cwd[4096];
     launch.work_dir = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
     launch.label = opts->label;
+    launch.kill_on_bad_exit = opts->kill_on_bad_exit;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
       RemoteNodeTasks node{step.nodes[n].node, {}};
       for (int local = 0; local < step.nodes[n].tasks; ++local) {
@@ -501,7 +531,8 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     }
   }
   if (opts->label) RelayLabelled(tasks);
-  const StepExit exit = WaitTasks(tasks);
+  const StepExit exit = WaitTasks(tasks, opts->kill_on_bad_exit,
+                                  job_id + "." + std::to_string(step.step_id));
   // The step's end, for sacct; a failure here must not change srun's result.
   (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
                      {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});

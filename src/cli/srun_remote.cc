@@ -149,6 +149,7 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
   std::vector<Caller> callers;
   const auto deadline = std::chrono::steady_clock::now() + kConnectWait;
   size_t hellos = 0;
+  bool terminating = false, terminate_after = false;
   while (!waiting.empty()) {
     std::vector<pollfd> fds{{listener, POLLIN, 0}};
     for (const Caller& c : callers) fds.push_back({c.fd, POLLIN, 0});
@@ -210,6 +211,10 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
         c.in.erase(0, nl + 1);
         if (kind != 'X' || fields != 4) continue;
         waiting.erase(rank);
+        if ((a != 0 || b != 0) && launch.kill_on_bad_exit && !terminating && !waiting.empty()) {
+          terminating = true;
+          terminate_after = true;
+        }
         if (b != 0) {
           std::cerr << "srun: error: " << c.node << ": task " << rank << ": " << strsignal(static_cast<int>(b)) << "\n";
           exit.code = std::max(exit.code, 128 + static_cast<int>(b));
@@ -220,6 +225,15 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
         }
       }
     }
+    if (terminate_after) {
+      // -K: the others end too (SIGTERM to every node's tasks).
+      terminate_after = false;
+      std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << launch.job_id << "."
+                << launch.step_id << "\n";
+      for (const Caller& other : callers) {
+        if (other.fd >= 0) (void)!::send(other.fd, "S 15\n", 5, MSG_NOSIGNAL);
+      }
+    }
     std::erase_if(callers, [](const Caller& c) { return c.fd < 0; });
     if (!waiting.empty() && callers.empty() && hellos == launch.nodes.size()) {
       std::cerr << "srun: error: lost the connection to the tasks of " << waiting.size() << " task(s)\n";
@@ -228,6 +242,7 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
     }
   }
   sink.Flush();
+  if (terminating) std::cerr << "srun: Force Terminated StepId=" << launch.job_id << "." << launch.step_id << "\n";
   for (const Caller& c : callers) ::close(c.fd);
   ::close(listener);
   return exit;

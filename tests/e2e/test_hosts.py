@@ -367,6 +367,18 @@ def test_srun_and_salloc_from_the_login_host(hosts):
     assert "salloc: Granted job allocation" in r.stderr
 
 
+def test_srun_kill_on_bad_exit_across_hosts(hosts):
+    start = time.time()
+    r = hosts.on("login", "bash", "-c",
+                 "cd / && srun -N2 -n2 -w node02,node03 -K bash -c "
+                 "'if [ $SLURM_PROCID = 1 ]; then exit 3; fi; sleep 30'", check=False)
+    assert time.time() - start < 20
+    assert r.returncode == 143
+    assert "srun: error: node03: task 1: Exited with exit code 3" in r.stderr
+    assert "srun: error: node02: task 0: Terminated" in r.stderr
+    assert "srun: Force Terminated StepId=" in r.stderr
+
+
 @pytest.fixture(scope="module")
 def munge_hosts():
     h = Hosts()

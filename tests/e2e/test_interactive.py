@@ -85,3 +85,19 @@ def test_cancelling_an_allocation_ends_it_and_its_command(cluster):
     job = r.stdout.strip()
     assert f"salloc: Job allocation {job} has been revoked." in r.stderr
     assert sacct_rows(cluster, job)[0].startswith(f"{job}|interactive|CANCELLED")
+
+
+def test_srun_kill_on_bad_exit_ends_the_other_tasks(cluster):
+    # As the oracle: the failed task's line, Slurm's two Terminat* lines,
+    # the others end by SIGTERM and srun exits 128 + 15.
+    start = time.time()
+    r = cluster.run(["srun", "-N1", "-n2", "-K", "bash", "-c",
+                     "if [ $SLURM_PROCID = 1 ]; then exit 3; fi; sleep 30"], check=False)
+    assert time.time() - start < 20
+    assert r.returncode == 143
+    lines = r.stderr.splitlines()
+    step = lines[1].rsplit("=", 1)[1]
+    assert lines == ["srun: error: task 1: Exited with exit code 3",
+                     f"srun: launch/slurm: _step_signal: Terminating StepId={step}",
+                     "srun: error: task 0: Terminated",
+                     f"srun: Force Terminated StepId={step}"]
