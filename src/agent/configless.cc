@@ -56,12 +56,13 @@ util::Result<std::string> FetchConfiguration(const ConfiglessOptions& o) {
   // What authenticates the exchange before any configuration is known: the
   // key when it is there, else munge at its default socket.
   config::Config boot;
-  boot.auth_type = ::access(o.key_file.c_str(), F_OK) == 0 ? config::AuthType::kSlurm
-                                                            : config::AuthType::kMunge;
+  boot.auth_type =
+      ::access(o.key_file.c_str(), F_OK) == 0 ? config::AuthType::kSlurm : config::AuthType::kMunge;
   static util::RealClock clock;
   auto auth = auth::ServiceAuth::Create(boot, clock, o.key_file);
   if (!auth.ok()) return auth.status();
-  std::shared_ptr<api::LineAuth> lines = (*auth)->ForConnection(auth::kToController, auth::kToAgent);
+  std::shared_ptr<api::LineAuth> lines =
+      (*auth)->ForConnection(auth::kToController, auth::kToAgent);
 
   const std::string where = fmt::format("--conf-server {}:{}", host, port);
   asio::io_context io;
@@ -91,16 +92,19 @@ util::Result<std::string> FetchConfiguration(const ConfiglessOptions& o) {
   if (!reply.is_object() || reply.value("type", "") != "config") {
     return util::Unavailable(where + ": an unexpected answer");
   }
-  if (reply.contains("error")) return util::FailedPrecondition(where + ": " + reply["error"].get<std::string>());
+  if (reply.contains("error"))
+    return util::FailedPrecondition(where + ": " + reply["error"].get<std::string>());
   std::error_code fs_ec;
   std::filesystem::create_directories(o.cache_dir, fs_ec);
-  if (fs_ec) return util::Unavailable(fmt::format("cannot create {}: {}", o.cache_dir, fs_ec.message()));
+  if (fs_ec)
+    return util::Unavailable(fmt::format("cannot create {}: {}", o.cache_dir, fs_ec.message()));
   for (const auto& [name, text] : reply.at("files").items()) {
     // Only plain names: the server does not choose where files go.
     if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {
       return util::Unavailable(where + ": refusing a file named '" + name + "'");
     }
-    MUSTER_RETURN_IF_ERROR(WriteFile(std::filesystem::path(o.cache_dir) / name, text.get<std::string>()));
+    MUSTER_RETURN_IF_ERROR(
+        WriteFile(std::filesystem::path(o.cache_dir) / name, text.get<std::string>()));
   }
   return (std::filesystem::path(o.cache_dir) / "muster.conf").string();
 }

@@ -65,7 +65,8 @@ util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::st
   char address[64] = "";
   char credential[256] = "";
   if (std::sscanf(reply.c_str(), "OK %63s %d %255s", address, &grant.port, credential) != 3) {
-    return util::Unavailable("the credential service at " + socket_path + " answered '" + reply + "'");
+    return util::Unavailable("the credential service at " + socket_path + " answered '" + reply +
+                             "'");
   }
   grant.address = address;
   grant.credential = credential;

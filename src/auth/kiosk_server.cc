@@ -69,7 +69,8 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
       Reply("ERROR " + address.status().message());
       return;
     }
-    util::Result<std::string> credential = server_.auth_->SignApiRequest({cred.uid, cred.gid}, text_);
+    util::Result<std::string> credential =
+        server_.auth_->SignApiRequest({cred.uid, cred.gid}, text_);
     if (!credential.ok()) {
       Reply("ERROR " + credential.status().message());
       return;
@@ -110,7 +111,8 @@ util::Result<std::unique_ptr<KioskServer>> KioskServer::Listen(
   if (!ec) server->acceptor_.bind(Unix::endpoint(socket_path), ec);
   if (!ec) server->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
-    return util::Unavailable(fmt::format("cannot serve credentials on {}: {}", socket_path, ec.message()));
+    return util::Unavailable(
+        fmt::format("cannot serve credentials on {}: {}", socket_path, ec.message()));
   }
   ::chmod(socket_path.c_str(), 0666);
   struct stat st {};

@@ -1,14 +1,13 @@
 #include "auth/munge.h"
 
-#include <munge.h>
-#include <openssl/sha.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <memory>
 
 #include <fmt/format.h>
+#include <munge.h>
+#include <openssl/sha.h>
 
 namespace muster::auth {
 namespace {
@@ -45,7 +44,8 @@ util::Result<std::string> MungeSigner::Sign(const Identity& who, std::string_vie
   if (ctx == nullptr) return util::Unavailable("munge: cannot create a context");
   const std::string payload = MungePayload(who, purpose, message);
   char* cred = nullptr;
-  munge_err_t err = munge_encode(&cred, ctx.get(), payload.data(), static_cast<int>(payload.size()));
+  munge_err_t err =
+      munge_encode(&cred, ctx.get(), payload.data(), static_cast<int>(payload.size()));
   if (err != EMUNGE_SUCCESS) {
     return util::Unavailable(fmt::format("munge_encode: {} (is munged running{}?)",
                                          munge_ctx_strerror(ctx.get()),
@@ -66,7 +66,8 @@ util::Result<Identity> MungeVerifier::Verify(std::string_view credential, std::s
   uid_t uid = 0;
   gid_t gid = 0;
   munge_err_t err = munge_decode(cred.c_str(), ctx.get(), &buf, &len, &uid, &gid);
-  std::string payload = buf != nullptr ? std::string(static_cast<char*>(buf), static_cast<size_t>(len)) : "";
+  std::string payload =
+      buf != nullptr ? std::string(static_cast<char*>(buf), static_cast<size_t>(len)) : "";
   std::free(buf);
   if (err != EMUNGE_SUCCESS) {
     return util::PermissionDenied(fmt::format("munge: {}", munge_strerror(err)));
@@ -83,7 +84,8 @@ util::Result<Identity> MungeVerifier::Verify(std::string_view credential, std::s
   if (payload.substr(0, first) != purpose || payload.substr(second + 1) != Sha256Hex(message)) {
     return util::PermissionDenied("munge: the credential is for another message");
   }
-  const bool service = std::find(service_uids_.begin(), service_uids_.end(), uid) != service_uids_.end();
+  const bool service =
+      std::find(service_uids_.begin(), service_uids_.end(), uid) != service_uids_.end();
   if ((claimed.uid != uid || claimed.gid != gid) && !service) {
     return util::PermissionDenied(
         fmt::format("munge: uid {} may not speak for uid {}", uid, claimed.uid));

@@ -24,13 +24,14 @@ util::Result<std::unique_ptr<ServiceAuth>> ServiceAuth::Create(const config::Con
     auto signer = std::make_shared<MungeSigner>(cfg.auth_socket);
     auto verifier = std::make_shared<MungeVerifier>(cfg.auth_socket, service_uids);
     // Fails early, naming the socket, when munged is not there.
-    util::Result<std::string> probe = signer->Sign({::geteuid(), ::getegid()}, "probe", "", clock.Now());
+    util::Result<std::string> probe =
+        signer->Sign({::geteuid(), ::getegid()}, "probe", "", clock.Now());
     if (!probe.ok()) return probe.status();
     return std::unique_ptr<ServiceAuth>(
         new ServiceAuth(std::move(signer), std::move(verifier), std::move(service_uids), clock));
   }
-  auto key = SharedKey::Load(key_path.empty() ? config::AuthKeyPath(cfg) : key_path,
-                             service_uids.back());
+  auto key =
+      SharedKey::Load(key_path.empty() ? config::AuthKeyPath(cfg) : key_path, service_uids.back());
   if (!key.ok()) return key.status();
   auto verifier = std::make_shared<Verifier>(*key, cfg.auth_ttl_s);
   return std::unique_ptr<ServiceAuth>(
@@ -71,7 +72,8 @@ std::shared_ptr<api::RequestAuth> ServiceAuth::ForApiRequests() const {
   return std::make_shared<ApiRequestAuth>(verifier_, clock_);
 }
 
-util::Result<std::string> ServiceAuth::SignApiRequest(const Identity& who, std::string_view text) const {
+util::Result<std::string> ServiceAuth::SignApiRequest(const Identity& who,
+                                                      std::string_view text) const {
   return signer_->Sign(who, kApiRequest, text, clock_.Now());
 }
 

@@ -5,17 +5,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <openssl/sha.h>
-
 #include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
 
 #include <fmt/format.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #include "util/strings.h"
 
@@ -128,8 +127,8 @@ util::Result<std::string> SharedKey::Sign(const Identity& who, std::string_view 
     if (n <= 0) break;
     got += static_cast<size_t>(n);
   }
-  const std::string fields =
-      fmt::format("{}:{}:{}:{}:{}", kVersion, who.uid, who.gid, now, Hex(nonce.data(), nonce.size()));
+  const std::string fields = fmt::format("{}:{}:{}:{}:{}", kVersion, who.uid, who.gid, now,
+                                         Hex(nonce.data(), nonce.size()));
   return fields + ":" + Mac(fields, purpose, message);
 }
 
@@ -149,10 +148,10 @@ util::Result<Identity> Verifier::Verify(std::string_view credential, std::string
     return util::PermissionDenied("bad signature (a different key, or an altered message)");
   }
   if (signed_at < now - ttl_s_ || signed_at > now + ttl_s_) {
-    return util::PermissionDenied(
-        fmt::format("expired credential (signed {} s {}, time to live {} s; are the clocks in step?)",
-                    signed_at < now ? now - signed_at : signed_at - now,
-                    signed_at < now ? "ago" : "in the future", ttl_s_));
+    return util::PermissionDenied(fmt::format(
+        "expired credential (signed {} s {}, time to live {} s; are the clocks in step?)",
+        signed_at < now ? now - signed_at : signed_at - now,
+        signed_at < now ? "ago" : "in the future", ttl_s_));
   }
   Forget(now);
   if (!seen_.insert(parts[4]).second) return util::PermissionDenied("replayed credential");

@@ -22,7 +22,8 @@ std::shared_ptr<const SharedKey> Key(const std::string& bytes = "0123456789abcde
 TEST(SharedKeyTest, SignedMessageVerifiesOnceWithItsIdentity) {
   auto key = Key();
   Verifier verifier(key, kTtl);
-  const std::string cred = key->Sign({1000, 100}, "to-ctld", "{\"type\":\"register\"}", kNow).value();
+  const std::string cred =
+      key->Sign({1000, 100}, "to-ctld", "{\"type\":\"register\"}", kNow).value();
   auto who = verifier.Verify(cred, "to-ctld", "{\"type\":\"register\"}", kNow + 5);
   ASSERT_TRUE(who.ok()) << who.status().message();
   EXPECT_EQ(who->uid, 1000u);
@@ -50,7 +51,8 @@ TEST(SharedKeyTest, RefusesWhatDoesNotMatch) {
       {"altered message", key, cred, "to-ctld", "{\"job_id\":8}", kNow, "bad signature"},
       {"reflected", key, cred, "to-agent", message, kNow, "bad signature"},
       {"altered uid", key, altered_uid, "to-ctld", message, kNow, "bad signature"},
-      {"expired", key, cred, "to-ctld", message, kNow + kTtl + 1, "expired credential (signed 301 s ago"},
+      {"expired", key, cred, "to-ctld", message, kNow + kTtl + 1,
+       "expired credential (signed 301 s ago"},
       {"from the future", key, cred, "to-ctld", message, kNow - kTtl - 1,
        "expired credential (signed 301 s in the future"},
       {"garbage", key, "hello", "to-ctld", message, kNow, "malformed credential"},
@@ -84,8 +86,8 @@ TEST(SharedKeyTest, ForgetsNoncesOnlyAfterTheyCouldNoLongerVerify) {
 class KeyFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("muster-key-test-" + std::to_string(::getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("muster-key-test-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -110,7 +112,8 @@ TEST_F(KeyFileTest, LoadsAPrivateKeyAndRefusesOthers) {
     std::string path, error_part;
   };
   const Case cases[] = {
-      {Write("open.key", "a secret of twenty bytes", 0644), "mode 0644 lets others read or write it"},
+      {Write("open.key", "a secret of twenty bytes", 0644),
+       "mode 0644 lets others read or write it"},
       {Write("group.key", "a secret of twenty bytes", 0640), "mode 0640"},
       {Write("short.key", "short", 0600), "5 bytes long; a key has at least 16"},
       {(dir_ / "missing.key").string(), "cannot read the auth/slurm key"},

@@ -21,7 +21,8 @@ util::Result<std::string> SignedLines::Open(std::string_view line) {
     return util::PermissionDenied("an unsigned message (is AuthType the same on both hosts?)");
   }
   const std::string_view message = line.substr(space + 1);
-  util::Result<Identity> who = verifier_->Verify(line.substr(0, space), open_purpose_, message, clock_.Now());
+  util::Result<Identity> who =
+      verifier_->Verify(line.substr(0, space), open_purpose_, message, clock_.Now());
   if (!who.ok()) return who.status();
   if (std::find(service_uids_.begin(), service_uids_.end(), who->uid) == service_uids_.end()) {
     return util::PermissionDenied(

@@ -43,7 +43,8 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
   alloc.job_id = resp->body.at("job_id").get<uint32_t>();
   const std::string id = std::to_string(alloc.job_id);
   bool said_pending = false;
-  for (auto wait = std::chrono::milliseconds(20);; wait = std::min(wait * 2, std::chrono::milliseconds(500))) {
+  for (auto wait = std::chrono::milliseconds(20);;
+       wait = std::min(wait * 2, std::chrono::milliseconds(500))) {
     auto state = client.Get("/v1/jobs/" + id + "/allocation");
     if (!state.ok() || state->status != 200) {
       const std::string why = state.ok() ? ErrorText(*state) : state.status().message();
@@ -73,7 +74,8 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
 }
 
 void ReleaseAllocation(const Client& client, uint32_t job_id, int exit_code) {
-  (void)client.Post("/v1/jobs/" + std::to_string(job_id) + "/allocation", {{"exit_code", exit_code}});
+  (void)client.Post("/v1/jobs/" + std::to_string(job_id) + "/allocation",
+                    {{"exit_code", exit_code}});
 }
 
 }  // namespace muster::cli

@@ -91,6 +91,7 @@ struct SrunOptions {
   std::string partition, time, nodelist;
   bool quiet = false;
   bool kill_on_bad_exit = false;  // -K: the first task to fail ends the step
+  int gpus_per_task = 0;          // --gpus-per-task
   std::vector<std::string> command;
 };
 
@@ -139,7 +140,16 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {0, "gres", Arg::kRequired, ignore},
       {'G', "gpus", Arg::kRequired, ignore},
       {0, "gpus-per-node", Arg::kRequired, ignore},
-      {0, "gpus-per-task", Arg::kRequired, ignore},
+      {0, "gpus-per-task", Arg::kRequired,
+       [&o](const std::string& v) {
+         // [type:]count; one type only.
+         auto n = util::ParseInt(v.substr(v.rfind(':') + 1));
+         if (!n.ok() || *n <= 0 || *n > 1024 || v.find(',') != std::string::npos) {
+           return util::InvalidArgument("srun: error: Invalid --gpus-per-task specification: " + v);
+         }
+         o.gpus_per_task = static_cast<int>(*n);
+         return util::Status::Ok();
+       }},
       {0, "mem", Arg::kRequired, ignore},
       {0, "mem-per-cpu", Arg::kRequired, ignore},
       {0, "exclusive", Arg::kOptional, ignore},
@@ -482,7 +492,21 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     PrintError("srun", "Unable to create step for job " + job_id + ": " + ErrorText(*resp));
     return 1;
   }
-  const StepView step = ToStepView(resp->body);
+  StepView step = ToStepView(resp->body);
+  step.gpus_per_task = opts->gpus_per_task;
+  // Each task its own GPUs: the node must have enough for its tasks.
+  for (const StepNodeView& n : step.nodes) {
+    if (opts->gpus_per_task > 0 &&
+        static_cast<int>(n.gpus.size()) < n.tasks * opts->gpus_per_task) {
+      PrintError("srun", "Unable to create step for job " + job_id + ": " + n.node + " has " +
+                             std::to_string(n.gpus.size()) + " GPUs of the job for " +
+                             std::to_string(n.tasks) + " tasks of " +
+                             std::to_string(opts->gpus_per_task) + " GPUs each");
+      (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+                        {{"exit_code", 1}, {"exit_signal", 0}});
+      return 1;
+    }
+  }
   EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
 

@@ -87,10 +87,18 @@ EnvMap TaskEnvironment(const EnvMap& step_env, const StepView& step, size_t node
   env["SLURMD_NODENAME"] = env["SLURM_TOPOLOGY_ADDR"] = n.node;
   env["SLURM_CPUS_ON_NODE"] = std::to_string(n.cpus);
   if (!n.gpus.empty()) {
-    const std::string list = JoinInts(n.gpus);
+    std::vector<int> mine = n.gpus;
+    if (step.gpus_per_task > 0) {
+      const size_t from = static_cast<size_t>(local_id) * static_cast<size_t>(step.gpus_per_task);
+      const size_t to = std::min(n.gpus.size(), from + static_cast<size_t>(step.gpus_per_task));
+      mine.assign(n.gpus.begin() + static_cast<ptrdiff_t>(std::min(from, n.gpus.size())),
+                  n.gpus.begin() + static_cast<ptrdiff_t>(to));
+      env["SLURM_GPUS_PER_TASK"] = std::to_string(step.gpus_per_task);
+    }
+    const std::string list = JoinInts(mine);
     env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = list;
     env["ROCR_VISIBLE_DEVICES"] = env["ZE_AFFINITY_MASK"] = list;
-    env["SLURM_STEP_GPUS"] = list;
+    env["SLURM_STEP_GPUS"] = JoinInts(n.gpus);
     env["SLURM_GPUS_ON_NODE"] = std::to_string(n.gpus.size());
   }
   return env;

@@ -40,6 +40,9 @@ struct StepNodeView {
 struct StepView {
   int step_id = 0;
   int ntasks = 0;
+  // --gpus-per-task: each task sees its own that many of its node's GPUs
+  // (Slurm's implied --gpu-bind=per_task); 0: every task sees them all.
+  int gpus_per_task = 0;
   std::string nodelist;
   std::vector<StepNodeView> nodes;
 };

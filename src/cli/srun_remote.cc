@@ -81,7 +81,8 @@ class Sink {
   // A task's last partial line, labelled.
   void Flush() {
     for (auto& [key, acc] : pending_) {
-      if (!acc.empty()) std::fprintf(key.second ? stdout : stderr, "%d: %s\n", key.first, acc.c_str());
+      if (!acc.empty())
+        std::fprintf(key.second ? stdout : stderr, "%d: %s\n", key.first, acc.c_str());
     }
     pending_.clear();
     std::fflush(stdout);
@@ -124,7 +125,9 @@ struct Caller {
 util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
   int port = 0;
   const int listener = Listen(&port);
-  if (listener < 0) return util::Unavailable(std::string("cannot listen for the tasks' output: ") + std::strerror(errno));
+  if (listener < 0)
+    return util::Unavailable(std::string("cannot listen for the tasks' output: ") +
+                             std::strerror(errno));
   const std::string token = RandomToken();
   nlohmann::json nodes = nlohmann::json::array();
   std::set<int> waiting;
@@ -137,8 +140,12 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
     nodes.push_back({{"node", n.node}, {"tasks", tasks}});
   }
   auto resp = client.Post(fmt::format("/v1/jobs/{}/steps/{}/launch", launch.job_id, launch.step_id),
-                          {{"io_host", util::HostName()}, {"io_port", port}, {"token", token},
-                           {"argv", launch.argv}, {"work_dir", launch.work_dir}, {"nodes", nodes}});
+                          {{"io_host", util::HostName()},
+                           {"io_port", port},
+                           {"token", token},
+                           {"argv", launch.argv},
+                           {"work_dir", launch.work_dir},
+                           {"nodes", nodes}});
   if (!resp.ok() || resp->status != 200) {
     ::close(listener);
     return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());
@@ -216,11 +223,13 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
           terminate_after = true;
         }
         if (b != 0) {
-          std::cerr << "srun: error: " << c.node << ": task " << rank << ": " << strsignal(static_cast<int>(b)) << "\n";
+          std::cerr << "srun: error: " << c.node << ": task " << rank << ": "
+                    << strsignal(static_cast<int>(b)) << "\n";
           exit.code = std::max(exit.code, 128 + static_cast<int>(b));
           exit.signal = static_cast<int>(b);
         } else if (a != 0) {
-          std::cerr << "srun: error: " << c.node << ": task " << rank << ": Exited with exit code " << a << "\n";
+          std::cerr << "srun: error: " << c.node << ": task " << rank << ": Exited with exit code "
+                    << a << "\n";
           exit.code = std::max(exit.code, static_cast<int>(a));
         }
       }
@@ -236,13 +245,15 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
     }
     std::erase_if(callers, [](const Caller& c) { return c.fd < 0; });
     if (!waiting.empty() && callers.empty() && hellos == launch.nodes.size()) {
-      std::cerr << "srun: error: lost the connection to the tasks of " << waiting.size() << " task(s)\n";
+      std::cerr << "srun: error: lost the connection to the tasks of " << waiting.size()
+                << " task(s)\n";
       exit.code = std::max(exit.code, 2);
       break;
     }
   }
   sink.Flush();
-  if (terminating) std::cerr << "srun: Force Terminated StepId=" << launch.job_id << "." << launch.step_id << "\n";
+  if (terminating)
+    std::cerr << "srun: Force Terminated StepId=" << launch.job_id << "." << launch.step_id << "\n";
   for (const Caller& c : callers) ::close(c.fd);
   ::close(listener);
   return exit;

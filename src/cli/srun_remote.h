@@ -25,10 +25,10 @@ struct RemoteLaunch {
   std::vector<std::string> argv;
   std::string work_dir;
   std::vector<RemoteNodeTasks> nodes;
-  bool label = false;                      // -l: each line prefixed with its rank
-  bool kill_on_bad_exit = false;           // -K: the first failed task ends the step
-  std::map<int, std::string> out_paths;    // -o, expanded per rank; empty: srun's stdout
-  std::map<int, std::string> err_paths;    // -e; empty: the output's
+  bool label = false;                    // -l: each line prefixed with its rank
+  bool kill_on_bad_exit = false;         // -K: the first failed task ends the step
+  std::map<int, std::string> out_paths;  // -o, expanded per rank; empty: srun's stdout
+  std::map<int, std::string> err_paths;  // -e; empty: the output's
 };
 
 struct RemoteExit {

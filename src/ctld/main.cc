@@ -8,22 +8,18 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <map>
-#include <sstream>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "api/http.h"
 #include "api/line_conn.h"
-#include "api/tcp_listener.h"
 #include "auth/service.h"
-#include "auth/signed_lines.h"
 #include "config/config.h"
 #include "ctld/api_handlers.h"
 #include "ctld/controller.h"
+#include "ctld/remote_hosts.h"
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/version.h"
@@ -36,86 +32,12 @@ using namespace muster;
 void AcceptAgents(asio::local::stream_protocol::acceptor& acceptor, ctld::Controller& ctl) {
   acceptor.async_accept([&](boost::system::error_code ec, asio::local::stream_protocol::socket s) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) ctl.AcceptAgent(std::make_shared<api::LineConn>(api::LineConn::Socket(std::move(s)), "local agent"));
+    if (!ec) {
+      ctl.AcceptAgent(
+          std::make_shared<api::LineConn>(api::LineConn::Socket(std::move(s)), "local agent"));
+    }
     AcceptAgents(acceptor, ctl);
   });
-}
-
-// What another host opened on SlurmctldPort: the agent protocol (signed
-// lines, "MUSTER1:..."; an unsigned one, '{', is answered with its
-// refusal) or an API request over HTTP. Told apart by the first byte; a
-// connection that sends nothing for 10 s is closed.
-void Dispatch(asio::io_context& io, api::LineConn::Socket socket, std::string peer,
-              ctld::Controller& ctl, api::HttpServer& api, const auth::ServiceAuth& auth) {
-  auto conn = std::make_shared<api::LineConn::Socket>(std::move(socket));
-  auto first = std::make_shared<char>(0);
-  auto timer = std::make_shared<asio::steady_timer>(io, std::chrono::seconds(10));
-  timer->async_wait([conn](boost::system::error_code ec) {
-    if (!ec) conn->close(ec);
-  });
-  conn->async_receive(
-      asio::buffer(first.get(), 1), asio::socket_base::message_peek,
-      [&ctl, &api, &auth, conn, first, timer, peer](boost::system::error_code ec, size_t n) {
-        timer->cancel();
-        if (ec || n == 0) return;
-        if (*first == 'M' || *first == '{') {
-          ctl.AcceptAgent(std::make_shared<api::LineConn>(
-              std::move(*conn), "agent at " + peer,
-              auth.ForConnection(auth::kToAgent, auth::kToController)));
-        } else {
-          api.ServeRemote(std::move(*conn), peer);
-        }
-      });
-}
-
-// Under AuthType=auth/slurm or auth/munge, agents and commands on other
-// hosts reach musterd over TCP on SlurmctldPort, proving every message with
-// the shared key or munge. Null, and nothing listens, on a single-host
-// cluster (AuthType unset).
-util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context& io,
-                                                                ctld::Controller& ctl,
-                                                                api::HttpServer& api,
-                                                                const auth::ServiceAuth* auth) {
-  const config::Config& cfg = ctl.config();
-  if (auth == nullptr) return std::unique_ptr<api::TcpListener>();
-  auto listener = api::TcpListener::Listen(
-      io, cfg.slurmctld_port,
-      [&io, &ctl, &api, auth](api::LineConn::Socket socket, std::string peer) {
-        Dispatch(io, std::move(socket), std::move(peer), ctl, api, *auth);
-      });
-  if (listener.ok()) {
-    util::LogInfo("serving agents and commands of other hosts on TCP port {} ({})",
-                  cfg.slurmctld_port,
-                  cfg.auth_type == config::AuthType::kMunge ? "auth/munge" : "auth/slurm");
-  }
-  return listener;
-}
-
-// What configless agents get (SlurmctldParameters=enable_configless): the
-// main file and gres.conf beside it, as read at start. Included files are
-// not sent, so a configuration with Include cannot be served.
-util::Result<std::map<std::string, std::string>> ConfiglessFiles(const config::Config& cfg) {
-  std::map<std::string, std::string> files;
-  const std::filesystem::path main_file(cfg.path);
-  for (const char* name : {"muster.conf", "gres.conf"}) {
-    const std::filesystem::path path =
-        std::string(name) == "muster.conf" ? main_file : main_file.parent_path() / name;
-    std::ifstream in(path);
-    if (!in) continue;
-    std::stringstream text;
-    text << in.rdbuf();
-    files[name] = text.str();
-  }
-  std::istringstream lines(files["muster.conf"]);
-  for (std::string line; std::getline(lines, line);) {
-    const size_t start = line.find_first_not_of(" \t");
-    if (start != std::string::npos && line.compare(start, 8, "Include ") == 0) {
-      return util::FailedPrecondition(
-          cfg.path + ": SlurmctldParameters=enable_configless cannot serve a configuration "
-                     "that uses Include (put it in one file)");
-    }
-  }
-  return files;
 }
 
 int Usage() {
@@ -214,14 +136,14 @@ int main(int argc, char** argv) {
   }
   AcceptAgents(agents, ctl);
   if (ctl.config().enable_configless) {
-    util::Result<std::map<std::string, std::string>> files = ConfiglessFiles(ctl.config());
+    util::Result<std::map<std::string, std::string>> files = ctld::ConfiglessFiles(ctl.config());
     if (!files.ok()) {
       util::LogError("{}", files.status().message());
       return 1;
     }
     ctl.ServeConfiguration(std::move(*files));
   }
-  auto remote = ServeOtherHosts(io, ctl, **server, service_auth.get());
+  auto remote = ctld::ServeOtherHosts(io, ctl, **server, service_auth.get());
   if (!remote.ok()) {
     util::LogError("{}", remote.status().message());
     return 1;

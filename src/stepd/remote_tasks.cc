@@ -106,7 +106,8 @@ Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int sock) {
   Running r;
   r.rank = task.rank;
   int out[2], err[2], report[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
+      ::pipe2(report, O_CLOEXEC) != 0) {
     SendAll(sock, fmt::format("F {} {}\n{}", task.rank, 4, "pipe"));
     return r;
   }
@@ -120,9 +121,9 @@ Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int sock) {
   ::close(report[0]);
   if (r.pid < 0 || n == static_cast<ssize_t>(sizeof(e))) {
     if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
-    const std::string why = fmt::format("{}: task {}: Unable to exec command '{}': {}", spec.node,
-                                        task.rank, spec.argv.empty() ? "" : spec.argv[0],
-                                        std::strerror(r.pid < 0 ? errno : e));
+    const std::string why =
+        fmt::format("{}: task {}: Unable to exec command '{}': {}", spec.node, task.rank,
+                    spec.argv.empty() ? "" : spec.argv[0], std::strerror(r.pid < 0 ? errno : e));
     SendAll(sock, fmt::format("F {} {}\n{}", task.rank, why.size(), why));
     ::close(out[0]);
     ::close(err[0]);
@@ -145,10 +146,10 @@ void KillAll(std::vector<Running>& tasks, int sig) {
 json ToJson(const RemoteStepSpec& s) {
   json tasks = json::array();
   for (const RemoteTask& t : s.tasks) tasks.push_back({{"rank", t.rank}, {"env", t.env}});
-  return {{"job_id", s.job_id}, {"step_id", s.step_id}, {"node", s.node},
-          {"uid", s.uid},       {"gid", s.gid},         {"groups", s.groups},
-          {"work_dir", s.work_dir}, {"argv", s.argv},   {"tasks", tasks},
-          {"io_host", s.io_host}, {"io_port", s.io_port}, {"token", s.token}};
+  return {{"job_id", s.job_id},     {"step_id", s.step_id}, {"node", s.node},
+          {"uid", s.uid},           {"gid", s.gid},         {"groups", s.groups},
+          {"work_dir", s.work_dir}, {"argv", s.argv},       {"tasks", tasks},
+          {"io_host", s.io_host},   {"io_port", s.io_port}, {"token", s.token}};
 }
 
 util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
@@ -192,8 +193,14 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}};
     std::vector<std::pair<Running*, bool>> owners{{nullptr, false}};
     for (Running& t : tasks) {
-      if (t.out >= 0) { fds.push_back({t.out, POLLIN, 0}); owners.push_back({&t, true}); }
-      if (t.err >= 0) { fds.push_back({t.err, POLLIN, 0}); owners.push_back({&t, false}); }
+      if (t.out >= 0) {
+        fds.push_back({t.out, POLLIN, 0});
+        owners.push_back({&t, true});
+      }
+      if (t.err >= 0) {
+        fds.push_back({t.err, POLLIN, 0});
+        owners.push_back({&t, false});
+      }
     }
     bool all_done = true;
     bool exiting = false;  // a task whose output closed, not yet reaped

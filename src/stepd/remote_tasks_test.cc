@@ -19,7 +19,8 @@ RemoteStepSpec Spec(int port) {
   s.gid = ::getegid();
   s.work_dir = "/";
   s.argv = {"sh", "-c", "echo out $SLURM_PROCID; echo err >&2; exit $((SLURM_PROCID * 3))"};
-  s.tasks = {{0, {"PATH=/usr/bin:/bin", "SLURM_PROCID=0"}}, {1, {"PATH=/usr/bin:/bin", "SLURM_PROCID=1"}}};
+  s.tasks = {{0, {"PATH=/usr/bin:/bin", "SLURM_PROCID=0"}},
+             {1, {"PATH=/usr/bin:/bin", "SLURM_PROCID=1"}}};
   s.io_host = "127.0.0.1";
   s.io_port = port;
   s.token = "0123abcd";

@@ -2,6 +2,7 @@
 script, its SLURM_* variables as Slurm 22.05's salloc gives them, released
 with the command's exit code (checked against the oracle)."""
 
+import re
 import time
 
 from conftest import BIN
@@ -101,3 +102,21 @@ def test_srun_kill_on_bad_exit_ends_the_other_tasks(cluster):
                      f"srun: launch/slurm: _step_signal: Terminating StepId={step}",
                      "srun: error: task 0: Terminated",
                      f"srun: Force Terminated StepId={step}"]
+
+
+def test_srun_gpus_per_task_gives_each_task_its_own(cluster, tmp_path):
+    # Slurm's --gpus-per-task implies --gpu-bind=per_task: each task sees
+    # its own GPUs; without it every task sees the step's.
+    out = tmp_path / "gpus.out"
+    job = cluster.sbatch("-N1", "-n2", "--gres=gpu:4", "-o", str(out), "--wrap",
+                         "srun -l --gpus-per-task=2 bash -c 'echo $CUDA_VISIBLE_DEVICES "
+                         "$SLURM_STEP_GPUS $SLURM_GPUS_PER_TASK'; "
+                         "srun -l bash -c 'echo all $CUDA_VISIBLE_DEVICES'; "
+                         "srun --gpus-per-task=3 true; echo rc=$?")
+    cluster.wait_done(job)
+    lines = out.read_text().splitlines()
+    assert sorted(lines[:2]) == ["0: 0,1 0,1,2,3 2", "1: 2,3 0,1,2,3 2"]
+    assert sorted(lines[2:4]) == ["0: all 0,1,2,3", "1: all 0,1,2,3"]
+    assert re.fullmatch(rf"srun: error: Unable to create step for job {job}: gpu0\d has 4 GPUs of "
+                        "the job for 2 tasks of 3 GPUs each", lines[4]), lines
+    assert lines[5:] == ["rc=1"]

@@ -24,30 +24,46 @@ bool Selected(const StepInfo& step, const std::vector<std::string>& ids) {
   if (ids.empty()) return true;
   const std::string job = std::to_string(step.job_id);
   const std::string full = job + "." + step.step_id;
-  return std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return id == full || id == job; });
+  return std::any_of(ids.begin(), ids.end(),
+                     [&](const std::string& id) { return id == full || id == job; });
 }
 
-std::string Field(char letter, const StepInfo& step, const core::Job* job, const ClusterView& view) {
+std::string Field(char letter, const StepInfo& step, const core::Job* job,
+                  const ClusterView& view) {
   switch (letter) {
-    case 'i': return std::to_string(step.job_id) + "." + step.step_id;
-    case 'j': return step.name;
-    case 'P': return job != nullptr ? job->partition : "";
-    case 'u': return job != nullptr ? view.users->UserName(job->req.uid) : "";
-    case 'M': return util::FormatDuration(std::max<int64_t>(0, view.now - step.start_time));
-    case 'N': return step.nodelist;
-    default: return "";
+    case 'i':
+      return std::to_string(step.job_id) + "." + step.step_id;
+    case 'j':
+      return step.name;
+    case 'P':
+      return job != nullptr ? job->partition : "";
+    case 'u':
+      return job != nullptr ? view.users->UserName(job->req.uid) : "";
+    case 'M':
+      return util::FormatDuration(std::max<int64_t>(0, view.now - step.start_time));
+    case 'N':
+      return step.nodelist;
+    default:
+      return "";
   }
 }
 
 std::string Header(char letter) {
   switch (letter) {
-    case 'i': return "STEPID";
-    case 'j': return "NAME";
-    case 'P': return "PARTITION";
-    case 'u': return "USER";
-    case 'M': return "TIME";
-    case 'N': return "NODELIST";
-    default: return "";
+    case 'i':
+      return "STEPID";
+    case 'j':
+      return "NAME";
+    case 'P':
+      return "PARTITION";
+    case 'u':
+      return "USER";
+    case 'M':
+      return "TIME";
+    case 'N':
+      return "NODELIST";
+    default:
+      return "";
   }
 }
 
@@ -87,7 +103,8 @@ std::vector<Column> ParseFormat(const std::string& format, std::string* tail) {
 }
 
 std::string Cell(const Column& c, const std::string& value) {
-  std::string v = c.width > 0 && static_cast<int>(value.size()) > c.width ? value.substr(0, c.width) : value;
+  std::string v =
+      c.width > 0 && static_cast<int>(value.size()) > c.width ? value.substr(0, c.width) : value;
   if (c.width <= 0) return v;
   return c.right ? fmt::format("{:>{}}", v, c.width) : fmt::format("{:<{}}", v, c.width);
 }
@@ -109,7 +126,9 @@ std::string RenderSqueueSteps(const SqueueRequest& req, const ClusterView& view)
   // Each job's numbered steps, then its batch step: Slurm 22.05's order.
   for (int pass_job_start = 0, i = 0; i < static_cast<int>(view.steps.size()); i = pass_job_start) {
     int end = i;
-    while (end < static_cast<int>(view.steps.size()) && view.steps[end].job_id == view.steps[i].job_id) ++end;
+    while (end < static_cast<int>(view.steps.size()) &&
+           view.steps[end].job_id == view.steps[i].job_id)
+      ++end;
     pass_job_start = end;
     const core::Job* job = JobOf(view, view.steps[i].job_id);
     for (bool batch : {false, true}) {
@@ -137,8 +156,9 @@ util::Result<std::string> RenderShowSteps(const std::string& name, const Cluster
   if (!name.empty()) ids.push_back(name);
   if (!name.empty()) {
     const std::string job = name.substr(0, name.find('.'));
-    const bool known = std::any_of(view.steps.begin(), view.steps.end(),
-                                   [&](const StepInfo& s) { return std::to_string(s.job_id) == job; });
+    const bool known = std::any_of(view.steps.begin(), view.steps.end(), [&](const StepInfo& s) {
+      return std::to_string(s.job_id) == job;
+    });
     if (!known) return util::NotFound("slurm_get_job_steps error: Invalid job id specified");
   }
   std::string out;
@@ -148,16 +168,17 @@ util::Result<std::string> RenderShowSteps(const std::string& name, const Cluster
     out += fmt::format("StepId={}.{} UserId={} StartTime={} TimeLimit=UNLIMITED\n", step.job_id,
                        step.step_id, job != nullptr ? job->req.uid : 0,
                        util::FormatTimestamp(step.start_time));
-    out += fmt::format("   State=RUNNING Partition={} NodeList={}\n", job != nullptr ? job->partition : "",
-                       step.nodelist);
-    out += fmt::format("   Nodes={} CPUs={} Tasks={} Name={} Network=(null)\n", step.nodes, step.cpus,
-                       step.tasks, step.name);
+    out += fmt::format("   State=RUNNING Partition={} NodeList={}\n",
+                       job != nullptr ? job->partition : "", step.nodelist);
+    out += fmt::format("   Nodes={} CPUs={} Tasks={} Name={} Network=(null)\n", step.nodes,
+                       step.cpus, step.tasks, step.name);
     out += "   TRES=" + (step.tres.empty() ? std::string("(null)") : step.tres) + "\n";
     out += "   ResvPorts=(null)\n";
     // Muster lays tasks out in blocks (sched/step_layout.h).
-    out += step.step_id == "batch" ? "   CPUFreqReq=Default\n" : "   CPUFreqReq=Default Dist=Block\n";
-    out += fmt::format("   SrunHost:Pid={}:{}\n\n", step.srun_host.empty() ? "(null)" : step.srun_host,
-                       step.srun_pid);
+    out +=
+        step.step_id == "batch" ? "   CPUFreqReq=Default\n" : "   CPUFreqReq=Default Dist=Block\n";
+    out += fmt::format("   SrunHost:Pid={}:{}\n\n",
+                       step.srun_host.empty() ? "(null)" : step.srun_host, step.srun_pid);
   }
   if (out.empty()) return std::string("No job steps in the system\n");
   return out;
