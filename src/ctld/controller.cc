@@ -883,7 +883,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     PutBackInQueue(job, job.requeue_on_end == 2, "");
     return;
   }
-  if (state == JobState::kNodeFail && job.req.requeue) {
+  // An allocation is its client's: it is never run again by itself.
+  if (state == JobState::kNodeFail && job.req.requeue && !job.req.interactive) {
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
     // queue under the same id and runs again from the start.
     util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
@@ -991,9 +992,11 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
     info.nodes.push_back(name);
   }
-  // Reconcile: what ran on this agent's nodes while we were apart.
+  // Reconcile: what ran on this agent's nodes while we were apart. An
+  // allocation (salloc) runs nothing on them, so it has nothing to lose.
   for (Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
+    if (job.req.interactive) continue;
     if (std::find(info.nodes.begin(), info.nodes.end(), job.batch_host) == info.nodes.end()) {
       continue;
     }

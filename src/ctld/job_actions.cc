@@ -74,6 +74,10 @@ std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>&
         if (found->size() == 1) out.push_back({name, "Job is pending execution"});
         continue;
       }
+      if (job->req.interactive) {
+        out.push_back({name, "Only batch jobs are accepted or processed"});
+        continue;
+      }
       if (!job->req.requeue) {
         out.push_back({name, "Requested operation is presently disabled"});
         continue;

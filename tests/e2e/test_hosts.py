@@ -367,6 +367,21 @@ def test_srun_and_salloc_from_the_login_host(hosts):
     assert "salloc: Granted job allocation" in r.stderr
 
 
+def test_an_allocation_outlives_its_nodes_agent_restart(hosts):
+    # salloc runs nothing on its nodes: an agent that restarts (and reports
+    # no step for it) must not end it.
+    salloc = subprocess.Popen([str(HOSTS_SH), "exec", "login", "salloc", "-N1", "-w", "node04",
+                               "bash", "-c", "echo $SLURM_JOB_ID; sleep 4"],
+                              env=hosts.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    job = int(salloc.stdout.readline())
+    [agent] = hosts.pids("cn3", "muster-agent")
+    os.kill(agent, signal.SIGKILL)
+    hosts.start_daemon("cn3", "muster-agent", "--conf", str(hosts.dir / "conf" / "muster.conf"))
+    out, err = salloc.communicate(timeout=60)
+    assert salloc.returncode == 0, err
+    assert hosts.wait_state(job, {"COMPLETED", "NODE_FAIL", "FAILED"}) == "COMPLETED"
+
+
 def test_srun_kill_on_bad_exit_across_hosts(hosts):
     start = time.time()
     r = hosts.on("login", "bash", "-c",

@@ -120,3 +120,13 @@ def test_srun_gpus_per_task_gives_each_task_its_own(cluster, tmp_path):
     assert re.fullmatch(rf"srun: error: Unable to create step for job {job}: gpu0\d has 4 GPUs of "
                         "the job for 2 tasks of 3 GPUs each", lines[4]), lines
     assert lines[5:] == ["rc=1"]
+
+
+def test_an_allocation_is_not_requeued(cluster):
+    r = cluster.run(["salloc", "-N1", "bash", "-c",
+                     "echo $SLURM_JOB_ID; scontrol requeue $SLURM_JOB_ID; echo requeue=$?"],
+                    check=False)
+    job, status = r.stdout.split()
+    assert status == "requeue=1"
+    assert f"Only batch jobs are accepted or processed for job {job}" in r.stderr
+    assert sacct_rows(cluster, job) == [f"{job}|interactive|COMPLETED|0:0"]
