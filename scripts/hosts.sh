@@ -24,7 +24,8 @@
 # (default 10.231.7) is the /24 the hosts live in; MUSTER_BIN (default
 # build/bin) the binaries. Several clusters can coexist with different dirs
 # and nets. cn1 hosts two nodes (node01, node02), every other compute host
-# one; each node has 4 CPUs, 4000 MB and 2 emulated GPUs.
+# one (MUSTER_HOSTS_NODES=K: every compute host K); each node has 4 CPUs,
+# 4000 MB and 2 emulated GPUs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${MUSTER_HOSTS_DIR:-/var/tmp/muster-hosts}
@@ -107,8 +108,8 @@ write_config() {
     echo "GresTypes=gpu"
     local nodes=() i=1 c
     for ((c = 1; c <= n; c++)); do
-      local count=1
-      ((c == 1)) && count=2
+      local count=${MUSTER_HOSTS_NODES:-1}
+      [[ -z "${MUSTER_HOSTS_NODES:-}" ]] && ((c == 1)) && count=2
       for ((k = 0; k < count; k++)); do
         local name
         name=$(printf "node%02d" "$i")
