@@ -92,12 +92,14 @@ util::Result<std::string> FetchConfiguration(const ConfiglessOptions& o) {
   if (!reply.is_object() || reply.value("type", "") != "config") {
     return util::Unavailable(where + ": an unexpected answer");
   }
-  if (reply.contains("error"))
+  if (reply.contains("error")) {
     return util::FailedPrecondition(where + ": " + reply["error"].get<std::string>());
+  }
   std::error_code fs_ec;
   std::filesystem::create_directories(o.cache_dir, fs_ec);
-  if (fs_ec)
+  if (fs_ec) {
     return util::Unavailable(fmt::format("cannot create {}: {}", o.cache_dir, fs_ec.message()));
+  }
   for (const auto& [name, text] : reply.at("files").items()) {
     // Only plain names: the server does not choose where files go.
     if (name.empty() || name.find('/') != std::string::npos || name[0] == '.') {

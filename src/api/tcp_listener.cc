@@ -20,8 +20,9 @@ util::Result<std::unique_ptr<TcpListener>> TcpListener::Listen(asio::io_context&
   if (!ec) l->acceptor_.set_option(Tcp::acceptor::reuse_address(true), ec);
   if (!ec) l->acceptor_.bind(any, ec);
   if (!ec) l->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-  if (ec)
+  if (ec) {
     return util::Unavailable(fmt::format("cannot listen on TCP port {}: {}", port, ec.message()));
+  }
   l->Accept();
   return l;
 }

@@ -125,9 +125,10 @@ struct Caller {
 util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
   int port = 0;
   const int listener = Listen(&port);
-  if (listener < 0)
+  if (listener < 0) {
     return util::Unavailable(std::string("cannot listen for the tasks' output: ") +
                              std::strerror(errno));
+  }
   const std::string token = RandomToken();
   nlohmann::json nodes = nlohmann::json::array();
   std::set<int> waiting;
@@ -252,8 +253,9 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
     }
   }
   sink.Flush();
-  if (terminating)
+  if (terminating) {
     std::cerr << "srun: Force Terminated StepId=" << launch.job_id << "." << launch.step_id << "\n";
+  }
   for (const Caller& c : callers) ::close(c.fd);
   ::close(listener);
   return exit;
