@@ -21,14 +21,6 @@ namespace muster::cli {
 
 namespace {
 
-// ApplySbatchOptions speaks as sbatch; salloc's lines say salloc.
-std::string AsSalloc(std::string message) {
-  for (size_t at = 0; (at = message.find("sbatch", at)) != std::string::npos; at += 6) {
-    message.replace(at, 6, "salloc");
-  }
-  return message;
-}
-
 // Runs the command and waits for it; if the allocation ends meanwhile
 // (cancelled, out of time), says so and ends the command, as Slurm does.
 int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::string>& command,
@@ -76,9 +68,9 @@ int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::str
 
 int SallocMain(const std::vector<std::string>& args) {
   SbatchInvocation inv;
-  auto positional = ApplySbatchOptions(args, &inv);
+  auto positional = ApplySbatchOptions(args, &inv, "salloc");
   if (!positional.ok()) {
-    std::cerr << AsSalloc(positional.status().message()) << "\n";
+    std::cerr << positional.status().message() << "\n";
     return SbatchOptionExitCode(positional.status());
   }
   if (inv.version) return PrintVersion();

@@ -177,7 +177,8 @@ int SbatchOptionExitCode(const util::Status& error) {
 }
 
 util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
-                                                          SbatchInvocation* inv) {
+                                                          SbatchInvocation* inv,
+                                                          std::string_view prog) {
   core::JobRequest& r = inv->req;
   auto str = [](std::string* field) {
     return [field](const std::string& v) {
@@ -404,13 +405,14 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       return st;
     };
   }
-  auto parsed = ParseOptions("sbatch", specs, args, true);
+  auto parsed = ParseOptions(std::string(prog), specs, args, true);
   if (!parsed.ok()) {
     if (value_refused) {
-      return util::Status(parsed.status().code(), "sbatch: error: " + parsed.status().message());
+      return util::Status(parsed.status().code(),
+                          std::string(prog) + ": error: " + parsed.status().message());
     }
-    return util::InvalidArgument(parsed.status().message() +
-                                 "\nTry \"sbatch --help\" for more information");
+    return util::InvalidArgument(parsed.status().message() + "\nTry \"" + std::string(prog) +
+                                 " --help\" for more information");
   }
   return std::move(parsed->positional);
 }

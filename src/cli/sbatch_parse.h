@@ -5,6 +5,7 @@
 
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/job.h"
@@ -33,8 +34,11 @@ std::vector<std::string> ExtractDirectives(const std::string& script);
 // option refuses, glibc's line and sbatch's "Try" hint for an option it
 // does not know or that lacks its value. SbatchOptionExitCode is the exit
 // status Slurm's sbatch gives each.
+// `prog` names the command in the errors: salloc and srun (for its own
+// allocation) take sbatch's options too.
 util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std::string>& args,
-                                                          SbatchInvocation* inv);
+                                                          SbatchInvocation* inv,
+                                                          std::string_view prog = "sbatch");
 // Slurm 22.05's exit status for an ApplySbatchOptions error: 1 for a count
 // out of range ("Invalid numeric value"), 255 for anything else.
 int SbatchOptionExitCode(const util::Status& error);

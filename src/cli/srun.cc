@@ -432,13 +432,9 @@ util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& 
   add("--time", o.time);
   add("--nodelist", o.nodelist);
   SbatchInvocation inv;
-  auto applied = ApplySbatchOptions(args, &inv);
+  auto applied = ApplySbatchOptions(args, &inv, "srun");
   if (!applied.ok()) {
-    std::string message = applied.status().message();
-    for (size_t at = 0; (at = message.find("sbatch", at)) != std::string::npos; at += 4) {
-      message.replace(at, 6, "srun");
-    }
-    std::cerr << message << "\n";
+    std::cerr << applied.status().message() << "\n";
     return applied.status();
   }
   // Slurm names srun's own allocation so in sacct; the step has the
