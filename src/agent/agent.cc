@@ -306,52 +306,8 @@ void Agent::Launch(const json& msg) {
 }
 
 pid_t Agent::ForkStep(const stepd::StepSpec& spec) {
-  // Every signal blocked across the fork, so the child never runs the
-  // handlers it inherits (Boost.Asio's, writing to the agent's signal
-  // pipe); RunStep sets its own mask and dispositions.
-  sigset_t all;
-  sigset_t old;
-  sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, &old);
-  // A plain fork of this small, single-threaded process instead of a
-  // posix_spawn of muster-step: no exec, dynamic loading or start-up of a
-  // second binary per job.
-  pid_t pid = ::fork();
-  if (pid == 0) RunForkedStep(spec);
-  int err = errno;
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
-  errno = err;
-  return pid;
-}
-
-void Agent::RunForkedStep(const stepd::StepSpec& spec) {
-  int null_fd = ::open("/dev/null", O_RDONLY);
-  if (null_fd > 0) {
-    ::dup2(null_fd, 0);
-    ::close(null_fd);
-  }
-  // The step logs to the agent's own log (stderr), not a file per job:
-  // creating files is most of the cost of a trivial job.
-  ::dup2(2, 1);
-  // Nothing else of the agent's stays open in the step: an inherited
-  // controller connection would keep it open after the agent died, hiding
-  // the loss.
-  ::close_range(3, ~0U, 0);
-  ::prctl(PR_SET_NAME, "muster-step");
-  const std::string title = "muster-step [" + std::to_string(spec.job_id) + ".batch] " + spool_;
-  if (!opts_.cmdline.empty()) {
-    const size_t n = std::min(title.size(), opts_.cmdline.size() - 1);
-    std::copy_n(title.begin(), n, opts_.cmdline.begin());
-    std::fill(opts_.cmdline.begin() + static_cast<ptrdiff_t>(n), opts_.cmdline.end(), '\0');
-  }
-  int rc = 1;
-  try {
-    rc = stepd::RunStep(spool_, spec);
-  } catch (...) {
-    // Never back into the agent's own frames (its event loop) in this process.
-    util::LogError("job {}: muster-step failed: unexpected exception", spec.job_id);
-  }
-  ::_exit(rc);
+  return ForkSupervisor("muster-step [" + std::to_string(spec.job_id) + ".batch] " + spool_,
+                        [this, &spec] { return stepd::RunStep(spool_, spec); });
 }
 
 void Agent::LaunchRemoteTasks(const json& msg) {
@@ -360,37 +316,65 @@ void Agent::LaunchRemoteTasks(const json& msg) {
     util::LogWarn("{}", spec.status().message());
     return;
   }
-  sigset_t all, old;
-  sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, &old);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd > 0) {
-      ::dup2(null_fd, 0);
-      ::close(null_fd);
-    }
-    ::dup2(2, 1);
-    ::close_range(3, ~0U, 0);
+  const std::string step = fmt::format("{}.{}", spec->job_id, spec->step_id);
+  pid_t pid = ForkSupervisor(fmt::format("muster-step [{}] {}", step, spec->node), [&spec] {
+    // Its own session, as the batch step's: it outlives an agent restart.
     ::setsid();
-    ::prctl(PR_SET_NAME, "muster-step");
-    int rc = 1;
-    try {
-      rc = stepd::RunRemoteTasks(*spec);
-    } catch (...) {
-      util::LogError("step {}.{}: unexpected exception", spec->job_id, spec->step_id);
-    }
-    ::_exit(rc);
-  }
-  const int err = errno;
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+    return stepd::RunRemoteTasks(*spec);
+  });
   if (pid < 0) {
-    util::LogError("step {}.{}: cannot fork its tasks' launcher: {}", spec->job_id, spec->step_id,
-                   std::strerror(err));
+    util::LogError("step {}: cannot fork its tasks' launcher: {}", step, std::strerror(errno));
     return;
   }
-  util::LogInfo("step {}.{}: {} tasks on {} (pid {})", spec->job_id, spec->step_id,
-                spec->tasks.size(), spec->node, pid);
+  util::LogInfo("step {}: {} tasks on {} (pid {})", step, spec->tasks.size(), spec->node, pid);
+}
+
+pid_t Agent::ForkSupervisor(const std::string& title, const std::function<int()>& body) {
+  // Every signal blocked across the fork, so the child never runs the
+  // handlers it inherits (Boost.Asio's, writing to the agent's signal
+  // pipe); the supervisor sets its own mask and dispositions.
+  sigset_t all;
+  sigset_t old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  // A plain fork of this small, single-threaded process instead of a
+  // posix_spawn of muster-step: no exec, dynamic loading or start-up of a
+  // second binary per job.
+  pid_t pid = ::fork();
+  if (pid == 0) RunForked(title, body);
+  int err = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  errno = err;
+  return pid;
+}
+
+void Agent::RunForked(const std::string& title, const std::function<int()>& body) {
+  int null_fd = ::open("/dev/null", O_RDONLY);
+  if (null_fd > 0) {
+    ::dup2(null_fd, 0);
+    ::close(null_fd);
+  }
+  // The supervisor logs to the agent's own log (stderr), not a file per
+  // job: creating files is most of the cost of a trivial job.
+  ::dup2(2, 1);
+  // Nothing else of the agent's stays open in the child: an inherited
+  // controller connection would keep it open after the agent died, hiding
+  // the loss.
+  ::close_range(3, ~0U, 0);
+  ::prctl(PR_SET_NAME, "muster-step");
+  if (!opts_.cmdline.empty()) {
+    const size_t n = std::min(title.size(), opts_.cmdline.size() - 1);
+    std::copy_n(title.begin(), n, opts_.cmdline.begin());
+    std::fill(opts_.cmdline.begin() + static_cast<ptrdiff_t>(n), opts_.cmdline.end(), '\0');
+  }
+  int rc = 1;
+  try {
+    rc = body();
+  } catch (...) {
+    // Never back into the agent's own frames (its event loop) in this process.
+    util::LogError("{}: failed: unexpected exception", title);
+  }
+  ::_exit(rc);
 }
 
 void Agent::WatchSignals() {

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -72,11 +73,15 @@ class Agent {
   void WatchPidfd(uint32_t job_id);
   void StepEnded(uint32_t job_id);
   void SendEnded(const stepd::StepResult& result);
-  // Forks the step's supervisor; returns its pid, or -1 with errno set.
+  // Forks the batch step's supervisor; returns its pid, or -1 with errno set.
   pid_t ForkStep(const stepd::StepSpec& spec);
-  // The forked child: sheds the agent's descriptors, retitles itself and
-  // runs the step to its end.
-  [[noreturn]] void RunForkedStep(const stepd::StepSpec& spec);
+  // Forks a supervisor (a batch step's, or an srun step's tasks' launcher)
+  // that runs `body` to its end and exits with its status; returns its pid,
+  // or -1 with errno set.
+  pid_t ForkSupervisor(const std::string& title, const std::function<int()>& body);
+  // The forked child: sheds the agent's descriptors, takes `title` as its
+  // command line (ps, /proc/<pid>/cmdline) and runs `body`.
+  [[noreturn]] void RunForked(const std::string& title, const std::function<int()>& body);
   // <spool>/<name>.
   std::string SpoolFile(const std::string& name) const { return spool_ + "/" + name; }
   // The job's state file as the step left it (stepd/spool.h).
