@@ -1413,39 +1413,39 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
   if (running == running_steps_.end()) return util::NotFound("Invalid job step id specified");
   auto step_nodes = util::ExpandHostlist(running->second.node_list);
   if (!step_nodes.ok()) return step_nodes.status();
-  // Read whole before anything is sent: a malformed request launches nothing.
+  // Read whole before anything is sent: a malformed request launches
+  // nothing. Each node's launch is the request's fields, the node's tasks
+  // and the job's identity, checked by the agent's own decoder.
+  if (!body.is_object() || !body.contains("nodes") || !body["nodes"].is_array()) {
+    return util::InvalidArgument("malformed step launch: no nodes");
+  }
+  json common = {{"job_id", id}, {"step_id", step_id}, {"uid", job->req.uid},
+                 {"gid", job->req.gid}, {"groups", job->req.groups}};
+  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token"}) {
+    if (body.contains(key)) common[key] = body[key];
+  }
   std::vector<std::pair<std::shared_ptr<api::LineConn>, json>> sends;
-  try {
-    for (const json& n : body.at("nodes")) {
-      stepd::RemoteStepSpec spec;
-      spec.job_id = id;
-      spec.step_id = step_id;
-      spec.node = n.at("node").get<std::string>();
-      if (std::find(step_nodes->begin(), step_nodes->end(), spec.node) == step_nodes->end()) {
-        return util::InvalidArgument("node " + spec.node + " is not in step " + std::to_string(id) +
-                                     "." + std::to_string(step_id));
-      }
-      spec.uid = job->req.uid;
-      spec.gid = job->req.gid;
-      spec.groups = job->req.groups;
-      spec.work_dir = body.at("work_dir").get<std::string>();
-      spec.argv = body.at("argv").get<std::vector<std::string>>();
-      for (const json& t : n.at("tasks")) {
-        spec.tasks.push_back({t.at("rank").get<int>(), t.at("env").get<std::vector<std::string>>()});
-      }
-      spec.io_host = body.at("io_host").get<std::string>();
-      spec.io_port = body.at("io_port").get<int>();
-      spec.token = body.at("token").get<std::string>();
-      auto agent = std::find_if(agents_.begin(), agents_.end(), [&](const auto& a) {
-        return std::find(a.second.nodes.begin(), a.second.nodes.end(), spec.node) != a.second.nodes.end();
-      });
-      if (agent == agents_.end()) {
-        return util::Unavailable("Unable to contact the agent of node " + spec.node);
-      }
-      sends.emplace_back(agent->second.conn, json{{"type", "step_launch"}, {"step", stepd::ToJson(spec)}});
+  for (const json& n : body["nodes"]) {
+    json launch = common;
+    if (n.is_object()) {
+      launch["node"] = n.value("node", json());
+      launch["tasks"] = n.value("tasks", json());
     }
-  } catch (const std::exception& e) {
-    return util::InvalidArgument(std::string("malformed step launch: ") + e.what());
+    util::Result<stepd::RemoteStepSpec> spec = stepd::RemoteStepSpecFromJson(launch);
+    if (!spec.ok()) return spec.status();
+    if (std::find(step_nodes->begin(), step_nodes->end(), spec->node) == step_nodes->end()) {
+      return util::InvalidArgument("node " + spec->node + " is not in step " + std::to_string(id) +
+                                   "." + std::to_string(step_id));
+    }
+    auto agent = std::find_if(agents_.begin(), agents_.end(), [&](const auto& a) {
+      return std::find(a.second.nodes.begin(), a.second.nodes.end(), spec->node) !=
+             a.second.nodes.end();
+    });
+    if (agent == agents_.end()) {
+      return util::Unavailable("Unable to contact the agent of node " + spec->node);
+    }
+    sends.emplace_back(agent->second.conn,
+                       json{{"type", "step_launch"}, {"step", stepd::ToJson(*spec)}});
   }
   json launched = json::array();
   for (auto& [conn, msg] : sends) {
