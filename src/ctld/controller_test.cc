@@ -43,6 +43,15 @@ class ControllerRecoverTest : public ::testing::Test {
     return *cfg;
   }
 
+  // An agent connection over a socketpair: the controller holds fds[0],
+  // the test writes the agent's lines to fds[1].
+  static void ConnectAgent(boost::asio::io_context& io, Controller& ctl, int fds[2]) {
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+    api::LineConn::Socket socket(io);
+    socket.assign(boost::asio::local::stream_protocol(), fds[0]);
+    ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(socket)));
+  }
+
   static const core::Node& NodeNamed(const Controller& ctl, const std::string& name) {
     const auto& nodes = ctl.nodes();
     auto it = std::find_if(nodes.begin(), nodes.end(),
@@ -86,10 +95,7 @@ TEST_F(ControllerRecoverTest, MalformedAgentMessagesAreSkipped) {
   Controller ctl(io, Cluster(), clock_);
   ASSERT_TRUE(ctl.Recover().ok());
   int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  api::LineConn::Socket socket(io);
-  socket.assign(boost::asio::local::stream_protocol(), fds[0]);
-  ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(socket)));
+  ConnectAgent(io, ctl, fds);
   auto send_and_run = [&](const std::string& lines) {
     ASSERT_EQ(::write(fds[1], lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
     for (int i = 0; i < 50; ++i) {
@@ -116,10 +122,7 @@ TEST_F(ControllerRecoverTest, AllocationEndsAtItsTimeLimit) {
   Controller ctl(io, Cluster(), clock_);
   ASSERT_TRUE(ctl.Recover().ok());
   int fds[2];
-  ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  api::LineConn::Socket socket(io);
-  socket.assign(boost::asio::local::stream_protocol(), fds[0]);
-  ctl.AcceptAgent(std::make_shared<api::LineConn>(std::move(socket)));
+  ConnectAgent(io, ctl, fds);
   const std::string reg = "{\"type\":\"register\",\"host\":\"h\",\"nodes\":[\"n1\",\"n2\"]}\n";
   ASSERT_EQ(::write(fds[1], reg.data(), reg.size()), static_cast<ssize_t>(reg.size()));
   // Up to `ms` of the loop (housekeeping runs each second).
