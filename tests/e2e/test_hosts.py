@@ -34,11 +34,12 @@ pytestmark = pytest.mark.skipif(not can_make_hosts(),
 
 
 class Hosts:
-    def __init__(self):
-        self.dir = Path(f"/var/tmp/muster-e2e-hosts-{os.getpid()}")
+    def __init__(self, name="hosts", auth="slurm", net=231):
+        self.dir = Path(f"/var/tmp/muster-e2e-{name}-{os.getpid()}")
         self.env = dict(os.environ)
         self.env.update(MUSTER_HOSTS_DIR=str(self.dir), MUSTER_BIN=str(BIN),
-                        MUSTER_HOSTS_NET=f"10.231.{100 + os.getpid() % 100}")
+                        MUSTER_HOSTS_AUTH=auth,
+                        MUSTER_HOSTS_NET=f"10.{net}.{100 + os.getpid() % 100}")
         for k in list(self.env):
             if k.startswith(("SLURM_", "SBATCH_", "SQUEUE_")):
                 del self.env[k]
@@ -89,17 +90,21 @@ class Hosts:
                          env=self.env, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
 
 
-@pytest.fixture(scope="module")
-def hosts():
-    h = Hosts()
+def started(h, compute_hosts, says):
+    """Brings up `h` for a module's tests (saying `says`), and takes it
+    down, leaving nothing behind, after them."""
     h.script("down", check=False)
-    r = h.script("up", "3")
-    assert "compute cn1..cn3 (4 nodes)" in r.stdout
+    assert says in h.script("up", str(compute_hosts)).stdout
     try:
         yield h
     finally:
         h.script("down")
         assert not h.dir.exists()
+
+
+@pytest.fixture(scope="module")
+def hosts():
+    yield from started(Hosts(), 3, "compute cn1..cn3 (4 nodes)")
 
 
 def test_commands_are_musters_own(hosts):
@@ -407,19 +412,7 @@ def test_srun_kill_on_bad_exit_across_hosts(hosts):
 
 @pytest.fixture(scope="module")
 def munge_hosts():
-    h = Hosts()
-    h.dir = Path(f"/var/tmp/muster-e2e-munge-{os.getpid()}")
-    h.shared = h.dir / "shared"
-    h.env.update(MUSTER_HOSTS_DIR=str(h.dir), MUSTER_HOSTS_AUTH="munge",
-                 MUSTER_HOSTS_NET=f"10.232.{100 + os.getpid() % 100}")
-    h.script("down", check=False)
-    r = h.script("up", "2")
-    assert "(auth/munge" in r.stdout
-    try:
-        yield h
-    finally:
-        h.script("down")
-        assert not h.dir.exists()
+    yield from started(Hosts("munge", auth="munge", net=232), 2, "(auth/munge")
 
 
 def test_munge_authenticates_agents_commands_and_steps(munge_hosts):
