@@ -73,6 +73,13 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
   }
 }
 
+void EnterAllocation(const Allocation& alloc) {
+  for (const std::string& kv : alloc.environment) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
+  }
+}
+
 void ReleaseAllocation(const Client& client, uint32_t job_id, int exit_code) {
   (void)client.Post("/v1/jobs/" + std::to_string(job_id) + "/allocation",
                     {{"exit_code", exit_code}});

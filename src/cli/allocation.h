@@ -32,6 +32,10 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
                                            const std::string& prog, bool quiet,
                                            bool announce_grant = true);
 
+// Puts the allocation's SLURM_* variables into this process's environment,
+// as if it ran inside the allocation (what it starts inherits them).
+void EnterAllocation(const Allocation& alloc);
+
 // Completes the allocation with `exit_code` (its job COMPLETED, or FAILED
 // for a non-zero code).
 void ReleaseAllocation(const Client& client, uint32_t job_id, int exit_code);

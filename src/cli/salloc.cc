@@ -23,12 +23,7 @@ namespace {
 
 // Runs the command and waits for it; if the allocation ends meanwhile
 // (cancelled, out of time), says so and ends the command, as Slurm does.
-int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::string>& command,
-               const std::vector<std::string>& slurm_env) {
-  for (const std::string& kv : slurm_env) {
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
-  }
+int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::string>& command) {
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -91,7 +86,8 @@ int SallocMain(const std::vector<std::string>& args) {
   const Client client = Client::ForConfig(*cfg);
   util::Result<Allocation> alloc = RequestAllocation(client, req, "salloc", inv.quiet);
   if (!alloc.ok()) return 1;
-  const int rc = RunCommand(client, alloc->job_id, command, alloc->environment);
+  EnterAllocation(*alloc);
+  const int rc = RunCommand(client, alloc->job_id, command);
   if (!inv.quiet) std::cerr << "salloc: Relinquishing job allocation " << alloc->job_id << "\n";
   ReleaseAllocation(client, alloc->job_id, rc);
   return rc;

@@ -444,10 +444,7 @@ util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& 
   inv.req.command = o.command.front();
   util::Result<Allocation> alloc = RequestAllocation(client, inv.req, "srun", o.quiet, false);
   if (!alloc.ok()) return alloc.status();
-  for (const std::string& kv : alloc->environment) {
-    const size_t eq = kv.find('=');
-    if (eq != std::string::npos) ::setenv(kv.substr(0, eq).c_str(), kv.c_str() + eq + 1, 1);
-  }
+  EnterAllocation(*alloc);
   return alloc->job_id;
 }
 
