@@ -91,6 +91,23 @@ def test_real_slurm_conf_loads_unchanged(tmp_path):
     assert "6 nodes, 2 partitions" in r.stdout
 
 
+def test_validate_needs_no_munged_but_musterd_does(tmp_path):
+    conf = tmp_path / "muster.conf"
+    conf.write_text("ClusterName=x\nAuthType=auth/munge\n"
+                    f"AuthInfo=socket={tmp_path}/munge.socket.2\n"
+                    f"StateSaveLocation={tmp_path}/state\nNodeName=n1 CPUs=2\n")
+    r = subprocess.run([str(BIN / "musterd"), "--validate", "--conf", str(conf)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "is valid" in r.stdout
+    assert f"{tmp_path}/munge.socket.2" in r.stderr and "is munged running" in r.stderr, r.stderr
+    r = subprocess.run([str(BIN / "musterd"), "--conf", str(conf)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert "musterd: error: munge_encode" in r.stderr, r.stderr
+    assert not (tmp_path / "state").exists() or not any((tmp_path / "state").iterdir())
+
+
 def test_api_rejects_malformed_requests(cluster):
     status, body = cluster.api("POST", "/v1/jobs", None)
     assert status == 400
