@@ -105,6 +105,7 @@ write_config() {
     echo "StateSaveLocation=$dir/ctl/state"
     echo "SlurmdSpoolDir=$dir/%n/spool"
     echo "SlurmdTimeout=30"
+    echo "KillWait=5"
     echo "GresTypes=gpu"
     local nodes=() i=1 c
     for ((c = 1; c <= n; c++)); do

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <thread>
 
 #include "cli/allocation.h"
 #include "cli/client.h"
@@ -92,6 +93,8 @@ struct SrunOptions {
   bool quiet = false;
   bool kill_on_bad_exit = false;  // -K: the first task to fail ends the step
   int gpus_per_task = 0;          // --gpus-per-task
+  StdinTarget input;              // -i all|none|<task id>
+  bool pty = false;               // --pty
   std::vector<std::string> command;
 };
 
@@ -172,6 +175,26 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          return util::Status::Ok();
        }},
       {'m', "distribution", Arg::kRequired, ignore},
+      {'i', "input", Arg::kRequired,
+       [&o](const std::string& v) {
+         if (v == "all") {
+           o.input = {StdinTarget::kAll, 0};
+         } else if (v == "none") {
+           o.input = {StdinTarget::kNone, 0};
+         } else if (auto rank = util::ParseInt(v); rank.ok() && *rank >= 0 && *rank < (1 << 30)) {
+           o.input = {StdinTarget::kRank, static_cast<int>(*rank)};
+         } else {
+           // Slurm also takes a file (pattern) here; Muster does not yet.
+           return util::InvalidArgument("srun: error: --input=" + v +
+                                        ": Muster's srun takes all, none or a task id");
+         }
+         return util::Status::Ok();
+       }},
+      {0, "pty", Arg::kNone,
+       [&o](const std::string&) {
+         o.pty = true;
+         return util::Status::Ok();
+       }},
   };
   auto parsed = ParseOptions("srun", specs, args, true);
   if (!parsed.ok()) {
@@ -184,6 +207,18 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
     return std::nullopt;
   }
   o.command = std::move(parsed->positional);
+  if (o.pty && !::isatty(STDIN_FILENO)) {
+    // As Slurm: the option is dropped, the step still runs.
+    PrintError("srun", std::string("ioctl(TIOCGWINSZ): ") + std::strerror(ENOTTY));
+    PrintError("srun", "Not using a pseudo-terminal, disregarding --pty option");
+    o.pty = false;
+  }
+  if (o.input.kind == StdinTarget::kRank && o.counts.ntasks > 0 &&
+      o.input.rank >= o.counts.ntasks) {
+    PrintError("srun", "--input=" + std::to_string(o.input.rank) + ": there are only " +
+                           std::to_string(o.counts.ntasks) + " tasks");
+    return std::nullopt;
+  }
   return o;
 }
 
@@ -228,9 +263,10 @@ StepView ToStepView(const nlohmann::json& step) {
 // The child's side of SpawnTask, between fork and exec: system calls only.
 // Writes errno to `error_fd` (close-on-exec) when it cannot exec.
 [[noreturn]] void ExecTask(char* const* argv, char* const* envp, char* pid_slot, size_t slot_size,
-                           const char* out_path, const char* err_path, int out_pipe, int err_pipe,
-                           int error_fd) {
+                           int in_fd, const char* out_path, const char* err_path, int out_pipe,
+                           int err_pipe, int error_fd) {
   auto fail = [error_fd](int err) { ExecFailed(error_fd, err); };
+  if (in_fd >= 0 && ::dup2(in_fd, STDIN_FILENO) < 0) fail(errno);
   auto open_to = [&](const char* path, int target) {
     int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0 || ::dup2(fd, target) < 0) fail(errno);
@@ -255,7 +291,7 @@ StepView ToStepView(const nlohmann::json& step) {
 // Starts one task with its environment and output redirections; a task
 // that could not be started has pid -1 (the error is printed).
 Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& step,
-               size_t node_index, int local, const EnvMap& env) {
+               size_t node_index, int local, const EnvMap& env, int in_fd) {
   const std::string& node = step.nodes[node_index].node;
   const int node_id = static_cast<int>(node_index);
   Task t;
@@ -292,7 +328,7 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
     if (t.pid < 0) rc = errno;
   }
   if (rc == 0 && t.pid == 0) {
-    ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot),
+    ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot), in_fd,
              out_path.empty() ? nullptr : out_path.c_str(),
              err_path.empty() ? nullptr : err_path.c_str(), out_pipe[1], err_pipe[1],
              error_pipe[1]);
@@ -359,6 +395,76 @@ void RelayLabelled(std::vector<Task>& tasks) {
     }
   }
 }
+
+// srun's stdin for the tasks of a step on this host (-i): one task takes
+// it as it is; several share it through pipes that a thread fills, every
+// task reading all of it, as Slurm broadcasts it; the others read
+// /dev/null.
+class LocalStdin {
+ public:
+  LocalStdin(StdinTarget target, int ntasks)
+      : target_(target), broadcast_(target.kind == StdinTarget::kAll && ntasks > 1) {
+    null_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  }
+  ~LocalStdin() {
+    if (null_ >= 0) ::close(null_);
+    for (int fd : readers_) ::close(fd);
+  }
+  LocalStdin(const LocalStdin&) = delete;
+  LocalStdin& operator=(const LocalStdin&) = delete;
+
+  // The descriptor task `rank` gets as its stdin; -1: srun's own.
+  int ForTask(int rank) {
+    if (!target_.Takes(rank)) return null_;
+    if (!broadcast_) return -1;
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return null_;
+    readers_.push_back(fds[0]);
+    writers_.push_back(fds[1]);
+    return fds[0];
+  }
+
+  // Once every task is started: copies srun's stdin to each of them until
+  // it ends (a task that stops reading is dropped, never waited for).
+  void Start() {
+    for (int fd : readers_) ::close(fd);
+    readers_.clear();
+    if (writers_.empty()) return;
+    std::thread([writers = std::move(writers_)]() mutable {
+      sigset_t pipe_signal;
+      sigemptyset(&pipe_signal);
+      sigaddset(&pipe_signal, SIGPIPE);
+      ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);  // EPIPE instead
+      char buf[65536];
+      ssize_t n;
+      while ((n = ::read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        for (int& fd : writers) {
+          for (ssize_t off = 0; fd >= 0 && off < n;) {
+            ssize_t w = ::write(fd, buf + off, static_cast<size_t>(n - off));
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) {
+              ::close(fd);
+              fd = -1;
+            } else {
+              off += w;
+            }
+          }
+        }
+      }
+      for (int fd : writers) {
+        if (fd >= 0) ::close(fd);
+      }
+    }).detach();
+  }
+
+ private:
+  StdinTarget target_;
+  bool broadcast_;
+  int null_ = -1;
+  std::vector<int> readers_, writers_;
+};
 
 struct StepExit {
   int code = 0;    // srun's exit status: the highest task exit (128+signal)
@@ -511,8 +617,11 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     launch.argv = opts->command;
     char cwd[4096];
     launch.work_dir = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
-    launch.label = opts->label;
+    launch.label = opts->label && !opts->pty;
     launch.kill_on_bad_exit = opts->kill_on_bad_exit;
+    launch.input = opts->input;
+    launch.pty = opts->pty;
+    launch.kill_wait_s = cfg.kill_wait_s;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
       RemoteNodeTasks node{step.nodes[n].node, {}};
       for (int local = 0; local < step.nodes[n].tasks; ++local) {
@@ -540,13 +649,21 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     return exit.code;
   }
 
+  // --pty on this host: task 0 has srun's own terminal; the others
+  // neither read it nor write to it, as in Slurm.
+  if (opts->pty) opts->input = {StdinTarget::kRank, 0};
+  SrunOptions quiet_task = *opts;
+  quiet_task.output = quiet_task.error = "/dev/null";
+  LocalStdin input(opts->input, step.ntasks);
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {
     for (int local = 0; local < step.nodes[n].tasks; ++local) {
-      tasks.push_back(SpawnTask(*opts, job_id, step, n, local,
-                                TaskEnvironment(step_env, step, n, local)));
+      const int rank = step.nodes[n].first_task + local;
+      tasks.push_back(SpawnTask(opts->pty && rank != 0 ? quiet_task : *opts, job_id, step, n, local,
+                                TaskEnvironment(step_env, step, n, local), input.ForTask(rank)));
     }
   }
+  input.Start();
   if (opts->label) RelayLabelled(tasks);
   const StepExit exit = WaitTasks(tasks, opts->kill_on_bad_exit,
                                   job_id + "." + std::to_string(step.step_id));

@@ -1,15 +1,20 @@
 #include "cli/srun_remote.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -120,6 +125,294 @@ struct Caller {
   std::string node;  // set once its HELLO checked out
 };
 
+int signal_pipe = -1;
+
+void OnSignal(int sig) {
+  const int saved = errno;
+  const unsigned char b = static_cast<unsigned char>(sig);
+  (void)!::write(signal_pipe, &b, 1);
+  errno = saved;
+}
+
+// srun's signals, caught for the life of a step as bytes on a pipe that
+// the loop polls; the old dispositions come back after.
+class SignalCatcher {
+ public:
+  explicit SignalCatcher(std::initializer_list<int> signals) {
+    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) return;
+    signal_pipe = fds_[1];
+    struct sigaction sa {};
+    sa.sa_handler = OnSignal;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : signals) {
+      struct sigaction old {};
+      if (::sigaction(sig, &sa, &old) == 0) saved_.emplace_back(sig, old);
+    }
+  }
+  ~SignalCatcher() {
+    for (const auto& [sig, old] : saved_) ::sigaction(sig, &old, nullptr);
+    signal_pipe = -1;
+    for (int fd : fds_) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  SignalCatcher(const SignalCatcher&) = delete;
+  SignalCatcher& operator=(const SignalCatcher&) = delete;
+
+  int fd() const { return fds_[0]; }
+  std::vector<int> Take() {
+    std::vector<int> got;
+    unsigned char b[64];
+    ssize_t n;
+    while ((n = ::read(fds_[0], b, sizeof(b))) > 0) got.insert(got.end(), b, b + n);
+    return got;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+  std::vector<std::pair<int, struct sigaction>> saved_;
+};
+
+// srun's terminal in raw mode while --pty runs (every key, Ctrl-C
+// included, goes to the remote program), as it was after.
+class RawTerminal {
+ public:
+  explicit RawTerminal(int fd) : fd_(fd) {
+    if (::tcgetattr(fd_, &saved_) != 0) return;
+    termios raw = saved_;
+    ::cfmakeraw(&raw);
+    active_ = ::tcsetattr(fd_, TCSANOW, &raw) == 0;
+  }
+  ~RawTerminal() {
+    if (active_) ::tcsetattr(fd_, TCSANOW, &saved_);
+  }
+  RawTerminal(const RawTerminal&) = delete;
+  RawTerminal& operator=(const RawTerminal&) = delete;
+
+ private:
+  int fd_;
+  termios saved_{};
+  bool active_ = false;
+};
+
+winsize TerminalSize() {
+  winsize size{};
+  if (::ioctl(STDIN_FILENO, TIOCGWINSZ, &size) != 0) size = {};
+  return size;
+}
+
+// "0-1,3" for ranks 0, 1 and 3.
+std::string RankList(const std::vector<int>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+nlohmann::json IoJson(const RemoteLaunch& launch, const winsize& size) {
+  nlohmann::json in = launch.input.kind == StdinTarget::kAll    ? nlohmann::json("all")
+                      : launch.input.kind == StdinTarget::kNone ? nlohmann::json("none")
+                                                                : nlohmann::json(launch.input.rank);
+  return {{"stdin", in}, {"pty", launch.pty}, {"rows", size.ws_row}, {"cols", size.ws_col}};
+}
+
+// What one step's srun keeps track of while it runs.
+class StepRelay {
+ public:
+  StepRelay(const RemoteLaunch& launch, std::string token)
+      : launch_(launch), token_(std::move(token)), sink_(launch) {
+    for (const RemoteNodeTasks& n : launch.nodes) {
+      for (const auto& [rank, env] : n.tasks) {
+        state_[rank] = "unknown";
+        node_of_[rank] = n.node;
+        if (launch.input.Takes(rank)) stdin_nodes_.insert(n.node);
+      }
+    }
+    waiting_ = state_.size();
+  }
+
+  bool Done() const { return waiting_ == 0; }
+  size_t hellos() const { return hellos_; }
+  std::vector<Caller>& callers() { return callers_; }
+  RemoteExit exit() const { return exit_; }
+  void Fail(int code) { exit_.code = std::max(exit_.code, code); }
+
+  // Reads what a launcher sent; false once it hung up or is not ours.
+  bool Receive(Caller& c) {
+    char buf[65536];
+    ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+    if (n <= 0) return false;
+    c.in.append(buf, static_cast<size_t>(n));
+    for (;;) {
+      const size_t nl = c.in.find('\n');
+      if (nl == std::string::npos) return true;
+      const std::string head = c.in.substr(0, nl);
+      if (c.node.empty()) {
+        char got[80] = "", node[256] = "";
+        if (std::sscanf(head.c_str(), "HELLO %79s %255s", got, node) != 2 || token_ != got) {
+          return false;  // not our launch
+        }
+        c.node = node;
+        ++hellos_;
+        for (auto& [rank, state] : state_) {
+          if (node_of_[rank] == c.node) state = "running";
+        }
+        c.in.erase(0, nl + 1);
+        continue;
+      }
+      char kind = 0;
+      int rank = 0;
+      long a = 0, b = 0;
+      const int fields = std::sscanf(head.c_str(), "%c %d %ld %ld", &kind, &rank, &a, &b);
+      if ((kind == 'O' || kind == 'E' || kind == 'F') && fields >= 3) {
+        if (c.in.size() < nl + 1 + static_cast<size_t>(a)) return true;  // the rest is on its way
+        const std::string data = c.in.substr(nl + 1, static_cast<size_t>(a));
+        c.in.erase(0, nl + 1 + static_cast<size_t>(a));
+        if (kind == 'F') {
+          std::cerr << "srun: error: " << data << "\n";
+          Fail(2);
+          Ended(rank, "exited abnormally");
+        } else {
+          sink_.Write(rank, kind == 'O', data);
+        }
+        continue;
+      }
+      c.in.erase(0, nl + 1);
+      if (kind != 'X' || fields != 4) continue;
+      Ended(rank, a != 0 || b != 0 ? "exited abnormally" : "exited");
+      if ((a != 0 || b != 0) && launch_.kill_on_bad_exit && !killing_ && waiting_ > 0) {
+        killing_ = true;
+        // -K: the others end too (SIGTERM to every node's tasks).
+        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << StepId() << "\n";
+        Signal(SIGTERM);
+      }
+      if (b != 0) {
+        std::cerr << "srun: error: " << c.node << ": task " << rank << ": "
+                  << strsignal(static_cast<int>(b)) << "\n";
+        exit_.code = std::max(exit_.code, 128 + static_cast<int>(b));
+        exit_.signal = static_cast<int>(b);
+      } else if (a != 0) {
+        std::cerr << "srun: error: " << c.node << ": task " << rank << ": Exited with exit code "
+                  << a << "\n";
+        exit_.code = std::max(exit_.code, static_cast<int>(a));
+      }
+    }
+  }
+
+  // A signal to every task.
+  void Signal(int sig) {
+    const std::string frame = fmt::format("S {}\n", sig);
+    for (const Caller& c : callers_) {
+      if (c.fd >= 0 && !c.node.empty()) (void)!::send(c.fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+    }
+  }
+
+  // A frame for the nodes whose tasks take srun's stdin.
+  void ToStdinTakers(const std::string& frame) {
+    for (const Caller& c : callers_) {
+      if (c.fd >= 0 && stdin_nodes_.contains(c.node)) SendAll(c.fd, frame);
+    }
+  }
+
+  // The new size of srun's terminal, for task 0's.
+  void Resize(const winsize& size) {
+    const std::string frame = fmt::format("W {} {}\n", size.ws_row, size.ws_col);
+    for (const Caller& c : callers_) {
+      if (c.fd >= 0 && c.node == node_of_[0]) SendAll(c.fd, frame);
+    }
+  }
+
+  // srun's answer to a signal of its own (see the header).
+  void OnSignal(int sig) {
+    const auto now = std::chrono::steady_clock::now();
+    if (sig == SIGWINCH) {
+      Resize(TerminalSize());
+    } else if (sig == SIGINT && !aborting_ && now - last_interrupt_ > std::chrono::seconds(1)) {
+      last_interrupt_ = now;
+      std::cerr << "srun: interrupt (one more within 1 sec to abort)\n";
+      ReportStates();
+    } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
+      if (aborting_) return;
+      aborting_ = true;
+      if (sig == SIGINT) {
+        std::cerr << "srun: sending Ctrl-C to StepId=" << StepId() << "\n";
+        Signal(SIGINT);
+      } else {
+        Signal(SIGKILL);
+      }
+      std::cerr << "srun: forcing job termination\n";
+      std::cerr << "srun: Job step aborted: Waiting up to " << launch_.kill_wait_s + 2
+                << " seconds for job step to finish.\n";
+      abort_deadline_ = now + std::chrono::seconds(launch_.kill_wait_s);
+    } else {
+      Signal(sig);
+    }
+  }
+
+  // After an abort's grace: whatever still runs is killed.
+  void CheckAbort() {
+    if (aborting_ && !killed_ && std::chrono::steady_clock::now() > abort_deadline_) {
+      killed_ = true;
+      Signal(SIGKILL);
+    }
+  }
+
+  void Finish() {
+    sink_.Flush();
+    if (killing_) std::cerr << "srun: Force Terminated StepId=" << StepId() << "\n";
+  }
+
+ private:
+  std::string StepId() const { return fmt::format("{}.{}", launch_.job_id, launch_.step_id); }
+
+  void Ended(int rank, const char* how) {
+    auto it = state_.find(rank);
+    if (it == state_.end() || it->second == "exited" || it->second == "exited abnormally") return;
+    it->second = how;
+    --waiting_;
+  }
+
+  // One line per state: "srun: StepId=12.0 tasks 0-1: running".
+  void ReportStates() const {
+    std::map<std::string, std::vector<int>> by_state;
+    for (const auto& [rank, state] : state_) by_state[state].push_back(rank);
+    for (const auto& [state, ranks] : by_state) {
+      std::cerr << "srun: StepId=" << StepId() << (ranks.size() > 1 ? " tasks " : " task ")
+                << RankList(ranks) << ": " << state << "\n";
+    }
+  }
+
+  static void SendAll(int fd, const std::string& data) {
+    size_t off = 0;
+    while (off < data.size()) {
+      ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return;
+      off += static_cast<size_t>(n);
+    }
+  }
+
+  const RemoteLaunch& launch_;
+  const std::string token_;
+  Sink sink_;
+  std::vector<Caller> callers_;
+  std::map<int, std::string> state_;  // by rank: unknown, running, exited, ...
+  std::map<int, std::string> node_of_;
+  std::set<std::string> stdin_nodes_;
+  size_t waiting_ = 0;
+  size_t hellos_ = 0;
+  RemoteExit exit_;
+  bool killing_ = false;  // -K
+  bool aborting_ = false, killed_ = false;
+  std::chrono::steady_clock::time_point last_interrupt_{};
+  std::chrono::steady_clock::time_point abort_deadline_{};
+};
+
 }  // namespace
 
 util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
@@ -131,40 +424,44 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
   }
   const std::string token = RandomToken();
   nlohmann::json nodes = nlohmann::json::array();
-  std::set<int> waiting;
   for (const RemoteNodeTasks& n : launch.nodes) {
     nlohmann::json tasks = nlohmann::json::array();
-    for (const auto& [rank, env] : n.tasks) {
-      tasks.push_back({{"rank", rank}, {"env", env}});
-      waiting.insert(rank);
-    }
+    for (const auto& [rank, env] : n.tasks) tasks.push_back({{"rank", rank}, {"env", env}});
     nodes.push_back({{"node", n.node}, {"tasks", tasks}});
   }
+  // Caught before the launch, so no signal in between is lost.
+  SignalCatcher signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH});
+  std::optional<RawTerminal> raw;
+  if (launch.pty) raw.emplace(STDIN_FILENO);
   auto resp = client.Post(fmt::format("/v1/jobs/{}/steps/{}/launch", launch.job_id, launch.step_id),
                           {{"io_host", util::HostName()},
                            {"io_port", port},
                            {"token", token},
                            {"argv", launch.argv},
                            {"work_dir", launch.work_dir},
+                           {"io", IoJson(launch, launch.pty ? TerminalSize() : winsize{})},
                            {"nodes", nodes}});
   if (!resp.ok() || resp->status != 200) {
     ::close(listener);
     return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());
   }
 
-  RemoteExit exit;
-  Sink sink(launch);
-  std::vector<Caller> callers;
+  StepRelay relay(launch, token);
+  std::vector<Caller>& callers = relay.callers();
   const auto deadline = std::chrono::steady_clock::now() + kConnectWait;
-  size_t hellos = 0;
-  bool terminating = false, terminate_after = false;
-  while (!waiting.empty()) {
-    std::vector<pollfd> fds{{listener, POLLIN, 0}};
+  bool stdin_open = launch.input.kind != StdinTarget::kNone;
+  while (!relay.Done()) {
+    // srun's stdin is read once every node's tasks are there to take it.
+    const bool read_stdin = stdin_open && relay.hellos() == launch.nodes.size();
+    std::vector<pollfd> fds{{listener, POLLIN, 0},
+                            {signals.fd(), POLLIN, 0},
+                            {read_stdin ? STDIN_FILENO : -1, POLLIN, 0}};
+    constexpr size_t kFirstCaller = 3;
     for (const Caller& c : callers) fds.push_back({c.fd, POLLIN, 0});
-    if (hellos < launch.nodes.size() && std::chrono::steady_clock::now() > deadline) {
-      std::cerr << "srun: error: the tasks of " << launch.nodes.size() - hellos
+    if (relay.hellos() < launch.nodes.size() && std::chrono::steady_clock::now() > deadline) {
+      std::cerr << "srun: error: the tasks of " << launch.nodes.size() - relay.hellos()
                 << " node(s) never started (see their agents' logs)\n";
-      exit.code = std::max(exit.code, 2);
+      relay.Fail(2);
       break;
     }
     if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
@@ -172,93 +469,40 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
       int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) callers.push_back({fd, {}, {}});
     }
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (fds[i].revents == 0) continue;
-      Caller& c = callers[i - 1];
+    if (fds[1].revents & POLLIN) {
+      for (int sig : signals.Take()) relay.OnSignal(sig);
+    }
+    relay.CheckAbort();
+    if (fds[2].revents != 0) {
       char buf[65536];
-      ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-      if (n <= 0) {
-        ::close(c.fd);
-        c.fd = -1;
-        continue;
-      }
-      c.in.append(buf, static_cast<size_t>(n));
-      for (;;) {
-        const size_t nl = c.in.find('\n');
-        if (nl == std::string::npos) break;
-        const std::string head = c.in.substr(0, nl);
-        if (c.node.empty()) {
-          char got[80] = "", node[256] = "";
-          if (std::sscanf(head.c_str(), "HELLO %79s %255s", got, node) != 2 || token != got) {
-            ::close(c.fd);  // not our launch
-            c.fd = -1;
-            break;
-          }
-          c.node = node;
-          ++hellos;
-          c.in.erase(0, nl + 1);
-          continue;
-        }
-        char kind = 0;
-        int rank = 0;
-        long a = 0, b = 0;
-        const int fields = std::sscanf(head.c_str(), "%c %d %ld %ld", &kind, &rank, &a, &b);
-        if ((kind == 'O' || kind == 'E' || kind == 'F') && fields >= 3) {
-          if (c.in.size() < nl + 1 + static_cast<size_t>(a)) break;  // the rest is on its way
-          const std::string data = c.in.substr(nl + 1, static_cast<size_t>(a));
-          c.in.erase(0, nl + 1 + static_cast<size_t>(a));
-          if (kind == 'F') {
-            std::cerr << "srun: error: " << data << "\n";
-            exit.code = std::max(exit.code, 2);
-            waiting.erase(rank);
-          } else {
-            sink.Write(rank, kind == 'O', data);
-          }
-          continue;
-        }
-        c.in.erase(0, nl + 1);
-        if (kind != 'X' || fields != 4) continue;
-        waiting.erase(rank);
-        if ((a != 0 || b != 0) && launch.kill_on_bad_exit && !terminating && !waiting.empty()) {
-          terminating = true;
-          terminate_after = true;
-        }
-        if (b != 0) {
-          std::cerr << "srun: error: " << c.node << ": task " << rank << ": "
-                    << strsignal(static_cast<int>(b)) << "\n";
-          exit.code = std::max(exit.code, 128 + static_cast<int>(b));
-          exit.signal = static_cast<int>(b);
-        } else if (a != 0) {
-          std::cerr << "srun: error: " << c.node << ": task " << rank << ": Exited with exit code "
-                    << a << "\n";
-          exit.code = std::max(exit.code, static_cast<int>(a));
-        }
+      const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
+      if (n > 0) {
+        relay.ToStdinTakers(fmt::format("I {}\n", n) + std::string(buf, static_cast<size_t>(n)));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        relay.ToStdinTakers("I 0\n");
+        stdin_open = false;
       }
     }
-    if (terminate_after) {
-      // -K: the others end too (SIGTERM to every node's tasks).
-      terminate_after = false;
-      std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << launch.job_id << "."
-                << launch.step_id << "\n";
-      for (const Caller& other : callers) {
-        if (other.fd >= 0) (void)!::send(other.fd, "S 15\n", 5, MSG_NOSIGNAL);
+    for (size_t i = kFirstCaller; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      Caller& c = callers[i - kFirstCaller];
+      if (!relay.Receive(c)) {
+        ::close(c.fd);
+        c.fd = -1;
       }
     }
     std::erase_if(callers, [](const Caller& c) { return c.fd < 0; });
-    if (!waiting.empty() && callers.empty() && hellos == launch.nodes.size()) {
-      std::cerr << "srun: error: lost the connection to the tasks of " << waiting.size()
-                << " task(s)\n";
-      exit.code = std::max(exit.code, 2);
+    if (!relay.Done() && callers.empty() && relay.hellos() == launch.nodes.size()) {
+      std::cerr << "srun: error: lost the connection to the tasks\n";
+      relay.Fail(2);
       break;
     }
   }
-  sink.Flush();
-  if (terminating) {
-    std::cerr << "srun: Force Terminated StepId=" << launch.job_id << "." << launch.step_id << "\n";
-  }
+  raw.reset();
+  relay.Finish();
   for (const Caller& c : callers) ::close(c.fd);
   ::close(listener);
-  return exit;
+  return relay.exit();
 }
 
 }  // namespace muster::cli

@@ -2,7 +2,10 @@
 // described in stepd/remote_tasks.h): srun listens on a port of its own
 // host, asks musterd to have the agents of the step's nodes start the
 // tasks, and relays what their launchers send back until every task has
-// ended.
+// ended. srun's stdin goes to the tasks that take it; with --pty srun's
+// terminal is put in raw mode and becomes task 0's. Ctrl-C once reports
+// the tasks' states, twice within a second aborts the step; SIGTERM and
+// SIGHUP abort it too, other signals are forwarded to the tasks.
 #pragma once
 
 #include <map>
@@ -19,6 +22,14 @@ struct RemoteNodeTasks {
   std::vector<std::pair<int, std::vector<std::string>>> tasks;  // rank, environment
 };
 
+// Which tasks read srun's stdin (srun -i).
+struct StdinTarget {
+  enum Kind { kAll, kNone, kRank } kind = kAll;
+  int rank = 0;  // kRank's
+
+  bool Takes(int r) const { return kind == kAll || (kind == kRank && rank == r); }
+};
+
 struct RemoteLaunch {
   std::string job_id;
   int step_id = 0;
@@ -29,6 +40,9 @@ struct RemoteLaunch {
   bool kill_on_bad_exit = false;         // -K: the first failed task ends the step
   std::map<int, std::string> out_paths;  // -o, expanded per rank; empty: srun's stdout
   std::map<int, std::string> err_paths;  // -e; empty: the output's
+  StdinTarget input;                     // -i
+  bool pty = false;                      // --pty: task 0 on a terminal of its own
+  int kill_wait_s = 30;                  // KillWait: from SIGTERM to SIGKILL on abort
 };
 
 struct RemoteExit {

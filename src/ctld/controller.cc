@@ -1421,7 +1421,7 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
   }
   json common = {{"job_id", id}, {"step_id", step_id}, {"uid", job->req.uid},
                  {"gid", job->req.gid}, {"groups", job->req.groups}};
-  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token"}) {
+  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token", "io"}) {
     if (body.contains(key)) common[key] = body[key];
   }
   std::vector<std::pair<std::shared_ptr<api::LineConn>, json>> sends;

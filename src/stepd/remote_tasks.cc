@@ -4,11 +4,14 @@
 #include <grp.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -55,22 +58,40 @@ int ConnectBack(const std::string& host, int port) {
 struct Running {
   int rank = 0;
   pid_t pid = -1;
-  int out = -1;
+  int out = -1;  // on a terminal: its master side, read
   int err = -1;
+  int in = -1;  // where its stdin is written (a pipe, or the master side)
+  bool terminal = false;  // --pty's task 0: `out` and `in` are its terminal
+  std::string to_stdin;  // srun's stdin not yet written
+  bool stdin_ends = false;  // close `in` once to_stdin is written
   bool ended = false;
   int status = 0;
 };
 
-// The child between fork and exec: the job's identity and directory, the
-// pipes as stdout/stderr, then the command. Writes errno to `report` when
-// it cannot exec.
-[[noreturn]] void ExecTask(const RemoteStepSpec& spec, const RemoteTask& task, int out, int err,
+// The descriptors one task starts with; -1: /dev/null.
+struct TaskFds {
+  int in = -1, out = -1, err = -1;
+  int terminal = -1;  // the terminal's slave side (--pty): all three
+};
+
+// The child between fork and exec: the job's identity and directory, its
+// descriptors as stdin/stdout/stderr, then the command. Writes errno to
+// `report` when it cannot exec.
+[[noreturn]] void ExecTask(const RemoteStepSpec& spec, const RemoteTask& task, TaskFds fds,
                            int report) {
   auto fail = [report](int e) {
     (void)!::write(report, &e, sizeof(e));
     ::_exit(127);
   };
-  ::setpgid(0, 0);
+  // On a terminal the task leads a session of its own, the terminal as its
+  // controlling one, so job control and Ctrl-C work as on a login.
+  if (fds.terminal >= 0) {
+    if (::setsid() < 0 || ::ioctl(fds.terminal, TIOCSCTTY, 0) != 0) fail(errno);
+    if (::geteuid() == 0 && ::fchown(fds.terminal, spec.uid, spec.gid) != 0) fail(errno);
+    fds.in = fds.out = fds.err = fds.terminal;
+  } else {
+    ::setpgid(0, 0);
+  }
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -84,8 +105,12 @@ struct Running {
     }
   }
   if (::chdir(spec.work_dir.c_str()) != 0 && ::chdir("/tmp") != 0) fail(errno);
-  int in = ::open("/dev/null", O_RDONLY);
-  if (in < 0 || ::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0) fail(errno);
+  const int null = ::open("/dev/null", O_RDWR);
+  if (null < 0) fail(errno);
+  if (::dup2(fds.in >= 0 ? fds.in : null, 0) < 0 || ::dup2(fds.out >= 0 ? fds.out : null, 1) < 0 ||
+      ::dup2(fds.err >= 0 ? fds.err : null, 2) < 0) {
+    fail(errno);
+  }
   std::vector<std::string> env = task.env;
   env.push_back(fmt::format("SLURM_TASK_PID={}", ::getpid()));
   std::vector<char*> envp;
@@ -101,38 +126,106 @@ struct Running {
   ::_exit(127);  // fail never returns; the compiler cannot see that
 }
 
+void CloseAll(std::initializer_list<int> fds) {
+  for (int fd : fds) {
+    if (fd >= 0) ::close(fd);
+  }
+}
+
+// The two ends of what one task starts with: the child's (TaskFds) and
+// ours (in `r`). False when a pipe or terminal could not be made.
+bool MakeTaskFds(const TaskIo& io, Running* r, TaskFds* child) {
+  if (io.pty && r->rank == 0) {
+    winsize size{};
+    size.ws_row = static_cast<unsigned short>(io.rows);
+    size.ws_col = static_cast<unsigned short>(io.cols);
+    int master = -1;
+    if (::openpty(&master, &child->terminal, nullptr, nullptr, io.rows > 0 ? &size : nullptr) != 0) {
+      return false;
+    }
+    ::fcntl(master, F_SETFD, FD_CLOEXEC);
+    ::fcntl(child->terminal, F_SETFD, FD_CLOEXEC);
+    r->terminal = true;
+    r->out = master;
+    r->in = ::fcntl(master, F_DUPFD_CLOEXEC, 0);
+    // Written as the terminal takes it (shared by both descriptors).
+    ::fcntl(master, F_SETFL, O_NONBLOCK);
+    return r->in >= 0;
+  }
+  if (io.pty) return true;  // the other tasks of --pty: /dev/null
+  int out[2] = {-1, -1}, err[2] = {-1, -1};
+  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) {
+    CloseAll({out[0], out[1]});
+    return false;
+  }
+  r->out = out[0];
+  child->out = out[1];
+  r->err = err[0];
+  child->err = err[1];
+  if (io.TakesStdin(r->rank)) {
+    int in[2];
+    if (::pipe2(in, O_CLOEXEC) != 0) return false;
+    child->in = in[0];
+    r->in = in[1];
+    // Written as the task reads: a task that never reads never blocks us.
+    ::fcntl(r->in, F_SETFL, O_NONBLOCK);
+  }
+  return true;
+}
+
 // Starts one task; on failure sends its "F" frame and leaves pid -1.
 Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int sock) {
   Running r;
   r.rank = task.rank;
-  int out[2], err[2], report[2];
-  if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0 ||
-      ::pipe2(report, O_CLOEXEC) != 0) {
-    SendAll(sock, fmt::format("F {} {}\n{}", task.rank, 4, "pipe"));
-    return r;
+  TaskFds child;
+  int report[2] = {-1, -1};
+  const bool made = MakeTaskFds(spec.io, &r, &child) && ::pipe2(report, O_CLOEXEC) == 0;
+  const int made_errno = errno;
+  if (made) {
+    r.pid = ::fork();
+    if (r.pid == 0) ExecTask(spec, task, child, report[1]);
   }
-  r.pid = ::fork();
-  if (r.pid == 0) ExecTask(spec, task, out[1], err[1], report[1]);
-  for (int fd : {out[1], err[1], report[1]}) ::close(fd);
-  int e = 0;
-  ssize_t n;
-  while ((n = ::read(report[0], &e, sizeof(e))) < 0 && errno == EINTR) {
+  CloseAll({child.in, child.out, child.err, child.terminal, report[1]});
+  int e = made ? 0 : made_errno;
+  ssize_t n = 0;
+  if (made) {
+    while ((n = ::read(report[0], &e, sizeof(e))) < 0 && errno == EINTR) {
+    }
   }
-  ::close(report[0]);
-  if (r.pid < 0 || n == static_cast<ssize_t>(sizeof(e))) {
+  CloseAll({report[0]});
+  if (!made || r.pid < 0 || n == static_cast<ssize_t>(sizeof(e))) {
     if (r.pid > 0) ::waitpid(r.pid, nullptr, 0);
     const std::string why =
         fmt::format("{}: task {}: Unable to exec command '{}': {}", spec.node, task.rank,
                     spec.argv.empty() ? "" : spec.argv[0], std::strerror(r.pid < 0 ? errno : e));
     SendAll(sock, fmt::format("F {} {}\n{}", task.rank, why.size(), why));
-    ::close(out[0]);
-    ::close(err[0]);
+    CloseAll({r.out, r.err, r.in});
+    r.out = r.err = r.in = -1;
     r.pid = -1;
     return r;
   }
-  r.out = out[0];
-  r.err = err[0];
   return r;
+}
+
+// Writes what it can of a task's pending stdin; closes its stdin once all
+// is written and srun's has ended, or when the task closed it.
+void FeedStdin(Running& t) {
+  while (t.in >= 0 && !t.to_stdin.empty()) {
+    ssize_t n = ::write(t.in, t.to_stdin.data(), t.to_stdin.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EAGAIN) return;
+    if (n <= 0) {
+      t.to_stdin.clear();
+      ::close(t.in);
+      t.in = -1;
+      return;
+    }
+    t.to_stdin.erase(0, static_cast<size_t>(n));
+  }
+  if (t.in >= 0 && t.stdin_ends && t.to_stdin.empty()) {
+    ::close(t.in);
+    t.in = -1;
+  }
 }
 
 void KillAll(std::vector<Running>& tasks, int sig) {
@@ -143,13 +236,40 @@ void KillAll(std::vector<Running>& tasks, int sig) {
 
 }  // namespace
 
+json ToJson(const TaskIo& io) {
+  json in = io.stdin_rank == TaskIo::kAllTasks ? json("all")
+            : io.stdin_rank == TaskIo::kNoTask ? json("none")
+                                               : json(io.stdin_rank);
+  return {{"stdin", in}, {"pty", io.pty}, {"rows", io.rows}, {"cols", io.cols}};
+}
+
+util::Result<TaskIo> TaskIoFromJson(const json& j) {
+  TaskIo io;
+  const json in = j.value("stdin", json("all"));
+  if (in == "all") {
+    io.stdin_rank = TaskIo::kAllTasks;
+  } else if (in == "none") {
+    io.stdin_rank = TaskIo::kNoTask;
+  } else if (in.is_number_integer() && in.get<int64_t>() >= 0 && in.get<int64_t>() < (1 << 30)) {
+    io.stdin_rank = in.get<int>();
+  } else {
+    return util::InvalidArgument("bad step launch: stdin is " + in.dump() +
+                                 ", not \"all\", \"none\" or a task rank");
+  }
+  io.pty = j.value("pty", false);
+  io.rows = std::clamp(j.value("rows", 0), 0, 65535);
+  io.cols = std::clamp(j.value("cols", 0), 0, 65535);
+  return io;
+}
+
 json ToJson(const RemoteStepSpec& s) {
   json tasks = json::array();
   for (const RemoteTask& t : s.tasks) tasks.push_back({{"rank", t.rank}, {"env", t.env}});
   return {{"job_id", s.job_id},     {"step_id", s.step_id}, {"node", s.node},
           {"uid", s.uid},           {"gid", s.gid},         {"groups", s.groups},
           {"work_dir", s.work_dir}, {"argv", s.argv},       {"tasks", tasks},
-          {"io_host", s.io_host},   {"io_port", s.io_port}, {"token", s.token}};
+          {"io_host", s.io_host},   {"io_port", s.io_port}, {"token", s.token},
+          {"io", ToJson(s.io)}};
 }
 
 util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
@@ -169,12 +289,54 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     s.io_host = j.at("io_host").get<std::string>();
     s.io_port = j.at("io_port").get<int>();
     s.token = j.at("token").get<std::string>();
+    util::Result<TaskIo> io = TaskIoFromJson(j.value("io", json::object()));
+    if (!io.ok()) return io.status();
+    s.io = *io;
     if (s.argv.empty()) return util::InvalidArgument("a step launch without a command");
     return s;
   } catch (const std::exception& e) {
     return util::InvalidArgument(std::string("bad step launch: ") + e.what());
   }
 }
+
+namespace {
+
+// What srun sent, frame by frame (see the header); false on a frame that
+// makes no sense, after which the rest is ignored.
+bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks) {
+  for (;;) {
+    const size_t nl = from_srun.find('\n');
+    if (nl == std::string::npos) return true;
+    int a = 0, b = 0;
+    if (std::sscanf(from_srun.c_str(), "S %d", &a) == 1) {
+      if (a > 0 && a < NSIG) KillAll(tasks, a);
+    } else if (std::sscanf(from_srun.c_str(), "W %d %d", &a, &b) == 2) {
+      winsize size{};
+      size.ws_row = static_cast<unsigned short>(std::clamp(a, 0, 65535));
+      size.ws_col = static_cast<unsigned short>(std::clamp(b, 0, 65535));
+      // The kernel tells the terminal's foreground programs (SIGWINCH).
+      for (Running& t : tasks) {
+        if (t.terminal && t.in >= 0) ::ioctl(t.in, TIOCSWINSZ, &size);
+      }
+    } else if (std::sscanf(from_srun.c_str(), "I %d", &a) == 1 && a >= 0) {
+      if (from_srun.size() < nl + 1 + static_cast<size_t>(a)) return true;  // more to come
+      const std::string_view data(from_srun.data() + nl + 1, static_cast<size_t>(a));
+      for (Running& t : tasks) {
+        if (t.in < 0) continue;
+        if (a == 0) t.stdin_ends = true;
+        t.to_stdin.append(data);
+        FeedStdin(t);
+      }
+      from_srun.erase(0, nl + 1 + static_cast<size_t>(a));
+      continue;
+    } else {
+      return false;
+    }
+    from_srun.erase(0, nl + 1);
+  }
+}
+
+}  // namespace
 
 int RunRemoteTasks(const RemoteStepSpec& spec) {
   const std::string what = fmt::format("step {}.{} on {}", spec.job_id, spec.step_id, spec.node);
@@ -191,15 +353,23 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     // Reap first, so an "X" follows the last of a task's output.
     // A negative fd is skipped: srun's closed socket would wake poll at once.
     std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}};
-    std::vector<std::pair<Running*, bool>> owners{{nullptr, false}};
+    struct Owner {
+      Running* task;
+      char what;  // 'O' stdout, 'E' stderr, 'I' its stdin wants more
+    };
+    std::vector<Owner> owners{{nullptr, 0}};
     for (Running& t : tasks) {
       if (t.out >= 0) {
         fds.push_back({t.out, POLLIN, 0});
-        owners.push_back({&t, true});
+        owners.push_back({&t, 'O'});
       }
       if (t.err >= 0) {
         fds.push_back({t.err, POLLIN, 0});
-        owners.push_back({&t, false});
+        owners.push_back({&t, 'E'});
+      }
+      if (t.in >= 0 && !t.to_stdin.empty()) {
+        fds.push_back({t.in, POLLOUT, 0});
+        owners.push_back({&t, 'I'});
       }
     }
     bool all_done = true;
@@ -210,6 +380,8 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       // srun's going away must still be noticed meanwhile.
       if (t.out < 0 && t.err < 0 && ::waitpid(t.pid, &t.status, WNOHANG) == t.pid) {
         t.ended = true;
+        CloseAll({t.in});
+        t.in = -1;
         const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
         const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
         if (!srun_gone) SendAll(sock, fmt::format("X {} {} {}\n", t.rank, code, sig));
@@ -222,40 +394,36 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     // A task's pipes close a moment before it can be reaped.
     if (::poll(fds.data(), fds.size(), exiting ? 5 : 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0 && !srun_gone) {
-      char buf[256];
+      char buf[65536];
       ssize_t n = ::recv(sock, buf, sizeof(buf), 0);
-      if (n <= 0) {
-        // srun is gone: so is its step.
+      if (n > 0) from_srun.append(buf, static_cast<size_t>(n));
+      if (n <= 0 || !TakeFromSrun(from_srun, tasks)) {
+        // srun is gone (or speaks nonsense): so is its step.
         srun_gone = true;
         util::LogWarn("{}: srun went away; killing the step's tasks", what);
         KillAll(tasks, SIGKILL);
-      } else {
-        from_srun.append(buf, static_cast<size_t>(n));
-        size_t nl;
-        while ((nl = from_srun.find('\n')) != std::string::npos) {
-          int sig = 0;
-          if (std::sscanf(from_srun.c_str(), "S %d", &sig) == 1 && sig > 0 && sig < NSIG) {
-            KillAll(tasks, sig);
-          }
-          from_srun.erase(0, nl + 1);
-        }
       }
     }
     for (size_t i = 1; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
-      auto [t, is_out] = owners[i];
+      auto [t, kind] = owners[i];
+      if (kind == 'I') {
+        FeedStdin(*t);
+        continue;
+      }
       char buf[65536];
       ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
       if (n > 0) {
         if (!srun_gone) {
-          SendAll(sock, fmt::format("{} {} {}\n", is_out ? 'O' : 'E', t->rank, n) +
+          SendAll(sock, fmt::format("{} {} {}\n", kind, t->rank, n) +
                             std::string(buf, static_cast<size_t>(n)));
         }
         continue;
       }
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+      // End of output (a terminal's: EIO once its last user closed it).
       ::close(fds[i].fd);
-      (is_out ? t->out : t->err) = -1;
+      (kind == 'O' ? t->out : t->err) = -1;
     }
   }
   ::close(sock);

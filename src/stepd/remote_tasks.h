@@ -13,7 +13,11 @@
 //   "E <rank> <length>\n" <bytes>            ... of its stderr
 //   "F <rank> <length>\n" <message>          the task could not be started
 //   "X <rank> <exit code> <signal>\n"        the task ended (signal 0: exited)
-// From srun: "S <signal>\n" delivers a signal to every task of the node.
+// From srun:
+//   "S <signal>\n"                           a signal to every task of the node
+//   "I <length>\n" <bytes>                   srun's stdin, for the tasks that
+//                                            take it; "I 0\n" is its end
+//   "W <rows> <cols>\n"                      the terminal's new size (--pty)
 #pragma once
 
 #include <sys/types.h>
@@ -33,6 +37,23 @@ struct RemoteTask {
   std::vector<std::string> env;  // its complete environment, "K=V"
 };
 
+// Which tasks read srun's stdin (srun -i) and whether task 0 runs on a
+// pseudo-terminal (srun --pty).
+struct TaskIo {
+  static constexpr int kAllTasks = -1;
+  static constexpr int kNoTask = -2;
+  int stdin_rank = kAllTasks;  // a rank, kAllTasks or kNoTask
+  // Task 0 on a terminal of its own (stdin, stdout and stderr); the other
+  // tasks' output is discarded, as Slurm's --pty does.
+  bool pty = false;
+  int rows = 0;  // the terminal's size; 0: unknown
+  int cols = 0;
+
+  bool TakesStdin(int rank) const {
+    return stdin_rank == kAllTasks || stdin_rank == rank;
+  }
+};
+
 struct RemoteStepSpec {
   uint32_t job_id = 0;
   int step_id = 0;
@@ -46,6 +67,7 @@ struct RemoteStepSpec {
   std::string io_host;  // srun's host and port
   int io_port = 0;
   std::string token;
+  TaskIo io;
 };
 
 nlohmann::json ToJson(const RemoteStepSpec& spec);

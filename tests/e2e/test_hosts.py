@@ -45,15 +45,16 @@ class Hosts:
                 del self.env[k]
         self.shared = self.dir / "shared"
 
-    def script(self, *args, check=True, timeout=120):
+    def script(self, *args, check=True, timeout=120, input=""):
+        # Never the test runner's stdin: srun forwards its stdin to the tasks.
         r = subprocess.run([str(HOSTS_SH), *args], env=self.env, capture_output=True, text=True,
-                           timeout=timeout)
+                           timeout=timeout, input=input)
         if check:
             assert r.returncode == 0, f"hosts.sh {' '.join(args)}: {r.stdout}{r.stderr}"
         return r
 
-    def on(self, host, *argv, check=True):
-        return self.script("exec", host, *argv, check=check)
+    def on(self, host, *argv, check=True, input=""):
+        return self.script("exec", host, *argv, check=check, input=input)
 
     def sbatch(self, *args, host="ctl"):
         r = self.on(host, "sbatch", "--parsable", "-D", str(self.shared), *args)
@@ -408,6 +409,111 @@ def test_srun_kill_on_bad_exit_across_hosts(hosts):
     assert "srun: error: node03: task 1: Exited with exit code 3" in r.stderr
     assert "srun: error: node02: task 0: Terminated" in r.stderr
     assert "srun: Force Terminated StepId=" in r.stderr
+
+
+def test_srun_stdin_reaches_tasks_on_other_hosts(hosts):
+    r = hosts.on("login", "srun", "-N2", "-n3", "-w", "node02,node03", "-l", "bash", "-c",
+                 "while read l; do echo $l $(hostname); done", input="a\nb\n")
+    assert sorted(r.stdout.splitlines()) == ["0: a cn1", "0: b cn1", "1: a cn1", "1: b cn1",
+                                             "2: a cn2", "2: b cn2"]
+    r = hosts.on("login", "srun", "-N2", "-n3", "-w", "node02,node03", "-i", "2", "-l", "cat",
+                 input="only two\n")
+    assert r.stdout.splitlines() == ["2: only two"]
+    r = hosts.on("login", "srun", "-N2", "-n2", "-w", "node02,node03", "-i", "none", "-l", "cat",
+                 input="nobody\n")
+    assert r.stdout == ""
+
+
+def read_pty(fd, until, timeout=15):
+    """What the terminal shows until `until` appears in it."""
+    import select
+    out = b""
+    deadline = time.time() + timeout
+    while until.encode() not in out and time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+    return out.decode(errors="replace")
+
+
+def test_srun_pty_is_a_real_terminal_on_the_node(hosts):
+    # Through a pseudo-terminal, as a user at a login shell: the remote
+    # shell has a terminal of its own of our size, follows a resize, a
+    # Ctrl-C stops its foreground program (not srun), and its exit status
+    # is srun's.
+    import fcntl
+    import pty
+    import struct
+    import termios
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.environ.clear()
+        os.environ.update(hosts.env)
+        os.environ["PS1"] = "remote$ "
+        os.execv(str(HOSTS_SH), [str(HOSTS_SH), "exec", "login", "srun", "-N1", "-w", "node04",
+                                 "--pty", "bash", "--norc", "--noprofile", "-i"])
+    try:
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
+        read_pty(fd, "remote$ ")
+        os.write(fd, b"echo on $(hostname) $(tty) $(stty size)\n")
+        out = read_pty(fd, "remote$ ")
+        assert "on cn3 /dev/pts/" in out and " 33 111" in out, out
+        fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+        time.sleep(0.5)
+        os.write(fd, b"stty size\n")
+        assert "40 120" in read_pty(fd, "remote$ ")
+        os.write(fd, b"sleep 60\n")
+        time.sleep(1)
+        os.write(fd, b"\x03")
+        os.write(fd, b"echo after $?\n")
+        assert "after 130" in read_pty(fd, "after 130")
+        os.write(fd, b"exit 3\n")
+        read_pty(fd, "never", timeout=10)
+        _, status = os.waitpid(pid, 0)
+        pid = 0
+        assert os.waitstatus_to_exitcode(status) == 3
+    finally:
+        if pid:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        os.close(fd)
+
+
+def test_ctrl_c_reports_the_tasks_then_twice_aborts_the_step(hosts):
+    srun = subprocess.Popen([str(HOSTS_SH), "exec", "login", "srun", "-N2", "-n2", "-w",
+                             "node02,node03", "sleep", "60"], env=hosts.env, text=True,
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 20
+    pids = []
+    while not pids and time.time() < deadline:
+        pids = hosts.pids("login", "srun")
+        time.sleep(0.1)
+    [pid] = pids
+    time.sleep(1.5)  # the tasks have started
+    os.kill(pid, signal.SIGINT)
+    time.sleep(1.5)
+    os.kill(pid, signal.SIGINT)
+    time.sleep(0.2)
+    os.kill(pid, signal.SIGINT)
+    out, err = srun.communicate(timeout=30)
+    assert srun.returncode == 130, err
+    lines = err.splitlines()
+    step = lines[1].split()[1]
+    assert lines[:7] == ["srun: interrupt (one more within 1 sec to abort)",
+                         f"srun: {step} tasks 0-1: running",
+                         "srun: interrupt (one more within 1 sec to abort)",
+                         f"srun: {step} tasks 0-1: running",
+                         f"srun: sending Ctrl-C to {step}",
+                         "srun: forcing job termination",
+                         "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."]
+    assert sorted(lines[7:]) == ["srun: error: node02: task 0: Interrupt",
+                                 "srun: error: node03: task 1: Interrupt"]
 
 
 @pytest.fixture(scope="module")

@@ -130,3 +130,28 @@ def test_an_allocation_is_not_requeued(cluster):
     assert status == "requeue=1"
     assert f"Only batch jobs are accepted or processed for job {job}" in r.stderr
     assert sacct_rows(cluster, job) == [f"{job}|interactive|COMPLETED|0:0"]
+
+
+def test_srun_stdin_goes_to_the_tasks_that_take_it(cluster):
+    # As the oracle: every task reads all of srun's stdin by default; -i N
+    # gives it to task N only; -i none to no task.
+    r = cluster.run(["srun", "-N1", "-n3", "-l", "cat"], input="a\nb\n")
+    assert sorted(r.stdout.splitlines()) == ["0: a", "0: b", "1: a", "1: b", "2: a", "2: b"]
+    r = cluster.run(["srun", "-N1", "-n3", "-i", "2", "-l", "cat"], input="a\n")
+    assert r.stdout.splitlines() == ["2: a"]
+    r = cluster.run(["srun", "-N1", "-n2", "--input=none", "-l", "cat"], input="a\n")
+    assert r.stdout == ""
+    r = cluster.run(["srun", "-n2", "-i", "5", "true"], check=False)
+    assert r.returncode == 1
+    assert r.stderr.strip() == "srun: error: --input=5: there are only 2 tasks"
+    r = cluster.run(["srun", "-i", "in.txt", "true"], check=False)
+    assert r.returncode == 1
+    assert "--input=in.txt: Muster's srun takes all, none or a task id" in r.stderr
+
+
+def test_srun_pty_without_a_terminal_is_disregarded(cluster):
+    r = cluster.run(["srun", "-N1", "--pty", "bash", "-c", "tty; echo ran"], input="", check=False)
+    assert r.stdout.splitlines() == ["not a tty", "ran"]
+    assert r.stderr.splitlines()[:2] == [
+        "srun: error: ioctl(TIOCGWINSZ): Inappropriate ioctl for device",
+        "srun: error: Not using a pseudo-terminal, disregarding --pty option"]
