@@ -88,15 +88,56 @@ struct SrunOptions {
   bool label = false;
   bool version = false;  // -V: print the version, run nothing
   std::string output, error, job_name;
-  // Used only outside an allocation, for the one srun then asks for.
-  std::string partition, time, nodelist;
+  // -w: the step's nodes (and the allocation's, outside one).
+  std::string nodelist;
+  // Only for srun's own allocation, outside one (as sbatch takes them).
+  std::vector<std::string> allocation_args;
   bool quiet = false;
   bool kill_on_bad_exit = false;  // -K: the first task to fail ends the step
   int gpus_per_task = 0;          // --gpus-per-task
+  int gpus_per_node = -1;         // --gres=gpu:N, --gpus-per-node; -1: all the job's
   StdinTarget input;              // -i all|none|<task id>
   bool pty = false;               // --pty
+  std::string distribution;       // -m, as given
+  bool cyclic = false;            // -m cyclic
+  std::string export_spec;        // --export; empty: $SLURM_EXPORT_ENV, else ALL
+  util::CpuBind cpu_bind;         // --cpu-bind, with -c
+  bool mpi_list = false;          // --mpi=list
   std::vector<std::string> command;
 };
+
+// The MPI types srun knows (--mpi, MpiDefault): none only. OpenMPI's mpirun
+// inside an allocation launches its daemons with srun and needs no more;
+// PMIx direct launch is not built yet.
+constexpr const char* kMpiTypes[] = {"none"};
+
+util::Status ParseMpi(const std::string& v, bool* list) {
+  if (v == "list") {
+    *list = true;
+    return util::Status::Ok();
+  }
+  for (const char* t : kMpiTypes) {
+    if (v == t) return util::Status::Ok();
+  }
+  return util::InvalidArgument("srun: error: Invalid MPI type '" + v +
+                               "', --mpi=list for acceptable types");
+}
+
+// --gres for a step: "gpu[:type]:N" (or "none"); the count of GPUs of each
+// node the step's tasks see.
+util::Result<int> ParseStepGres(const std::string& v) {
+  if (v == "none") return 0;
+  std::vector<std::string> parts = util::Split(v, ':');
+  if (v.find(',') == std::string::npos && parts.size() >= 1 && parts.size() <= 3 &&
+      parts[0] == "gpu") {
+    if (parts.size() == 1) return 1;
+    auto n = util::ParseInt(parts.back());
+    if (n.ok() && *n >= 0 && *n <= 1024) return static_cast<int>(*n);
+    if (parts.size() == 2) return 1;  // gpu:type
+  }
+  return util::InvalidArgument("srun: error: Invalid --gres specification: " + v +
+                               " (a step takes gpu[:type][:count])");
+}
 
 // Parses srun's command line; prints the error and returns nullopt on bad
 // input.
@@ -113,6 +154,38 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
     };
   };
   auto ignore = [](const std::string&) { return util::Status::Ok(); };
+  // An option only srun's own allocation takes, passed on as sbatch's.
+  auto for_allocation = [&o](const char* flag) {
+    return [&o, flag](const std::string& v) {
+      o.allocation_args.insert(o.allocation_args.end(), {flag, v});
+      return util::Status::Ok();
+    };
+  };
+  auto cpu_bind = [&o](const std::string& v) {
+    for (const std::string& word : util::Split(v, ',')) {
+      if (word == "verbose" || word == "v") {
+        o.cpu_bind.verbose = true;
+      } else if (word == "cores") {
+        o.cpu_bind.cores = true;
+      } else if (word == "none" || word == "no" || word == "quiet" || word == "q") {
+        o.cpu_bind.cores = false;
+      } else {
+        static const char* const kSlurmOnly[] = {"sockets", "threads", "ldoms", "rank",
+                                                 "rank_ldom", "boards", "map_cpu", "mask_cpu",
+                                                 "map_ldom", "mask_ldom"};
+        const std::string kind = word.substr(0, word.find(':'));
+        for (const char* other : kSlurmOnly) {
+          if (kind == other) {
+            return util::InvalidArgument("srun: error: --cpu-bind=" + word +
+                                         ": Muster's srun binds to none or cores");
+          }
+        }
+        return util::InvalidArgument("srun: error: unrecognized --cpu-bind argument \"" + word +
+                                     "\"\nsrun: fatal: Failed to parse --cpu-bind= values.");
+      }
+    }
+    return util::Status::Ok();
+  };
   auto str = [](std::string* f) {
     return [f](const std::string& v) {
       *f = v;
@@ -131,18 +204,45 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {'o', "output", Arg::kRequired, str(&o.output)},
       {'e', "error", Arg::kRequired, str(&o.error)},
       {'J', "job-name", Arg::kRequired, str(&o.job_name)},
-      {'p', "partition", Arg::kRequired, str(&o.partition)},
-      {'t', "time", Arg::kRequired, str(&o.time)},
-      {'w', "nodelist", Arg::kRequired, str(&o.nodelist)},
+      {'p', "partition", Arg::kRequired, for_allocation("--partition")},
+      {'t', "time", Arg::kRequired, for_allocation("--time")},
+      {0, "mem", Arg::kRequired, for_allocation("--mem")},
+      {0, "mem-per-cpu", Arg::kRequired, for_allocation("--mem-per-cpu")},
+      {'A', "account", Arg::kRequired, for_allocation("--account")},
+      {'q', "qos", Arg::kRequired, for_allocation("--qos")},
+      {'C', "constraint", Arg::kRequired, for_allocation("--constraint")},
+      {'G', "gpus", Arg::kRequired, for_allocation("--gpus")},
+      {'w', "nodelist", Arg::kRequired,
+       [&o](const std::string& v) {
+         o.nodelist = v;
+         o.allocation_args.insert(o.allocation_args.end(), {"--nodelist", v});
+         return util::Status::Ok();
+       }},
       {'c', "cpus-per-task", Arg::kRequired, num(&o.cpus_per_task, "--cpus-per-task")},
+      // Output is never held back: each piece goes out as it comes.
       {'u', "unbuffered", Arg::kNone, ignore},
-      {0, "cpu-bind", Arg::kRequired, ignore},
-      {0, "cpu_bind", Arg::kRequired, ignore},
-      {0, "mpi", Arg::kRequired, ignore},
-      {0, "export", Arg::kRequired, ignore},
-      {0, "gres", Arg::kRequired, ignore},
-      {'G', "gpus", Arg::kRequired, ignore},
-      {0, "gpus-per-node", Arg::kRequired, ignore},
+      {0, "cpu-bind", Arg::kRequired, cpu_bind},
+      {0, "cpu_bind", Arg::kRequired, cpu_bind},
+      {0, "mpi", Arg::kRequired, [&o](const std::string& v) { return ParseMpi(v, &o.mpi_list); }},
+      {0, "export", Arg::kRequired, str(&o.export_spec)},
+      {0, "gres", Arg::kRequired,
+       [&o](const std::string& v) {
+         util::Result<int> n = ParseStepGres(v);
+         if (!n.ok()) return n.status();
+         o.gpus_per_node = *n;
+         o.allocation_args.insert(o.allocation_args.end(), {"--gres", v});
+         return util::Status::Ok();
+       }},
+      {0, "gpus-per-node", Arg::kRequired,
+       [&o](const std::string& v) {
+         auto n = util::ParseInt(v.substr(v.rfind(':') + 1));
+         if (!n.ok() || *n < 0 || *n > 1024 || v.find(',') != std::string::npos) {
+           return util::InvalidArgument("srun: error: Invalid --gpus-per-node specification: " + v);
+         }
+         o.gpus_per_node = static_cast<int>(*n);
+         o.allocation_args.insert(o.allocation_args.end(), {"--gpus-per-node", v});
+         return util::Status::Ok();
+       }},
       {0, "gpus-per-task", Arg::kRequired,
        [&o](const std::string& v) {
          // [type:]count; one type only.
@@ -153,16 +253,19 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.gpus_per_task = static_cast<int>(*n);
          return util::Status::Ok();
        }},
-      {0, "mem", Arg::kRequired, ignore},
-      {0, "mem-per-cpu", Arg::kRequired, ignore},
-      {0, "exclusive", Arg::kOptional, ignore},
+      {0, "exclusive", Arg::kOptional,
+       [](const std::string&) {
+         return util::InvalidArgument(
+             "srun: error: --exclusive: Muster's steps share the job's CPUs (as --overlap); "
+             "a step with CPUs of its own is not supported yet");
+       }},
+      // Steps always share the job's resources (see --exclusive).
       {0, "overlap", Arg::kNone, ignore},
       {'K', "kill-on-bad-exit", Arg::kOptional,
        [&o](const std::string& v) {
          o.kill_on_bad_exit = v.empty() || v != "0";
          return util::Status::Ok();
        }},
-      {'W', "wait", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
       {'V', "version", Arg::kNone,
        [&o](const std::string&) {
@@ -174,7 +277,18 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.quiet = true;
          return util::Status::Ok();
        }},
-      {'m', "distribution", Arg::kRequired, ignore},
+      {'m', "distribution", Arg::kRequired,
+       [&o](const std::string& v) {
+         if (!ParseDistribution(v, &o.cyclic)) {
+           return util::InvalidArgument(
+               v.starts_with("plane") || v.starts_with("arbitrary")
+                   ? "srun: error: --distribution=" + v +
+                         ": Muster's srun lays tasks out block or cyclic only"
+                   : "srun: error: Invalid --distribution specification");
+         }
+         o.distribution = v;
+         return util::Status::Ok();
+       }},
       {'i', "input", Arg::kRequired,
        [&o](const std::string& v) {
          if (v == "all") {
@@ -202,6 +316,11 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
     return std::nullopt;
   }
   if (o.version) return o;
+  if (o.mpi_list) {
+    std::cout << "MPI plugin types are...\n";
+    for (const char* t : kMpiTypes) std::cout << "\t" << t << "\n";
+    return o;
+  }
   if (parsed->positional.empty()) {
     PrintError("srun", "No command given to execute.");
     return std::nullopt;
@@ -232,6 +351,28 @@ EnvMap CurrentEnvironment() {
   return env;
 }
 
+// What of srun's environment its tasks get (--export, else
+// $SLURM_EXPORT_ENV, else all of it): with NONE or a list, the SLURM_*
+// variables and the named ones only, as Slurm's srun.
+util::Result<EnvMap> ExportedEnvironment(const SrunOptions& o, const EnvMap& env) {
+  std::string spec = o.export_spec;
+  if (spec.empty()) {
+    auto inherited = env.find("SLURM_EXPORT_ENV");
+    spec = inherited != env.end() && !inherited->second.empty() ? inherited->second : "ALL";
+  }
+  std::vector<std::string> list;
+  for (const auto& [k, v] : env) list.push_back(k + "=" + v);
+  core::JobRequest req;
+  util::Status st = ApplyExport(spec, list, &req);
+  if (!st.ok()) return st;
+  EnvMap out;
+  for (const std::string& kv : req.environment) {
+    const size_t eq = kv.find('=');
+    if (eq != std::string::npos) out[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  return out;
+}
+
 unsigned CurrentUmask() {
   mode_t m = umask(0);
   umask(m);
@@ -260,11 +401,13 @@ StepView ToStepView(const nlohmann::json& step) {
   _exit(127);
 }
 
-// The child's side of SpawnTask, between fork and exec: system calls only.
+// The child's side of SpawnTask, between fork and exec (srun has one thread
+// then: the stdin relay starts once every task has).
 // Writes errno to `error_fd` (close-on-exec) when it cannot exec.
 [[noreturn]] void ExecTask(char* const* argv, char* const* envp, char* pid_slot, size_t slot_size,
                            int in_fd, const char* out_path, const char* err_path, int out_pipe,
-                           int err_pipe, int error_fd) {
+                           int err_pipe, int error_fd, const util::CpuBind& bind,
+                           const std::string& node, int rank, int local_id) {
   auto fail = [error_fd](int err) { ExecFailed(error_fd, err); };
   if (in_fd >= 0 && ::dup2(in_fd, STDIN_FILENO) < 0) fail(errno);
   auto open_to = [&](const char* path, int target) {
@@ -282,6 +425,7 @@ StepView ToStepView(const nlohmann::json& step) {
   } else if (err_pipe >= 0 && ::dup2(err_pipe, STDERR_FILENO) < 0) {
     fail(errno);
   }
+  util::BindTaskCpus(bind, node, rank, local_id);
   // The task's own pid, as Slurm gives each task.
   snprintf(pid_slot, slot_size, "SLURM_TASK_PID=%d", static_cast<int>(::getpid()));
   ::execvpe(argv[0], argv, envp);
@@ -295,7 +439,9 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   const std::string& node = step.nodes[node_index].node;
   const int node_id = static_cast<int>(node_index);
   Task t;
-  t.rank = step.nodes[node_index].first_task + local;
+  t.rank = step.nodes[node_index].Rank(local);
+  util::CpuBind bind = o.cpu_bind;
+  bind.cpus_per_task = o.cpus_per_task;
   std::vector<std::string> env_strings;
   for (const auto& [k, v] : env) {
     if (k != "SLURM_TASK_PID") env_strings.push_back(k + "=" + v);
@@ -331,7 +477,7 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
     ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot), in_fd,
              out_path.empty() ? nullptr : out_path.c_str(),
              err_path.empty() ? nullptr : err_path.c_str(), out_pipe[1], err_pipe[1],
-             error_pipe[1]);
+             error_pipe[1], bind, node, t.rank, local);
   }
   for (int fd : {out_pipe[1], err_pipe[1], error_pipe[1]}) {
     if (fd >= 0) close(fd);
@@ -534,9 +680,7 @@ util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& 
   add("--ntasks", std::to_string(o.counts.ntasks));
   add("--ntasks-per-node", std::to_string(o.counts.ntasks_per_node));
   add("--cpus-per-task", o.cpus_per_task > 1 ? std::to_string(o.cpus_per_task) : "");
-  add("--partition", o.partition);
-  add("--time", o.time);
-  add("--nodelist", o.nodelist);
+  args.insert(args.end(), o.allocation_args.begin(), o.allocation_args.end());
   SbatchInvocation inv;
   auto applied = ApplySbatchOptions(args, &inv, "srun");
   if (!applied.ok()) {
@@ -579,6 +723,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                          {"nodes", opts->counts.nodes},
                          {"ntasks_per_node", opts->counts.ntasks_per_node},
                          {"cpus_per_task", opts->cpus_per_task},
+                         {"nodelist", opts->nodelist},
                          {"name", step_name},
                          {"srun_host", util::HostName()},
                          {"srun_pid", static_cast<int>(::getpid())}};
@@ -593,6 +738,22 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   }
   StepView step = ToStepView(resp->body);
   step.gpus_per_task = opts->gpus_per_task;
+  step.distribution = opts->distribution;
+  Distribute(&step, opts->cyclic);
+  if (opts->gpus_per_node >= 0) {
+    // --gres=gpu:N: the first N of the job's GPUs on each node.
+    for (StepNodeView& n : step.nodes) {
+      if (static_cast<int>(n.gpus.size()) < opts->gpus_per_node) {
+        PrintError("srun", "Unable to create step for job " + job_id + ": " + n.node + " has " +
+                               std::to_string(n.gpus.size()) + " GPUs of the job, not " +
+                               std::to_string(opts->gpus_per_node));
+        (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+                          {{"exit_code", 1}, {"exit_signal", 0}});
+        return 1;
+      }
+      n.gpus.resize(static_cast<size_t>(opts->gpus_per_node));
+    }
+  }
   // Each task its own GPUs: the node must have enough for its tasks.
   for (const StepNodeView& n : step.nodes) {
     if (opts->gpus_per_task > 0 &&
@@ -606,7 +767,14 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
       return 1;
     }
   }
-  EnvMap step_env = StepEnvironment(env, step, CurrentUmask());
+  util::Result<EnvMap> exported = ExportedEnvironment(*opts, env);
+  if (!exported.ok()) {
+    PrintError("srun", exported.status().message());
+    (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
+                      {{"exit_code", 1}, {"exit_signal", 0}});
+    return 1;
+  }
+  EnvMap step_env = StepEnvironment(*exported, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
 
   if (cfg.auth_type != config::AuthType::kLocal) {
@@ -622,10 +790,12 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     launch.input = opts->input;
     launch.pty = opts->pty;
     launch.kill_wait_s = cfg.kill_wait_s;
+    launch.cpu_bind = opts->cpu_bind;
+    launch.cpu_bind.cpus_per_task = opts->cpus_per_task;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
       RemoteNodeTasks node{step.nodes[n].node, {}};
       for (int local = 0; local < step.nodes[n].tasks; ++local) {
-        const int rank = step.nodes[n].first_task + local;
+        const int rank = step.nodes[n].Rank(local);
         std::vector<std::string> env_strings;
         for (const auto& [k, v] : TaskEnvironment(step_env, step, n, local)) {
           if (k != "SLURM_TASK_PID") env_strings.push_back(k + "=" + v);
@@ -658,7 +828,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {
     for (int local = 0; local < step.nodes[n].tasks; ++local) {
-      const int rank = step.nodes[n].first_task + local;
+      const int rank = step.nodes[n].Rank(local);
       tasks.push_back(SpawnTask(opts->pty && rank != 0 ? quiet_task : *opts, job_id, step, n, local,
                                 TaskEnvironment(step_env, step, n, local), input.ForTask(rank)));
     }
@@ -677,6 +847,7 @@ int SrunMain(const std::vector<std::string>& args) {
   std::optional<SrunOptions> opts = ParseSrunArgs(args);
   if (!opts) return 1;
   if (opts->version) return PrintVersion();
+  if (opts->mpi_list) return 0;
   auto cfg = config::LoadConfig(config::DefaultConfigPath());
   if (!cfg.ok()) {
     PrintError("srun", cfg.status().message());

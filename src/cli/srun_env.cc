@@ -1,8 +1,8 @@
 #include "cli/srun_env.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "util/hostlist.h"
 #include "util/strings.h"
@@ -51,6 +51,40 @@ std::vector<std::string> ApplyJobDefaults(const EnvMap& env, SrunCounts* c) {
   return warnings;
 }
 
+void Distribute(StepView* step, bool cyclic) {
+  for (StepNodeView& n : step->nodes) {
+    n.ranks.clear();
+    for (int k = 0; k < n.tasks; ++k) {
+      if (!cyclic) n.ranks.push_back(n.first_task + k);
+    }
+  }
+  if (!cyclic) return;
+  int rank = 0;
+  for (bool placed = true; placed;) {
+    placed = false;
+    for (StepNodeView& n : step->nodes) {
+      if (static_cast<int>(n.ranks.size()) < n.tasks) {
+        n.ranks.push_back(rank++);
+        placed = true;
+      }
+    }
+  }
+}
+
+bool ParseDistribution(const std::string& spec, bool* cyclic) {
+  std::vector<std::string> levels = util::Split(spec, ':');
+  if (levels.empty() || levels.size() > 3) return false;
+  if (levels[0] != "block" && levels[0] != "cyclic" && levels[0] != "*") return false;
+  for (size_t i = 1; i < levels.size(); ++i) {
+    if (levels[i] != "block" && levels[i] != "cyclic" && levels[i] != "fcyclic" &&
+        levels[i] != "*") {
+      return false;
+    }
+  }
+  *cyclic = levels[0] == "cyclic";
+  return true;
+}
+
 EnvMap StepEnvironment(const EnvMap& job_env, const StepView& step, unsigned umask) {
   EnvMap env = job_env;
   std::vector<int> tasks;
@@ -63,7 +97,11 @@ EnvMap StepEnvironment(const EnvMap& job_env, const StepView& step, unsigned uma
   env["SLURM_STEP_NUM_NODES"] = env["SLURM_NNODES"] = nodes;
   env["SLURM_STEP_NODELIST"] = step.nodelist;
   env["SLURM_STEP_TASKS_PER_NODE"] = env["SLURM_TASKS_PER_NODE"] = per_node;
-  env["SLURM_DISTRIBUTION"] = step.ntasks > static_cast<int>(step.nodes.size()) ? "block" : "cyclic";
+  std::string distribution = step.distribution;
+  if (distribution.empty()) {
+    distribution = step.ntasks > static_cast<int>(step.nodes.size()) ? "block" : "cyclic";
+  }
+  env["SLURM_DISTRIBUTION"] = std::move(distribution);
   if (auto cpus = job_env.find("SLURM_JOB_CPUS_PER_NODE"); cpus != job_env.end()) {
     // Heterogeneous jobs' naming, set for every job by srun 22.05.
     env["SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0"] = cpus->second;
@@ -79,8 +117,9 @@ EnvMap TaskEnvironment(const EnvMap& step_env, const StepView& step, size_t node
   EnvMap env = step_env;
   const StepNodeView& n = step.nodes.at(node_index);
   std::vector<int> ranks(static_cast<size_t>(std::max(n.tasks, 0)));
-  for (size_t k = 0; k < ranks.size(); ++k) ranks[k] = n.first_task + static_cast<int>(k);
-  env["SLURM_PROCID"] = std::to_string(n.first_task + local_id);
+  for (size_t k = 0; k < ranks.size(); ++k) ranks[k] = n.Rank(static_cast<int>(k));
+  std::sort(ranks.begin(), ranks.end());
+  env["SLURM_PROCID"] = std::to_string(n.Rank(local_id));
   env["SLURM_LOCALID"] = std::to_string(local_id);
   env["SLURM_NODEID"] = std::to_string(node_index);
   env["SLURM_GTIDS"] = JoinInts(ranks);

@@ -35,11 +35,22 @@ struct StepNodeView {
   int first_task = 0;
   int cpus = 0;  // the job's CPUs there (SLURM_CPUS_ON_NODE)
   std::vector<int> gpus;
+  // The global ranks of its tasks, by local id: first_task onwards (block),
+  // unless Distribute() dealt them out cyclically.
+  std::vector<int> ranks;
+
+  int Rank(int local_id) const {
+    return static_cast<size_t>(local_id) < ranks.size() ? ranks[static_cast<size_t>(local_id)]
+                                                         : first_task + local_id;
+  }
 };
 
 struct StepView {
   int step_id = 0;
   int ntasks = 0;
+  // srun -m: "block" or "cyclic" (SLURM_DISTRIBUTION, as given, with a
+  // second level such as "cyclic:block"); empty: srun's default.
+  std::string distribution;
   // --gpus-per-task: each task sees its own that many of its node's GPUs
   // (Slurm's implied --gpu-bind=per_task); 0: every task sees them all.
   int gpus_per_task = 0;
@@ -47,10 +58,19 @@ struct StepView {
   std::vector<StepNodeView> nodes;
 };
 
+// srun -m's first level: cyclic deals rank r to the r-th node with room
+// left, round and round (as the oracle: 4,1 tasks on two nodes give ranks
+// 0,2,3,4 and 1); block keeps each node's ranks consecutive.
+void Distribute(StepView* step, bool cyclic);
+
+// Whether srun takes `spec` for -m (block|cyclic, optionally
+// ":block|cyclic|fcyclic" and a third level); cyclic in *cyclic.
+bool ParseDistribution(const std::string& spec, bool* cyclic);
+
 // The variables every task of the step shares, over the job's environment
 // `job_env`: SLURM_STEP_*, SLURM_NTASKS / SLURM_NPROCS, SLURM_NNODES and
-// SLURM_TASKS_PER_NODE of the step, SLURM_DISTRIBUTION (block when the
-// step has more tasks than nodes, else cyclic, srun's default),
+// SLURM_TASKS_PER_NODE of the step, SLURM_DISTRIBUTION (-m as given, or
+// block when the step has more tasks than nodes, else cyclic, srun's default),
 // SLURM_JOB_CPUS_PER_NODE_PACK_GROUP_0, SLURM_UMASK (`umask`, e.g. 022)
 // and SRUN_DEBUG.
 EnvMap StepEnvironment(const EnvMap& job_env, const StepView& step, unsigned umask);

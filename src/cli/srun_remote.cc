@@ -440,6 +440,10 @@ util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch&
                            {"argv", launch.argv},
                            {"work_dir", launch.work_dir},
                            {"io", IoJson(launch, launch.pty ? TerminalSize() : winsize{})},
+                           {"cpu_bind",
+                            {{"cores", launch.cpu_bind.cores},
+                             {"verbose", launch.cpu_bind.verbose},
+                             {"cpus_per_task", launch.cpu_bind.cpus_per_task}}},
                            {"nodes", nodes}});
   if (!resp.ok() || resp->status != 200) {
     ::close(listener);

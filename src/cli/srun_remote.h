@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/client.h"
+#include "util/cpu_bind.h"
 #include "util/status.h"
 
 namespace muster::cli {
@@ -43,6 +44,7 @@ struct RemoteLaunch {
   StdinTarget input;                     // -i
   bool pty = false;                      // --pty: task 0 on a terminal of its own
   int kill_wait_s = 30;                  // KillWait: from SIGTERM to SIGKILL on abort
+  util::CpuBind cpu_bind;                // --cpu-bind
 };
 
 struct RemoteExit {

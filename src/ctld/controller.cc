@@ -1358,6 +1358,11 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   request.nodes = body.value("nodes", 0);
   request.ntasks_per_node = body.value("ntasks_per_node", 0);
   request.cpus_per_task = body.value("cpus_per_task", 1);
+  if (const std::string nodelist = body.value("nodelist", ""); !nodelist.empty()) {
+    auto names = util::ExpandHostlist(nodelist);
+    if (!names.ok()) return util::InvalidArgument("Invalid node name specified");
+    request.nodelist = std::move(*names);
+  }
   if (request.ntasks < 0 || request.nodes < 0 || request.ntasks_per_node < 0) {
     return util::InvalidArgument("Requested node configuration is not available");
   }
@@ -1421,7 +1426,7 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
   }
   json common = {{"job_id", id}, {"step_id", step_id}, {"uid", job->req.uid},
                  {"gid", job->req.gid}, {"groups", job->req.groups}};
-  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token", "io"}) {
+  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token", "io", "cpu_bind"}) {
     if (body.contains(key)) common[key] = body[key];
   }
   std::vector<std::pair<std::shared_ptr<api::LineConn>, json>> sends;

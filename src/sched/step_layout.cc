@@ -41,10 +41,34 @@ util::Result<StepLayout> LayoutStep(const std::vector<core::NodeAlloc>& alloc, i
                                     const StepRequest& request) {
   StepRequest r = request;
   r.cpus_per_task = std::max(r.cpus_per_task, 1);
+  // -w's nodes must be among the step's; they are the step's when the
+  // counts do not say more.
+  std::vector<bool> wanted(alloc.size(), false);
+  int nwanted = 0;
+  for (const std::string& name : r.nodelist) {
+    auto it = std::find_if(alloc.begin(), alloc.end(),
+                           [&](const core::NodeAlloc& a) { return a.node == name; });
+    if (it == alloc.end()) return util::InvalidArgument(kNodesUnavailable);
+    const size_t j = static_cast<size_t>(it - alloc.begin());
+    if (!wanted[j]) ++nwanted;
+    wanted[j] = true;
+  }
   MUSTER_RETURN_IF_ERROR(Resolve(static_cast<int>(alloc.size()), job_tasks, &r));
   const int n = r.nodes;
+  // The step's nodes in the allocation's order: the wanted ones first
+  // (as many as fit), then the others.
+  std::vector<int> usable;
+  for (const bool wanted_pass : {true, false}) {
+    if (wanted_pass && nwanted == 0) continue;
+    for (int j = 0; j < static_cast<int>(alloc.size()); ++j) {
+      if (wanted[static_cast<size_t>(j)] == wanted_pass && static_cast<int>(usable.size()) < n) {
+        usable.push_back(j);
+      }
+    }
+  }
+  std::sort(usable.begin(), usable.end());
   std::vector<int> room(n), tasks(n);
-  for (int j = 0; j < n; ++j) room[j] = alloc[j].cpus / r.cpus_per_task;
+  for (int j = 0; j < n; ++j) room[j] = alloc[usable[j]].cpus / r.cpus_per_task;
   int placed = 0;
   for (int j = 0; j < n; ++j) {
     const int block = r.ntasks_per_node > 0 ? std::min(r.ntasks_per_node, r.ntasks - placed)
@@ -65,7 +89,7 @@ util::Result<StepLayout> LayoutStep(const std::vector<core::NodeAlloc>& alloc, i
   out.ntasks = r.ntasks;
   int first = 0;
   for (int j = 0; j < n; ++j) {
-    out.nodes.push_back(StepNode{j, tasks[j], first});
+    out.nodes.push_back(StepNode{usable[j], tasks[j], first});
     first += tasks[j];
   }
   return out;

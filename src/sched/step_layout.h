@@ -3,6 +3,7 @@
 // shows it. Pure; no state.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "core/job.h"
@@ -18,6 +19,9 @@ struct StepRequest {
   // srun -c. Slurm 22.05's srun does not take SLURM_CPUS_PER_TASK from the
   // job, so a step counts one CPU per task unless -c says otherwise.
   int cpus_per_task = 1;
+  // srun -w: nodes of the job the step must include (as many as its node
+  // count allows); the others are the job's first ones, as Slurm's.
+  std::vector<std::string> nodelist;
 };
 
 // One node of the step: the index of its share in the job's allocation,

@@ -75,5 +75,32 @@ TEST(LayoutStep, TasksPerNodeAndCpusPerTask) {
   EXPECT_EQ(Layout({6, 2}, StepRequest{5, 0, 0, 2}), "More processors requested than permitted");
 }
 
+TEST(LayoutStep, NodelistNamesNodesTheStepMustInclude) {
+  // As the oracle in a job of 3 nodes: srun -w cpu02 runs on all 3; with
+  // -N1 or -n1 on cpu02 alone.
+  StepRequest r{};
+  r.nodelist = {"gpu02"};
+  auto l = LayoutStep(Alloc({1, 1, 1}), 3, r);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->nodes.size(), 3u);
+  EXPECT_EQ(l->nodes[1].alloc_index, 1);
+  r.nodes = 1;
+  l = LayoutStep(Alloc({1, 1, 1}), 3, r);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->nodes.size(), 1u);
+  EXPECT_EQ(l->nodes[0].alloc_index, 1);
+  r = StepRequest{2, 2, 0, 1};
+  r.nodelist = {"gpu03"};
+  l = LayoutStep(Alloc({2, 2, 2}), 6, r);
+  ASSERT_TRUE(l.ok());
+  ASSERT_EQ(l->nodes.size(), 2u);
+  EXPECT_EQ(l->nodes[0].alloc_index, 0);
+  EXPECT_EQ(l->nodes[1].alloc_index, 2);
+  // A node outside the job (as the oracle: srun -w cpu09).
+  r.nodelist = {"gpu09"};
+  EXPECT_EQ(LayoutStep(Alloc({2, 2}), 4, r).status().message(),
+            "Requested node configuration is not available");
+}
+
 }  // namespace
 }  // namespace muster::sched

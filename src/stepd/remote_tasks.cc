@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <poll.h>
 #include <pty.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -18,6 +19,7 @@
 
 #include <fmt/format.h>
 
+#include "util/cpu_bind.h"
 #include "util/log.h"
 
 extern char** environ;
@@ -77,8 +79,8 @@ struct TaskFds {
 // The child between fork and exec: the job's identity and directory, its
 // descriptors as stdin/stdout/stderr, then the command. Writes errno to
 // `report` when it cannot exec.
-[[noreturn]] void ExecTask(const RemoteStepSpec& spec, const RemoteTask& task, TaskFds fds,
-                           int report) {
+[[noreturn]] void ExecTask(const RemoteStepSpec& spec, const RemoteTask& task, int local_id,
+                           TaskFds fds, int report) {
   auto fail = [report](int e) {
     (void)!::write(report, &e, sizeof(e));
     ::_exit(127);
@@ -111,6 +113,7 @@ struct TaskFds {
       ::dup2(fds.err >= 0 ? fds.err : null, 2) < 0) {
     fail(errno);
   }
+  util::BindTaskCpus(spec.cpu_bind, spec.node, task.rank, local_id);
   std::vector<std::string> env = task.env;
   env.push_back(fmt::format("SLURM_TASK_PID={}", ::getpid()));
   std::vector<char*> envp;
@@ -174,7 +177,7 @@ bool MakeTaskFds(const TaskIo& io, Running* r, TaskFds* child) {
 }
 
 // Starts one task; on failure sends its "F" frame and leaves pid -1.
-Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int sock) {
+Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id, int sock) {
   Running r;
   r.rank = task.rank;
   TaskFds child;
@@ -183,7 +186,7 @@ Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int sock) {
   const int made_errno = errno;
   if (made) {
     r.pid = ::fork();
-    if (r.pid == 0) ExecTask(spec, task, child, report[1]);
+    if (r.pid == 0) ExecTask(spec, task, local_id, child, report[1]);
   }
   CloseAll({child.in, child.out, child.err, child.terminal, report[1]});
   int e = made ? 0 : made_errno;
@@ -269,7 +272,11 @@ json ToJson(const RemoteStepSpec& s) {
           {"uid", s.uid},           {"gid", s.gid},         {"groups", s.groups},
           {"work_dir", s.work_dir}, {"argv", s.argv},       {"tasks", tasks},
           {"io_host", s.io_host},   {"io_port", s.io_port}, {"token", s.token},
-          {"io", ToJson(s.io)}};
+          {"io", ToJson(s.io)},
+          {"cpu_bind",
+           {{"cores", s.cpu_bind.cores},
+            {"verbose", s.cpu_bind.verbose},
+            {"cpus_per_task", s.cpu_bind.cpus_per_task}}}};
 }
 
 util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
@@ -292,6 +299,10 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     util::Result<TaskIo> io = TaskIoFromJson(j.value("io", json::object()));
     if (!io.ok()) return io.status();
     s.io = *io;
+    const json bind = j.value("cpu_bind", json::object());
+    s.cpu_bind.cores = bind.value("cores", false);
+    s.cpu_bind.verbose = bind.value("verbose", false);
+    s.cpu_bind.cpus_per_task = std::clamp(bind.value("cpus_per_task", 1), 1, CPU_SETSIZE);
     if (s.argv.empty()) return util::InvalidArgument("a step launch without a command");
     return s;
   } catch (const std::exception& e) {
@@ -346,7 +357,9 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     return 1;
   }
   std::vector<Running> tasks;
-  for (const RemoteTask& t : spec.tasks) tasks.push_back(Start(spec, t, sock));
+  for (size_t i = 0; i < spec.tasks.size(); ++i) {
+    tasks.push_back(Start(spec, spec.tasks[i], static_cast<int>(i), sock));
+  }
   std::string from_srun;
   bool srun_gone = false;
   for (;;) {

@@ -28,6 +28,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/cpu_bind.h"
 #include "util/status.h"
 
 namespace muster::stepd {
@@ -68,6 +69,7 @@ struct RemoteStepSpec {
   int io_port = 0;
   std::string token;
   TaskIo io;
+  util::CpuBind cpu_bind;
 };
 
 nlohmann::json ToJson(const RemoteStepSpec& spec);

@@ -424,6 +424,43 @@ def test_srun_stdin_reaches_tasks_on_other_hosts(hosts):
     assert r.stdout == ""
 
 
+def test_srun_step_options_across_hosts(hosts):
+    # Each compared with the oracle (Slurm 22.05) for the same commands.
+    script = ("srun -n5 -m cyclic -l bash -c "
+              "'echo $SLURMD_NODENAME $SLURM_LOCALID $SLURM_GTIDS $SLURM_DISTRIBUTION' | sort; "
+              "srun -n3 -w node03 -l printenv SLURMD_NODENAME | sort; "
+              "srun -w node03 -N1 -n1 -l printenv SLURMD_NODENAME; "
+              "FOO=1 BAR=2 srun -n1 --export=FOO,X=3 /usr/bin/env | grep -v ^SLURM | sort; "
+              "srun -N1 -n2 --cpu-bind=verbose,cores -l true 2>&1 | sort; "
+              "srun -w node09 true; true")
+    r = hosts.on("login", "salloc", "-N3", "--ntasks-per-node=2", "-w", "node[01-03]", "bash", "-c",
+                 script)
+    lines = r.stdout.splitlines()
+    # cyclic over 2,2,1 tasks: ranks 0,3 on node01, 1,4 on node02, 2 on node03.
+    assert lines[:5] == ["0: node01 0 0,3 cyclic", "1: node02 0 1,4 cyclic", "2: node03 0 2 cyclic",
+                         "3: node01 1 0,3 cyclic", "4: node02 1 1,4 cyclic"]
+    # -w names a node the step must include; the counts still hold.
+    assert lines[5:8] == ["0: node01", "1: node02", "2: node03"]
+    assert lines[8] == "0: node03"
+    # --export=FOO,X=3: only those and Slurm's own.
+    assert lines[9:12] == ["FOO=1", "SRUN_DEBUG=3", "X=3"]
+    assert [l.split("[")[0] for l in lines[12:14]] == ["0: cpu-bind=MASK - node01, task  0  0 ",
+                                                       "1: cpu-bind=MASK - node01, task  1  1 "]
+    assert ("srun: error: Unable to create step for job " in r.stderr
+            and ": Requested node configuration is not available" in r.stderr)
+    r = hosts.on("login", "srun", "--mpi=list")
+    assert r.stdout == "MPI plugin types are...\n\tnone\n"
+    for argv, message in [
+            (["--mpi=pmix"], "srun: error: Invalid MPI type 'pmix', --mpi=list for acceptable types"),
+            (["--exclusive"], "srun: error: --exclusive: Muster's steps share the job's CPUs"),
+            (["-m", "plane=2"], "srun: error: --distribution=plane=2: Muster's srun lays tasks out"),
+            (["-m", "bogus"], "srun: error: Invalid --distribution specification"),
+            (["--cpu-bind=bogus"], 'srun: error: unrecognized --cpu-bind argument "bogus"'),
+            (["--cpu-bind=sockets"], "srun: error: --cpu-bind=sockets: Muster's srun binds to none")]:
+        r = hosts.on("login", "srun", *argv, "true", check=False)
+        assert r.returncode != 0 and r.stderr.startswith(message), (argv, r.stderr)
+
+
 def read_pty(fd, until, timeout=15):
     """What the terminal shows until `until` appears in it."""
     import select
@@ -514,6 +551,35 @@ def test_ctrl_c_reports_the_tasks_then_twice_aborts_the_step(hosts):
                          "srun: Job step aborted: Waiting up to 7 seconds for job step to finish."]
     assert sorted(lines[7:]) == ["srun: error: node02: task 0: Interrupt",
                                  "srun: error: node03: task 1: Interrupt"]
+
+
+ALLREDUCE = """
+import socket
+from mpi4py import MPI
+world = MPI.COMM_WORLD
+total = world.allreduce(world.rank + 1, op=MPI.SUM)
+hosts = world.gather(socket.gethostname(), root=0)
+if world.rank == 0:
+    print(world.size, total, " ".join(hosts))
+"""
+
+
+def test_mpirun_in_an_allocation_launches_through_srun(hosts):
+    # Debian's OpenMPI finds the nodes and slots in salloc's environment and
+    # starts its daemons with srun, as under Slurm (one step, "orted").
+    if not Path("/usr/bin/mpirun").exists():
+        pytest.skip("Debian's openmpi-bin is not installed (scripts/build.sh installs it)")
+    (hosts.shared / "allreduce.py").write_text(ALLREDUCE)
+    r = hosts.on("login", "bash", "-c",
+                 f"cd {hosts.shared} && salloc -N2 -n4 -w node02,node03 bash -c "
+                 "'echo $SLURM_JOB_ID $SLURM_TASKS_PER_NODE; "
+                 "mpirun --allow-run-as-root /usr/bin/python3 allreduce.py'")
+    job, per_node, size, total, *where = r.stdout.split()
+    # 4 ranks as Slurm lays them out (node02 3, node03 1); 1+2+3+4 = 10.
+    assert (per_node, size, total) == ("3,1", "4", "10"), r.stdout + r.stderr
+    assert where == ["cn1", "cn1", "cn1", "cn2"]
+    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", job, "-o", "JobID,JobName,NodeList,State")
+    assert f"{job}.0|orted|node[02-03]|COMPLETED" in r.stdout.split()
 
 
 @pytest.fixture(scope="module")
