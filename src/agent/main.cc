@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/hostlist.h"
 #include "util/log.h"
+#include "util/systemd_notify.h"
 #include "util/users.h"
 #include "util/version.h"
 
@@ -126,6 +127,9 @@ int main(int argc, char** argv) {
     io.stop();
   });
   agent.Start();
+  // Under systemd (Type=notify): ready once its listeners are open; it
+  // reaches musterd on its own from here, again and again if need be.
+  util::NotifySystemd("READY=1");
   io.run();
   return 0;
 }

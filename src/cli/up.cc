@@ -41,6 +41,15 @@ fs::path SelfDir() {
   return n > 0 ? fs::path(std::string(buf, n)).parent_path() : fs::path(".");
 }
 
+// Where the daemons are: beside this binary in a build tree, ../sbin of it
+// where the package installed them (/usr/bin/muster, /usr/sbin/musterd).
+fs::path DaemonDir() {
+  const fs::path self = SelfDir();
+  if (fs::exists(self / "musterd")) return self;
+  const fs::path sbin = self.parent_path() / "sbin";
+  return fs::exists(sbin / "musterd") ? sbin : self;
+}
+
 std::string DefaultStateDir() {
   const char* xdg = getenv("XDG_STATE_HOME");
   if (xdg && *xdg) return std::string(xdg) + "/muster";
@@ -184,7 +193,7 @@ int UpMain(const std::vector<std::string>& args) {
   std::error_code ec;
   fs::create_directories(paths->state, ec);
   fs::create_directories(paths->state + "/log", ec);
-  fs::path bin = SelfDir();
+  fs::path bin = DaemonDir();
   std::string sock = config::ControllerSocketPath(*cfg);
   if (!LivePid(paths->state + "/musterd.pid", "musterd")) {
     auto pid = SpawnDaemon(bin / "musterd", {"--conf", paths->conf}, paths->state + "/log/musterd.log");

@@ -22,6 +22,7 @@
 #include "ctld/remote_hosts.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/systemd_notify.h"
 #include "util/version.h"
 
 namespace {
@@ -170,6 +171,8 @@ int main(int argc, char** argv) {
   });
   util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(),
                 ctl.config().cluster_name, sock);
+  // Under systemd (Type=notify): ready once every listener is open.
+  util::NotifySystemd("READY=1\nSTATUS=serving cluster " + ctl.config().cluster_name);
   io.run();
   ::unlink(sock.c_str());
   ::unlink(agent_sock.c_str());
