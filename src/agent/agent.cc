@@ -230,6 +230,9 @@ void Agent::OnMessage(const json& msg) {
                                                               : stepd::SignalTarget::kSteps);
         ::sigqueue(it->second.pid, SIGUSR1, v);
       }
+    } else if (type == "reconfigure") {
+      util::LogInfo("reconfigure: restarting on the configuration as it is now");
+      if (opts_.on_reconfigure) opts_.on_reconfigure();
     } else if (type == "ack") {
       uint32_t id = msg.at("job_id").get<uint32_t>();
       files_.Recycle(stepd::ScriptFileName(id));
@@ -405,7 +408,9 @@ void Agent::WatchPidfd(uint32_t job_id) {
                          [this, job_id](boost::system::error_code ec) {
                            if (ec) return;
                            auto it = steps_.find(job_id);
-                           if (it == steps_.end()) return;
+                           // Reaped already: a restart in place keeps the
+                           // supervisors its children.
+                           if (it == steps_.end() || it->second.ended) return;
                            it->second.pidfd.reset();
                            StepEnded(job_id);
                          });

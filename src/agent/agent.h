@@ -44,6 +44,9 @@ struct AgentOptions {
   // over TCP (SlurmctldHost:SlurmctldPort) and signs every line; null on
   // one host, where it uses the controller's unix socket.
   std::shared_ptr<const auth::ServiceAuth> auth;
+  // scontrol reconfigure reached the agent: main stops it and restarts it
+  // in place on the configuration as it is now. Running steps go on.
+  std::function<void()> on_reconfigure;
 };
 
 class Agent {

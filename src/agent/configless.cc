@@ -4,8 +4,10 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
@@ -20,6 +22,7 @@
 #include "auth/signed_lines.h"
 #include "config/config.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 namespace muster::agent {
 
@@ -69,9 +72,17 @@ util::Result<std::string> FetchConfiguration(const ConfiglessOptions& o) {
   Tcp::socket socket(io);
   boost::system::error_code ec;
   Tcp::resolver resolver(io);
-  auto endpoints = resolver.resolve(host, std::to_string(port), ec);
-  if (!ec) asio::connect(socket, endpoints, ec);
-  if (ec) return util::Unavailable(fmt::format("{}: cannot connect: {}", where, ec.message()));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(o.connect_wait_s);
+  for (bool said = false;; said = true) {
+    auto endpoints = resolver.resolve(host, std::to_string(port), ec);
+    if (!ec) asio::connect(socket, endpoints, ec);
+    if (!ec) break;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      return util::Unavailable(fmt::format("{}: cannot connect: {}", where, ec.message()));
+    }
+    if (!said) util::LogWarn("{}: cannot connect ({}); trying again", where, ec.message());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
   // A controller that never answers must not hang the agent's start.
   timeval timeout{30, 0};
   ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));

@@ -16,6 +16,10 @@ struct ConfiglessOptions {
   std::string key_file;   // the auth/slurm key; when it does not exist, munge is used
   std::string cache_dir;  // where the files are written
   std::string host;       // this host's name, for musterd's log
+  // How long to keep trying, a second apart, while the server cannot be
+  // connected to (it is starting, or restarting for a reconfigure); a
+  // refusal or a bad answer ends the tries at once.
+  int connect_wait_s = 60;
 };
 
 // Fetches the configuration into options.cache_dir and returns the path of

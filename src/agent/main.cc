@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/hostlist.h"
 #include "util/log.h"
+#include "util/reexec.h"
 #include "util/systemd_notify.h"
 #include "util/users.h"
 #include "util/version.h"
@@ -120,6 +121,11 @@ int main(int argc, char** argv) {
   }
   ::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
+  bool restart = false;
+  opts.on_reconfigure = [&] {
+    restart = true;
+    io.stop();
+  };
   agent::Agent agent(io, *cfg, opts);
   boost::asio::signal_set stop(io, SIGTERM, SIGINT);
   stop.async_wait([&](boost::system::error_code, int) {
@@ -131,5 +137,13 @@ int main(int argc, char** argv) {
   // reaches musterd on its own from here, again and again if need be.
   util::NotifySystemd("READY=1");
   io.run();
+  if (restart) {
+    // In place, with the same arguments: a configless agent fetches the
+    // new configuration, the others read their file again; running steps
+    // are reattached as after any restart.
+    util::Status st = util::ReexecSelf(argv);
+    util::LogError("{}", st.message());
+    return 1;
+  }
   return 0;
 }

@@ -4,8 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <memory>
 #include <optional>
+#include <thread>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -395,10 +397,26 @@ std::string RequestSigningText(std::string_view method, std::string_view target,
 
 namespace {
 
+// musterd restarting in place (scontrol reconfigure) is away for a moment:
+// its socket is gone, or its port refuses. A connection that never opened
+// carried nothing, so trying again is safe for any request.
+constexpr auto kRestartWait = std::chrono::seconds(3);
+
+bool MayBeRestarting(const beast::error_code& ec) {
+  return ec == asio::error::connection_refused || ec == asio::error::not_found ||
+         ec == boost::system::errc::no_such_file_or_directory;
+}
+
 util::Result<Socket> ConnectUnixApi(asio::io_context& io, const std::string& path) {
   Unix::socket socket(io);
   beast::error_code ec;
-  socket.connect(Unix::endpoint(path), ec);
+  const auto give_up = std::chrono::steady_clock::now() + kRestartWait;
+  for (;;) {
+    socket.connect(Unix::endpoint(path), ec);
+    if (!ec || !MayBeRestarting(ec) || std::chrono::steady_clock::now() >= give_up) break;
+    socket.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (ec) {
     return util::Unavailable("Unable to contact slurm controller (connect failure): " + path +
                              ": " + ec.message());
@@ -412,7 +430,14 @@ util::Result<Socket> ConnectTcpApi(asio::io_context& io, const KioskGrant& grant
   beast::error_code ec;
   const asio::ip::address address = asio::ip::make_address(grant.address, ec);
   Tcp::socket socket(io);
-  if (!ec) socket.connect(Tcp::endpoint(address, static_cast<unsigned short>(grant.port)), ec);
+  const auto give_up = std::chrono::steady_clock::now() + kRestartWait;
+  while (!ec) {
+    socket.connect(Tcp::endpoint(address, static_cast<unsigned short>(grant.port)), ec);
+    if (!ec || !MayBeRestarting(ec) || std::chrono::steady_clock::now() >= give_up) break;
+    socket.close();
+    ec.clear();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   if (ec) {
     return util::Unavailable(fmt::format(
         "Unable to contact slurm controller (connect failure): {}:{}: {}", grant.address,

@@ -21,9 +21,11 @@ util::Result<Client> Client::Connect(const std::string& conf_path) {
 Client Client::ForConfig(const config::Config& cfg) {
   api::Endpoint endpoint;
   endpoint.unix_path = config::ControllerSocketPath(cfg);
-  // Not the controller's host (its socket is not here): over TCP, where
-  // the cluster's hosts authenticate to each other.
-  if (cfg.auth_type != config::AuthType::kLocal && ::access(endpoint.unix_path.c_str(), F_OK) != 0) {
+  // Not the controller's host (neither its name nor its socket is here):
+  // over TCP, where the cluster's hosts authenticate to each other. (The
+  // name counts too: the socket is briefly gone while musterd restarts.)
+  if (cfg.auth_type != config::AuthType::kLocal && util::HostName() != cfg.control_host &&
+      ::access(endpoint.unix_path.c_str(), F_OK) != 0) {
     endpoint.kiosk_path = config::KioskSocketPath(cfg, util::HostName());
     endpoint.unix_path.clear();
   }

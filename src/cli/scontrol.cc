@@ -257,7 +257,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
   if (words.empty()) {
     std::cerr << "usage: scontrol [-o] [-d] show {job|node|partition|config|hostnames|hostlist} "
                  "[NAME] | update NodeName=... State=... [Reason=...] | update JobId=... FIELD=VALUE... | "
-                 "hold|uhold|release|requeue|requeuehold|top JOBID\n";
+                 "hold|uhold|release|requeue|requeuehold|top JOBID | reconfigure\n";
     return 1;
   }
   if (words[0] == "-V" || words[0] == "--version") return PrintVersion();
@@ -270,6 +270,12 @@ int ScontrolMain(const std::vector<std::string>& args) {
     return JobListVerb(verb, rest);
   }
   if (verb == "version") return PrintVersion();
+  if (verb == "reconfigure" || verb == "reconfig") {
+    // Silent when done, as Slurm's.
+    auto r = CallController("/v1/reconfigure", nlohmann::json::object());
+    if (!r.ok()) std::cerr << "slurm_reconfigure error: " << r.status().message() << "\n";
+    return r.ok() ? 0 : 1;
+  }
   if (verb == "ping") {
     auto client = Client::Connect();
     bool up = client.ok() && client->Get("/v1/ping").ok();

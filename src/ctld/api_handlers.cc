@@ -283,6 +283,11 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!st.ok()) return Error(HttpStatusFor(st), st.message());
     return JsonReply(200, {{"status", "ok"}});
   }
+  if (what == "reconfigure" && parts.size() == 2 && post) {
+    util::Status st = ctl.Reconfigure(caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
   if (what == "nodes" && parts.size() == 2 && get) {
     json out = json::array();
     for (const auto& n : ctl.nodes()) out.push_back(n);

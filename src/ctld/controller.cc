@@ -19,6 +19,7 @@
 #include "core/array.h"
 #include "ctld/accounting_record.h"
 #include "ctld/job_env.h"
+#include "ctld/remote_hosts.h"
 #include "sched/partition_rules.h"
 #include "sched/scheduler.h"
 #include "sched/step_layout.h"
@@ -417,6 +418,7 @@ util::Status Controller::Recover() {
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", job.id, st.message());
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];
   }
+  RecoverRunningSteps();
   // A task with a record of its own is no longer in its array's pending
   // part (the two differ only after a write torn between them).
   for (const auto& [array_id, ids] : jobs_.arrays()) {
@@ -766,6 +768,26 @@ void Controller::StopJob(Job& job) {
   // No processes of its own to wait for: it ends as what stopped it.
   const JobState state = job.ending_as == JobState::kPending ? JobState::kCancelled : job.ending_as;
   FinishJob(job, state, 0, state == JobState::kCancelled ? SIGTERM : 0, Now(), "");
+}
+
+void Controller::RecoverRunningSteps() {
+  // The srun steps that were running when musterd stopped (a crash, a
+  // restart, a reconfigure) are running still: their sruns end them later.
+  store::AccountingQuery q;
+  for (const Job& job : jobs_) {
+    if (job.state == JobState::kRunning) q.job_ids.push_back(job.id);
+  }
+  if (q.job_ids.empty()) return;
+  util::Result<store::QueryResult> found = acct_->Query(q);
+  if (!found.ok()) {
+    util::LogError("running steps not recovered: {}", found.status().message());
+    return;
+  }
+  for (store::StepRecord& rec : found->steps) {
+    util::Result<int64_t> step = util::ParseInt(rec.step_id);
+    if (rec.state != "RUNNING" || !step.ok()) continue;
+    running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}] = std::move(rec);
+  }
 }
 
 std::vector<render::StepInfo> Controller::RunningSteps() const {
@@ -1458,6 +1480,22 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
     conn->Send(msg);
   }
   return json{{"launched", launched}};
+}
+
+util::Status Controller::Reconfigure(const Caller& caller) {
+  if (!caller.admin) return util::PermissionDenied("Invalid user id");
+  util::Result<config::Config> fresh = config::LoadConfig(cfg_.path);
+  if (!fresh.ok()) return util::InvalidArgument(fresh.status().message());
+  if (fresh->enable_configless) {
+    util::Result<std::map<std::string, std::string>> files = ConfiglessFiles(*fresh);
+    if (!files.ok()) return util::InvalidArgument(files.status().message());
+    // Agents that ask from now on get the new files.
+    configless_files_ = std::move(*files);
+  }
+  util::LogInfo("reconfigure: {} is good; the agents and musterd restart on it", cfg_.path);
+  for (const auto& [id, agent] : agents_) agent.conn->Send({{"type", "reconfigure"}});
+  if (restart_hook_) restart_hook_();
+  return util::Status::Ok();
 }
 
 util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_signal,

@@ -134,6 +134,15 @@ class Controller {
     configless_files_ = std::move(files);
   }
 
+  // scontrol reconfigure (operators only): reads the configuration file
+  // anew and, when it and the files configless agents are served are good,
+  // serves the new files, tells every agent (each restarts in place on it)
+  // and runs the restart hook, by which musterd restarts itself in place
+  // on the new file, as Slurm 23.11's slurmctld does. A bad file changes
+  // nothing; the error names its file and line.
+  util::Status Reconfigure(const Caller& caller);
+  void SetRestartHook(std::function<void()> hook) { restart_hook_ = std::move(hook); }
+
   // Read access for the API and renderers.
   const config::Config& config() const { return cfg_; }
   // Every job, in id order, with its indexes (squeue -u reads only the
@@ -155,6 +164,9 @@ class Controller {
   void RequestSchedule();
   void RunSchedule();
   void Launch(core::Job& job);
+  // At Recover(): the srun steps of running jobs, from the accounting
+  // database, so that their ends still count.
+  void RecoverRunningSteps();
   void OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
   // After SlurmdTimeout without the agent, its nodes go DOWN and their jobs NODE_FAIL.
@@ -277,6 +289,7 @@ class Controller {
   std::unordered_map<std::string, size_t> node_index_;
   std::map<std::string, AgentInfo> agents_;  // by host name
   std::map<std::string, std::string> configless_files_;
+  std::function<void()> restart_hook_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   // srun steps still running, as their accounting rows.
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;

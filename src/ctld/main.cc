@@ -22,6 +22,7 @@
 #include "ctld/remote_hosts.h"
 #include "util/clock.h"
 #include "util/log.h"
+#include "util/reexec.h"
 #include "util/systemd_notify.h"
 #include "util/version.h"
 
@@ -159,15 +160,29 @@ int main(int argc, char** argv) {
     std::ofstream pid(ctl.config().state_save_location + "/musterd.pid");
     pid << getpid() << "\n";
   }
-  asio::signal_set signals(io, SIGTERM, SIGINT);
-  signals.async_wait([&](boost::system::error_code, int sig) {
-    util::LogInfo("signal {}: saving state and stopping", sig);
+  auto stop = [&] {
     util::Status saved = ctl.Save();
     if (!saved.ok()) util::LogError("{}", saved.message());
     (*server)->Close();
     agents.close();
     if (*remote) (*remote)->Close();
     io.stop();
+  };
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](boost::system::error_code, int sig) {
+    util::LogInfo("signal {}: saving state and stopping", sig);
+    stop();
+  });
+  // scontrol reconfigure: once the reply and the agents' messages are out,
+  // the state is saved and musterd restarts in place on the new file.
+  bool restart = false;
+  asio::steady_timer restart_timer(io);
+  ctl.SetRestartHook([&] {
+    restart = true;
+    restart_timer.expires_after(std::chrono::milliseconds(200));
+    restart_timer.async_wait([&](boost::system::error_code ec) {
+      if (!ec) stop();
+    });
   });
   util::LogInfo("musterd {} serving cluster {} on {}", util::MusterVersion(),
                 ctl.config().cluster_name, sock);
@@ -176,6 +191,12 @@ int main(int argc, char** argv) {
   io.run();
   ::unlink(sock.c_str());
   ::unlink(agent_sock.c_str());
+  if (restart) {
+    util::LogInfo("restarting on {}", ctl.config().path);
+    util::Status st = util::ReexecSelf(argv);
+    util::LogError("{}", st.message());
+    return 1;
+  }
   std::error_code fs_ec;
   std::filesystem::remove(ctl.config().state_save_location + "/musterd.pid", fs_ec);
   return 0;

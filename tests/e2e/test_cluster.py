@@ -3,9 +3,10 @@
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
-from conftest import BIN
+from conftest import BIN, ensure_test_users
 
 
 def test_down_and_up_resume_state(fresh_cluster):
@@ -106,6 +107,38 @@ def test_validate_needs_no_munged_but_musterd_does(tmp_path):
     assert r.returncode == 1
     assert "musterd: error: munge_encode" in r.stderr, r.stderr
     assert not (tmp_path / "state").exists() or not any((tmp_path / "state").iterdir())
+
+
+def test_reconfigure_rereads_the_file_in_place(fresh_cluster):
+    c = fresh_cluster
+    pids = c.daemon_pids()
+    running = c.sbatch("--wrap", "sleep 3; echo kept")
+    c.wait_state(running, "RUNNING")
+    before = c.conf.read_text()
+    c.conf.write_text(before + "PartitionName=extra Nodes=cpu01 MaxTime=1:00:00 State=UP\n")
+    r = c.run(["scontrol", "reconfigure"])
+    assert (r.stdout, r.stderr) == ("", "")
+    deadline = time.time() + 20
+    while time.time() < deadline and "extra" not in c.run(["sinfo", "-h", "-o", "%P"],
+                                                          check=False).stdout:
+        time.sleep(0.1)
+    assert c.run(["sinfo", "-h", "-p", "extra", "-o", "%P %N"]).stdout.split() == ["extra", "cpu01"]
+    assert c.daemon_pids() == pids  # restarted in place
+    assert c.wait_done(running) == "COMPLETED"
+    assert (c.work / f"slurm-{running}.out").read_text().strip() == "kept"
+    # Only operators; a bad file changes nothing.
+    user = ensure_test_users()
+    if user:
+        r = c.run(["scontrol", "reconfigure"], user=user[0], check=False)
+        assert (r.returncode, r.stderr) == (1, "slurm_reconfigure error: Invalid user id\n")
+    c.conf.write_text(before + "DefMemPerCPU=lots\n")
+    r = c.run(["scontrol", "reconfigure"], check=False)
+    assert r.returncode == 1
+    assert r.stderr.startswith(f"slurm_reconfigure error: {c.conf}:") or \
+        r.stderr.startswith("slurm_reconfigure error: muster.conf:"), r.stderr
+    assert "DefMemPerCPU" in r.stderr
+    c.conf.write_text(before)
+    assert c.daemon_pids() == pids
 
 
 def test_api_rejects_malformed_requests(cluster):
