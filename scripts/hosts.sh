@@ -161,6 +161,11 @@ up() {
     i=$((i + 1))
   done < "$dir/hosts.list"
   write_config "$n"
+  # Node names resolve to their host's address, as a site's name service
+  # has them: MASTER_ADDR=$(scontrol show hostnames ... | head -n1) then
+  # reaches the first node from every task.
+  sed -n 's/^NodeName=\([^ ]*\) .*NodeAddr=\([^ ]*\).*/\2 \1/p' "$dir/conf/muster.conf" \
+    >> "$dir/etc-hosts"
   export MUSTER_CONF=$dir/conf/muster.conf
   if [[ $auth == munge ]]; then
     local h

@@ -629,6 +629,50 @@ def test_mpirun_in_an_allocation_launches_through_srun(hosts):
     assert f"{job}.0|orted|node[02-03]|COMPLETED" in r.stdout.split()
 
 
+# The handbook's torch.distributed set-up: rank and world size from
+# Slurm's variables, the first node of the job as MASTER_ADDR.
+DDP_TRAIN = """
+import os
+import socket
+import torch
+import torch.distributed as dist
+os.environ["RANK"] = os.environ["SLURM_PROCID"]
+os.environ["WORLD_SIZE"] = os.environ["SLURM_NTASKS"]
+dist.init_process_group(backend="gloo")
+t = torch.tensor([float(dist.get_rank() + 1)])
+dist.all_reduce(t)
+print(dist.get_rank(), dist.get_world_size(), os.environ["SLURM_LOCALID"], socket.gethostname(),
+      int(t.item()), flush=True)
+dist.destroy_process_group()
+"""
+
+DDP_SBATCH = """#!/bin/bash
+#SBATCH --job-name=ddp
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=2
+#SBATCH --output=%x-%j.out
+export MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
+export MASTER_PORT=29500
+srun /usr/bin/python3 train.py
+"""
+
+
+def test_torch_distributed_across_two_hosts(hosts):
+    have_torch = subprocess.run(["/usr/bin/python3", "-c", "import torch.distributed"],
+                                capture_output=True).returncode == 0
+    if not have_torch:
+        pytest.skip("Debian's python3-torch is not installed (scripts/build.sh installs it)")
+    (hosts.shared / "train.py").write_text(DDP_TRAIN)
+    (hosts.shared / "ddp.sbatch").write_text(DDP_SBATCH)
+    job = hosts.sbatch("-w", "node02,node03", str(hosts.shared / "ddp.sbatch"), host="login")
+    state = hosts.wait_state(job, {"COMPLETED", "FAILED", "CANCELLED"}, timeout=120)
+    out = (hosts.shared / f"ddp-{job}.out").read_text()
+    assert state == "COMPLETED", out
+    # rank, world, local rank, host, sum of 1..4 over gloo between cn1 and cn2.
+    assert sorted(out.split("\n")[:4]) == ["0 4 0 cn1 10", "1 4 1 cn1 10", "2 4 0 cn2 10",
+                                            "3 4 1 cn2 10"], out
+
+
 @pytest.fixture(scope="module")
 def munge_hosts():
     yield from started(Hosts("munge", auth="munge", net=232), 2, "(auth/munge")
