@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -230,6 +232,8 @@ void Agent::OnMessage(const json& msg) {
                                                               : stepd::SignalTarget::kSteps);
         ::sigqueue(it->second.pid, SIGUSR1, v);
       }
+    } else if (type == "step_signal") {
+      SignalStep(msg);
     } else if (type == "reconfigure") {
       util::LogInfo("reconfigure: restarting on the configuration as it is now");
       if (opts_.on_reconfigure) opts_.on_reconfigure();
@@ -330,6 +334,64 @@ void Agent::LaunchRemoteTasks(const json& msg) {
     return;
   }
   util::LogInfo("step {}: {} tasks on {} (pid {})", step, spec->tasks.size(), spec->node, pid);
+}
+
+namespace {
+
+std::string ReadProcFile(pid_t pid, const char* name) {
+  std::ifstream in(fmt::format("/proc/{}/{}", pid, name), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The processes for which `pick(pid)` holds.
+std::vector<pid_t> FindProcesses(const std::function<bool(pid_t)>& pick) {
+  std::vector<pid_t> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    util::Result<int64_t> pid = util::ParseInt(entry.path().filename().string());
+    if (pid.ok() && *pid > 0 && pick(static_cast<pid_t>(*pid))) out.push_back(static_cast<pid_t>(*pid));
+  }
+  return out;
+}
+
+pid_t ParentOf(pid_t pid) {
+  // "pid (comm) state ppid ...": comm may hold spaces, so after its ')'.
+  const std::string stat = ReadProcFile(pid, "stat");
+  const size_t close = stat.rfind(')');
+  int ppid = 0;
+  if (close == std::string::npos || std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid) != 1) {
+    return 0;
+  }
+  return ppid;
+}
+
+}  // namespace
+
+void Agent::SignalStep(const json& msg) {
+  const auto job = msg.at("job_id").get<uint32_t>();
+  const int step = msg.at("step_id").get<int>();
+  const int sig = msg.at("signal").get<int>();
+  // The launcher's title: "muster-step [<job>.<step>] <node>".
+  const std::string title = fmt::format("muster-step [{}.{}] ", job, step);
+  int reached = 0;
+  for (pid_t pid : FindProcesses([&](pid_t p) { return ReadProcFile(p, "cmdline").starts_with(title); })) {
+    union sigval v {};
+    v.sival_int = sig;
+    if (::sigqueue(pid, SIGUSR1, v) == 0) ++reached;
+  }
+  // One host: srun runs the tasks as its children. Checked to be that
+  // job's srun, so a recycled pid is never hit.
+  const pid_t srun = msg.value("srun_pid", 0);
+  if (reached == 0 && srun > 0 && msg.value("srun_host", "") == opts_.host &&
+      ReadProcFile(srun, "comm") == "srun\n") {
+    const std::string env = ReadProcFile(srun, "environ");
+    if (env.find(fmt::format("SLURM_JOB_ID={}", job) + '\0') != std::string::npos) {
+      for (pid_t task : FindProcesses([&](pid_t p) { return ParentOf(p) == srun; })) {
+        if (::kill(task, sig) == 0) ++reached;
+      }
+    }
+  }
+  util::LogInfo("step {}.{}: signal {} reached {} process(es) here", job, step, sig, reached);
 }
 
 pid_t Agent::ForkSupervisor(const std::string& title, const std::function<int()>& body) {

@@ -71,6 +71,10 @@ class Agent {
   // An srun step's tasks on one of this agent's nodes (stepd/remote_tasks.h),
   // in a forked launcher of their own.
   void LaunchRemoteTasks(const nlohmann::json& msg);
+  // scancel N.S: the signal to the step's launcher on this host (which
+  // passes it to its tasks), or, where srun started the tasks itself (one
+  // host), to srun's tasks.
+  void SignalStep(const nlohmann::json& msg);
   void WatchSignals();
   void Reap();
   void WatchPidfd(uint32_t job_id);

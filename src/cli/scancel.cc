@@ -77,13 +77,24 @@ int ScancelMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (version) return PrintVersion();
-  std::vector<std::string> ids;
+  std::vector<std::string> ids, steps;
   for (const auto& p : parsed->positional) {
     for (const std::string& id : core::SplitJobIdList(p)) {
-      // Step ids (N.0) cancel the whole job for now.
-      ids.push_back(id.substr(0, id.find('.')));
+      const size_t dot = id.find('.');
+      // N.S: the step alone (its tasks killed, or sent -s); N.batch and
+      // other names: the job.
+      if (dot != std::string::npos && util::ParseInt(id.substr(dot + 1)).ok()) {
+        if (!core::ParseJobIdSpec(id.substr(0, dot)).ok()) {
+          PrintError("scancel", "Invalid job id " + id);
+          return 1;
+        }
+        steps.push_back(id);
+      } else {
+        ids.push_back(id.substr(0, dot));
+      }
     }
   }
+  if (!steps.empty()) body["steps"] = steps;
   for (const auto& id : ids) {
     auto spec = core::ParseJobIdSpec(id);
     if (!spec.ok() || spec->id == 0) {
@@ -92,7 +103,7 @@ int ScancelMain(const std::vector<std::string>& args) {
     }
   }
   if (!states.empty()) body["states"] = states;
-  if (ids.empty() && body.empty()) {
+  if (ids.empty() && steps.empty() && body.empty()) {
     PrintError("scancel", "No job identification provided");
     return 1;
   }

@@ -1141,6 +1141,19 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   if (signal == SIGKILL && target == "steps") target = "all";
   std::vector<Job*> targets;
   std::vector<std::string> ids = body.value("job_ids", std::vector<std::string>{});
+  // scancel N.S: that step only, the job goes on.
+  for (const std::string& sid : body.value("steps", std::vector<std::string>{})) {
+    const size_t dot = sid.find('.');
+    util::Result<int64_t> job = util::ParseInt(sid.substr(0, dot));
+    util::Result<int64_t> step = util::ParseInt(dot == std::string::npos ? "" : sid.substr(dot + 1));
+    if (!job.ok() || !step.ok() || *job <= 0 || *job > UINT32_MAX || *step < 0 || *step > INT32_MAX) {
+      out.push_back({sid, "Invalid job id specified"});
+      continue;
+    }
+    util::Status st = SignalStep(static_cast<JobId>(*job), static_cast<int>(*step),
+                                 signal != 0 ? signal : SIGKILL, caller);
+    out.push_back({sid, st.ok() ? "" : st.message()});
+  }
   std::optional<uint32_t> user;
   if (body.contains("user")) {
     user = util::LookupUid(body["user"].get<std::string>());
@@ -1480,6 +1493,41 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
     conn->Send(msg);
   }
   return json{{"launched", launched}};
+}
+
+util::Status Controller::SignalStep(JobId id, int step_id, int signal, const Caller& caller) {
+  Job* job = jobs_.Find(id);
+  if (job == nullptr) return util::NotFound("Invalid job id specified");
+  MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
+  auto running = running_steps_.find({id, step_id});
+  if (running == running_steps_.end()) return util::NotFound("Invalid job step id specified");
+  if (signal < 1 || signal > util::kMaxSignal) {
+    return util::InvalidArgument(
+        fmt::format("Invalid signal {}: Linux signals are 1-{}", signal, util::kMaxSignal));
+  }
+  auto nodes = util::ExpandHostlist(running->second.node_list);
+  if (!nodes.ok()) return nodes.status();
+  json msg = {{"type", "step_signal"}, {"job_id", id}, {"step_id", step_id}, {"signal", signal}};
+  if (auto srun = step_sruns_.find({id, step_id}); srun != step_sruns_.end()) {
+    msg["srun_host"] = srun->second.first;
+    msg["srun_pid"] = srun->second.second;
+  }
+  // The agents of the step's nodes (their launchers hold its tasks), and
+  // that of srun's host (on one host srun holds them itself).
+  int reached = 0;
+  for (const auto& [host, agent] : agents_) {
+    const bool holds = std::any_of(agent.nodes.begin(), agent.nodes.end(), [&](const auto& n) {
+      return std::find(nodes->begin(), nodes->end(), n) != nodes->end();
+    });
+    if (holds || host == msg.value("srun_host", "")) {
+      agent.conn->Send(msg);
+      ++reached;
+    }
+  }
+  if (reached == 0) return util::Unavailable("Unable to contact the agents of step " +
+                                             std::to_string(id) + "." + std::to_string(step_id));
+  util::LogInfo("step {}.{}: signal {} from uid {}", id, step_id, signal, caller.uid);
+  return util::Status::Ok();
 }
 
 util::Status Controller::Reconfigure(const Caller& caller) {

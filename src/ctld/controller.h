@@ -122,6 +122,10 @@ class Controller {
   // An allocation's state, and once it runs its SLURM_* environment.
   util::Result<nlohmann::json> AllocationOf(core::JobId id, const Caller& caller) const;
 
+  // scancel N.S: `signal` (SIGKILL to cancel) to every task of the step,
+  // through the agents that hold them; srun then reports how they ended.
+  util::Status SignalStep(core::JobId id, int step_id, int signal, const Caller& caller);
+
   // srun's step ended with the highest task exit code (signal 0 if none).
   util::Status EndStep(core::JobId id, int step_id, int exit_code, int exit_signal,
                        const Caller& caller);

@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -356,6 +357,13 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     util::LogError("{}: cannot reach srun at {}:{}", what, spec.io_host, spec.io_port);
     return 1;
   }
+  // scancel N.S reaches the tasks through the agent: SIGUSR1 carrying the
+  // signal (sigqueue), read here from a signalfd.
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ::sigprocmask(SIG_BLOCK, &usr1, nullptr);
+  const int signals = ::signalfd(-1, &usr1, SFD_CLOEXEC | SFD_NONBLOCK);
   std::vector<Running> tasks;
   for (size_t i = 0; i < spec.tasks.size(); ++i) {
     tasks.push_back(Start(spec, spec.tasks[i], static_cast<int>(i), sock));
@@ -365,12 +373,12 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   for (;;) {
     // Reap first, so an "X" follows the last of a task's output.
     // A negative fd is skipped: srun's closed socket would wake poll at once.
-    std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}};
+    std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}, {signals, POLLIN, 0}};
     struct Owner {
       Running* task;
       char what;  // 'O' stdout, 'E' stderr, 'I' its stdin wants more
     };
-    std::vector<Owner> owners{{nullptr, 0}};
+    std::vector<Owner> owners{{nullptr, 0}, {nullptr, 0}};
     for (Running& t : tasks) {
       if (t.out >= 0) {
         fds.push_back({t.out, POLLIN, 0});
@@ -417,7 +425,15 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
         KillAll(tasks, SIGKILL);
       }
     }
-    for (size_t i = 1; i < fds.size(); ++i) {
+    signalfd_siginfo info{};
+    while (fds[1].revents != 0 && ::read(signals, &info, sizeof(info)) == sizeof(info)) {
+      const int sig = info.ssi_code == SI_QUEUE ? info.ssi_int : SIGKILL;
+      if (sig > 0 && sig < NSIG) {
+        util::LogInfo("{}: signal {} to its tasks (scancel)", what, sig);
+        KillAll(tasks, sig);
+      }
+    }
+    for (size_t i = 2; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       auto [t, kind] = owners[i];
       if (kind == 'I') {
@@ -440,6 +456,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     }
   }
   ::close(sock);
+  if (signals >= 0) ::close(signals);
   return 0;
 }
 

@@ -336,6 +336,22 @@ def test_cancelling_the_job_stops_its_tasks_on_other_hosts(hosts):
     assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_scancel_of_a_step_kills_its_tasks_on_every_host(hosts):
+    job = hosts.sbatch("-N2", "-w", "node02,node03", "-o", "stepcancel.out", "--wrap",
+                       "srun -l sleep 60 & sleep 1; srun -l true; wait; echo after $?")
+    deadline = time.time() + 20
+    while time.time() < deadline and f"{job}.0 " not in hosts.on(
+            "ctl", "squeue", "-s", "-h", "-o", "%i ").stdout:
+        time.sleep(0.1)
+    hosts.on("login", "scancel", f"{job}.0")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED", "CANCELLED"}) == "COMPLETED"
+    out = (hosts.shared / "stepcancel.out").read_text()
+    assert "node02: task 0: Killed" in out and "node03: task 1: Killed" in out, out
+    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", str(job), "-o", "JobID,State,ExitCode")
+    assert f"{job}.0|CANCELLED|0:9" in r.stdout.split(), r.stdout
+    assert "signal 9 to its tasks (scancel)" in hosts.log("cn2")
+
+
 def test_configless_agent_gets_its_configuration_from_musterd(hosts):
     # cn2's agent restarts configless: only the key is on the host; the
     # configuration comes from musterd into cn2's own /tmp.

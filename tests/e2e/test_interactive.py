@@ -155,3 +155,24 @@ def test_srun_pty_without_a_terminal_is_disregarded(cluster):
     assert r.stderr.splitlines()[:2] == [
         "srun: error: ioctl(TIOCGWINSZ): Inappropriate ioctl for device",
         "srun: error: Not using a pseudo-terminal, disregarding --pty option"]
+
+
+def test_scancel_of_a_step_ends_that_step_only(cluster):
+    # As the oracle: the step's tasks are killed, srun says so, the step is
+    # CANCELLED 0:9 and the job goes on.
+    job = cluster.sbatch("-N1", "-n2", "--wrap",
+                         "srun -l sleep 60 & sleep 1; srun -l true; wait; echo after $?")
+    cluster.wait_state(job, "RUNNING")
+    deadline = time.time() + 20
+    while time.time() < deadline and f"{job}.0 " not in cluster.run(
+            ["squeue", "-s", "-h", "-o", "%i "]).stdout:
+        time.sleep(0.1)
+    cluster.run(["scancel", f"{job}.0"])
+    assert cluster.wait_done(job) == "COMPLETED"
+    out = (cluster.work / f"slurm-{job}.out").read_text()
+    assert "task 0: Killed" in out and "task 1: Killed" in out, out
+    rows = sacct_rows(cluster, job)
+    assert f"{job}.0|sleep|CANCELLED|0:9" in rows and f"{job}.1|true|COMPLETED|0:0" in rows, rows
+    r = cluster.run(["scancel", f"{job}.5"], check=False)
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"scancel: error: Kill job error on job id {job}.5: Invalid job step id specified"
