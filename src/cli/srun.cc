@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -612,11 +613,6 @@ class LocalStdin {
   std::vector<int> readers_, writers_;
 };
 
-struct StepExit {
-  int code = 0;    // srun's exit status: the highest task exit (128+signal)
-  int signal = 0;  // a signal that ended a task, 0 if none
-};
-
 // Waits for every task, in the order they end. With `kill_on_bad_exit`
 // (-K) the first one to exit non-zero or by a signal ends the others
 // (SIGTERM), with Slurm's lines.
@@ -633,12 +629,16 @@ StepExit WaitTasks(std::vector<Task>& tasks, bool kill_on_bad_exit, const std::s
   bool terminating = false;
   while (left > 0) {
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    rusage usage{};
+    const pid_t pid = ::wait4(-1, &status, 0, &usage);
     if (pid < 0 && errno == EINTR) continue;
     if (pid < 0) break;
     auto t = std::find_if(tasks.begin(), tasks.end(), [&](const Task& x) { return x.pid == pid; });
     if (t == tasks.end()) continue;
     --left;
+    e.max_rss_kb = std::max<int64_t>(e.max_rss_kb, usage.ru_maxrss);
+    e.total_cpu_ms += (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+                      (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
     bool bad = false;
     if (WIFEXITED(status)) {
       const int code = WEXITSTATUS(status);
@@ -667,6 +667,16 @@ StepExit WaitTasks(std::vector<Task>& tasks, bool kill_on_bad_exit, const std::s
 }
 
 }  // namespace
+
+// Tells musterd how the step ended, for sacct; a failure here must not
+// change srun's result.
+void EndStep(const Client& client, const std::string& job_id, int step_id, const StepExit& exit) {
+  (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step_id) + "/end",
+                    {{"exit_code", exit.signal ? 0 : exit.code},
+                     {"exit_signal", exit.signal},
+                     {"max_rss_kb", exit.max_rss_kb},
+                     {"total_cpu_ms", exit.total_cpu_ms}});
+}
 
 // Asks for srun's own allocation from its options (as sbatch would take
 // them), waits for it and puts its SLURM_* variables in this process's
@@ -747,8 +757,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
         PrintError("srun", "Unable to create step for job " + job_id + ": " + n.node + " has " +
                                std::to_string(n.gpus.size()) + " GPUs of the job, not " +
                                std::to_string(opts->gpus_per_node));
-        (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
-                          {{"exit_code", 1}, {"exit_signal", 0}});
+        EndStep(client, job_id, step.step_id, StepExit{1, 0});
         return 1;
       }
       n.gpus.resize(static_cast<size_t>(opts->gpus_per_node));
@@ -762,16 +771,14 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                              std::to_string(n.gpus.size()) + " GPUs of the job for " +
                              std::to_string(n.tasks) + " tasks of " +
                              std::to_string(opts->gpus_per_task) + " GPUs each");
-      (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
-                        {{"exit_code", 1}, {"exit_signal", 0}});
+      EndStep(client, job_id, step.step_id, StepExit{1, 0});
       return 1;
     }
   }
   util::Result<EnvMap> exported = ExportedEnvironment(*opts, env);
   if (!exported.ok()) {
     PrintError("srun", exported.status().message());
-    (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
-                      {{"exit_code", 1}, {"exit_signal", 0}});
+    EndStep(client, job_id, step.step_id, StepExit{1, 0});
     return 1;
   }
   EnvMap step_env = StepEnvironment(*exported, step, CurrentUmask());
@@ -811,11 +818,10 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
       }
       launch.nodes.push_back(std::move(node));
     }
-    util::Result<RemoteExit> ended = RunRemoteStep(client, launch);
+    util::Result<StepExit> ended = RunRemoteStep(client, launch);
     if (!ended.ok()) PrintError("srun", ended.status().message());
-    const RemoteExit exit = ended.ok() ? *ended : RemoteExit{1, 0};
-    (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
-                       {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
+    const StepExit exit = ended.ok() ? *ended : StepExit{1, 0};
+    EndStep(client, job_id, step.step_id, exit);
     return exit.code;
   }
 
@@ -837,9 +843,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   if (opts->label) RelayLabelled(tasks);
   const StepExit exit = WaitTasks(tasks, opts->kill_on_bad_exit,
                                   job_id + "." + std::to_string(step.step_id));
-  // The step's end, for sacct; a failure here must not change srun's result.
-  (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step.step_id) + "/end",
-                     {{"exit_code", exit.signal ? 0 : exit.code}, {"exit_signal", exit.signal}});
+  EndStep(client, job_id, step.step_id, exit);
   return exit.code;
 }
 

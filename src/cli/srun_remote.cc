@@ -239,7 +239,7 @@ class StepRelay {
   bool Done() const { return waiting_ == 0; }
   size_t hellos() const { return hellos_; }
   std::vector<Caller>& callers() { return callers_; }
-  RemoteExit exit() const { return exit_; }
+  StepExit exit() const { return exit_; }
   void Fail(int code) { exit_.code = std::max(exit_.code, code); }
 
   // Reads what a launcher sent; false once it hung up or is not ours.
@@ -267,8 +267,9 @@ class StepRelay {
       }
       char kind = 0;
       int rank = 0;
-      long a = 0, b = 0;
-      const int fields = std::sscanf(head.c_str(), "%c %d %ld %ld", &kind, &rank, &a, &b);
+      long a = 0, b = 0, rss = -1, cpu = 0;
+      const int fields =
+          std::sscanf(head.c_str(), "%c %d %ld %ld %ld %ld", &kind, &rank, &a, &b, &rss, &cpu);
       if ((kind == 'O' || kind == 'E' || kind == 'F') && fields >= 3) {
         if (c.in.size() < nl + 1 + static_cast<size_t>(a)) return true;  // the rest is on its way
         const std::string data = c.in.substr(nl + 1, static_cast<size_t>(a));
@@ -283,7 +284,9 @@ class StepRelay {
         continue;
       }
       c.in.erase(0, nl + 1);
-      if (kind != 'X' || fields != 4) continue;
+      if (kind != 'X' || fields < 4) continue;
+      exit_.max_rss_kb = std::max<int64_t>(exit_.max_rss_kb, rss);
+      exit_.total_cpu_ms += std::max(cpu, 0L);
       Ended(rank, a != 0 || b != 0 ? "exited abnormally" : "exited");
       if ((a != 0 || b != 0) && launch_.kill_on_bad_exit && !killing_ && waiting_ > 0) {
         killing_ = true;
@@ -406,7 +409,7 @@ class StepRelay {
   std::set<std::string> stdin_nodes_;
   size_t waiting_ = 0;
   size_t hellos_ = 0;
-  RemoteExit exit_;
+  StepExit exit_;
   bool killing_ = false;  // -K
   bool aborting_ = false, killed_ = false;
   std::chrono::steady_clock::time_point last_interrupt_{};
@@ -415,7 +418,7 @@ class StepRelay {
 
 }  // namespace
 
-util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
+util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
   int port = 0;
   const int listener = Listen(&port);
   if (listener < 0) {

@@ -8,6 +8,7 @@
 // SIGHUP abort it too, other signals are forwarded to the tasks.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,13 +48,15 @@ struct RemoteLaunch {
   util::CpuBind cpu_bind;                // --cpu-bind
 };
 
-struct RemoteExit {
+struct StepExit {
   int code = 0;    // the highest task exit (128 + signal)
   int signal = 0;  // a signal that ended a task, 0 if none
+  int64_t max_rss_kb = -1;  // the largest task's peak memory; -1: unknown
+  int64_t total_cpu_ms = 0;
 };
 
 // Runs the step's tasks through the agents and relays their output;
 // kUnavailable when the launch could not be asked for or never arrived.
-util::Result<RemoteExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch);
+util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch);
 
 }  // namespace muster::cli

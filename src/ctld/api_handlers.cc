@@ -278,8 +278,12 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     auto job = util::ParseInt(parts[2]);
     auto step = util::ParseInt(parts[4]);
     if (!job.ok() || !step.ok()) return Error(400, "Invalid job step id specified");
-    util::Status st = ctl.EndStep(static_cast<core::JobId>(*job), static_cast<int>(*step),
-                                  body.value("exit_code", 0), body.value("exit_signal", 0), caller);
+    StepEnd end;
+    end.exit_code = body.value("exit_code", 0);
+    end.exit_signal = body.value("exit_signal", 0);
+    end.max_rss_kb = body.value("max_rss_kb", int64_t{-1});
+    end.total_cpu_ms = body.value("total_cpu_ms", int64_t{0});
+    util::Status st = ctl.EndStep(static_cast<core::JobId>(*job), static_cast<int>(*step), end, caller);
     if (!st.ok()) return Error(HttpStatusFor(st), st.message());
     return JsonReply(200, {{"status", "ok"}});
   }

@@ -1546,7 +1546,7 @@ util::Status Controller::Reconfigure(const Caller& caller) {
   return util::Status::Ok();
 }
 
-util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_signal,
+util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
                                  const Caller& caller) {
   Job* job = jobs_.Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
@@ -1558,9 +1558,11 @@ util::Status Controller::EndStep(JobId id, int step_id, int exit_code, int exit_
   step_sruns_.erase({id, step_id});
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
   // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
-  rec.state = exit_signal != 0 ? "CANCELLED" : exit_code == 0 ? "COMPLETED" : "FAILED";
-  rec.exit_code = exit_code;
-  rec.exit_signal = exit_signal;
+  rec.state = end.exit_signal != 0 ? "CANCELLED" : end.exit_code == 0 ? "COMPLETED" : "FAILED";
+  rec.exit_code = end.exit_code;
+  rec.exit_signal = end.exit_signal;
+  rec.max_rss_kb = end.max_rss_kb;
+  rec.total_cpu_ms = end.total_cpu_ms;
   rec.end_time = Now();
   acct_->UpsertStep(rec);
   return util::Status::Ok();

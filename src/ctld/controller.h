@@ -48,6 +48,16 @@ struct Caller {
 };
 
 // The outcome of acting on one job (cancel, hold, ...), for the CLI to print.
+// How srun says its step ended: the highest task exit code (signal 0 if
+// none), the largest task's peak memory (KiB, -1 unknown) and the tasks'
+// CPU time.
+struct StepEnd {
+  int exit_code = 0;
+  int exit_signal = 0;
+  int64_t max_rss_kb = -1;
+  int64_t total_cpu_ms = 0;
+};
+
 struct JobActionResult {
   std::string job_id;
   std::string error;  // empty = done
@@ -126,9 +136,8 @@ class Controller {
   // through the agents that hold them; srun then reports how they ended.
   util::Status SignalStep(core::JobId id, int step_id, int signal, const Caller& caller);
 
-  // srun's step ended with the highest task exit code (signal 0 if none).
-  util::Status EndStep(core::JobId id, int step_id, int exit_code, int exit_signal,
-                       const Caller& caller);
+  // srun's step ended (see StepEnd).
+  util::Status EndStep(core::JobId id, int step_id, const StepEnd& end, const Caller& caller);
 
   // Agent connections.
   void AcceptAgent(std::shared_ptr<api::LineConn> conn);

@@ -10,6 +10,7 @@
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -399,13 +400,19 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       if (t.pid <= 0 || t.ended) continue;
       // Not blocking: a task that closed its output may still run, and
       // srun's going away must still be noticed meanwhile.
-      if (t.out < 0 && t.err < 0 && ::waitpid(t.pid, &t.status, WNOHANG) == t.pid) {
+      rusage usage{};
+      if (t.out < 0 && t.err < 0 && ::wait4(t.pid, &t.status, WNOHANG, &usage) == t.pid) {
         t.ended = true;
         CloseAll({t.in});
         t.in = -1;
         const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
         const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
-        if (!srun_gone) SendAll(sock, fmt::format("X {} {} {}\n", t.rank, code, sig));
+        // The task's peak memory (KiB) and CPU time (ms), for sacct.
+        const int64_t cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
+                               (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
+        if (!srun_gone) {
+          SendAll(sock, fmt::format("X {} {} {} {} {}\n", t.rank, code, sig, usage.ru_maxrss, cpu_ms));
+        }
         continue;
       }
       all_done = false;

@@ -12,7 +12,8 @@
 //   "O <rank> <length>\n" <bytes>            a piece of a task's stdout
 //   "E <rank> <length>\n" <bytes>            ... of its stderr
 //   "F <rank> <length>\n" <message>          the task could not be started
-//   "X <rank> <exit code> <signal>\n"        the task ended (signal 0: exited)
+//   "X <rank> <exit code> <signal> <max RSS KiB> <CPU ms>\n"
+//                                            the task ended (signal 0: exited)
 // From srun:
 //   "S <signal>\n"                           a signal to every task of the node
 //   "I <length>\n" <bytes>                   srun's stdin, for the tasks that

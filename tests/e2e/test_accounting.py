@@ -118,6 +118,18 @@ def test_srun_steps_are_accounted(cluster):
     assert by_id[f"{job}.0"][4] == "2"
 
 
+def test_srun_step_records_its_tasks_peak_memory_and_cpu(cluster):
+    job = cluster.sbatch("-n", "2", "--wrap",
+                         "srun /usr/bin/python3 -c 'x = bytearray(60 << 20); sum(range(3000000))'")
+    assert cluster.wait_done(job) == "COMPLETED"
+    r = cluster.run(["sacct", "-j", f"{job}.0", "-n", "-P", "--noconvert",
+                     "--format=JobID,MaxRSS,TotalCPU"])
+    step, rss, cpu = r.stdout.strip().split("|")
+    assert step == f"{job}.0"
+    assert 60 << 10 <= int(rss.rstrip("K")) < 400 << 10, rss  # KiB of the larger task
+    assert cpu not in ("", "00:00:00", "00:00.000"), cpu
+
+
 def test_sacct_times_and_codes_as_slurm_records_them(cluster):
     # Cancelled while held: never eligible, its end stands for its start.
     held = cluster.sbatch("-H", "--wrap", "true")

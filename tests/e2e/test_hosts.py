@@ -347,8 +347,11 @@ def test_scancel_of_a_step_kills_its_tasks_on_every_host(hosts):
     assert hosts.wait_state(job, {"COMPLETED", "FAILED", "CANCELLED"}) == "COMPLETED"
     out = (hosts.shared / "stepcancel.out").read_text()
     assert "node02: task 0: Killed" in out and "node03: task 1: Killed" in out, out
-    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", str(job), "-o", "JobID,State,ExitCode")
-    assert f"{job}.0|CANCELLED|0:9" in r.stdout.split(), r.stdout
+    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", str(job), "-o", "JobID,State,ExitCode,MaxRSS")
+    rows = {row.split("|")[0]: row.split("|")[1:] for row in r.stdout.split()}
+    assert rows[f"{job}.0"][:2] == ["CANCELLED", "0:9"], r.stdout
+    # The launchers report each task's peak memory back through srun.
+    assert rows[f"{job}.1"][0] == "COMPLETED" and rows[f"{job}.1"][2].endswith("K"), r.stdout
     assert "signal 9 to its tasks (scancel)" in hosts.log("cn2")
 
 
