@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <gtest/gtest.h>
 
 namespace muster::stepd {
@@ -130,7 +132,7 @@ TEST(RemoteTasksTest, PtyGivesTaskZeroATerminal) {
   const std::string stream = RunAgainstSrun(spec, "");
   EXPECT_EQ(Output(stream, 0), "33 111\r\ntty 0\r\n");  // a terminal's line ends
   EXPECT_EQ(stream.find("O 1 "), std::string::npos) << stream;
-  EXPECT_NE(stream.find("X 1 1 0\n"), std::string::npos) << stream;  // stdin not a terminal
+  EXPECT_NE(stream.find("X 1 1 0 "), std::string::npos) << stream;  // stdin not a terminal
 }
 
 // A launcher run against a listening socket, as srun is: the stream holds
@@ -143,14 +145,19 @@ TEST(RemoteTasksTest, StreamsOutputAndExitsToSrun) {
   EXPECT_NE(stream.find("O 0 6\nout 0\n"), std::string::npos) << stream;
   EXPECT_NE(stream.find("O 1 6\nout 1\n"), std::string::npos) << stream;
   EXPECT_NE(stream.find("E 1 4\nerr\n"), std::string::npos) << stream;
-  EXPECT_NE(stream.find("X 0 0 0\n"), std::string::npos) << stream;
-  EXPECT_NE(stream.find("X 1 3 0\n"), std::string::npos) << stream;
+  EXPECT_NE(stream.find("X 0 0 0 "), std::string::npos) << stream;
+  EXPECT_NE(stream.find("X 1 3 0 "), std::string::npos) << stream;
   // Task 2's PATH has no sh: it could not start.
   EXPECT_NE(stream.find("node01: task 2: Unable to exec command 'sh': No such file or directory"),
             std::string::npos)
       << stream;
   // Each task's output comes before its end.
-  EXPECT_LT(stream.find("O 1 6\n"), stream.find("X 1 3 0\n"));
+  EXPECT_LT(stream.find("O 1 6\n"), stream.find("X 1 3 0 "));
+  // Each end carries the task's peak memory (KiB) and CPU time (ms).
+  long rss = 0, cpu = -1;
+  ASSERT_EQ(std::sscanf(stream.c_str() + stream.find("X 1 3 0 "), "X 1 3 0 %ld %ld", &rss, &cpu), 2);
+  EXPECT_GT(rss, 0);
+  EXPECT_GE(cpu, 0);
 }
 
 }  // namespace
