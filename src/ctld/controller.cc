@@ -1470,6 +1470,10 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
     if (n.is_object()) {
       launch["node"] = n.value("node", json());
       launch["tasks"] = n.value("tasks", json());
+      // The job's memory there bounds the tasks' cgroup on that host.
+      for (const core::NodeAlloc& a : job->alloc) {
+        if (a.node == launch["node"]) launch["mem_mb"] = a.mem_mb;
+      }
     }
     util::Result<stepd::RemoteStepSpec> spec = stepd::RemoteStepSpecFromJson(launch);
     if (!spec.ok()) return spec.status();

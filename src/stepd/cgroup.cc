@@ -174,7 +174,7 @@ int MakeDirAndParent(const std::string& path) {
 }
 
 // Creates the job's directory under `parent` (made here when missing) and
-// returns its name: job_<id>. When that exists already the name gets
+// returns its name: `base` (job_<id>). When that exists already the name gets
 // muster-step's pid: emulated nodes on one host (or two local clusters) can
 // run a step of the same job id at once, and one step must neither share
 // the other's limit nor kill its processes. An existing job_<id> that is
@@ -183,8 +183,8 @@ int MakeDirAndParent(const std::string& path) {
 // not had time to add its process yet, so a young empty one is left alone;
 // the tests' fake trees stand for the kernel's control files with old
 // directories made beforehand, used as they are).
-util::Result<std::string> ClaimJobDir(const std::string& parent, uint32_t job_id) {
-  std::string name = fmt::format("job_{}", job_id);
+util::Result<std::string> ClaimJobDir(const std::string& parent, const std::string& base) {
+  std::string name = base;
   std::string path = parent + "/" + name;
   int err = MakeDirAndParent(path);
   if (err == 0) return name;
@@ -237,7 +237,8 @@ class V2Cgroup : public JobCgroup {
   util::Status Remove(int tries) override { return RemoveDir(dir_, tries); }
 
   // Creates <root>/muster/job_<id> with the controllers enabled on the way down.
-  static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
+  static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root,
+                                                         const std::string& base,
                                                          const CgroupLimits& limits) {
     std::vector<std::string> wanted{"memory"};
     if (!limits.cpuset.empty()) wanted.push_back("cpuset");
@@ -251,7 +252,7 @@ class V2Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(EnableControllers(root, wanted));
     MUSTER_RETURN_IF_ERROR(MakeDir(parent));
     MUSTER_RETURN_IF_ERROR(EnableControllers(parent, wanted));
-    util::Result<std::string> name = ClaimJobDir(parent, job_id);
+    util::Result<std::string> name = ClaimJobDir(parent, base);
     if (!name.ok()) return name.status();
     std::string dir = parent + "/" + *name;
     util::Status st = Apply(dir, limits);
@@ -326,10 +327,11 @@ class V1Cgroup : public JobCgroup {
     return first;
   }
 
-  static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root, uint32_t job_id,
+  static util::Result<std::unique_ptr<JobCgroup>> Create(const std::string& root,
+                                                         const std::string& base,
                                                          const CgroupLimits& limits) {
     std::unique_ptr<V1Cgroup> cg(new V1Cgroup);
-    util::Result<std::string> job = ClaimJobDir(root + "/memory/muster", job_id);
+    util::Result<std::string> job = ClaimJobDir(root + "/memory/muster", base);
     if (!job.ok()) return job.status();
     cg->memory_ = root + "/memory/muster/" + *job;
     cg->dirs_.push_back(cg->memory_);
@@ -433,13 +435,54 @@ CgroupVersion DetectCgroupVersion(const std::string& root) {
 }
 
 util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root, uint32_t job_id,
-                                                         const CgroupLimits& limits) {
+                                                         const CgroupLimits& limits,
+                                                         const std::string& name) {
+  const std::string base = name.empty() ? fmt::format("job_{}", job_id) : name;
   switch (DetectCgroupVersion(root)) {
-    case CgroupVersion::kV2: return V2Cgroup::Create(root, job_id, limits);
-    case CgroupVersion::kV1: return V1Cgroup::Create(root, job_id, limits);
+    case CgroupVersion::kV2: return V2Cgroup::Create(root, base, limits);
+    case CgroupVersion::kV1: return V1Cgroup::Create(root, base, limits);
     case CgroupVersion::kNone: break;
   }
   return util::Unavailable(fmt::format("no cgroup v1 memory hierarchy or cgroup v2 mounted at {}", root));
+}
+
+util::Result<CgroupJoin> OpenExistingJobCgroup(const std::string& root, uint32_t job_id) {
+  CgroupJoin join;
+  const std::string name = fmt::format("muster/job_{}", job_id);
+  switch (DetectCgroupVersion(root)) {
+    case CgroupVersion::kV2: {
+      const std::string dir = root + "/" + name;
+      join.clone_into_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (join.clone_into_fd < 0) return util::NotFound("no cgroup " + dir);
+      return join;
+    }
+    case CgroupVersion::kV1:
+      // Each hierarchy the job's cgroup is in (memory always).
+      for (const char* controller : {"memory", "cpuacct", "cpuset"}) {
+        const std::string tasks = fmt::format("{}/{}/{}/tasks", root, controller, name);
+        const int fd = ::open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd >= 0) join.self_fds.push_back(fd);
+      }
+      if (join.self_fds.empty()) return util::NotFound(fmt::format("no cgroup {}/memory/{}", root, name));
+      return join;
+    case CgroupVersion::kNone: break;
+  }
+  return util::NotFound("no cgroups at " + root);
+}
+
+int JoinSelf(const CgroupJoin& join) {
+  for (int fd : join.self_fds) {
+    if (::write(fd, "0", 1) != 1) return errno;
+  }
+  if (join.clone_into_fd >= 0) {
+    const int procs = ::openat(join.clone_into_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+    if (procs < 0) return errno;
+    const bool written = ::write(procs, "0", 1) == 1;
+    const int err = errno;
+    ::close(procs);
+    if (!written) return err;
+  }
+  return 0;
 }
 
 int SignalCgroup(const JobCgroup& cg, std::span<const int> signals, std::unordered_set<pid_t>* done_in,

@@ -100,8 +100,23 @@ CgroupVersion DetectCgroupVersion(const std::string& root);
 // Detects the hierarchy under `root`, creates the job's cgroup and applies
 // `limits`. Fails (and leaves nothing behind) when cgroups are unusable: not
 // root, read-only, no memory controller, a limit that cannot be written.
+// `name` replaces job_<id> as the directory's name (an srun step's tasks on
+// a host without the job's batch step: job_<id>_step_<s>_<node>), so that
+// only the batch step's cgroup is ever the job's own (see
+// OpenExistingJobCgroup).
 util::Result<std::unique_ptr<JobCgroup>> CreateJobCgroup(const std::string& root, uint32_t job_id,
-                                                         const CgroupLimits& limits);
+                                                         const CgroupLimits& limits,
+                                                         const std::string& name = {});
+
+// What a process needs to join job `job_id`'s cgroup that already exists on
+// this host (the batch step's, when it runs here): NotFound when there is
+// none.
+util::Result<CgroupJoin> OpenExistingJobCgroup(const std::string& root, uint32_t job_id);
+
+// Moves the calling process into the cgroup of `join` (writes "0" to each
+// v1 tasks file, or to the v2 directory's cgroup.procs): for a child between
+// fork and exec, system calls only. Returns 0 or the errno.
+int JoinSelf(const CgroupJoin& join);
 
 // Sends each of `signals` to every process in `cg`, rescanning for ones
 // forked meanwhile (bounded). Each pid is pinned with a pidfd and checked to

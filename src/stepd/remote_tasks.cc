@@ -16,11 +16,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "stepd/cgroup.h"
 #include "util/cpu_bind.h"
 #include "util/log.h"
 
@@ -68,9 +70,16 @@ struct Running {
   bool terminal = false;  // --pty's task 0: `out` and `in` are its terminal
   std::string to_stdin;  // srun's stdin not yet written
   bool stdin_ends = false;  // close `in` once to_stdin is written
-  bool ended = false;
+  bool reaped = false;  // its process exited (status, usage)
+  std::chrono::steady_clock::time_point reaped_at;
+  bool ended = false;  // reported to srun
   int status = 0;
+  rusage usage{};
 };
+
+// How long a task's output is still read after its process exited, while
+// something it started holds the pipes open.
+constexpr auto kOutputGrace = std::chrono::seconds(1);
 
 // The descriptors one task starts with; -1: /dev/null.
 struct TaskFds {
@@ -82,11 +91,14 @@ struct TaskFds {
 // descriptors as stdin/stdout/stderr, then the command. Writes errno to
 // `report` when it cannot exec.
 [[noreturn]] void ExecTask(const RemoteStepSpec& spec, const RemoteTask& task, int local_id,
-                           TaskFds fds, int report) {
+                           TaskFds fds, const CgroupJoin* cgroup, int report) {
   auto fail = [report](int e) {
     (void)!::write(report, &e, sizeof(e));
     ::_exit(127);
   };
+  if (cgroup != nullptr) {
+    if (const int err = JoinSelf(*cgroup); err != 0) fail(err);
+  }
   // On a terminal the task leads a session of its own, the terminal as its
   // controlling one, so job control and Ctrl-C work as on a login.
   if (fds.terminal >= 0) {
@@ -178,8 +190,47 @@ bool MakeTaskFds(const TaskIo& io, Running* r, TaskFds* child) {
   return true;
 }
 
+// The cgroup the tasks of a step start in on this host.
+struct TasksCgroup {
+  bool usable = false;
+  CgroupJoin join;
+  std::unique_ptr<JobCgroup> owned;  // made for this step: removed after it
+};
+
+// The job's own cgroup when its batch step runs on this host (so the job's
+// end stops these tasks too), else one made here with the job's memory on
+// this node as its limit. Without cgroups (not root, none mounted) the
+// tasks run without (one warning).
+TasksCgroup OpenTasksCgroup(const RemoteStepSpec& spec, const std::string& what) {
+  TasksCgroup out;
+  if (::geteuid() != 0) return out;
+  util::Result<CgroupJoin> existing = OpenExistingJobCgroup(kCgroupRoot, spec.job_id);
+  if (existing.ok()) {
+    out.join = std::move(*existing);
+    out.usable = true;
+    return out;
+  }
+  CgroupLimits limits;
+  limits.mem_limit_bytes = static_cast<uint64_t>(std::max<int64_t>(spec.mem_mb, 0)) << 20;
+  // Its own name: another step of the job, or the job's other node on this
+  // host, has a cgroup of its own, never killed with this one.
+  util::Result<std::unique_ptr<JobCgroup>> made =
+      CreateJobCgroup(kCgroupRoot, spec.job_id, limits,
+                      fmt::format("job_{}_step_{}_{}", spec.job_id, spec.step_id, spec.node));
+  util::Status st = made.ok() ? (*made)->OpenJoin(&out.join) : made.status();
+  if (!st.ok()) {
+    util::LogWarn("{}: running without a cgroup: {}", what, st.message());
+    if (made.ok()) (void)(*made)->Remove(kCgroupRemoveTries);
+    return out;
+  }
+  out.owned = std::move(*made);
+  out.usable = true;
+  return out;
+}
+
 // Starts one task; on failure sends its "F" frame and leaves pid -1.
-Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id, int sock) {
+Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id,
+              const CgroupJoin* cgroup, int sock) {
   Running r;
   r.rank = task.rank;
   TaskFds child;
@@ -188,7 +239,7 @@ Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id, 
   const int made_errno = errno;
   if (made) {
     r.pid = ::fork();
-    if (r.pid == 0) ExecTask(spec, task, local_id, child, report[1]);
+    if (r.pid == 0) ExecTask(spec, task, local_id, child, cgroup, report[1]);
   }
   CloseAll({child.in, child.out, child.err, child.terminal, report[1]});
   int e = made ? 0 : made_errno;
@@ -278,7 +329,8 @@ json ToJson(const RemoteStepSpec& s) {
           {"cpu_bind",
            {{"cores", s.cpu_bind.cores},
             {"verbose", s.cpu_bind.verbose},
-            {"cpus_per_task", s.cpu_bind.cpus_per_task}}}};
+            {"cpus_per_task", s.cpu_bind.cpus_per_task}}},
+          {"mem_mb", s.mem_mb}};
 }
 
 util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
@@ -305,6 +357,7 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     s.cpu_bind.cores = bind.value("cores", false);
     s.cpu_bind.verbose = bind.value("verbose", false);
     s.cpu_bind.cpus_per_task = std::clamp(bind.value("cpus_per_task", 1), 1, CPU_SETSIZE);
+    s.mem_mb = j.value("mem_mb", int64_t{0});
     if (s.argv.empty()) return util::InvalidArgument("a step launch without a command");
     return s;
   } catch (const std::exception& e) {
@@ -365,14 +418,58 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   sigaddset(&usr1, SIGUSR1);
   ::sigprocmask(SIG_BLOCK, &usr1, nullptr);
   const int signals = ::signalfd(-1, &usr1, SFD_CLOEXEC | SFD_NONBLOCK);
+  TasksCgroup cgroup = OpenTasksCgroup(spec, what);
   std::vector<Running> tasks;
   for (size_t i = 0; i < spec.tasks.size(); ++i) {
-    tasks.push_back(Start(spec, spec.tasks[i], static_cast<int>(i), sock));
+    tasks.push_back(Start(spec, spec.tasks[i], static_cast<int>(i),
+                          cgroup.usable ? &cgroup.join : nullptr, sock));
   }
   std::string from_srun;
   bool srun_gone = false;
+  bool leftovers_killed = false;
   for (;;) {
-    // Reap first, so an "X" follows the last of a task's output.
+    const auto now = std::chrono::steady_clock::now();
+    bool all_done = true;
+    bool exiting = false;  // a task whose output closed, not yet reaped
+    bool draining = false;  // a task reaped whose output is still open
+    for (Running& t : tasks) {
+      if (t.pid <= 0 || t.ended) continue;
+      // Not blocking: srun's going away must still be noticed meanwhile.
+      if (!t.reaped && ::wait4(t.pid, &t.status, WNOHANG, &t.usage) == t.pid) {
+        t.reaped = true;
+        t.reaped_at = now;
+      }
+      // The task has ended once its output is read to the end, or after a
+      // grace (what it left running may hold the pipes open; the step's
+      // cgroup, below, ends that), so its "X" follows its last output.
+      if (t.reaped && ((t.out < 0 && t.err < 0) || now - t.reaped_at > kOutputGrace)) {
+        CloseAll({t.in, t.out, t.err});
+        t.in = t.out = t.err = -1;
+        t.ended = true;
+        const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
+        const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
+        // The task's peak memory (KiB) and CPU time (ms), for sacct.
+        const rusage& u = t.usage;
+        const int64_t cpu_ms = (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000 +
+                               (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000;
+        if (!srun_gone) {
+          SendAll(sock, fmt::format("X {} {} {} {} {}\n", t.rank, code, sig, u.ru_maxrss, cpu_ms));
+        }
+        continue;
+      }
+      all_done = false;
+      exiting = exiting || (!t.reaped && t.out < 0 && t.err < 0);
+      draining = draining || t.reaped;
+    }
+    if (all_done) break;
+    // Every task has exited: what they left running in the step's own
+    // cgroup goes, and with it what holds their output open.
+    if (!leftovers_killed && cgroup.owned &&
+        std::all_of(tasks.begin(), tasks.end(), [](const Running& t) { return t.pid <= 0 || t.reaped; })) {
+      leftovers_killed = true;
+      const int kill[] = {SIGKILL};
+      if (!cgroup.owned->KillAll()) SignalCgroup(*cgroup.owned, kill);
+    }
     // A negative fd is skipped: srun's closed socket would wake poll at once.
     std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}, {signals, POLLIN, 0}};
     struct Owner {
@@ -394,33 +491,11 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
         owners.push_back({&t, 'I'});
       }
     }
-    bool all_done = true;
-    bool exiting = false;  // a task whose output closed, not yet reaped
-    for (Running& t : tasks) {
-      if (t.pid <= 0 || t.ended) continue;
-      // Not blocking: a task that closed its output may still run, and
-      // srun's going away must still be noticed meanwhile.
-      rusage usage{};
-      if (t.out < 0 && t.err < 0 && ::wait4(t.pid, &t.status, WNOHANG, &usage) == t.pid) {
-        t.ended = true;
-        CloseAll({t.in});
-        t.in = -1;
-        const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
-        const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
-        // The task's peak memory (KiB) and CPU time (ms), for sacct.
-        const int64_t cpu_ms = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
-                               (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
-        if (!srun_gone) {
-          SendAll(sock, fmt::format("X {} {} {} {} {}\n", t.rank, code, sig, usage.ru_maxrss, cpu_ms));
-        }
-        continue;
-      }
-      all_done = false;
-      exiting = exiting || (t.out < 0 && t.err < 0);
+    // A task's pipes close a moment before it can be reaped; a reaped one
+    // is watched for its grace.
+    if (::poll(fds.data(), fds.size(), exiting ? 5 : draining ? 50 : 1000) < 0 && errno != EINTR) {
+      break;
     }
-    if (all_done) break;
-    // A task's pipes close a moment before it can be reaped.
-    if (::poll(fds.data(), fds.size(), exiting ? 5 : 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0 && !srun_gone) {
       char buf[65536];
       ssize_t n = ::recv(sock, buf, sizeof(buf), 0);
@@ -464,6 +539,14 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   }
   ::close(sock);
   if (signals >= 0) ::close(signals);
+  if (cgroup.owned) {
+    // The step is over: what its tasks left running goes with it.
+    const int kill[] = {SIGKILL};
+    if (!cgroup.owned->KillAll()) SignalCgroup(*cgroup.owned, kill);
+    if (util::Status st = cgroup.owned->Remove(kCgroupRemoveTries); !st.ok()) {
+      util::LogWarn("{}: {}", what, st.message());
+    }
+  }
   return 0;
 }
 

@@ -71,6 +71,9 @@ struct RemoteStepSpec {
   std::string token;
   TaskIo io;
   util::CpuBind cpu_bind;
+  // The job's memory on this node (MB): the limit of the cgroup the
+  // launcher makes for the tasks where the job has none on this host yet.
+  int64_t mem_mb = 0;
 };
 
 nlohmann::json ToJson(const RemoteStepSpec& spec);
