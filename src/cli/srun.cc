@@ -104,22 +104,22 @@ struct SrunOptions {
   std::string export_spec;        // --export; empty: $SLURM_EXPORT_ENV, else ALL
   util::CpuBind cpu_bind;         // --cpu-bind, with -c
   bool mpi_list = false;          // --mpi=list
+  bool pmix = false;              // --mpi=pmix
   std::vector<std::string> command;
 };
 
-// The MPI types srun knows (--mpi, MpiDefault): none only. OpenMPI's mpirun
-// inside an allocation launches its daemons with srun and needs no more;
-// PMIx direct launch is not built yet.
-constexpr const char* kMpiTypes[] = {"none"};
+// The MPI types srun knows (--mpi): none (OpenMPI's mpirun inside an
+// allocation launches its daemons with srun and needs no more) and pmix
+// (each node's launcher runs a PMIx server for the tasks; several hosts).
+constexpr const char* kMpiTypes[] = {"pmix", "none"};
 
-util::Status ParseMpi(const std::string& v, bool* list) {
+util::Status ParseMpi(const std::string& v, bool* list, bool* pmix) {
   if (v == "list") {
     *list = true;
     return util::Status::Ok();
   }
-  for (const char* t : kMpiTypes) {
-    if (v == t) return util::Status::Ok();
-  }
+  *pmix = v.starts_with("pmix");  // pmix_v4: the library's version
+  if (v == "none" || v == "pmix" || v == "pmix_v4") return util::Status::Ok();
   return util::InvalidArgument("srun: error: Invalid MPI type '" + v +
                                "', --mpi=list for acceptable types");
 }
@@ -224,7 +224,8 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {'u', "unbuffered", Arg::kNone, ignore},
       {0, "cpu-bind", Arg::kRequired, cpu_bind},
       {0, "cpu_bind", Arg::kRequired, cpu_bind},
-      {0, "mpi", Arg::kRequired, [&o](const std::string& v) { return ParseMpi(v, &o.mpi_list); }},
+      {0, "mpi", Arg::kRequired,
+       [&o](const std::string& v) { return ParseMpi(v, &o.mpi_list, &o.pmix); }},
       {0, "export", Arg::kRequired, str(&o.export_spec)},
       {0, "gres", Arg::kRequired,
        [&o](const std::string& v) {
@@ -320,6 +321,7 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
   if (o.mpi_list) {
     std::cout << "MPI plugin types are...\n";
     for (const char* t : kMpiTypes) std::cout << "\t" << t << "\n";
+    std::cout << "specific pmix plugin versions available: pmix_v4\n";
     return o;
   }
   if (parsed->positional.empty()) {
@@ -798,6 +800,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     launch.pty = opts->pty;
     launch.kill_wait_s = cfg.kill_wait_s;
     launch.cpu_bind = opts->cpu_bind;
+    launch.pmix = opts->pmix;
     launch.cpu_bind.cpus_per_task = opts->cpus_per_task;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
       RemoteNodeTasks node{step.nodes[n].node, {}};
@@ -831,6 +834,14 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   SrunOptions quiet_task = *opts;
   quiet_task.output = quiet_task.error = "/dev/null";
   LocalStdin input(opts->input, step.ntasks);
+  if (opts->pmix) {
+    // The PMIx server lives in the agents' launchers, which start the
+    // tasks only on a cluster of several hosts.
+    PrintError("srun", "--mpi=pmix needs AuthType (a cluster of hosts); on one host run mpirun "
+                       "inside the allocation");
+    EndStep(client, job_id, step.step_id, StepExit{1, 0});
+    return 1;
+  }
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {
     for (int local = 0; local < step.nodes[n].tasks; ++local) {

@@ -13,7 +13,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -123,6 +125,7 @@ struct Caller {
   int fd = -1;
   std::string in;
   std::string node;  // set once its HELLO checked out
+  std::deque<std::string> fence_parts;  // --mpi=pmix: its parts of fences to come
 };
 
 int signal_pipe = -1;
@@ -214,6 +217,19 @@ std::string RankList(const std::vector<int>& ranks) {
   return out;
 }
 
+// --mpi=pmix: the step's nodes and their ranks, which every node's PMIx
+// server registers.
+nlohmann::json PmixLayout(const RemoteLaunch& launch) {
+  nlohmann::json nodes = nlohmann::json::array(), ranks = nlohmann::json::array();
+  for (const RemoteNodeTasks& n : launch.nodes) {
+    nodes.push_back(n.node);
+    nlohmann::json mine = nlohmann::json::array();
+    for (const auto& [rank, env] : n.tasks) mine.push_back(rank);
+    ranks.push_back(mine);
+  }
+  return {{"nodes", nodes}, {"ranks", ranks}};
+}
+
 nlohmann::json IoJson(const RemoteLaunch& launch, const winsize& size) {
   nlohmann::json in = launch.input.kind == StdinTarget::kAll    ? nlohmann::json("all")
                       : launch.input.kind == StdinTarget::kNone ? nlohmann::json("none")
@@ -270,6 +286,16 @@ class StepRelay {
       long a = 0, b = 0, rss = -1, cpu = 0;
       const int fields =
           std::sscanf(head.c_str(), "%c %d %ld %ld %ld %ld", &kind, &rank, &a, &b, &rss, &cpu);
+      if (kind == 'C' && fields >= 2) {
+        // --mpi=pmix: a node's part of a fence.
+        long length = 0;
+        if (std::sscanf(head.c_str(), "C %ld", &length) != 1 || length < 0) return false;
+        if (c.in.size() < nl + 1 + static_cast<size_t>(length)) return true;
+        c.fence_parts.push_back(c.in.substr(nl + 1, static_cast<size_t>(length)));
+        c.in.erase(0, nl + 1 + static_cast<size_t>(length));
+        CompleteFence();
+        continue;
+      }
       if ((kind == 'O' || kind == 'E' || kind == 'F') && fields >= 3) {
         if (c.in.size() < nl + 1 + static_cast<size_t>(a)) return true;  // the rest is on its way
         const std::string data = c.in.substr(nl + 1, static_cast<size_t>(a));
@@ -305,6 +331,28 @@ class StepRelay {
         exit_.code = std::max(exit_.code, static_cast<int>(a));
       }
     }
+  }
+
+  // Once every node gave its part of a fence: all the parts, in the
+  // step's node order, to every node.
+  void CompleteFence() {
+    std::map<std::string, Caller*> by_node;
+    for (Caller& c : callers_) {
+      if (c.fd >= 0 && !c.node.empty()) by_node[c.node] = &c;
+    }
+    if (by_node.size() < launch_.nodes.size()) return;
+    std::string all;
+    for (const RemoteNodeTasks& n : launch_.nodes) {
+      auto it = by_node.find(n.node);
+      if (it == by_node.end() || it->second->fence_parts.empty()) return;
+    }
+    for (const RemoteNodeTasks& n : launch_.nodes) {
+      Caller* c = by_node[n.node];
+      all += c->fence_parts.front();
+      c->fence_parts.pop_front();
+    }
+    const std::string frame = fmt::format("C {}\n", all.size()) + all;
+    for (const auto& [node, c] : by_node) SendAll(c->fd, frame);
   }
 
   // A signal to every task.
@@ -447,6 +495,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
                             {{"cores", launch.cpu_bind.cores},
                              {"verbose", launch.cpu_bind.verbose},
                              {"cpus_per_task", launch.cpu_bind.cpus_per_task}}},
+                           {"pmix", launch.pmix ? PmixLayout(launch) : nlohmann::json()},
                            {"nodes", nodes}});
   if (!resp.ok() || resp->status != 200) {
     ::close(listener);

@@ -46,6 +46,7 @@ struct RemoteLaunch {
   bool pty = false;                      // --pty: task 0 on a terminal of its own
   int kill_wait_s = 30;                  // KillWait: from SIGTERM to SIGKILL on abort
   util::CpuBind cpu_bind;                // --cpu-bind
+  bool pmix = false;                     // --mpi=pmix: a PMIx server per node, fences through srun
 };
 
 struct StepExit {

@@ -1461,8 +1461,8 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
   }
   json common = {{"job_id", id}, {"step_id", step_id}, {"uid", job->req.uid},
                  {"gid", job->req.gid}, {"groups", job->req.groups}};
-  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token", "io", "cpu_bind"}) {
-    if (body.contains(key)) common[key] = body[key];
+  for (const char* key : {"work_dir", "argv", "io_host", "io_port", "token", "io", "cpu_bind", "pmix"}) {
+    if (body.contains(key) && !body[key].is_null()) common[key] = body[key];
   }
   std::vector<std::pair<std::shared_ptr<api::LineConn>, json>> sends;
   for (const json& n : body["nodes"]) {

@@ -19,10 +19,12 @@
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "stepd/cgroup.h"
+#include "stepd/pmix_server.h"
 #include "util/cpu_bind.h"
 #include "util/log.h"
 
@@ -321,7 +323,7 @@ util::Result<TaskIo> TaskIoFromJson(const json& j) {
 json ToJson(const RemoteStepSpec& s) {
   json tasks = json::array();
   for (const RemoteTask& t : s.tasks) tasks.push_back({{"rank", t.rank}, {"env", t.env}});
-  return {{"job_id", s.job_id},     {"step_id", s.step_id}, {"node", s.node},
+  json out = {{"job_id", s.job_id},     {"step_id", s.step_id}, {"node", s.node},
           {"uid", s.uid},           {"gid", s.gid},         {"groups", s.groups},
           {"work_dir", s.work_dir}, {"argv", s.argv},       {"tasks", tasks},
           {"io_host", s.io_host},   {"io_port", s.io_port}, {"token", s.token},
@@ -331,6 +333,8 @@ json ToJson(const RemoteStepSpec& s) {
             {"verbose", s.cpu_bind.verbose},
             {"cpus_per_task", s.cpu_bind.cpus_per_task}}},
           {"mem_mb", s.mem_mb}};
+  if (s.pmix) out["pmix"] = {{"nodes", s.step_nodes}, {"ranks", s.step_ranks}};
+  return out;
 }
 
 util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
@@ -358,6 +362,15 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     s.cpu_bind.verbose = bind.value("verbose", false);
     s.cpu_bind.cpus_per_task = std::clamp(bind.value("cpus_per_task", 1), 1, CPU_SETSIZE);
     s.mem_mb = j.value("mem_mb", int64_t{0});
+    if (j.contains("pmix")) {
+      s.pmix = true;
+      s.step_nodes = j.at("pmix").at("nodes").get<std::vector<std::string>>();
+      s.step_ranks = j.at("pmix").at("ranks").get<std::vector<std::vector<int>>>();
+      if (s.step_nodes.size() != s.step_ranks.size() ||
+          std::find(s.step_nodes.begin(), s.step_nodes.end(), s.node) == s.step_nodes.end()) {
+        return util::InvalidArgument("bad step launch: its PMIx layout does not hold its node");
+      }
+    }
     if (s.argv.empty()) return util::InvalidArgument("a step launch without a command");
     return s;
   } catch (const std::exception& e) {
@@ -369,7 +382,7 @@ namespace {
 
 // What srun sent, frame by frame (see the header); false on a frame that
 // makes no sense, after which the rest is ignored.
-bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks) {
+bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks, PmixServer* pmix) {
   for (;;) {
     const size_t nl = from_srun.find('\n');
     if (nl == std::string::npos) return true;
@@ -384,6 +397,11 @@ bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks) {
       for (Running& t : tasks) {
         if (t.terminal && t.in >= 0) ::ioctl(t.in, TIOCSWINSZ, &size);
       }
+    } else if (std::sscanf(from_srun.c_str(), "C %d", &a) == 1 && a >= 0) {
+      if (from_srun.size() < nl + 1 + static_cast<size_t>(a)) return true;  // more to come
+      if (pmix != nullptr) pmix->CompleteFence(from_srun.substr(nl + 1, static_cast<size_t>(a)));
+      from_srun.erase(0, nl + 1 + static_cast<size_t>(a));
+      continue;
     } else if (std::sscanf(from_srun.c_str(), "I %d", &a) == 1 && a >= 0) {
       if (from_srun.size() < nl + 1 + static_cast<size_t>(a)) return true;  // more to come
       const std::string_view data(from_srun.data() + nl + 1, static_cast<size_t>(a));
@@ -419,9 +437,41 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   ::sigprocmask(SIG_BLOCK, &usr1, nullptr);
   const int signals = ::signalfd(-1, &usr1, SFD_CLOEXEC | SFD_NONBLOCK);
   TasksCgroup cgroup = OpenTasksCgroup(spec, what);
+  // --mpi=pmix: the server the tasks' MPI connects to, its variables in
+  // each task's environment.
+  std::unique_ptr<PmixServer> pmix;
+  RemoteStepSpec with_pmix = spec;
+  if (spec.pmix) {
+    PmixLayout layout;
+    layout.nspace = fmt::format("muster.{}.{}", spec.job_id, spec.step_id);
+    layout.nodes = spec.step_nodes;
+    layout.ranks = spec.step_ranks;
+    layout.node_index = static_cast<size_t>(
+        std::find(spec.step_nodes.begin(), spec.step_nodes.end(), spec.node) - spec.step_nodes.begin());
+    layout.uid = spec.uid;
+    layout.gid = spec.gid;
+    util::Result<std::unique_ptr<PmixServer>> started = PmixServer::Start(layout);
+    util::Status st = started.ok() ? util::Status::Ok() : started.status();
+    if (started.ok()) pmix = std::move(*started);
+    for (RemoteTask& t : with_pmix.tasks) {
+      if (!st.ok()) break;
+      util::Result<std::vector<std::string>> env = pmix->TaskEnvironment(t.rank);
+      if (!env.ok()) st = env.status();
+      if (env.ok()) t.env.insert(t.env.end(), env->begin(), env->end());
+    }
+    if (!st.ok()) {
+      util::LogError("{}: {}", what, st.message());
+      for (const RemoteTask& t : spec.tasks) {
+        const std::string why = fmt::format("{}: task {}: {}", spec.node, t.rank, st.message());
+        SendAll(sock, fmt::format("F {} {}\n{}", t.rank, why.size(), why));
+      }
+      ::close(sock);
+      return 0;
+    }
+  }
   std::vector<Running> tasks;
-  for (size_t i = 0; i < spec.tasks.size(); ++i) {
-    tasks.push_back(Start(spec, spec.tasks[i], static_cast<int>(i),
+  for (size_t i = 0; i < with_pmix.tasks.size(); ++i) {
+    tasks.push_back(Start(with_pmix, with_pmix.tasks[i], static_cast<int>(i),
                           cgroup.usable ? &cgroup.join : nullptr, sock));
   }
   std::string from_srun;
@@ -471,12 +521,14 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       if (!cgroup.owned->KillAll()) SignalCgroup(*cgroup.owned, kill);
     }
     // A negative fd is skipped: srun's closed socket would wake poll at once.
-    std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0}, {signals, POLLIN, 0}};
+    std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0},
+                            {signals, POLLIN, 0},
+                            {pmix ? pmix->wakeup_fd() : -1, POLLIN, 0}};
     struct Owner {
       Running* task;
       char what;  // 'O' stdout, 'E' stderr, 'I' its stdin wants more
     };
-    std::vector<Owner> owners{{nullptr, 0}, {nullptr, 0}};
+    std::vector<Owner> owners{{nullptr, 0}, {nullptr, 0}, {nullptr, 0}};
     for (Running& t : tasks) {
       if (t.out >= 0) {
         fds.push_back({t.out, POLLIN, 0});
@@ -500,7 +552,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       char buf[65536];
       ssize_t n = ::recv(sock, buf, sizeof(buf), 0);
       if (n > 0) from_srun.append(buf, static_cast<size_t>(n));
-      if (n <= 0 || !TakeFromSrun(from_srun, tasks)) {
+      if (n <= 0 || !TakeFromSrun(from_srun, tasks, pmix.get())) {
         // srun is gone (or speaks nonsense): so is its step.
         srun_gone = true;
         util::LogWarn("{}: srun went away; killing the step's tasks", what);
@@ -515,7 +567,14 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
         KillAll(tasks, sig);
       }
     }
-    for (size_t i = 2; i < fds.size(); ++i) {
+    if (fds[2].revents != 0) {
+      // This node's part of a fence goes to srun, which gathers every node's.
+      while (std::optional<std::string> part = pmix->TakeContribution()) {
+        if (!srun_gone) SendAll(sock, fmt::format("C {}\n", part->size()) + *part);
+      }
+      if (pmix->TakeAbort()) KillAll(tasks, SIGKILL);
+    }
+    for (size_t i = 3; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       auto [t, kind] = owners[i];
       if (kind == 'I') {

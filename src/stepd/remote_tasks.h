@@ -19,6 +19,9 @@
 //   "I <length>\n" <bytes>                   srun's stdin, for the tasks that
 //                                            take it; "I 0\n" is its end
 //   "W <rows> <cols>\n"                      the terminal's new size (--pty)
+//   "C <length>\n" <bytes>                   a PMIx fence's data from every node
+// and to srun, with --mpi=pmix, "C <length>\n" <bytes>: this node's part of
+// a fence, once all its tasks entered it.
 #pragma once
 
 #include <sys/types.h>
@@ -74,6 +77,11 @@ struct RemoteStepSpec {
   // The job's memory on this node (MB): the limit of the cgroup the
   // launcher makes for the tasks where the job has none on this host yet.
   int64_t mem_mb = 0;
+  // srun --mpi=pmix: the launcher runs a PMIx server for the tasks; every
+  // node's launcher knows the whole step's layout.
+  bool pmix = false;
+  std::vector<std::string> step_nodes;        // the step's nodes, in order
+  std::vector<std::vector<int>> step_ranks;   // their ranks
 };
 
 nlohmann::json ToJson(const RemoteStepSpec& spec);

@@ -540,9 +540,10 @@ def test_srun_step_options_across_hosts(hosts):
     assert ("srun: error: Unable to create step for job " in r.stderr
             and ": Requested node configuration is not available" in r.stderr)
     r = hosts.on("login", "srun", "--mpi=list")
-    assert r.stdout == "MPI plugin types are...\n\tnone\n"
+    assert r.stdout == ("MPI plugin types are...\n\tpmix\n\tnone\n"
+                        "specific pmix plugin versions available: pmix_v4\n")
     for argv, message in [
-            (["--mpi=pmix"], "srun: error: Invalid MPI type 'pmix', --mpi=list for acceptable types"),
+            (["--mpi=pmi2"], "srun: error: Invalid MPI type 'pmi2', --mpi=list for acceptable types"),
             (["--exclusive"], "srun: error: --exclusive: Muster's steps share the job's CPUs"),
             (["-m", "plane=2"], "srun: error: --distribution=plane=2: Muster's srun lays tasks out"),
             (["-m", "bogus"], "srun: error: Invalid --distribution specification"),
@@ -715,6 +716,23 @@ def test_torch_distributed_across_two_hosts(hosts):
     # rank, world, local rank, host, sum of 1..4 over gloo between cn1 and cn2.
     assert sorted(out.split("\n")[:4]) == ["0 4 0 cn1 10", "1 4 1 cn1 10", "2 4 0 cn2 10",
                                             "3 4 1 cn2 10"], out
+
+
+def test_srun_mpi_pmix_launches_mpi_ranks_directly(hosts):
+    # Each node's launcher runs a PMIx server (Debian's libpmix) for its
+    # tasks; the fences of MPI_Init and the allreduce go between the nodes
+    # through srun. No mpirun, no orted.
+    if not Path("/usr/bin/mpirun").exists():
+        pytest.skip("Debian's openmpi-bin is not installed (scripts/build.sh installs it)")
+    (hosts.shared / "allreduce.py").write_text(ALLREDUCE)
+    r = hosts.on("login", "bash", "-c",
+                 f"cd {hosts.shared} && salloc -N2 -n4 -w node02,node03 bash -c "
+                 "'echo $SLURM_JOB_ID; srun --mpi=pmix /usr/bin/python3 allreduce.py'")
+    job, size, total, *where = r.stdout.split()
+    assert (size, total, where) == ("4", "10", ["cn1", "cn1", "cn1", "cn2"]), r.stdout + r.stderr
+    r = hosts.on("ctl", "sacct", "-n", "-P", "-j", job, "-o", "JobID,JobName,State")
+    assert f"{job}.0|python3|COMPLETED" in r.stdout.split()
+    assert "orted" not in r.stdout
 
 
 @pytest.fixture(scope="module")

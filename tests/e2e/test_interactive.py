@@ -176,3 +176,11 @@ def test_scancel_of_a_step_ends_that_step_only(cluster):
     r = cluster.run(["scancel", f"{job}.5"], check=False)
     assert r.returncode == 1
     assert r.stderr.strip() == f"scancel: error: Kill job error on job id {job}.5: Invalid job step id specified"
+
+
+def test_srun_mpi_pmix_on_one_host_says_to_use_mpirun(cluster):
+    r = cluster.run(["srun", "-n2", "--mpi=pmix", "true"], check=False)
+    assert r.returncode == 1
+    assert "srun: error: --mpi=pmix needs AuthType (a cluster of hosts)" in r.stderr
+    r = cluster.run(["srun", "--mpi=pmi2", "true"], check=False)
+    assert r.stderr.strip() == "srun: error: Invalid MPI type 'pmi2', --mpi=list for acceptable types"
