@@ -26,7 +26,7 @@ void PrepareAllocationRequest(core::JobRequest* req) {
 
 util::Result<Allocation> RequestAllocation(const Client& client, const core::JobRequest& req,
                                            const std::string& prog, bool quiet,
-                                           bool announce_grant) {
+                                           bool announce_grant, int immediate_s) {
   auto resp = client.Post("/v1/jobs", nlohmann::json(req));
   if (!resp.ok()) {
     PrintError(prog, "Job submit/allocate failed: " + resp.status().message());
@@ -43,6 +43,9 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
   alloc.job_id = resp->body.at("job_id").get<uint32_t>();
   const std::string id = std::to_string(alloc.job_id);
   bool said_pending = false;
+  // -I alone: a second for the scheduler, and Slurm's words for busy nodes.
+  const bool at_once = immediate_s == 0;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(at_once ? 1 : immediate_s);
   for (auto wait = std::chrono::milliseconds(20);;
        wait = std::min(wait * 2, std::chrono::milliseconds(500))) {
     auto state = client.Get("/v1/jobs/" + id + "/allocation");
@@ -64,13 +67,39 @@ util::Result<Allocation> RequestAllocation(const Client& client, const core::Job
       PrintError(prog, "Job allocation " + id + " has been revoked.");
       return util::Unavailable("job " + id + " is " + s);
     }
-    if (!said_pending && !quiet) {
+    if (immediate_s >= 0 && std::chrono::steady_clock::now() >= give_up) {
+      (void)client.Post("/v1/jobs/cancel", {{"job_ids", {id}}});
+      if (at_once) PrintError(prog, "Unable to allocate resources: Requested nodes are busy");
+      std::cerr << prog << ": Job allocation " << id << " has been revoked.\n";
+      if (!at_once) PrintError(prog, "Unable to allocate resources: Connection timed out");
+      return util::Unavailable("job " + id + " did not start within " +
+                               std::to_string(immediate_s) + " s");
+    }
+    if (!said_pending && !quiet && !at_once) {
       if (prog == "salloc") std::cerr << prog << ": Pending job allocation " << id << "\n";
       std::cerr << prog << ": job " << id << " queued and waiting for resources\n";
       said_pending = true;
     }
     std::this_thread::sleep_for(wait);
   }
+}
+
+util::Result<Allocation> ExistingAllocation(const Client& client, const std::string& job_id,
+                                            const std::string& prog) {
+  auto state = client.Get("/v1/jobs/" + job_id + "/allocation");
+  std::string why = !state.ok() ? state.status().message()
+                    : state->status != 200 ? ErrorText(*state)
+                    : state->body.value("state", "") != "RUNNING"
+                        ? "Job/step already completing or completed"
+                        : "";
+  if (!why.empty()) {
+    PrintError(prog, "Unable to confirm allocation for job " + job_id + ": " + why);
+    return util::Unavailable(why);
+  }
+  Allocation alloc;
+  alloc.job_id = static_cast<uint32_t>(std::stoul(job_id));
+  alloc.environment = state->body.value("environment", std::vector<std::string>{});
+  return alloc;
 }
 
 void EnterAllocation(const Allocation& alloc) {

@@ -28,9 +28,15 @@ void PrepareAllocationRequest(core::JobRequest* req);
 // lines; `quiet` (-Q) leaves out the informational ones, and srun, unlike
 // salloc, does not say "Granted job allocation". kUnavailable when it was
 // refused (the refusal printed) or ended before it ran.
+// `immediate_s` (salloc -I): give up, cancelling the job, when it has not
+// started within that many seconds; -1 waits as long as it takes.
 util::Result<Allocation> RequestAllocation(const Client& client, const core::JobRequest& req,
                                            const std::string& prog, bool quiet,
-                                           bool announce_grant = true);
+                                           bool announce_grant = true, int immediate_s = -1);
+
+// srun --jobid: the running job `job_id` as an allocation to enter.
+util::Result<Allocation> ExistingAllocation(const Client& client, const std::string& job_id,
+                                            const std::string& prog);
 
 // Puts the allocation's SLURM_* variables into this process's environment,
 // as if it ran inside the allocation (what it starts inherits them).

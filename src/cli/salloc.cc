@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/sbatch_parse.h"
 #include "config/config.h"
+#include "util/strings.h"
 
 namespace muster::cli {
 
@@ -61,7 +62,39 @@ int RunCommand(const Client& client, uint32_t job_id, const std::vector<std::str
 
 }  // namespace
 
-int SallocMain(const std::vector<std::string>& args) {
+int SallocMain(const std::vector<std::string>& all_args) {
+  // salloc's own options; the rest are sbatch's.
+  bool no_shell = false;
+  int immediate_s = -1;
+  std::vector<std::string> args;
+  for (size_t i = 0; i < all_args.size(); ++i) {
+    const std::string& a = all_args[i];
+    if (a == "--") {
+      args.insert(args.end(), all_args.begin() + static_cast<ptrdiff_t>(i), all_args.end());
+      break;
+    }
+    std::string seconds;
+    if (a == "--no-shell") {
+      no_shell = true;
+      continue;
+    }
+    if (a == "-I" || a == "--immediate") {
+      immediate_s = 0;
+      continue;
+    }
+    if (a.starts_with("--immediate=")) seconds = a.substr(12);
+    if (a.starts_with("-I") && a.size() > 2 && a[2] != '-') seconds = a.substr(2);
+    if (seconds.empty()) {
+      args.push_back(a);
+      continue;
+    }
+    util::Result<int64_t> n = util::ParseInt(seconds);
+    if (!n.ok() || *n < 0 || *n > 1000000) {
+      PrintError("salloc", "Invalid --immediate value: " + seconds);
+      return 1;
+    }
+    immediate_s = static_cast<int>(*n);
+  }
   SbatchInvocation inv;
   auto positional = ApplySbatchOptions(args, &inv, "salloc");
   if (!positional.ok()) {
@@ -75,7 +108,7 @@ int SallocMain(const std::vector<std::string>& args) {
     return 1;
   }
   core::JobRequest& req = inv.req;
-  if (req.name.empty()) req.name = "interactive";
+  if (req.name.empty()) req.name = no_shell ? "no-shell" : "interactive";
   PrepareAllocationRequest(&req);
   std::vector<std::string> command = *positional;
   if (command.empty()) {
@@ -84,8 +117,12 @@ int SallocMain(const std::vector<std::string>& args) {
   }
   req.command = command.front();
   const Client client = Client::ForConfig(*cfg);
-  util::Result<Allocation> alloc = RequestAllocation(client, req, "salloc", inv.quiet);
+  util::Result<Allocation> alloc =
+      RequestAllocation(client, req, "salloc", inv.quiet, true, immediate_s);
   if (!alloc.ok()) return 1;
+  // --no-shell: the allocation stays, to be used with srun --jobid and
+  // ended with scancel.
+  if (no_shell) return 0;
   EnterAllocation(*alloc);
   const int rc = RunCommand(client, alloc->job_id, command);
   if (!inv.quiet) std::cerr << "salloc: Relinquishing job allocation " << alloc->job_id << "\n";

@@ -105,6 +105,8 @@ struct SrunOptions {
   util::CpuBind cpu_bind;         // --cpu-bind, with -c
   bool mpi_list = false;          // --mpi=list
   bool pmix = false;              // --mpi=pmix
+  bool mpi_given = false;         // --mpi given (else $SLURM_MPI_TYPE, else MpiDefault)
+  std::string jobid;              // --jobid: run in that allocation
   std::vector<std::string> command;
 };
 
@@ -205,6 +207,12 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {'o', "output", Arg::kRequired, str(&o.output)},
       {'e', "error", Arg::kRequired, str(&o.error)},
       {'J', "job-name", Arg::kRequired, str(&o.job_name)},
+      {0, "jobid", Arg::kRequired,
+       [&o](const std::string& v) {
+         if (!util::ParseInt(v).ok()) return util::InvalidArgument("srun: error: Invalid job id " + v);
+         o.jobid = v;
+         return util::Status::Ok();
+       }},
       {'p', "partition", Arg::kRequired, for_allocation("--partition")},
       {'t', "time", Arg::kRequired, for_allocation("--time")},
       {0, "mem", Arg::kRequired, for_allocation("--mem")},
@@ -225,7 +233,10 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {0, "cpu-bind", Arg::kRequired, cpu_bind},
       {0, "cpu_bind", Arg::kRequired, cpu_bind},
       {0, "mpi", Arg::kRequired,
-       [&o](const std::string& v) { return ParseMpi(v, &o.mpi_list, &o.pmix); }},
+       [&o](const std::string& v) {
+         o.mpi_given = true;
+         return ParseMpi(v, &o.mpi_list, &o.pmix);
+       }},
       {0, "export", Arg::kRequired, str(&o.export_spec)},
       {0, "gres", Arg::kRequired,
        [&o](const std::string& v) {
@@ -868,11 +879,27 @@ int SrunMain(const std::vector<std::string>& args) {
     PrintError("srun", cfg.status().message());
     return 1;
   }
+  if (!opts->mpi_given) {
+    // As Slurm: $SLURM_MPI_TYPE, else the cluster's MpiDefault.
+    const char* type = std::getenv("SLURM_MPI_TYPE");
+    bool list = false;
+    util::Status st = ParseMpi(type != nullptr && *type != '\0' ? type : cfg->mpi_default, &list,
+                               &opts->pmix);
+    if (!st.ok()) {
+      std::cerr << st.message() << "\n";
+      return 1;
+    }
+  }
   auto client = util::Result<Client>(Client::ForConfig(*cfg));
   // Outside an allocation srun first asks for one of its own, runs its
   // step in it and releases it with the step's exit code.
   std::optional<uint32_t> own_allocation;
-  if (getenv("SLURM_JOB_ID") == nullptr) {
+  if (!opts->jobid.empty()) {
+    // --jobid: as if inside that job (salloc --no-shell's, or any running).
+    util::Result<Allocation> existing = ExistingAllocation(*client, opts->jobid, "srun");
+    if (!existing.ok()) return 1;
+    EnterAllocation(*existing);
+  } else if (getenv("SLURM_JOB_ID") == nullptr) {
     util::Result<uint32_t> granted = AllocateForSrun(*client, *opts);
     if (!granted.ok()) return 1;
     own_allocation = *granted;

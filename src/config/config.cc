@@ -74,7 +74,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "JobContainerType", "JobFileAppend", "JobRequeue", "JobSubmitPlugins", "KillOnBadExit",
         "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
         "MaxDBDMsgs", "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount",
-        "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout", "MpiDefault",
+        "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout",
         "MpiParams", "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
         "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode", "PreemptType",
         "PrEpParameters", "PrEpPlugins", "PriorityCalcPeriod", "PriorityDecayHalfLife",
@@ -710,6 +710,14 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "defmempercpu") return SetTopInt(p, &cfg_.def_mem_per_cpu_mb, 0, kMaxInt64);
   if (k == "maxmempercpu") return SetTopInt(p, &cfg_.max_mem_per_cpu_mb, 0, kMaxInt64);
   if (k == "killwait") return SetTopInt(p, &cfg_.kill_wait_s, 0, 65535);
+  if (k == "mpidefault") {
+    // srun's --mpi when it gives none: none or pmix (pmix_v4, the
+    // library's version, as Slurm names it).
+    const std::string v = util::ToLower(p.value);
+    if (v != "none" && v != "pmix" && v != "pmix_v4") return BadValue(p, "none or pmix");
+    cfg_.mpi_default = v == "none" ? "none" : "pmix";
+    return Status::Ok();
+  }
   if (k == "minjobage") return SetTopInt(p, &cfg_.min_job_age_s, 0, kMaxInt);
   if (k == "slurmdtimeout") return SetTopInt(p, &cfg_.slurmd_timeout_s, 0, 65535);
   if (k == "jobrequeue") return SetTopInt(p, &cfg_.job_requeue, 0, 1);

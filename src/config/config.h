@@ -85,6 +85,7 @@ struct Config {
   int64_t def_mem_per_cpu_mb = 0;  // 0 = unset: a job gets the whole node's memory
   int64_t max_mem_per_cpu_mb = 0;
   int kill_wait_s = 30;
+  std::string mpi_default = "none";  // MpiDefault: srun's --mpi when it gives none
   int min_job_age_s = 300;
   int slurmd_timeout_s = 300;
   // JobRequeue: whether batch jobs are requeued after a node failure unless

@@ -257,6 +257,19 @@ TEST(Syntax, RawKeepsLastValueAndSpelling) {
   EXPECT_EQ(cfg->raw.at("KillWait"), "2");
 }
 
+TEST(Keys, MpiDefaultIsNoneOrPmix) {
+  auto cfg = Parse("ClusterName=a\n");
+  ASSERT_TRUE(cfg.ok());
+  EXPECT_EQ(cfg->mpi_default, "none");
+  cfg = Parse("MpiDefault=pmix_v4\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->mpi_default, "pmix");
+  cfg = Parse("MpiDefault=pmi2\n");
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_NE(cfg.status().message().find("MpiDefault"), std::string::npos) << cfg.status().message();
+  EXPECT_NE(cfg.status().message().find("none or pmix"), std::string::npos) << cfg.status().message();
+}
+
 TEST(Syntax, EmptyPartitionNodes) {
   auto cfg = Parse("PartitionName=empty Nodes= Default=YES\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();

@@ -733,6 +733,11 @@ def test_srun_mpi_pmix_launches_mpi_ranks_directly(hosts):
     r = hosts.on("ctl", "sacct", "-n", "-P", "-j", job, "-o", "JobID,JobName,State")
     assert f"{job}.0|python3|COMPLETED" in r.stdout.split()
     assert "orted" not in r.stdout
+    # Without --mpi: $SLURM_MPI_TYPE, as Slurm's srun (else MpiDefault).
+    r = hosts.on("login", "bash", "-c",
+                 f"cd {hosts.shared} && SLURM_MPI_TYPE=pmix srun -N2 -n2 -w node02,node03 "
+                 "/usr/bin/python3 allreduce.py")
+    assert r.stdout.split() == ["2", "3", "cn1", "cn2"], r.stdout + r.stderr
 
 
 @pytest.fixture(scope="module")

@@ -184,3 +184,36 @@ def test_srun_mpi_pmix_on_one_host_says_to_use_mpirun(cluster):
     assert "srun: error: --mpi=pmix needs AuthType (a cluster of hosts)" in r.stderr
     r = cluster.run(["srun", "--mpi=pmi2", "true"], check=False)
     assert r.stderr.strip() == "srun: error: Invalid MPI type 'pmi2', --mpi=list for acceptable types"
+
+
+def test_salloc_no_shell_keeps_the_allocation_for_srun_jobid(cluster):
+    # As the oracle: granted, exits 0, the job runs on (named no-shell)
+    # until cancelled; srun --jobid runs steps in it.
+    r = cluster.run(["salloc", "--no-shell", "-N1"])
+    job = r.stderr.split()[-1]
+    assert r.stderr == f"salloc: Granted job allocation {job}\n"
+    assert cluster.job(int(job))["state"] == "RUNNING"
+    r = cluster.run(["srun", f"--jobid={job}", "bash", "-c", "echo $SLURM_JOB_ID $SLURM_STEP_ID"])
+    assert r.stdout.split() == [job, "0"]
+    cluster.run(["scancel", job])
+    assert sacct_rows(cluster, job)[0].startswith(f"{job}|no-shell|CANCELLED")
+    r = cluster.run(["srun", f"--jobid={job}", "true"], check=False)
+    assert r.returncode == 1 and f"Unable to confirm allocation for job {job}" in r.stderr
+
+
+def test_salloc_immediate_gives_up_on_busy_nodes(cluster):
+    busy = cluster.sbatch("-N3", "--exclusive", "--wrap", "sleep 30")
+    cluster.wait_state(busy, "RUNNING")
+    r = cluster.run(["salloc", "-I", "-N1", "true"], check=False)
+    assert r.returncode == 1
+    lines = r.stderr.splitlines()
+    job = lines[1].split()[3]
+    assert lines == ["salloc: error: Unable to allocate resources: Requested nodes are busy",
+                     f"salloc: Job allocation {job} has been revoked."]
+    r = cluster.run(["salloc", "--immediate=1", "-N1", "true"], check=False)
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[-2:] == [
+        f"salloc: Job allocation {int(job) + 1} has been revoked.",
+        "salloc: error: Unable to allocate resources: Connection timed out"]
+    assert sacct_rows(cluster, job)[0].startswith(f"{job}|interactive|CANCELLED")
+    cluster.run(["scancel", str(busy)])
