@@ -24,8 +24,8 @@
 # (default 10.231.7) is the /24 the hosts live in; MUSTER_BIN (default
 # build/bin) the binaries. Several clusters can coexist with different dirs
 # and nets. cn1 hosts two nodes (node01, node02), every other compute host
-# one (MUSTER_HOSTS_NODES=K: every compute host K); each node has 4 CPUs,
-# 4000 MB and 2 emulated GPUs.
+# one (MUSTER_HOSTS_NODES=K: every compute host K); each node has 4 CPUs
+# (MUSTER_HOSTS_CPUS=N: N), 4000 MB and 2 emulated GPUs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 dir=${MUSTER_HOSTS_DIR:-/var/tmp/muster-hosts}
@@ -114,7 +114,7 @@ write_config() {
       for ((k = 0; k < count; k++)); do
         local name
         name=$(printf "node%02d" "$i")
-        echo "NodeName=$name NodeHostname=cn$c NodeAddr=$net.$((10 + c)) CPUs=4 RealMemory=4000 Gres=gpu:2"
+        echo "NodeName=$name NodeHostname=cn$c NodeAddr=$net.$((10 + c)) CPUs=${MUSTER_HOSTS_CPUS:-4} RealMemory=4000 Gres=gpu:2"
         nodes+=("$name")
         i=$((i + 1))
       done
