@@ -686,8 +686,9 @@ os.environ["WORLD_SIZE"] = os.environ["SLURM_NTASKS"]
 dist.init_process_group(backend="gloo")
 t = torch.tensor([float(dist.get_rank() + 1)])
 dist.all_reduce(t)
-print(dist.get_rank(), dist.get_world_size(), os.environ["SLURM_LOCALID"], socket.gethostname(),
-      int(t.item()), flush=True)
+# One write per line: the tasks' outputs meet in one stream.
+os.write(1, f"{dist.get_rank()} {dist.get_world_size()} {os.environ['SLURM_LOCALID']} "
+            f"{socket.gethostname()} {int(t.item())}\n".encode())
 dist.destroy_process_group()
 """
 
