@@ -688,7 +688,7 @@ t = torch.tensor([float(dist.get_rank() + 1)])
 dist.all_reduce(t)
 # One write per line: the tasks' outputs meet in one stream.
 os.write(1, f"{dist.get_rank()} {dist.get_world_size()} {os.environ['SLURM_LOCALID']} "
-            f"{socket.gethostname()} {int(t.item())}\n".encode())
+            f"{socket.gethostname()} {int(t.item())}\\n".encode())
 dist.destroy_process_group()
 """
 
