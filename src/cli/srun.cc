@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -31,6 +32,7 @@
 #include "cli/srun_env.h"
 #include "cli/srun_remote.h"
 #include "config/config.h"
+#include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/strings.h"
 
@@ -107,6 +109,7 @@ struct SrunOptions {
   bool pmix = false;              // --mpi=pmix
   bool mpi_given = false;         // --mpi given (else $SLURM_MPI_TYPE, else MpiDefault)
   std::string jobid;              // --jobid: run in that allocation
+  bool overlap = false;           // --overlap: share CPUs other steps hold
   std::vector<std::string> command;
 };
 
@@ -266,14 +269,19 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.gpus_per_task = static_cast<int>(*n);
          return util::Status::Ok();
        }},
+      // A step's CPUs are its own unless --overlap (Slurm 22.05's default);
+      // outside an allocation --exclusive asks for whole nodes.
       {0, "exclusive", Arg::kOptional,
-       [](const std::string&) {
-         return util::InvalidArgument(
-             "srun: error: --exclusive: Muster's steps share the job's CPUs (as --overlap); "
-             "a step with CPUs of its own is not supported yet");
+       [&o](const std::string& v) {
+         o.overlap = false;
+         o.allocation_args.push_back(v.empty() ? "--exclusive" : "--exclusive=" + v);
+         return util::Status::Ok();
        }},
-      // Steps always share the job's resources (see --exclusive).
-      {0, "overlap", Arg::kNone, ignore},
+      {0, "overlap", Arg::kNone,
+       [&o](const std::string&) {
+         o.overlap = true;
+         return util::Status::Ok();
+       }},
       {'K', "kill-on-bad-exit", Arg::kOptional,
        [&o](const std::string& v) {
          o.kill_on_bad_exit = v.empty() || v != "0";
@@ -747,10 +755,23 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                          {"ntasks_per_node", opts->counts.ntasks_per_node},
                          {"cpus_per_task", opts->cpus_per_task},
                          {"nodelist", opts->nodelist},
+                         {"overlap", opts->overlap},
                          {"name", step_name},
                          {"srun_host", util::HostName()},
                          {"srun_pid", static_cast<int>(::getpid())}};
   auto resp = client.Post("/v1/jobs/" + job_id + "/steps", body);
+  // Other steps hold the CPUs this one needs: wait for them, as Slurm's
+  // srun does, with its two lines.
+  for (bool said = false; resp.ok() && resp->status == 409 && ErrorText(*resp) == core::kStepNodesBusy;
+       said = true) {
+    if (!said) {
+      std::cerr << "srun: Job " << job_id << " step creation temporarily disabled, retrying ("
+                << core::kStepNodesBusy << ")\n";
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    resp = client.Post("/v1/jobs/" + job_id + "/steps", body);
+    if (resp.ok() && resp->status == 201) std::cerr << "srun: Step created for job " << job_id << "\n";
+  }
   if (!resp.ok()) {
     PrintError("srun", resp.status().message());
     return 1;

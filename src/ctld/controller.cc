@@ -17,6 +17,7 @@
 
 #include "core/json.h"
 #include "core/array.h"
+#include "core/step_messages.h"
 #include "ctld/accounting_record.h"
 #include "ctld/job_env.h"
 #include "ctld/remote_hosts.h"
@@ -896,6 +897,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
                            int64_t end_time, const std::string& detail) {
   bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
   if (held_resources) ReleaseResources(job);
+  // Its steps' CPUs go with it (a requeued run starts with none held).
+  step_cpus_.erase(step_cpus_.lower_bound({job.id, 0}), step_cpus_.lower_bound({job.id + 1, 0}));
   if (job.ending_as != JobState::kPending) {
     state = job.ending_as;
     job.ending_as = JobState::kPending;
@@ -1401,7 +1404,24 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   if (request.ntasks < 0 || request.nodes < 0 || request.ntasks_per_node < 0) {
     return util::InvalidArgument("Requested node configuration is not available");
   }
-  auto laid = sched::LayoutStep(job.alloc, job.NumTasks(), request);
+  // Without --overlap a step gets CPUs no other running step of the job
+  // holds; when only those are missing it waits for them (srun retries).
+  const bool overlap = body.value("overlap", false);
+  std::vector<core::NodeAlloc> free = job.alloc;
+  if (!overlap) {
+    for (auto held = step_cpus_.lower_bound({id, 0}); held != step_cpus_.end() && held->first.first == id;
+         ++held) {
+      for (core::NodeAlloc& a : free) {
+        if (auto cpus = held->second.find(a.node); cpus != held->second.end()) {
+          a.cpus = std::max(a.cpus - cpus->second, 0);
+        }
+      }
+    }
+  }
+  auto laid = sched::LayoutStep(free, job.NumTasks(), request);
+  if (!laid.ok() && !overlap && sched::LayoutStep(job.alloc, job.NumTasks(), request).ok()) {
+    return util::FailedPrecondition(core::kStepNodesBusy);
+  }
   if (!laid.ok()) return laid.status();
   const int ntasks = laid->ntasks;
   const int nodes = static_cast<int>(laid->nodes.size());
@@ -1437,6 +1457,12 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   acct_->UpsertStep(rec);
   running_steps_[{id, step_id}] = rec;
   step_sruns_[{id, step_id}] = {body.value("srun_host", ""), body.value("srun_pid", 0)};
+  if (!overlap) {
+    std::map<std::string, int>& held = step_cpus_[{id, step_id}];
+    for (const sched::StepNode& n : laid->nodes) {
+      held[job.alloc[n.alloc_index].node] = n.tasks * std::max(request.cpus_per_task, 1);
+    }
+  }
   return json{{"job_id", id},
               {"step_id", step_id},
               {"ntasks", ntasks},
@@ -1560,6 +1586,7 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
   store::StepRecord rec = it->second;
   running_steps_.erase(it);
   step_sruns_.erase({id, step_id});
+  step_cpus_.erase({id, step_id});
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
   // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
   rec.state = end.exit_signal != 0 ? "CANCELLED" : end.exit_code == 0 ? "COMPLETED" : "FAILED";

@@ -308,6 +308,10 @@ class Controller {
   std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
   // The srun of each running step: its host and pid (scontrol show step).
   std::map<std::pair<core::JobId, int>, std::pair<std::string, int>> step_sruns_;
+  // The CPUs each running step holds on each of its nodes, unless it was
+  // started with --overlap: another step of the job does not get them
+  // (Slurm 22.05's default), it waits for them.
+  std::map<std::pair<core::JobId, int>, std::map<std::string, int>> step_cpus_;
   int64_t start_time_ = 0;
   bool schedule_posted_ = false;
   // Passes are immediate while they are cheap; a pass that took d holds the

@@ -544,7 +544,6 @@ def test_srun_step_options_across_hosts(hosts):
                         "specific pmix plugin versions available: pmix_v4\n")
     for argv, message in [
             (["--mpi=pmi2"], "srun: error: Invalid MPI type 'pmi2', --mpi=list for acceptable types"),
-            (["--exclusive"], "srun: error: --exclusive: Muster's steps share the job's CPUs"),
             (["-m", "plane=2"], "srun: error: --distribution=plane=2: Muster's srun lays tasks out"),
             (["-m", "bogus"], "srun: error: Invalid --distribution specification"),
             (["--cpu-bind=bogus"], 'srun: error: unrecognized --cpu-bind argument "bogus"'),

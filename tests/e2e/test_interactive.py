@@ -217,3 +217,19 @@ def test_salloc_immediate_gives_up_on_busy_nodes(cluster):
         "salloc: error: Unable to allocate resources: Connection timed out"]
     assert sacct_rows(cluster, job)[0].startswith(f"{job}|interactive|CANCELLED")
     cluster.run(["scancel", str(busy)])
+
+
+def test_steps_wait_for_cpus_other_steps_hold_unless_overlap(cluster):
+    # As the oracle (Slurm 22.05): a step does not share CPUs with another
+    # step of the job; srun says it waits and when it got them. --overlap
+    # shares them at once.
+    job = cluster.sbatch("-N1", "-n2", "--wrap",
+                         "srun -n2 sleep 2 & sleep 0.5; "
+                         "s=$(date +%s.%N); srun -n1 --overlap true; echo overlap $(echo \"$(date +%s.%N) - $s < 1\" | bc); "
+                         "s=$(date +%s.%N); srun -n1 true; echo waited $(echo \"$(date +%s.%N) - $s > 1\" | bc); wait")
+    assert cluster.wait_done(job, timeout=60) == "COMPLETED"
+    out = (cluster.work / f"slurm-{job}.out").read_text().splitlines()
+    assert out == ["overlap 1",
+                   f"srun: Job {job} step creation temporarily disabled, retrying (Requested nodes are busy)",
+                   f"srun: Step created for job {job}",
+                   "waited 1"], out
