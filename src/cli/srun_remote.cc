@@ -379,7 +379,7 @@ class StepRelay {
   }
 
   // srun's answer to a signal of its own (see the header).
-  void OnSignal(int sig) {
+  void HandleSignal(int sig) {
     const auto now = std::chrono::steady_clock::now();
     if (sig == SIGWINCH) {
       Resize(TerminalSize());
@@ -526,7 +526,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
       if (fd >= 0) callers.push_back({fd, {}, {}});
     }
     if (fds[1].revents & POLLIN) {
-      for (int sig : signals.Take()) relay.OnSignal(sig);
+      for (int sig : signals.Take()) relay.HandleSignal(sig);
     }
     relay.CheckAbort();
     if (fds[2].revents != 0) {

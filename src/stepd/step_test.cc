@@ -473,8 +473,12 @@ TEST_F(StepTest, SigqueueDeliversSignals) {
         "while [ ! -s step.ready ] || [ ! -s child.ready ]; do sleep 0.01; done\n"
         "echo up > ready\n"
         "while [ ! -s marker ] && [ ! -s step.marker ]; do sleep 0.01; done\n"
-        // Give a wrongly signalled process time to show it.
-        "sleep 0.2\n"
+        // Give every signalled process time to show it (a loaded machine,
+        // a sanitizer build: 0.2 s was once too little), ending early once
+        // all three have.
+        "for i in $(seq 100); do\n"
+        "  [ -s marker ] && [ -s step.marker ] && [ -s child.marker ] && break; sleep 0.01\n"
+        "done\n"
         "exit 0");
     pid_t pid = Start();
     ASSERT_TRUE(WaitForFile(Work("ready")));

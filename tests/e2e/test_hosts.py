@@ -655,16 +655,22 @@ if world.rank == 0:
 """
 
 
-def test_mpirun_in_an_allocation_launches_through_srun(hosts):
-    # Debian's OpenMPI finds the nodes and slots in salloc's environment and
-    # starts its daemons with srun, as under Slurm (one step, "orted").
+def allreduce_in_an_allocation(hosts, launcher):
+    """ALLREDUCE started by `launcher` in an allocation of 4 tasks on node02
+    (cn1) and node03 (cn2); salloc's result, its output led by the job id
+    and SLURM_TASKS_PER_NODE."""
     if not Path("/usr/bin/mpirun").exists():
         pytest.skip("Debian's openmpi-bin is not installed (scripts/build.sh installs it)")
     (hosts.shared / "allreduce.py").write_text(ALLREDUCE)
-    r = hosts.on("login", "bash", "-c",
-                 f"cd {hosts.shared} && salloc -N2 -n4 -w node02,node03 bash -c "
-                 "'echo $SLURM_JOB_ID $SLURM_TASKS_PER_NODE; "
-                 "mpirun --allow-run-as-root /usr/bin/python3 allreduce.py'")
+    return hosts.on("login", "bash", "-c",
+                    f"cd {hosts.shared} && salloc -N2 -n4 -w node02,node03 bash -c "
+                    f"'echo $SLURM_JOB_ID $SLURM_TASKS_PER_NODE; {launcher} /usr/bin/python3 allreduce.py'")
+
+
+def test_mpirun_in_an_allocation_launches_through_srun(hosts):
+    # Debian's OpenMPI finds the nodes and slots in salloc's environment and
+    # starts its daemons with srun, as under Slurm (one step, "orted").
+    r = allreduce_in_an_allocation(hosts, "mpirun --allow-run-as-root")
     job, per_node, size, total, *where = r.stdout.split()
     # 4 ranks as Slurm lays them out (node02 3, node03 1); 1+2+3+4 = 10.
     assert (per_node, size, total) == ("3,1", "4", "10"), r.stdout + r.stderr
@@ -722,13 +728,8 @@ def test_srun_mpi_pmix_launches_mpi_ranks_directly(hosts):
     # Each node's launcher runs a PMIx server (Debian's libpmix) for its
     # tasks; the fences of MPI_Init and the allreduce go between the nodes
     # through srun. No mpirun, no orted.
-    if not Path("/usr/bin/mpirun").exists():
-        pytest.skip("Debian's openmpi-bin is not installed (scripts/build.sh installs it)")
-    (hosts.shared / "allreduce.py").write_text(ALLREDUCE)
-    r = hosts.on("login", "bash", "-c",
-                 f"cd {hosts.shared} && salloc -N2 -n4 -w node02,node03 bash -c "
-                 "'echo $SLURM_JOB_ID; srun --mpi=pmix /usr/bin/python3 allreduce.py'")
-    job, size, total, *where = r.stdout.split()
+    r = allreduce_in_an_allocation(hosts, "srun --mpi=pmix")
+    job, _, size, total, *where = r.stdout.split()
     assert (size, total, where) == ("4", "10", ["cn1", "cn1", "cn1", "cn2"]), r.stdout + r.stderr
     r = hosts.on("ctl", "sacct", "-n", "-P", "-j", job, "-o", "JobID,JobName,State")
     assert f"{job}.0|python3|COMPLETED" in r.stdout.split()
