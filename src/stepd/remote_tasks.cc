@@ -8,9 +8,9 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
