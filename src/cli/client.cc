@@ -48,15 +48,22 @@ util::Result<Response> ToResponse(util::Result<api::HttpResponse> r) {
 
 // Retries a connection refused for too many open ones (503 with
 // Retry-After; musterd read nothing of it, so a POST is safe to resend),
-// waiting 0.1 s, doubling, five times.
+// and a read-only request left unanswered, waiting 0.1 s, doubling, five
+// times.
 util::Result<api::HttpResponse> CallWithRetry(const api::Endpoint& endpoint,
                                                const std::string& method,
                                                const std::string& target, const std::string& body,
                                                const api::BodySink& sink = nullptr) {
   auto wait = std::chrono::milliseconds(100);
+  // A read-only request that musterd dropped unanswered (it was restarting
+  // in place, scontrol reconfigure) is safe to send again.
+  const bool read_only = method == "GET" || target.starts_with("/v1/render/");
   for (int attempt = 0;; ++attempt) {
     auto r = api::HttpCall(endpoint, method, target, body, sink);
-    if (!r.ok() || r->status != 503 || r->retry_after_s <= 0 || attempt == 5) return r;
+    const bool dropped = !r.ok() && read_only &&
+                         r.status().message().starts_with("reading from musterd failed");
+    const bool busy = r.ok() && r->status == 503 && r->retry_after_s > 0;
+    if ((!dropped && !busy) || attempt == 5) return r;
     std::this_thread::sleep_for(wait);
     wait *= 2;
   }
