@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,6 +33,7 @@
 #include "config/config.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
+#include "util/rusage.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -658,8 +658,7 @@ StepExit WaitTasks(std::vector<Task>& tasks, bool kill_on_bad_exit, const std::s
     if (t == tasks.end()) continue;
     --left;
     e.max_rss_kb = std::max<int64_t>(e.max_rss_kb, usage.ru_maxrss);
-    e.total_cpu_ms += (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000 +
-                      (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000;
+    e.total_cpu_ms += util::CpuMillis(usage);
     bool bad = false;
     if (WIFEXITED(status)) {
       const int code = WEXITSTATUS(status);

@@ -18,13 +18,6 @@ int EnvCount(const EnvMap& env, const char* name) {
   return n.ok() && *n > 0 && *n <= (1 << 30) ? static_cast<int>(*n) : 0;
 }
 
-std::string JoinInts(const std::vector<int>& v) {
-  std::vector<std::string> parts;
-  parts.reserve(v.size());
-  for (int x : v) parts.push_back(std::to_string(x));
-  return util::Join(parts, ",");
-}
-
 }  // namespace
 
 std::vector<std::string> ApplyJobDefaults(const EnvMap& env, SrunCounts* c) {
@@ -122,7 +115,7 @@ EnvMap TaskEnvironment(const EnvMap& step_env, const StepView& step, size_t node
   env["SLURM_PROCID"] = std::to_string(n.Rank(local_id));
   env["SLURM_LOCALID"] = std::to_string(local_id);
   env["SLURM_NODEID"] = std::to_string(node_index);
-  env["SLURM_GTIDS"] = JoinInts(ranks);
+  env["SLURM_GTIDS"] = util::JoinInts(ranks);
   env["SLURMD_NODENAME"] = env["SLURM_TOPOLOGY_ADDR"] = n.node;
   env["SLURM_CPUS_ON_NODE"] = std::to_string(n.cpus);
   if (!n.gpus.empty()) {
@@ -134,10 +127,10 @@ EnvMap TaskEnvironment(const EnvMap& step_env, const StepView& step, size_t node
                   n.gpus.begin() + static_cast<ptrdiff_t>(to));
       env["SLURM_GPUS_PER_TASK"] = std::to_string(step.gpus_per_task);
     }
-    const std::string list = JoinInts(mine);
+    const std::string list = util::JoinInts(mine);
     env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = list;
     env["ROCR_VISIBLE_DEVICES"] = env["ZE_AFFINITY_MASK"] = list;
-    env["SLURM_STEP_GPUS"] = JoinInts(n.gpus);
+    env["SLURM_STEP_GPUS"] = util::JoinInts(n.gpus);
     env["SLURM_GPUS_ON_NODE"] = std::to_string(n.gpus.size());
   }
   return env;

@@ -22,6 +22,8 @@
 #include <fmt/format.h>
 
 #include "util/hostname.h"
+#include "util/send_all.h"
+#include "util/strings.h"
 
 namespace muster::cli {
 namespace {
@@ -204,19 +206,6 @@ winsize TerminalSize() {
   return size;
 }
 
-// "0-1,3" for ranks 0, 1 and 3.
-std::string RankList(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += j == i ? std::to_string(ranks[i]) : fmt::format("{}-{}", ranks[i], ranks[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 // --mpi=pmix: the step's nodes and their ranks, which every node's PMIx
 // server registers.
 nlohmann::json PmixLayout(const RemoteLaunch& launch) {
@@ -352,21 +341,21 @@ class StepRelay {
       c->fence_parts.pop_front();
     }
     const std::string frame = fmt::format("C {}\n", all.size()) + all;
-    for (const auto& [node, c] : by_node) SendAll(c->fd, frame);
+    for (const auto& [node, c] : by_node) util::SendAll(c->fd, frame);
   }
 
   // A signal to every task.
   void Signal(int sig) {
     const std::string frame = fmt::format("S {}\n", sig);
     for (const Caller& c : callers_) {
-      if (c.fd >= 0 && !c.node.empty()) (void)!::send(c.fd, frame.data(), frame.size(), MSG_NOSIGNAL);
+      if (c.fd >= 0 && !c.node.empty()) util::SendAll(c.fd, frame);
     }
   }
 
   // A frame for the nodes whose tasks take srun's stdin.
   void ToStdinTakers(const std::string& frame) {
     for (const Caller& c : callers_) {
-      if (c.fd >= 0 && stdin_nodes_.contains(c.node)) SendAll(c.fd, frame);
+      if (c.fd >= 0 && stdin_nodes_.contains(c.node)) util::SendAll(c.fd, frame);
     }
   }
 
@@ -374,7 +363,7 @@ class StepRelay {
   void Resize(const winsize& size) {
     const std::string frame = fmt::format("W {} {}\n", size.ws_row, size.ws_col);
     for (const Caller& c : callers_) {
-      if (c.fd >= 0 && c.node == node_of_[0]) SendAll(c.fd, frame);
+      if (c.fd >= 0 && c.node == node_of_[0]) util::SendAll(c.fd, frame);
     }
   }
 
@@ -434,17 +423,7 @@ class StepRelay {
     for (const auto& [rank, state] : state_) by_state[state].push_back(rank);
     for (const auto& [state, ranks] : by_state) {
       std::cerr << "srun: StepId=" << StepId() << (ranks.size() > 1 ? " tasks " : " task ")
-                << RankList(ranks) << ": " << state << "\n";
-    }
-  }
-
-  static void SendAll(int fd, const std::string& data) {
-    size_t off = 0;
-    while (off < data.size()) {
-      ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return;
-      off += static_cast<size_t>(n);
+                << util::FormatIndexRanges(ranks) << ": " << state << "\n";
     }
   }
 

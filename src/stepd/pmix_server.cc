@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "util/log.h"
+#include "util/strings.h"
 
 namespace muster::stepd {
 namespace {
@@ -97,12 +98,6 @@ struct OpWait {
   }
 };
 
-std::string Join(const std::vector<int>& v, char sep) {
-  std::string out;
-  for (int x : v) out += (out.empty() ? "" : std::string(1, sep)) + std::to_string(x);
-  return out;
-}
-
 util::Status Failed(const char* what, pmix_status_t rc) {
   return util::Unavailable(fmt::format("PMIx: {}: {}", what, PMIx_Error_string(rc)));
 }
@@ -143,7 +138,7 @@ util::Result<std::unique_ptr<PmixServer>> PmixServer::Start(const PmixLayout& la
   for (size_t n = 0; n < layout.nodes.size(); ++n) {
     total += static_cast<uint32_t>(layout.ranks[n].size());
     node_names += (n ? "," : "") + layout.nodes[n];
-    ppn += (n ? ";" : "") + Join(layout.ranks[n], ',');
+    ppn += (n ? ";" : "") + util::JoinInts(layout.ranks[n]);
   }
   char* node_map = nullptr;
   char* proc_map = nullptr;
@@ -157,7 +152,7 @@ util::Result<std::unique_ptr<PmixServer>> PmixServer::Start(const PmixLayout& la
   const uint32_t nnodes = static_cast<uint32_t>(layout.nodes.size());
   const pmix_rank_t leader = me.empty() ? 0 : static_cast<pmix_rank_t>(me.front());
   const uint32_t appnum = 0;
-  const std::string peers = Join(me, ',');
+  const std::string peers = util::JoinInts(me);
   const size_t njob = 11;
   pmix_info_t* info = nullptr;
   PMIX_INFO_CREATE(info, njob + total);

@@ -8,7 +8,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -27,6 +26,8 @@
 #include "stepd/pmix_server.h"
 #include "util/cpu_bind.h"
 #include "util/log.h"
+#include "util/rusage.h"
+#include "util/send_all.h"
 
 extern char** environ;
 
@@ -34,17 +35,6 @@ namespace muster::stepd {
 namespace {
 
 using nlohmann::json;
-
-bool SendAll(int fd, const std::string& data) {
-  size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    off += static_cast<size_t>(n);
-  }
-  return true;
-}
 
 int ConnectBack(const std::string& host, int port) {
   addrinfo hints{};
@@ -230,6 +220,12 @@ TasksCgroup OpenTasksCgroup(const RemoteStepSpec& spec, const std::string& what)
   return out;
 }
 
+// SIGKILL to every process in the step's own cgroup.
+void KillEveryone(JobCgroup& cgroup) {
+  const int kill[] = {SIGKILL};
+  if (!cgroup.KillAll()) SignalCgroup(cgroup, kill);
+}
+
 // Starts one task; on failure sends its "F" frame and leaves pid -1.
 Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id,
               const CgroupJoin* cgroup, int sock) {
@@ -256,7 +252,7 @@ Running Start(const RemoteStepSpec& spec, const RemoteTask& task, int local_id,
     const std::string why =
         fmt::format("{}: task {}: Unable to exec command '{}': {}", spec.node, task.rank,
                     spec.argv.empty() ? "" : spec.argv[0], std::strerror(r.pid < 0 ? errno : e));
-    SendAll(sock, fmt::format("F {} {}\n{}", task.rank, why.size(), why));
+    util::SendAll(sock, fmt::format("F {} {}\n{}", task.rank, why.size(), why));
     CloseAll({r.out, r.err, r.in});
     r.out = r.err = r.in = -1;
     r.pid = -1;
@@ -425,7 +421,7 @@ bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks, PmixServe
 int RunRemoteTasks(const RemoteStepSpec& spec) {
   const std::string what = fmt::format("step {}.{} on {}", spec.job_id, spec.step_id, spec.node);
   int sock = ConnectBack(spec.io_host, spec.io_port);
-  if (sock < 0 || !SendAll(sock, fmt::format("HELLO {} {}\n", spec.token, spec.node))) {
+  if (sock < 0 || !util::SendAll(sock, fmt::format("HELLO {} {}\n", spec.token, spec.node))) {
     util::LogError("{}: cannot reach srun at {}:{}", what, spec.io_host, spec.io_port);
     return 1;
   }
@@ -463,7 +459,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       util::LogError("{}: {}", what, st.message());
       for (const RemoteTask& t : spec.tasks) {
         const std::string why = fmt::format("{}: task {}: {}", spec.node, t.rank, st.message());
-        SendAll(sock, fmt::format("F {} {}\n{}", t.rank, why.size(), why));
+        util::SendAll(sock, fmt::format("F {} {}\n{}", t.rank, why.size(), why));
       }
       ::close(sock);
       return 0;
@@ -499,11 +495,9 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
         const int code = WIFEXITED(t.status) ? WEXITSTATUS(t.status) : 0;
         const int sig = WIFSIGNALED(t.status) ? WTERMSIG(t.status) : 0;
         // The task's peak memory (KiB) and CPU time (ms), for sacct.
-        const rusage& u = t.usage;
-        const int64_t cpu_ms = (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1000 +
-                               (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1000;
         if (!srun_gone) {
-          SendAll(sock, fmt::format("X {} {} {} {} {}\n", t.rank, code, sig, u.ru_maxrss, cpu_ms));
+          util::SendAll(sock, fmt::format("X {} {} {} {} {}\n", t.rank, code, sig, t.usage.ru_maxrss,
+                                          util::CpuMillis(t.usage)));
         }
         continue;
       }
@@ -517,8 +511,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     if (!leftovers_killed && cgroup.owned &&
         std::all_of(tasks.begin(), tasks.end(), [](const Running& t) { return t.pid <= 0 || t.reaped; })) {
       leftovers_killed = true;
-      const int kill[] = {SIGKILL};
-      if (!cgroup.owned->KillAll()) SignalCgroup(*cgroup.owned, kill);
+      KillEveryone(*cgroup.owned);
     }
     // A negative fd is skipped: srun's closed socket would wake poll at once.
     std::vector<pollfd> fds{{srun_gone ? -1 : sock, POLLIN, 0},
@@ -570,7 +563,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
     if (fds[2].revents != 0) {
       // This node's part of a fence goes to srun, which gathers every node's.
       while (std::optional<std::string> part = pmix->TakeContribution()) {
-        if (!srun_gone) SendAll(sock, fmt::format("C {}\n", part->size()) + *part);
+        if (!srun_gone) util::SendAll(sock, fmt::format("C {}\n", part->size()) + *part);
       }
       if (pmix->TakeAbort()) KillAll(tasks, SIGKILL);
     }
@@ -585,7 +578,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
       ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
       if (n > 0) {
         if (!srun_gone) {
-          SendAll(sock, fmt::format("{} {} {}\n", kind, t->rank, n) +
+          util::SendAll(sock, fmt::format("{} {} {}\n", kind, t->rank, n) +
                             std::string(buf, static_cast<size_t>(n)));
         }
         continue;
@@ -600,8 +593,7 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   if (signals >= 0) ::close(signals);
   if (cgroup.owned) {
     // The step is over: what its tasks left running goes with it.
-    const int kill[] = {SIGKILL};
-    if (!cgroup.owned->KillAll()) SignalCgroup(*cgroup.owned, kill);
+    KillEveryone(*cgroup.owned);
     if (util::Status st = cgroup.owned->Remove(kCgroupRemoveTries); !st.ok()) {
       util::LogWarn("{}: {}", what, st.message());
     }

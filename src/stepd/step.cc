@@ -34,6 +34,7 @@
 #include "stepd/proctree.h"
 #include "stepd/spool.h"
 #include "util/log.h"
+#include "util/rusage.h"
 #include "util/users.h"
 
 namespace muster::stepd {
@@ -414,11 +415,8 @@ void Supervisor::CollectUsage() {
   struct rusage ru;
   std::memset(&ru, 0, sizeof(ru));
   ::getrusage(RUSAGE_CHILDREN, &ru);
-  auto ms = [](const struct timeval& tv) {
-    return static_cast<uint64_t>(tv.tv_sec) * 1000 + static_cast<uint64_t>(tv.tv_usec) / 1000;
-  };
   result_.max_rss_kb = static_cast<uint64_t>(std::max<long>(0, ru.ru_maxrss));  // Linux: KiB
-  result_.total_cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
+  result_.total_cpu_ms = static_cast<uint64_t>(util::CpuMillis(ru));
   result_.cgroup = cgroup_ != nullptr;
   if (!cgroup_) return;
   CgroupUsage usage = cgroup_->Usage();

@@ -134,6 +134,15 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
   return out;
 }
 
+std::string JoinInts(const std::vector<int>& values, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += sep;
+    out += std::to_string(values[i]);
+  }
+  return out;
+}
+
 std::string FormatIndexRanges(const std::vector<int>& sorted) {
   std::string out;
   size_t i = 0;

@@ -35,6 +35,8 @@ std::string FormatMemoryMb(int64_t mb);
 
 // Joins strings with a separator.
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
+// Joins integers with a separator: {0, 2, 3} -> "0,2,3".
+std::string JoinInts(const std::vector<int>& values, std::string_view sep = ",");
 
 // Comma list of integers in range form: {0,1,2,5} -> "0-2,5". Sorted input.
 std::string FormatIndexRanges(const std::vector<int>& sorted);

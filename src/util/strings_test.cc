@@ -116,6 +116,10 @@ TEST(ParseMemoryMbTest, RejectsWhatSbatchRejects) {
 TEST(IndexRanges, FormatAndParseAreInverse) {
   EXPECT_EQ(FormatIndexRanges({0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
   EXPECT_EQ(FormatIndexRanges({}), "");
+  EXPECT_EQ(FormatIndexRanges({0, 1, 3}), "0-1,3");  // srun's task states
+  EXPECT_EQ(JoinInts({0, 2, 3}), "0,2,3");
+  EXPECT_EQ(JoinInts({4}, ";"), "4");
+  EXPECT_EQ(JoinInts({}), "");
   EXPECT_EQ(ParseIndexRanges("0-2,5,7-8").value(), (std::vector<int>{0, 1, 2, 5, 7, 8}));
   EXPECT_TRUE(ParseIndexRanges("").value().empty());
   for (const char* bad : {"3-1", "x", "1,,2", "-1", "1-"}) {

@@ -85,6 +85,14 @@ class Hosts:
         return [int(p) for p in out
                 if Path(f"/proc/{p}/comm").exists() and Path(f"/proc/{p}/comm").read_text().strip() == name]
 
+    def stop_agent(self, host):
+        """SIGTERM to `host`'s muster-agent, and waits until it is gone."""
+        [agent] = self.pids(host, "muster-agent")
+        os.kill(agent, signal.SIGTERM)
+        deadline = time.time() + 10
+        while self.pids(host, "muster-agent") and time.time() < deadline:
+            time.sleep(0.1)
+
     def start_daemon(self, host, *argv):
         log = open(self.dir / host / ("musterd.log" if argv[0] == "musterd" else "agent.log"), "a")
         subprocess.Popen([str(HOSTS_SH), "exec", host, "setsid", str(BIN / argv[0]), *argv[1:]],
@@ -265,11 +273,7 @@ def test_api_requests_without_a_good_credential_get_401(hosts):
 
 
 def test_commands_without_a_credential_service_say_so(hosts):
-    [kiosk] = hosts.pids("login", "muster-agent")
-    os.kill(kiosk, signal.SIGTERM)
-    deadline = time.time() + 10
-    while hosts.pids("login", "muster-agent") and time.time() < deadline:
-        time.sleep(0.1)
+    hosts.stop_agent("login")
     try:
         r = hosts.on("login", "squeue", check=False)
         assert r.returncode == 1
@@ -383,11 +387,7 @@ def test_step_tasks_run_in_a_cgroup_that_ends_with_the_step(hosts):
 def test_configless_agent_gets_its_configuration_from_musterd(hosts):
     # cn2's agent restarts configless: only the key is on the host; the
     # configuration comes from musterd into cn2's own /tmp.
-    [agent] = hosts.pids("cn2", "muster-agent")
-    os.kill(agent, signal.SIGTERM)
-    deadline = time.time() + 10
-    while hosts.pids("cn2", "muster-agent") and time.time() < deadline:
-        time.sleep(0.1)
+    hosts.stop_agent("cn2")
     cache = "/tmp/muster-conf"
     hosts.start_daemon("cn2", "muster-agent", "--conf-server", "ctl:6817", "--key-file",
                        str(hosts.dir / "conf" / "slurm.key"), "--conf-cache", cache)
