@@ -1,5 +1,7 @@
 #include "api/conn_limiter.h"
 
+#include <string>
+
 #include <fmt/format.h>
 
 #include "util/log.h"
@@ -37,7 +39,7 @@ std::shared_ptr<ConnectionLimiter> ConnectionLimiter::Create(int max_total, int 
       new ConnectionLimiter(max_total, max_per_user, std::move(exempt)));
 }
 
-util::Status ConnectionLimiter::Admit(uid_t uid, Slot* slot) {
+util::Status ConnectionLimiter::Admit(uid_t uid, Slot* slot, std::string_view holder) {
   int& mine = per_user_[uid];
   const bool at_limit = mine >= max_per_user_ || total_ >= max_total_;
   if (at_limit && exempt_ && exempt_(uid)) {
@@ -47,14 +49,15 @@ util::Status ConnectionLimiter::Admit(uid_t uid, Slot* slot) {
     return util::Status::Ok();
   }
   if (mine >= max_per_user_) {
+    const std::string who = holder.empty() ? fmt::format("uid {}", uid) : std::string(holder);
     if (warned_.insert(uid).second) {
-      util::LogWarn("API: uid {} holds {} connections (max_connections_per_user); refusing more",
-                    uid, mine);
+      util::LogWarn("API: {} holds {} connections (max_connections_per_user); refusing more",
+                    who, mine);
     }
     return util::Unavailable(fmt::format(
-        "too many connections: uid {} already has {} open, the most one user may have "
+        "too many connections: {} already has {} open, the most one user may have "
         "(MusterApiParameters max_connections_per_user={})",
-        uid, mine, max_per_user_));
+        who, mine, max_per_user_));
   }
   if (total_ >= max_total_) {
     if (mine == 0) per_user_.erase(uid);

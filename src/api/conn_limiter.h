@@ -12,6 +12,7 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "util/status.h"
@@ -44,7 +45,9 @@ class ConnectionLimiter : public std::enable_shared_from_this<ConnectionLimiter>
 
   // Admits one more connection of `uid` into *slot, or returns
   // kUnavailable with a message naming the limit and the key that sets it.
-  util::Status Admit(uid_t uid, Slot* slot);
+  // `holder` names whose connections `uid` counts in messages ("uid
+  // 1000" when empty; another host's address when its key stands for it).
+  util::Status Admit(uid_t uid, Slot* slot, std::string_view holder = {});
 
   int open_total() const { return total_; }
   int open_of(uid_t uid) const;

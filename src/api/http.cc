@@ -67,6 +67,20 @@ HttpResponse ErrorReply(int status, const std::string& message, int64_t limit = 
   return reply;
 }
 
+// A warning line as a header carries it, and as the client reads it back:
+// what a user typed may be in it, so nothing that could end the header
+// (control bytes become '?'), and no spaces at either end.
+std::string AsHeaderValue(std::string line) {
+  for (char& c : line) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  const size_t first = line.find_first_not_of(" \t");
+  if (first == std::string::npos) return {};
+  line.erase(line.find_last_not_of(" \t") + 1);
+  line.erase(0, first);
+  return line;
+}
+
 bool PeerWentAway(const beast::error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof ||
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
@@ -182,8 +196,7 @@ class Session : public std::enable_shared_from_this<Session> {
     in.body = std::move(req.body());
     in.peer = peer_;
     if (remote_auth_ != nullptr) {
-      const auto header = req[http::field::authorization];
-      util::Result<PeerCred> who = Authenticate({header.data(), header.size()}, in);
+      util::Result<PeerCred> who = Authenticate(in);
       if (!who.ok()) {
         util::LogError("API request from {}: refused: {}", remote_name_, who.status().message());
         Write(ErrorReply(401, "Authentication failure: " + who.status().message()), false);
@@ -196,12 +209,40 @@ class Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  util::Result<PeerCred> Authenticate(std::string_view header, const HttpRequest& in) {
-    if (!header.starts_with(kCredentialScheme)) {
+  util::Result<PeerCred> Authenticate(const HttpRequest& in) {
+    if (!RequestCredential()) {
       return util::PermissionDenied("no credential (Authorization: Muster ...)");
     }
+    return remote_auth_->Verify(*RequestCredential(),
+                                RequestSigningText(in.method, in.target, in.body));
+  }
+
+  // The credential in the header of the request being read, if it has one.
+  std::optional<std::string_view> RequestCredential() const {
+    if (!parser_) return std::nullopt;
+    const auto field = parser_->get()[http::field::authorization];
+    std::string_view header(field.data(), field.size());
+    if (!header.starts_with(kCredentialScheme)) return std::nullopt;
     header.remove_prefix(sizeof(kCredentialScheme) - 1);
-    return remote_auth_->Verify(header, RequestSigningText(in.method, in.target, in.body));
+    return header;
+  }
+
+  // Over TCP, musterd's credential for `reply` to the request read last.
+  // A reply that cannot be signed (munged away) goes without one: the
+  // client refuses it, saying so, rather than wait for nothing.
+  void SignReply(const HttpResponse& reply, http::response<http::string_body>& res) {
+    std::string_view answers;
+    if (!ReplyAnswersConnection(reply.status, reply.retry_after_s)) {
+      answers = RequestCredential().value_or("");
+    }
+    util::Result<std::string> credential = remote_auth_->SignReply(
+        ReplySigningText(answers, reply.status, reply.warnings, reply.body));
+    if (!credential.ok()) {
+      util::LogError("API reply to {}: cannot sign it: {}", remote_name_,
+                     credential.status().message());
+      return;
+    }
+    res.set(kReplyCredentialField, *credential);
   }
 
   void Write(HttpResponse reply, bool keep_alive) {
@@ -213,12 +254,10 @@ class Session : public std::enable_shared_from_this<Session> {
       res->set(http::field::retry_after, std::to_string(reply.retry_after_s));
     }
     for (std::string& line : reply.warnings) {
-      // What a user typed may be in it: nothing that could end the header.
-      for (char& c : line) {
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-      }
+      line = AsHeaderValue(std::move(line));
       res->insert(kWarningField, line);
     }
+    if (remote_auth_ != nullptr) SignReply(reply, *res);
     res->keep_alive(keep_alive);
     WidenSendBuffer(reply.body.size());
     res->body() = std::move(reply.body);
@@ -297,7 +336,9 @@ class UnixHttpServer final : public HttpServer {
     if (remote_auth_ == nullptr) return;  // closed with the socket
     const uid_t key = AddressKey(socket);
     ConnectionLimiter::Slot slot;
-    util::Status admitted = remote_limiter_->Admit(key, &slot);
+    // "10.0.0.2:40312": the host, not the port, holds the connections.
+    const std::string host = peer.substr(0, peer.rfind(':'));
+    util::Status admitted = remote_limiter_->Admit(key, &slot, host);
     auto session = std::make_shared<Session>(std::move(socket), PeerCred{}, handler_, limits_,
                                              std::move(slot), remote_auth_, peer);
     if (admitted.ok()) {
@@ -395,6 +436,14 @@ std::string RequestSigningText(std::string_view method, std::string_view target,
   return text;
 }
 
+std::string ReplySigningText(std::string_view request_credential, int status,
+                             const std::vector<std::string>& warnings, std::string_view body) {
+  std::string text = fmt::format("{}\n{}\n{}\n", request_credential, status, warnings.size());
+  for (const std::string& line : warnings) text.append(line).append(1, '\n');
+  text.append(body);
+  return text;
+}
+
 namespace {
 
 // musterd restarting in place (scontrol reconfigure) is away for a moment:
@@ -445,6 +494,28 @@ util::Result<Socket> ConnectTcpApi(asio::io_context& io, const KioskGrant& grant
   }
   socket.set_option(Tcp::no_delay(true), ec);
   return Socket(std::move(socket));
+}
+
+// Whether `reply`, read over TCP, is musterd's answer to the request
+// signed with `request_credential`: its Muster-Credential must be
+// musterd's, over exactly it, as this host's credential service finds.
+util::Status CheckReply(const std::string& kiosk_path, std::string_view request_credential,
+                        std::string_view reply_credential, const HttpResponse& reply) {
+  if (reply_credential.empty()) {
+    return util::PermissionDenied(
+        "Protocol authentication error: the controller's reply carries no credential "
+        "(is it Muster's musterd, under the same AuthType?)");
+  }
+  if (ReplyAnswersConnection(reply.status, reply.retry_after_s)) request_credential = {};
+  util::Status verified = KioskVerifyReply(
+      kiosk_path, std::string(reply_credential),
+      ReplySigningText(request_credential, reply.status, reply.warnings, reply.body));
+  if (verified.code() == util::Code::kPermissionDenied) {
+    return util::PermissionDenied("Protocol authentication error: the controller's reply was "
+                                  "refused: " +
+                                  verified.message());
+  }
+  return verified;
 }
 
 }  // namespace
@@ -510,12 +581,22 @@ util::Result<HttpResponse> HttpCall(const Endpoint& endpoint, const std::string&
   }
   auto [first_warning, end_warnings] = head.get().equal_range(kWarningField);
   for (auto it = first_warning; it != end_warnings; ++it) out.warnings.emplace_back(it->value());
-  if (sink == nullptr || out.status / 100 != 2) {
+  const bool remote = !credential.empty();
+  if (sink == nullptr || out.status / 100 != 2 || remote) {
+    const auto reply_credential = head.get()[kReplyCredentialField];
     http::response_parser<http::string_body> parser(std::move(head));
     parser.body_limit(kMostReplyBytes);
     http::read(socket, buffer, parser, ec);
     if (ec && !parser.is_done()) return failed();
     out.body = std::move(parser.get().body());
+    if (!remote) return out;
+    util::Status trusted = CheckReply(endpoint.kiosk_path, credential,
+                                      {reply_credential.data(), reply_credential.size()}, out);
+    if (!trusted.ok()) return trusted;
+    if (sink != nullptr && out.status / 100 == 2) {
+      sink(out, out.body);
+      out.body.clear();
+    }
     return out;
   }
   http::response_parser<http::buffer_body> parser(std::move(head));

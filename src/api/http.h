@@ -5,7 +5,12 @@
 // authentication; over TCP each request carries a credential in its
 // Authorization header ("Muster <credential>", signed by the client host's
 // credential service over RequestSigningText) and the uid/gid are the
-// credential's, never the body's. A request without a good one gets 401. Requests are bounded
+// credential's, never the body's. A request without a good one gets 401.
+// Every reply over TCP carries musterd's own credential in its
+// Muster-Credential header, over ReplySigningText (which names the
+// request's credential, so a reply answers exactly one request); the
+// client has its host's credential service check it and takes no reply
+// without a good one. Requests are bounded
 // (config::ApiLimits, MusterApiParameters): headers over max_header_size
 // get 431, a body over max_body_size 413 (from Content-Length, before any
 // of the body is read, or as a chunked body grows), and the connection is
@@ -68,13 +73,30 @@ std::string RequestSigningText(std::string_view method, std::string_view target,
                                std::string_view body);
 constexpr char kCredentialScheme[] = "Muster ";
 
-// Checks the credential of a request that came over TCP.
+// The text a reply's credential signs: the credential of the request it
+// answers (empty when the reply refuses its connection or request before
+// reading it; ReplyAnswersConnection), its status, its warnings (as the
+// client reads them: no control bytes, no spaces at either end) and its
+// body.
+std::string ReplySigningText(std::string_view request_credential, int status,
+                             const std::vector<std::string>& warnings, std::string_view body);
+// Whether a reply refuses before its request is read, so it names none:
+// 431 (headers too large) and 503 with Retry-After (too many connections).
+inline bool ReplyAnswersConnection(int status, int retry_after_s) {
+  return status == 431 || (status == 503 && retry_after_s > 0);
+}
+constexpr char kReplyCredentialField[] = "Muster-Credential";
+
+// The authentication of requests that came over TCP, and of the replies
+// to them.
 class RequestAuth {
  public:
   virtual ~RequestAuth() = default;
   // Who sent the request whose RequestSigningText is `text`, if
   // `credential` proves it; else PermissionDenied saying why.
   virtual util::Result<PeerCred> Verify(std::string_view credential, std::string_view text) = 0;
+  // musterd's credential for the reply whose ReplySigningText is `text`.
+  virtual util::Result<std::string> SignReply(std::string_view text) = 0;
 };
 
 struct HttpServerOptions {
@@ -104,8 +126,9 @@ class HttpServer {
 };
 
 // Where a client reaches musterd: its unix socket on the controller's
-// host, else TCP, each request signed by this host's credential service
-// (api/kiosk.h), which also names the controller's address.
+// host, else TCP, each request signed and each reply checked by this
+// host's credential service (api/kiosk.h), which also names the
+// controller's address.
 struct Endpoint {
   std::string unix_path;
   std::string kiosk_path;
@@ -113,14 +136,16 @@ struct Endpoint {
 
 // A blocking one-shot client: connects, sends one request, reads the reply.
 // A reply the server sent before it stopped reading (413, 503) is returned
-// even when sending the rest of the request failed.
+// even when sending the rest of the request failed. Over TCP, a reply
+// without musterd's good credential is kPermissionDenied, saying why.
 //
 // With `sink`, a 2xx reply's body is handed to it in pieces as they arrive
 // (and the returned body is empty) instead of being gathered: a squeue of
 // 100,000 jobs is 8 MB, and gathering it cost a page fault per 4 KiB of it
 // (a third of that squeue's time) before its first byte could go on. Each
 // call also sees the reply's head (status, warnings; no body). Other
-// replies (errors, in JSON) are gathered as without it.
+// replies (errors, in JSON) are gathered as without it, and so is every
+// reply over TCP, which is handed on only once its credential is checked.
 using BodySink = std::function<void(const HttpResponse& head, std::string_view piece)>;
 util::Result<HttpResponse> HttpCall(const Endpoint& endpoint, const std::string& method,
                                     const std::string& target, const std::string& body,

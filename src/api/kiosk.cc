@@ -6,26 +6,20 @@
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
+#include <string_view>
 
 #include <fmt/format.h>
+
+#include "util/send_all.h"
 
 namespace muster::api {
 namespace {
 
-bool WriteAll(int fd, const char* data, size_t n) {
-  while (n > 0) {
-    ssize_t w = ::send(fd, data, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    data += w;
-    n -= static_cast<size_t>(w);
-  }
-  return true;
-}
-
-}  // namespace
-
-util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::string& text) {
+// One exchange with the kiosk: sends `parts` in order, returns its reply
+// line ("OK ..."; "ERROR why" as kPermissionDenied).
+util::Result<std::string> Ask(const std::string& socket_path,
+                              std::initializer_list<std::string_view> parts) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path.size() >= sizeof(addr.sun_path)) {
@@ -41,9 +35,10 @@ util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::st
         "muster-agent running here?)",
         socket_path, std::strerror(err)));
   }
-  const std::string head = fmt::format("SIGN {}\n", text.size());
+  bool sent = true;
+  for (std::string_view part : parts) sent = sent && util::SendAll(fd, part);
   std::string reply;
-  if (WriteAll(fd, head.data(), head.size()) && WriteAll(fd, text.data(), text.size())) {
+  if (sent) {
     char buf[1024];
     while (reply.find('\n') == std::string::npos && reply.size() < 64 << 10) {
       ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
@@ -61,16 +56,38 @@ util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::st
   if (reply.starts_with("ERROR ")) {
     return util::PermissionDenied("credential service: " + reply.substr(6));
   }
+  return reply;
+}
+
+}  // namespace
+
+util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::string& text) {
+  util::Result<std::string> reply =
+      Ask(socket_path, {fmt::format("SIGN {}\n", text.size()), text});
+  if (!reply.ok()) return reply.status();
   KioskGrant grant;
   char address[64] = "";
   char credential[256] = "";
-  if (std::sscanf(reply.c_str(), "OK %63s %d %255s", address, &grant.port, credential) != 3) {
-    return util::Unavailable("the credential service at " + socket_path + " answered '" + reply +
+  if (std::sscanf(reply->c_str(), "OK %63s %d %255s", address, &grant.port, credential) != 3) {
+    return util::Unavailable("the credential service at " + socket_path + " answered '" + *reply +
                              "'");
   }
   grant.address = address;
   grant.credential = credential;
   return grant;
+}
+
+util::Status KioskVerifyReply(const std::string& socket_path, const std::string& credential,
+                              const std::string& text) {
+  util::Result<std::string> reply =
+      Ask(socket_path,
+          {fmt::format("VERIFY {} {}\n", credential.size(), text.size()), credential, text});
+  if (!reply.ok()) return reply.status();
+  if (*reply != "OK") {
+    return util::Unavailable("the credential service at " + socket_path + " answered '" + *reply +
+                             "'");
+  }
+  return util::Status::Ok();
 }
 
 }  // namespace muster::api

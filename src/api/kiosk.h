@@ -6,9 +6,16 @@
 // names the controller's address, resolved on the agent's side so the
 // static commands need no resolver.
 //
+// It also checks musterd's credential on each reply (api/http.h), which a
+// command cannot either without the key.
+//
 // Wire format, one exchange per connection:
 //   request  "SIGN <length>\n" <length bytes of RequestSigningText>
 //   reply    "OK <IPv4 or IPv6 address> <port> <credential>\n"
+//         or "ERROR <why>\n"
+//   request  "VERIFY <length> <length>\n" <the reply's credential>
+//            <ReplySigningText>
+//   reply    "OK\n" (signed by musterd: root or SlurmUser)
 //         or "ERROR <why>\n"
 #pragma once
 
@@ -31,5 +38,11 @@ constexpr size_t kMaxKioskText = 256 << 20;
 // Asks the kiosk at `socket_path` to sign `text`. kUnavailable when it
 // cannot be reached, kPermissionDenied when it refuses.
 util::Result<KioskGrant> KioskSign(const std::string& socket_path, const std::string& text);
+
+// Asks the kiosk at `socket_path` whether `credential` is musterd's for the
+// reply whose ReplySigningText is `text`: kPermissionDenied saying why
+// not, kUnavailable when the kiosk cannot be reached.
+util::Status KioskVerifyReply(const std::string& socket_path, const std::string& credential,
+                              const std::string& text);
 
 }  // namespace muster::api

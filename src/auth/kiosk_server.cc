@@ -19,7 +19,8 @@ namespace muster::auth {
 namespace asio = boost::asio;
 using Unix = asio::local::stream_protocol;
 
-// One request: "SIGN <length>\n", the text, then the reply and the close.
+// One request ("SIGN <length>\n" and the text, or "VERIFY <length>
+// <length>\n", the credential and the text), then the reply and the close.
 class KioskServer::Session : public std::enable_shared_from_this<Session> {
  public:
   Session(KioskServer& server, Unix::socket socket)
@@ -38,11 +39,18 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
     in_.consume(n);
     size_t length = 0;
     char extra = 0;
-    if (std::sscanf(head.c_str(), "SIGN %zu%c", &length, &extra) != 1) {
-      Reply("ERROR expected 'SIGN <length>'");
+    if (std::sscanf(head.c_str(), "SIGN %zu%c", &length, &extra) == 1) {
+      verify_ = false;
+    } else if (std::sscanf(head.c_str(), "VERIFY %zu %zu%c", &credential_length_, &length,
+                           &extra) == 2 &&
+               credential_length_ <= kMaxCredential) {
+      verify_ = true;
+      length += credential_length_;
+    } else {
+      Reply("ERROR expected 'SIGN <length>' or 'VERIFY <length> <length>'");
       return;
     }
-    if (length > api::kMaxKioskText) {
+    if (length > api::kMaxKioskText + kMaxCredential) {
       Reply(fmt::format("ERROR a request of {} bytes is over {}", length, api::kMaxKioskText));
       return;
     }
@@ -53,8 +61,26 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
     text_.resize(length);
     asio::async_read(socket_, asio::buffer(text_.data() + have, length - have),
                      [self = shared_from_this()](boost::system::error_code ec, size_t) {
-                       if (!ec) self->OnText();
+                       if (ec) return;
+                       if (self->verify_) {
+                         self->OnReply();
+                       } else {
+                         self->OnText();
+                       }
                      });
+  }
+
+  // A reply of musterd's to check: text_ is its credential, then its text.
+  void OnReply() {
+    const std::string_view all = text_;
+    util::Status verified = server_.auth_->VerifyApiReply(all.substr(0, credential_length_),
+                                                          all.substr(credential_length_));
+    if (!verified.ok()) {
+      util::LogError("credentials: refused a reply of the controller: {}", verified.message());
+      Reply("ERROR " + verified.message());
+      return;
+    }
+    Reply("OK");
   }
 
   void OnText() {
@@ -84,9 +110,14 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
                       [self = shared_from_this()](boost::system::error_code, size_t) {});
   }
 
+  // Far more than a credential of either scheme takes.
+  static constexpr size_t kMaxCredential = 4096;
+
   KioskServer& server_;
   Unix::socket socket_;
   asio::streambuf in_;
+  bool verify_ = false;
+  size_t credential_length_ = 0;
   std::string text_;
   std::string reply_;
 };

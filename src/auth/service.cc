@@ -2,6 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
 #include "auth/munge.h"
 #include "auth/shared_key.h"
 #include "auth/signed_lines.h"
@@ -49,8 +53,9 @@ namespace {
 
 class ApiRequestAuth final : public api::RequestAuth {
  public:
-  ApiRequestAuth(std::shared_ptr<CredentialVerifier> verifier, const util::Clock& clock)
-      : verifier_(std::move(verifier)), clock_(clock) {}
+  ApiRequestAuth(std::shared_ptr<const Signer> signer,
+                 std::shared_ptr<CredentialVerifier> verifier, const util::Clock& clock)
+      : signer_(std::move(signer)), verifier_(std::move(verifier)), clock_(clock) {}
 
   util::Result<api::PeerCred> Verify(std::string_view credential, std::string_view text) override {
     util::Result<Identity> who = verifier_->Verify(credential, kApiRequest, text, clock_.Now());
@@ -61,7 +66,12 @@ class ApiRequestAuth final : public api::RequestAuth {
     return peer;
   }
 
+  util::Result<std::string> SignReply(std::string_view text) override {
+    return signer_->Sign({::geteuid(), ::getegid()}, kApiReply, text, clock_.Now());
+  }
+
  private:
+  std::shared_ptr<const Signer> signer_;
   std::shared_ptr<CredentialVerifier> verifier_;
   const util::Clock& clock_;
 };
@@ -69,12 +79,22 @@ class ApiRequestAuth final : public api::RequestAuth {
 }  // namespace
 
 std::shared_ptr<api::RequestAuth> ServiceAuth::ForApiRequests() const {
-  return std::make_shared<ApiRequestAuth>(verifier_, clock_);
+  return std::make_shared<ApiRequestAuth>(signer_, verifier_, clock_);
 }
 
 util::Result<std::string> ServiceAuth::SignApiRequest(const Identity& who,
                                                       std::string_view text) const {
   return signer_->Sign(who, kApiRequest, text, clock_.Now());
+}
+
+util::Status ServiceAuth::VerifyApiReply(std::string_view credential, std::string_view text) const {
+  util::Result<Identity> who = verifier_->Verify(credential, kApiReply, text, clock_.Now());
+  if (!who.ok()) return who.status();
+  if (std::find(service_uids_.begin(), service_uids_.end(), who->uid) == service_uids_.end()) {
+    return util::PermissionDenied(
+        fmt::format("signed by uid {}, who is neither root nor SlurmUser", who->uid));
+  }
+  return util::Status::Ok();
 }
 
 }  // namespace muster::auth

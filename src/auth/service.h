@@ -36,11 +36,16 @@ class ServiceAuth {
   std::shared_ptr<api::LineAuth> ForConnection(std::string_view seal_purpose,
                                                std::string_view open_purpose) const;
 
-  // Checks the credentials of API requests from other hosts (musterd).
+  // Checks the credentials of API requests from other hosts, and signs
+  // the replies to them (musterd).
   std::shared_ptr<api::RequestAuth> ForApiRequests() const;
   // A credential for an API request of `who` (the kiosk, for a local
   // caller).
   util::Result<std::string> SignApiRequest(const Identity& who, std::string_view text) const;
+  // Whether `credential` is musterd's (root's or SlurmUser's) for the API
+  // reply whose ReplySigningText is `text` (the kiosk, for a local
+  // command); PermissionDenied saying why not.
+  util::Status VerifyApiReply(std::string_view credential, std::string_view text) const;
 
  private:
   ServiceAuth(std::shared_ptr<const Signer> signer, std::shared_ptr<CredentialVerifier> verifier,

@@ -22,8 +22,10 @@ namespace muster::auth {
 // reflected back to it.
 inline constexpr std::string_view kToController = "agent-to-controller";
 inline constexpr std::string_view kToAgent = "controller-to-agent";
-// The purpose of an API request's credential (any user's).
+// The purposes of an API request's credential (any user's) and of
+// musterd's reply to it.
 inline constexpr std::string_view kApiRequest = "api-request";
+inline constexpr std::string_view kApiReply = "api-reply";
 
 class SignedLines final : public api::LineAuth {
  public:

@@ -18,9 +18,11 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
+#include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/send_all.h"
 #include "util/strings.h"
@@ -30,6 +32,8 @@ namespace {
 
 // How long the launchers have to call back before srun gives up on them.
 constexpr auto kConnectWait = std::chrono::seconds(60);
+// How long srun waits for the agent of a step's node to reconnect.
+constexpr auto kAgentAwayWait = std::chrono::seconds(15);
 
 std::string RandomToken() {
   unsigned char bytes[16] = {};
@@ -463,8 +467,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
   SignalCatcher signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH});
   std::optional<RawTerminal> raw;
   if (launch.pty) raw.emplace(STDIN_FILENO);
-  auto resp = client.Post(fmt::format("/v1/jobs/{}/steps/{}/launch", launch.job_id, launch.step_id),
-                          {{"io_host", util::HostName()},
+  const nlohmann::json request = {{"io_host", util::HostName()},
                            {"io_port", port},
                            {"token", token},
                            {"argv", launch.argv},
@@ -475,7 +478,18 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
                              {"verbose", launch.cpu_bind.verbose},
                              {"cpus_per_task", launch.cpu_bind.cpus_per_task}}},
                            {"pmix", launch.pmix ? PmixLayout(launch) : nlohmann::json()},
-                           {"nodes", nodes}});
+                           {"nodes", nodes}};
+  const std::string target =
+      fmt::format("/v1/jobs/{}/steps/{}/launch", launch.job_id, launch.step_id);
+  util::Result<Response> resp = client.Post(target, request);
+  // An agent away for a moment (reconnecting after musterd's restart) is
+  // waited for, as long as it may take to come back.
+  const auto give_up = std::chrono::steady_clock::now() + kAgentAwayWait;
+  while (resp.ok() && resp->status != 200 && ErrorText(*resp).starts_with(core::kStepAgentAway) &&
+         std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    resp = client.Post(target, request);
+  }
   if (!resp.ok() || resp->status != 200) {
     ::close(listener);
     return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());

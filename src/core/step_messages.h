@@ -7,4 +7,9 @@ namespace muster::core {
 // needs. srun waits and asks again.
 inline constexpr const char* kStepNodesBusy = "Requested nodes are busy";
 
+// A step's launch found no agent connected for one of its nodes (it is
+// reconnecting, as after musterd's restart); nothing was sent. srun asks
+// again for a while; the message goes on with the node's name.
+inline constexpr const char* kStepAgentAway = "Unable to contact the agent of node ";
+
 }  // namespace muster::core

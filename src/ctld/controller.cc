@@ -1512,7 +1512,7 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
              a.second.nodes.end();
     });
     if (agent == agents_.end()) {
-      return util::Unavailable("Unable to contact the agent of node " + spec->node);
+      return util::Unavailable(core::kStepAgentAway + spec->node);
     }
     sends.emplace_back(agent->second.conn,
                        json{{"type", "step_launch"}, {"step", stepd::ToJson(*spec)}});

@@ -93,6 +93,22 @@ class Hosts:
         while self.pids(host, "muster-agent") and time.time() < deadline:
             time.sleep(0.1)
 
+    def restart_musterd(self, between=None):
+        """Kills musterd on ctl, runs `between()` while it is away, starts
+        it again and waits until every node is back."""
+        [ctld] = self.pids("ctl", "musterd")
+        os.kill(ctld, signal.SIGKILL)
+        if between:
+            between()
+        self.start_daemon("ctl", "musterd", "--conf", str(self.dir / "conf" / "muster.conf"))
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            r = self.on("ctl", "sinfo", "-h", "-N", "-o", "%t", check=False)
+            if r.returncode == 0 and r.stdout.split() == ["idle"] * 4:
+                return
+            time.sleep(0.2)
+        raise AssertionError("the nodes did not come back after musterd's restart")
+
     def start_daemon(self, host, *argv):
         log = open(self.dir / host / ("musterd.log" if argv[0] == "musterd" else "agent.log"), "a")
         subprocess.Popen([str(HOSTS_SH), "exec", host, "setsid", str(BIN / argv[0]), *argv[1:]],
@@ -202,15 +218,7 @@ def test_agent_restart_on_its_host_leaves_the_job_running(hosts):
 
     # And musterd's restart on the controller host: the agents reconnect
     # over TCP and the cluster goes on.
-    [ctld] = hosts.pids("ctl", "musterd")
-    os.kill(ctld, signal.SIGKILL)
-    hosts.start_daemon("ctl", "musterd", "--conf", str(hosts.dir / "conf" / "muster.conf"))
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        r = hosts.on("ctl", "sinfo", "-h", "-N", "-o", "%t", check=False)
-        if r.returncode == 0 and r.stdout.split() == ["idle"] * 4:
-            break
-        time.sleep(0.2)
+    hosts.restart_musterd()
     job = hosts.sbatch("-w", "node04", "-o", "after-restart.out", "--wrap", "hostname")
     assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
     assert (hosts.shared / "after-restart.out").read_text().strip() == "cn3"
@@ -270,6 +278,73 @@ def test_api_requests_without_a_good_credential_get_401(hosts):
     assert f"API request from {net}.2:" in log
     assert "refused: no credential (Authorization: Muster ...)" in log
     assert "refused: bad signature" in log
+
+
+# Stands in for musterd on its port (as a host that took its address
+# would): answers every HTTP request 200 with a plausible body, its
+# Muster-Credential header as argv[1] says, and closes anything else.
+IMPOSTOR = r"""
+import socket, sys, threading, time
+header = {"none": "", "forged": "Muster-Credential: MUSTER1:0:0:%d:%s:%s\r\n"
+          % (time.time(), "0" * 32, "0" * 64)}[sys.argv[1]]
+def serve(c):
+    c.settimeout(5)
+    data = b""
+    try:
+        while b"\n" not in data:
+            got = c.recv(65536)
+            if not got:
+                break
+            data += got
+        if data.startswith((b"GET ", b"POST ")):
+            body = b"JOBID PARTITION NAME USER ST TIME NODES NODELIST(REASON)\n"
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n" + header.encode()
+                      + b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(body) + body)
+    except OSError:
+        pass
+    c.close()
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("", 6817))
+s.listen(64)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+"""
+
+
+def test_a_reply_without_musterds_credential_is_refused(hosts):
+    # What a command on another host takes from the network is musterd's
+    # only if musterd signed it, for this very request.
+    said = {}
+    script = hosts.dir / "impostor.py"
+    script.write_text(IMPOSTOR)
+
+    def ask_the_impostor():
+        for mode in ("none", "forged"):
+            impostor = subprocess.Popen([str(HOSTS_SH), "exec", "ctl", "python3", str(script),
+                                         mode], env=hosts.env, stdout=subprocess.PIPE, text=True,
+                                        stdin=subprocess.DEVNULL)
+            try:
+                assert impostor.stdout.readline().strip() == "ready"
+                said[mode] = hosts.on("login", "squeue", check=False)
+            finally:
+                impostor.kill()
+                impostor.wait()
+                for pid in hosts.pids("ctl", "python3"):
+                    os.kill(pid, signal.SIGKILL)
+
+    hosts.restart_musterd(between=ask_the_impostor)
+    for mode, why in (("none", "the controller's reply carries no credential"),
+                      ("forged", "the controller's reply was refused: credential service: "
+                                 "bad signature")):
+        r = said[mode]
+        assert r.returncode != 0 and "JOBID" not in r.stdout, (mode, r.stdout)
+        assert "squeue: error: Protocol authentication error: " + why in r.stderr, (mode, r.stderr)
+    assert "refused a reply of the controller: bad signature" in hosts.log("login")
+    # musterd's own replies pass.
+    assert hosts.on("login", "squeue", "-h", "-o", "%i").returncode == 0
 
 
 def test_commands_without_a_credential_service_say_so(hosts):
