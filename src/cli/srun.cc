@@ -5,7 +5,10 @@
 // process tree (so cancelling the job reaches them); on a cluster of
 // several hosts (auth/slurm) the agents of the step's nodes start them
 // and stream their output back (srun_remote.h). Output streams through
-// (or, with -l, line by line with the task's rank as prefix). The exit code
+// (or, with -l, line by line with the task's rank as prefix). Either way
+// srun answers its own signals (Ctrl-C) as step_signals.h says; on one
+// host each task leads a process group of its own, out of the terminal's
+// reach, unless --pty gives it srun's terminal. The exit code
 // is the highest task exit code. The counts srun takes from the job and
 // each task's environment are in srun_env.h.
 #include <fcntl.h>
@@ -30,6 +33,7 @@
 #include "cli/sbatch_parse.h"
 #include "cli/srun_env.h"
 #include "cli/srun_remote.h"
+#include "cli/step_signals.h"
 #include "config/config.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
@@ -429,8 +433,9 @@ StepView ToStepView(const nlohmann::json& step) {
 [[noreturn]] void ExecTask(char* const* argv, char* const* envp, char* pid_slot, size_t slot_size,
                            int in_fd, const char* out_path, const char* err_path, int out_pipe,
                            int err_pipe, int error_fd, const util::CpuBind& bind,
-                           const std::string& node, int rank, int local_id) {
+                           const std::string& node, int rank, int local_id, bool own_group) {
   auto fail = [error_fd](int err) { ExecFailed(error_fd, err); };
+  if (own_group) ::setpgid(0, 0);
   if (in_fd >= 0 && ::dup2(in_fd, STDIN_FILENO) < 0) fail(errno);
   auto open_to = [&](const char* path, int target) {
     int fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -499,8 +504,10 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
     ExecTask(argv.data(), envp.data(), pid_slot, sizeof(pid_slot), in_fd,
              out_path.empty() ? nullptr : out_path.c_str(),
              err_path.empty() ? nullptr : err_path.c_str(), out_pipe[1], err_pipe[1],
-             error_pipe[1], bind, node, t.rank, local);
+             error_pipe[1], bind, node, t.rank, local, !o.pty);
   }
+  // Also here, so that srun's signals to its group cannot come first.
+  if (rc == 0 && !o.pty) ::setpgid(t.pid, t.pid);
   for (int fd : {out_pipe[1], err_pipe[1], error_pipe[1]}) {
     if (fd >= 0) close(fd);
   }
@@ -530,48 +537,16 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   return t;
 }
 
-// With -l: relays each task's output line by line, prefixed with its rank,
-// until every pipe closes.
-void RelayLabelled(std::vector<Task>& tasks) {
-  for (;;) {
-    std::vector<pollfd> fds;
-    std::vector<std::pair<Task*, bool>> owners;
-    for (auto& t : tasks) {
-      if (t.out_fd >= 0) { fds.push_back({t.out_fd, POLLIN, 0}); owners.push_back({&t, true}); }
-      if (t.err_fd >= 0) { fds.push_back({t.err_fd, POLLIN, 0}); owners.push_back({&t, false}); }
-    }
-    if (fds.empty()) break;
-    if (poll(fds.data(), fds.size(), -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
-      auto [t, is_out] = owners[i];
-      char buf[65536];
-      ssize_t n = read(fds[i].fd, buf, sizeof(buf));
-      std::string& acc = is_out ? t->out_buf : t->err_buf;
-      FILE* to = is_out ? stdout : stderr;
-      if (n > 0) {
-        acc.append(buf, static_cast<size_t>(n));
-        FlushLines(acc, t->rank, to, false);
-      } else {
-        FlushLines(acc, t->rank, to, true);
-        close(fds[i].fd);
-        (is_out ? t->out_fd : t->err_fd) = -1;
-      }
-    }
-  }
-}
-
 // srun's stdin for the tasks of a step on this host (-i): one task takes
 // it as it is; several share it through pipes that a thread fills, every
 // task reading all of it, as Slurm broadcasts it; the others read
-// /dev/null.
+// /dev/null. A terminal (without --pty) always goes through a pipe: the
+// tasks are out of its process group, and read a pipe under Slurm too.
 class LocalStdin {
  public:
-  LocalStdin(StdinTarget target, int ntasks)
-      : target_(target), broadcast_(target.kind == StdinTarget::kAll && ntasks > 1) {
+  LocalStdin(StdinTarget target, int ntasks, bool relay_terminal)
+      : target_(target),
+        relay_(relay_terminal || (target.kind == StdinTarget::kAll && ntasks > 1)) {
     null_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
   ~LocalStdin() {
@@ -584,7 +559,7 @@ class LocalStdin {
   // The descriptor task `rank` gets as its stdin; -1: srun's own.
   int ForTask(int rank) {
     if (!target_.Takes(rank)) return null_;
-    if (!broadcast_) return -1;
+    if (!relay_) return -1;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return null_;
     readers_.push_back(fds[0]);
@@ -629,60 +604,123 @@ class LocalStdin {
 
  private:
   StdinTarget target_;
-  bool broadcast_;
+  bool relay_;
   int null_ = -1;
   std::vector<int> readers_, writers_;
 };
 
-// Waits for every task, in the order they end. With `kill_on_bad_exit`
-// (-K) the first one to exit non-zero or by a signal ends the others
-// (SIGTERM), with Slurm's lines.
-StepExit WaitTasks(std::vector<Task>& tasks, bool kill_on_bad_exit, const std::string& step) {
+// How srun runs a step's tasks on its own host.
+struct LocalRun {
+  std::string step_id;     // "12.0"
+  bool kill_on_bad_exit;   // -K
+  bool pty;                // --pty: the tasks share srun's terminal and process group
+  int kill_wait_s;         // KillWait, after an abort
+};
+
+// Runs the step's tasks on this host to their end, in the order they
+// end: relays their output line by line with its rank (-l), answers
+// srun's signals as across hosts (cli/step_signals.h; with --pty Ctrl-C
+// and Ctrl-\ are the task's, from the terminal, as across hosts), and
+// with -K ends the others (SIGTERM) when one fails, with Slurm's lines.
+// `signals` was set up before the tasks started.
+StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatcher& signals) {
   StepExit e;
   size_t left = 0;
+  std::map<int, std::string> states;
   for (const Task& t : tasks) {
+    states[t.rank] = t.pid > 0 ? "running" : "exited abnormally";
     if (t.pid > 0) {
       ++left;
     } else {
       e.code = std::max(e.code, 2);
     }
   }
+  // Without --pty each task leads a process group of its own, out of the
+  // terminal's reach: its whole tree gets what srun sends.
+  auto signal_tasks = [&](int sig) {
+    for (const Task& t : tasks) {
+      if (t.pid > 0) ::kill(run.pty ? t.pid : -t.pid, sig);
+    }
+  };
+  StepInterrupts interrupts(run.step_id, run.kill_wait_s, signal_tasks,
+                            [&] { PrintTaskStates(run.step_id, states); });
   bool terminating = false;
-  while (left > 0) {
+  for (;;) {
     int status = 0;
     rusage usage{};
-    const pid_t pid = ::wait4(-1, &status, 0, &usage);
-    if (pid < 0 && errno == EINTR) continue;
-    if (pid < 0) break;
-    auto t = std::find_if(tasks.begin(), tasks.end(), [&](const Task& x) { return x.pid == pid; });
-    if (t == tasks.end()) continue;
-    --left;
-    e.max_rss_kb = std::max<int64_t>(e.max_rss_kb, usage.ru_maxrss);
-    e.total_cpu_ms += util::CpuMillis(usage);
-    bool bad = false;
-    if (WIFEXITED(status)) {
-      const int code = WEXITSTATUS(status);
-      if (code != 0) {
-        std::cerr << "srun: error: task " << t->rank << ": Exited with exit code " << code << "\n";
+    pid_t pid;
+    while ((pid = ::wait4(-1, &status, WNOHANG, &usage)) > 0) {
+      auto t = std::find_if(tasks.begin(), tasks.end(), [&](const Task& x) { return x.pid == pid; });
+      if (t == tasks.end()) continue;
+      --left;
+      e.max_rss_kb = std::max<int64_t>(e.max_rss_kb, usage.ru_maxrss);
+      e.total_cpu_ms += util::CpuMillis(usage);
+      bool bad = false;
+      if (WIFEXITED(status)) {
+        const int code = WEXITSTATUS(status);
+        if (code != 0) {
+          std::cerr << "srun: error: task " << t->rank << ": Exited with exit code " << code
+                    << "\n";
+          bad = true;
+        }
+        e.code = std::max(e.code, code);
+      } else if (WIFSIGNALED(status)) {
+        std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
+        e.code = std::max(e.code, 128 + WTERMSIG(status));
+        e.signal = WTERMSIG(status);
         bad = true;
       }
-      e.code = std::max(e.code, code);
-    } else if (WIFSIGNALED(status)) {
-      std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
-      e.code = std::max(e.code, 128 + WTERMSIG(status));
-      e.signal = WTERMSIG(status);
-      bad = true;
+      states[t->rank] = bad ? "exited abnormally" : "exited";
+      t->pid = -t->pid;  // reaped
+      if (bad && run.kill_on_bad_exit && !terminating && left > 0) {
+        terminating = true;
+        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << run.step_id << "\n";
+        signal_tasks(SIGTERM);
+      }
     }
-    t->pid = -t->pid;  // reaped
-    if (bad && kill_on_bad_exit && !terminating && left > 0) {
-      terminating = true;
-      std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << step << "\n";
-      for (const Task& other : tasks) {
-        if (other.pid > 0) ::kill(other.pid, SIGTERM);
+    std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
+    std::vector<std::pair<Task*, bool>> owners{{nullptr, false}};
+    for (auto& t : tasks) {
+      if (t.out_fd >= 0) {
+        fds.push_back({t.out_fd, POLLIN, 0});
+        owners.emplace_back(&t, true);
+      }
+      if (t.err_fd >= 0) {
+        fds.push_back({t.err_fd, POLLIN, 0});
+        owners.emplace_back(&t, false);
+      }
+    }
+    // Done once every task is reaped and its output read to the end.
+    if (left == 0 && fds.size() == 1) break;
+    // SIGCHLD is caught too: a task's end wakes the poll.
+    if (::poll(fds.data(), fds.size(), interrupts.aborting() ? 200 : -1) < 0 && errno != EINTR) {
+      break;
+    }
+    for (int sig : signals.Take()) {
+      if (sig == SIGCHLD) continue;
+      if (run.pty && (sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP)) continue;
+      interrupts.Handle(sig);
+    }
+    interrupts.CheckAbort();
+    for (size_t i = 1; i < fds.size(); ++i) {
+      if (!fds[i].revents) continue;
+      auto [t, is_out] = owners[i];
+      char buf[65536];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
+      if (n < 0 && errno == EINTR) continue;
+      std::string& acc = is_out ? t->out_buf : t->err_buf;
+      FILE* to = is_out ? stdout : stderr;
+      if (n > 0) {
+        acc.append(buf, static_cast<size_t>(n));
+        FlushLines(acc, t->rank, to, false);
+      } else {
+        FlushLines(acc, t->rank, to, true);
+        ::close(fds[i].fd);
+        (is_out ? t->out_fd : t->err_fd) = -1;
       }
     }
   }
-  if (terminating) std::cerr << "srun: Force Terminated StepId=" << step << "\n";
+  if (terminating) std::cerr << "srun: Force Terminated StepId=" << run.step_id << "\n";
   return e;
 }
 
@@ -864,7 +902,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   if (opts->pty) opts->input = {StdinTarget::kRank, 0};
   SrunOptions quiet_task = *opts;
   quiet_task.output = quiet_task.error = "/dev/null";
-  LocalStdin input(opts->input, step.ntasks);
+  LocalStdin input(opts->input, step.ntasks, !opts->pty && ::isatty(STDIN_FILENO));
   if (opts->pmix) {
     // The PMIx server lives in the agents' launchers, which start the
     // tasks only on a cluster of several hosts.
@@ -873,6 +911,12 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     EndStep(client, job_id, step.step_id, StepExit{1, 0});
     return 1;
   }
+  // Caught before the first task starts, so no signal in between is lost.
+  // Ctrl-Z stops srun alone, as Slurm's, unless the task shares its
+  // terminal (--pty): then the task has it, and srun goes on.
+  std::vector<int> caught = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGCHLD};
+  if (opts->pty) caught.push_back(SIGTSTP);
+  SignalCatcher signals(caught);
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {
     for (int local = 0; local < step.nodes[n].tasks; ++local) {
@@ -882,9 +926,11 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     }
   }
   input.Start();
-  if (opts->label) RelayLabelled(tasks);
-  const StepExit exit = WaitTasks(tasks, opts->kill_on_bad_exit,
-                                  job_id + "." + std::to_string(step.step_id));
+  const StepExit exit = RunLocalTasks(
+      tasks,
+      {job_id + "." + std::to_string(step.step_id), opts->kill_on_bad_exit, opts->pty,
+       cfg.kill_wait_s},
+      signals);
   EndStep(client, job_id, step.step_id, exit);
   return exit.code;
 }

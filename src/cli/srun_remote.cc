@@ -22,6 +22,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/step_signals.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/send_all.h"
@@ -134,54 +135,6 @@ struct Caller {
   std::deque<std::string> fence_parts;  // --mpi=pmix: its parts of fences to come
 };
 
-int signal_pipe = -1;
-
-void OnSignal(int sig) {
-  const int saved = errno;
-  const unsigned char b = static_cast<unsigned char>(sig);
-  (void)!::write(signal_pipe, &b, 1);
-  errno = saved;
-}
-
-// srun's signals, caught for the life of a step as bytes on a pipe that
-// the loop polls; the old dispositions come back after.
-class SignalCatcher {
- public:
-  explicit SignalCatcher(std::initializer_list<int> signals) {
-    if (::pipe2(fds_, O_CLOEXEC | O_NONBLOCK) != 0) return;
-    signal_pipe = fds_[1];
-    struct sigaction sa {};
-    sa.sa_handler = OnSignal;
-    sigemptyset(&sa.sa_mask);
-    for (int sig : signals) {
-      struct sigaction old {};
-      if (::sigaction(sig, &sa, &old) == 0) saved_.emplace_back(sig, old);
-    }
-  }
-  ~SignalCatcher() {
-    for (const auto& [sig, old] : saved_) ::sigaction(sig, &old, nullptr);
-    signal_pipe = -1;
-    for (int fd : fds_) {
-      if (fd >= 0) ::close(fd);
-    }
-  }
-  SignalCatcher(const SignalCatcher&) = delete;
-  SignalCatcher& operator=(const SignalCatcher&) = delete;
-
-  int fd() const { return fds_[0]; }
-  std::vector<int> Take() {
-    std::vector<int> got;
-    unsigned char b[64];
-    ssize_t n;
-    while ((n = ::read(fds_[0], b, sizeof(b))) > 0) got.insert(got.end(), b, b + n);
-    return got;
-  }
-
- private:
-  int fds_[2] = {-1, -1};
-  std::vector<std::pair<int, struct sigaction>> saved_;
-};
-
 // srun's terminal in raw mode while --pty runs (every key, Ctrl-C
 // included, goes to the remote program), as it was after.
 class RawTerminal {
@@ -234,7 +187,12 @@ nlohmann::json IoJson(const RemoteLaunch& launch, const winsize& size) {
 class StepRelay {
  public:
   StepRelay(const RemoteLaunch& launch, std::string token)
-      : launch_(launch), token_(std::move(token)), sink_(launch) {
+      : launch_(launch),
+        token_(std::move(token)),
+        sink_(launch),
+        interrupts_(
+            StepId(), launch.kill_wait_s, [this](int sig) { Signal(sig); },
+            [this] { PrintTaskStates(StepId(), state_); }) {
     for (const RemoteNodeTasks& n : launch.nodes) {
       for (const auto& [rank, env] : n.tasks) {
         state_[rank] = "unknown";
@@ -373,38 +331,14 @@ class StepRelay {
 
   // srun's answer to a signal of its own (see the header).
   void HandleSignal(int sig) {
-    const auto now = std::chrono::steady_clock::now();
     if (sig == SIGWINCH) {
       Resize(TerminalSize());
-    } else if (sig == SIGINT && !aborting_ && now - last_interrupt_ > std::chrono::seconds(1)) {
-      last_interrupt_ = now;
-      std::cerr << "srun: interrupt (one more within 1 sec to abort)\n";
-      ReportStates();
-    } else if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP) {
-      if (aborting_) return;
-      aborting_ = true;
-      if (sig == SIGINT) {
-        std::cerr << "srun: sending Ctrl-C to StepId=" << StepId() << "\n";
-        Signal(SIGINT);
-      } else {
-        Signal(SIGKILL);
-      }
-      std::cerr << "srun: forcing job termination\n";
-      std::cerr << "srun: Job step aborted: Waiting up to " << launch_.kill_wait_s + 2
-                << " seconds for job step to finish.\n";
-      abort_deadline_ = now + std::chrono::seconds(launch_.kill_wait_s);
     } else {
-      Signal(sig);
+      interrupts_.Handle(sig);
     }
   }
 
-  // After an abort's grace: whatever still runs is killed.
-  void CheckAbort() {
-    if (aborting_ && !killed_ && std::chrono::steady_clock::now() > abort_deadline_) {
-      killed_ = true;
-      Signal(SIGKILL);
-    }
-  }
+  void CheckAbort() { interrupts_.CheckAbort(); }
 
   void Finish() {
     sink_.Flush();
@@ -421,16 +355,6 @@ class StepRelay {
     --waiting_;
   }
 
-  // One line per state: "srun: StepId=12.0 tasks 0-1: running".
-  void ReportStates() const {
-    std::map<std::string, std::vector<int>> by_state;
-    for (const auto& [rank, state] : state_) by_state[state].push_back(rank);
-    for (const auto& [state, ranks] : by_state) {
-      std::cerr << "srun: StepId=" << StepId() << (ranks.size() > 1 ? " tasks " : " task ")
-                << util::FormatIndexRanges(ranks) << ": " << state << "\n";
-    }
-  }
-
   const RemoteLaunch& launch_;
   const std::string token_;
   Sink sink_;
@@ -442,9 +366,7 @@ class StepRelay {
   size_t hellos_ = 0;
   StepExit exit_;
   bool killing_ = false;  // -K
-  bool aborting_ = false, killed_ = false;
-  std::chrono::steady_clock::time_point last_interrupt_{};
-  std::chrono::steady_clock::time_point abort_deadline_{};
+  StepInterrupts interrupts_;
 };
 
 }  // namespace

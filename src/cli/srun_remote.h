@@ -3,9 +3,8 @@
 // host, asks musterd to have the agents of the step's nodes start the
 // tasks, and relays what their launchers send back until every task has
 // ended. srun's stdin goes to the tasks that take it; with --pty srun's
-// terminal is put in raw mode and becomes task 0's. Ctrl-C once reports
-// the tasks' states, twice within a second aborts the step; SIGTERM and
-// SIGHUP abort it too, other signals are forwarded to the tasks.
+// terminal is put in raw mode and becomes task 0's. srun's signals are
+// answered as cli/step_signals.h says, through the launchers.
 #pragma once
 
 #include <cstdint>

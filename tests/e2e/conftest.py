@@ -6,6 +6,7 @@ gone, when its fixture ends."""
 import json
 import os
 import pwd
+import select
 import shutil
 import signal
 import socket
@@ -222,3 +223,20 @@ def fresh_cluster():
 @pytest.fixture(scope="session")
 def users():
     return ensure_test_users()
+
+
+def read_pty(fd, until, timeout=15):
+    """What the terminal shows until `until` appears in it."""
+    out = b""
+    deadline = time.time() + timeout
+    while until.encode() not in out and time.time() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            out += data
+    return out.decode(errors="replace")

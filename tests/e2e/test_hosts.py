@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ensure_test_users
+from conftest import BIN, ensure_test_users, read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS_SH = ROOT / "scripts" / "hosts.sh"
@@ -625,24 +625,6 @@ def test_srun_step_options_across_hosts(hosts):
             (["--cpu-bind=sockets"], "srun: error: --cpu-bind=sockets: Muster's srun binds to none")]:
         r = hosts.on("login", "srun", *argv, "true", check=False)
         assert r.returncode != 0 and r.stderr.startswith(message), (argv, r.stderr)
-
-
-def read_pty(fd, until, timeout=15):
-    """What the terminal shows until `until` appears in it."""
-    import select
-    out = b""
-    deadline = time.time() + timeout
-    while until.encode() not in out and time.time() < deadline:
-        ready, _, _ = select.select([fd], [], [], 0.1)
-        if ready:
-            try:
-                data = os.read(fd, 4096)
-            except OSError:
-                break
-            if not data:
-                break
-            out += data
-    return out.decode(errors="replace")
 
 
 def test_srun_pty_is_a_real_terminal_on_the_node(hosts):

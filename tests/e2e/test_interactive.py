@@ -2,10 +2,12 @@
 script, its SLURM_* variables as Slurm 22.05's salloc gives them, released
 with the command's exit code (checked against the oracle)."""
 
+import os
+import pty
 import re
 import time
 
-from conftest import BIN
+from conftest import BIN, read_pty
 
 # What Slurm 22.05's salloc puts in its command's environment (the oracle):
 # a default job, and one with -n2 -c2 --mem=100.
@@ -233,3 +235,62 @@ def test_steps_wait_for_cpus_other_steps_hold_unless_overlap(cluster):
                    f"srun: Job {job} step creation temporarily disabled, retrying (Requested nodes are busy)",
                    f"srun: Step created for job {job}",
                    "waited 1"], out
+
+
+def srun_at_a_terminal(cluster, *args):
+    """srun started at a terminal of its own, as at a login shell: its
+    pid and the terminal's side to type at and read."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(cluster.work)
+        os.execve(str(BIN / "srun"), ["srun", *args], cluster.env)
+    return pid, fd
+
+
+def test_ctrl_c_at_the_terminal_reports_then_twice_aborts_the_step(cluster):
+    # The tasks are out of the terminal's reach: Ctrl-C is srun's to
+    # answer, as across hosts and under Slurm.
+    pid, fd = srun_at_a_terminal(cluster, "-n2", "-l", "bash", "-c",
+                                 "trap 'echo got INT; exit 3' INT; echo started; "
+                                 "while :; do sleep 0.1; done")
+    try:
+        out = read_pty(fd, "started")
+        out += read_pty(fd, "started", timeout=5) if out.count("started") < 2 else ""
+        os.write(fd, b"\x03")
+        out = read_pty(fd, ": running")
+        step = re.search(r"srun: (StepId=\d+\.0) tasks 0-1: running", out)
+        assert "srun: interrupt (one more within 1 sec to abort)" in out and step, out
+        time.sleep(1.5)
+        os.write(fd, b"\x03")
+        time.sleep(0.2)
+        os.write(fd, b"\x03")
+        out = read_pty(fd, "Exited with exit code 3", timeout=20)
+        out += read_pty(fd, "never appears", timeout=2)
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 3, out
+    lines = out.replace("\r", "").replace("^C", "").splitlines()
+    # One Ctrl-C reached no task; the second, within a second, all.
+    assert "got INT" not in out.split("sending Ctrl-C")[0], out
+    at = lines.index(f"srun: sending Ctrl-C to {step.group(1)}")
+    assert lines[at:at + 3] == [
+        f"srun: sending Ctrl-C to {step.group(1)}", "srun: forcing job termination",
+        "srun: Job step aborted: Waiting up to 3 seconds for job step to finish."], out
+    assert sorted(lines[at + 3:]) == ["0: got INT", "1: got INT",
+                                 "srun: error: task 0: Exited with exit code 3",
+                                 "srun: error: task 1: Exited with exit code 3"], out
+
+
+def test_ctrl_c_under_pty_is_the_programs(cluster):
+    pid, fd = srun_at_a_terminal(cluster, "--pty", "bash", "-c",
+                                 "trap 'echo trapped' INT; echo ready; sleep 1; sleep 1; echo after")
+    try:
+        read_pty(fd, "ready")
+        os.write(fd, b"\x03")
+        out = read_pty(fd, "after")
+    finally:
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+    assert os.waitstatus_to_exitcode(status) == 0, out
+    assert "trapped" in out and "after" in out and "srun:" not in out, out
