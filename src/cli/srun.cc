@@ -26,6 +26,8 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "cli/allocation.h"
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -114,6 +116,13 @@ struct SrunOptions {
   bool mpi_given = false;         // --mpi given (else $SLURM_MPI_TYPE, else MpiDefault)
   std::string jobid;              // --jobid: run in that allocation
   bool overlap = false;           // --overlap: share CPUs other steps hold
+  // Inside an allocation, the step's own: --mem (per node), --mem-per-cpu
+  // (MB; 0: the job's), -C (the job's nodes it may use), -G (GPUs over
+  // its nodes; -1: as --gres says).
+  int64_t mem_mb = 0;
+  int64_t mem_per_cpu_mb = 0;
+  std::string constraint;
+  int gpus = -1;
   std::vector<std::string> command;
 };
 
@@ -171,6 +180,20 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       return util::Status::Ok();
     };
   };
+  // --mem, --mem-per-cpu: the step's inside an allocation; srun's own
+  // allocation's outside one.
+  auto memory = [&o](int64_t* field, const char* flag) {
+    return [&o, field, flag](const std::string& v) {
+      util::Result<int64_t> mb = util::ParseMemoryMb(v);
+      if (!mb.ok() || *mb < 0) {
+        return util::InvalidArgument(std::string("srun: error: Invalid ") + flag +
+                                     " specification");
+      }
+      *field = *mb;
+      o.allocation_args.insert(o.allocation_args.end(), {flag, v});
+      return util::Status::Ok();
+    };
+  };
   auto cpu_bind = [&o](const std::string& v) {
     for (const std::string& word : util::Split(v, ',')) {
       if (word == "verbose" || word == "v") {
@@ -222,12 +245,31 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
        }},
       {'p', "partition", Arg::kRequired, for_allocation("--partition")},
       {'t', "time", Arg::kRequired, for_allocation("--time")},
-      {0, "mem", Arg::kRequired, for_allocation("--mem")},
-      {0, "mem-per-cpu", Arg::kRequired, for_allocation("--mem-per-cpu")},
+      {0, "mem", Arg::kRequired, memory(&o.mem_mb, "--mem")},
+      {0, "mem-per-cpu", Arg::kRequired, memory(&o.mem_per_cpu_mb, "--mem-per-cpu")},
+      // A step is charged to its job's account and QOS: inside an
+      // allocation these are for srun's own allocation only, as in Slurm.
       {'A', "account", Arg::kRequired, for_allocation("--account")},
       {'q', "qos", Arg::kRequired, for_allocation("--qos")},
-      {'C', "constraint", Arg::kRequired, for_allocation("--constraint")},
-      {'G', "gpus", Arg::kRequired, for_allocation("--gpus")},
+      {'C', "constraint", Arg::kRequired,
+       [&o](const std::string& v) {
+         o.constraint = v;
+         o.allocation_args.insert(o.allocation_args.end(), {"--constraint", v});
+         return util::Status::Ok();
+       }},
+      {'G', "gpus", Arg::kRequired,
+       [&o](const std::string& v) {
+         // [type:]count; one type only.
+         auto n = util::ParseInt(v.substr(v.rfind(':') + 1));
+         if (!n.ok() || *n < 0 || *n > 1 << 20 || v.find(',') != std::string::npos) {
+           return util::InvalidArgument(
+               "srun: error: Unable to allocate resources: Requested node configuration is not "
+               "available");
+         }
+         o.gpus = static_cast<int>(*n);
+         o.allocation_args.insert(o.allocation_args.end(), {"--gpus", v});
+         return util::Status::Ok();
+       }},
       {'w', "nodelist", Arg::kRequired,
        [&o](const std::string& v) {
          o.nodelist = v;
@@ -793,6 +835,9 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                          {"cpus_per_task", opts->cpus_per_task},
                          {"nodelist", opts->nodelist},
                          {"overlap", opts->overlap},
+                         {"mem_mb", opts->mem_mb},
+                         {"mem_per_cpu_mb", opts->mem_per_cpu_mb},
+                         {"constraint", opts->constraint},
                          {"name", step_name},
                          {"srun_host", util::HostName()},
                          {"srun_pid", static_cast<int>(::getpid())}};
@@ -821,6 +866,27 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   step.gpus_per_task = opts->gpus_per_task;
   step.distribution = opts->distribution;
   Distribute(&step, opts->cyclic);
+  if (opts->gpus >= 0) {
+    // -G N: N GPUs over the step's nodes, the same number on each.
+    size_t job_gpus = 0;
+    for (const StepNodeView& n : step.nodes) job_gpus += n.gpus.size();
+    const int nodes = static_cast<int>(step.nodes.size());
+    std::string why;
+    if (opts->gpus > 0 && job_gpus == 0) {
+      std::cerr << "srun: error: Step requested GRES but job doesn't have GRES\n";
+      why = "Invalid generic resource (gres) specification";
+    } else if (opts->gpus % nodes != 0) {
+      why = fmt::format("-G {} does not spread evenly over the step's {} nodes (give "
+                        "--gpus-per-node)",
+                        opts->gpus, nodes);
+    }
+    if (!why.empty()) {
+      PrintError("srun", "Unable to create step for job " + job_id + ": " + why);
+      EndStep(client, job_id, step.step_id, StepExit{1, 0});
+      return 1;
+    }
+    opts->gpus_per_node = opts->gpus / nodes;
+  }
   if (opts->gpus_per_node >= 0) {
     // --gres=gpu:N: the first N of the job's GPUs on each node.
     for (StepNodeView& n : step.nodes) {

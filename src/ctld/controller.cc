@@ -22,6 +22,7 @@
 #include "ctld/job_env.h"
 #include "ctld/remote_hosts.h"
 #include "sched/partition_rules.h"
+#include "sched/pipeline.h"
 #include "sched/scheduler.h"
 #include "sched/step_layout.h"
 #include "stepd/remote_tasks.h"
@@ -787,7 +788,8 @@ void Controller::RecoverRunningSteps() {
   for (store::StepRecord& rec : found->steps) {
     util::Result<int64_t> step = util::ParseInt(rec.step_id);
     if (rec.state != "RUNNING" || !step.ok()) continue;
-    running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}] = std::move(rec);
+    running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}].record =
+        std::move(rec);
   }
 }
 
@@ -809,7 +811,7 @@ std::vector<render::StepInfo> Controller::RunningSteps() const {
       out.push_back(std::move(batch));
     }
     for (auto it = step; it != running_steps_.end() && it->first.first == job.id; ++it) {
-      const store::StepRecord& rec = it->second;
+      const store::StepRecord& rec = it->second.record;
       render::StepInfo info;
       info.job_id = job.id;
       info.step_id = rec.step_id;
@@ -822,13 +824,13 @@ std::vector<render::StepInfo> Controller::RunningSteps() const {
       int64_t mem = 0;
       auto names = util::ExpandHostlist(rec.node_list);
       for (const core::NodeAlloc& a : job.alloc) {
-        if (names.ok() && std::find(names->begin(), names->end(), a.node) != names->end()) mem += a.mem_mb;
+        if (!names.ok() || std::find(names->begin(), names->end(), a.node) == names->end()) continue;
+        auto own = it->second.mem_mb.find(a.node);
+        mem += own != it->second.mem_mb.end() ? own->second : a.mem_mb;
       }
       info.tres = fmt::format("cpu={},mem={}M,node={}", rec.ncpus, mem, rec.nnodes);
-      if (auto srun = step_sruns_.find(it->first); srun != step_sruns_.end()) {
-        info.srun_host = srun->second.first;
-        info.srun_pid = srun->second.second;
-      }
+      info.srun_host = it->second.srun_host;
+      info.srun_pid = it->second.srun_pid;
       out.push_back(std::move(info));
     }
   }
@@ -898,7 +900,10 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
   if (held_resources) ReleaseResources(job);
   // Its steps' CPUs go with it (a requeued run starts with none held).
-  step_cpus_.erase(step_cpus_.lower_bound({job.id, 0}), step_cpus_.lower_bound({job.id + 1, 0}));
+  for (auto it = running_steps_.lower_bound({job.id, 0});
+       it != running_steps_.end() && it->first.first == job.id; ++it) {
+    it->second.cpus.clear();
+  }
   if (job.ending_as != JobState::kPending) {
     state = job.ending_as;
     job.ending_as = JobState::kPending;
@@ -1404,25 +1409,64 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   if (request.ntasks < 0 || request.nodes < 0 || request.ntasks_per_node < 0) {
     return util::InvalidArgument("Requested node configuration is not available");
   }
+  // -C: the step goes on the job's nodes that have the features (Slurm
+  // 22.05 waits for ever when they are too few; this says so at once).
+  sched::ResourceRequest features;
+  if (util::Status st = sched::ParseConstraint(body.value("constraint", ""), &features); !st.ok()) {
+    return util::InvalidArgument(st.message());
+  }
+  std::vector<core::NodeAlloc> usable;  // the job's nodes the step may use, in its order
+  std::vector<size_t> usable_index;     // their indexes in job.alloc
+  for (size_t i = 0; i < job.alloc.size(); ++i) {
+    const core::Node* node = FindNode(job.alloc[i].node);
+    const bool has = node != nullptr &&
+                     std::all_of(features.features.begin(), features.features.end(),
+                                 [&](const std::string& f) { return sched::HasFeature(node->config, f); }) &&
+                     std::all_of(features.feature_any.begin(), features.feature_any.end(),
+                                 [&](const std::vector<std::string>& group) {
+                                   return std::any_of(group.begin(), group.end(), [&](const std::string& f) {
+                                     return sched::HasFeature(node->config, f);
+                                   });
+                                 });
+    if (!has) continue;
+    usable.push_back(job.alloc[i]);
+    usable_index.push_back(i);
+  }
   // Without --overlap a step gets CPUs no other running step of the job
   // holds; when only those are missing it waits for them (srun retries).
   const bool overlap = body.value("overlap", false);
-  std::vector<core::NodeAlloc> free = job.alloc;
+  std::vector<core::NodeAlloc> free = usable;
   if (!overlap) {
-    for (auto held = step_cpus_.lower_bound({id, 0}); held != step_cpus_.end() && held->first.first == id;
-         ++held) {
+    for (auto held = running_steps_.lower_bound({id, 0});
+         held != running_steps_.end() && held->first.first == id; ++held) {
       for (core::NodeAlloc& a : free) {
-        if (auto cpus = held->second.find(a.node); cpus != held->second.end()) {
+        if (auto cpus = held->second.cpus.find(a.node); cpus != held->second.cpus.end()) {
           a.cpus = std::max(a.cpus - cpus->second, 0);
         }
       }
     }
   }
   auto laid = sched::LayoutStep(free, job.NumTasks(), request);
-  if (!laid.ok() && !overlap && sched::LayoutStep(job.alloc, job.NumTasks(), request).ok()) {
+  if (!laid.ok() && !overlap && sched::LayoutStep(usable, job.NumTasks(), request).ok()) {
     return util::FailedPrecondition(core::kStepNodesBusy);
   }
   if (!laid.ok()) return laid.status();
+  for (sched::StepNode& n : laid->nodes) n.alloc_index = static_cast<int>(usable_index[n.alloc_index]);
+  // --mem (per node) or --mem-per-cpu: the step's memory on each node,
+  // within the job's there; else the job's.
+  const int64_t mem_per_node = body.value("mem_mb", int64_t{0});
+  const int64_t mem_per_cpu = body.value("mem_per_cpu_mb", int64_t{0});
+  std::map<std::string, int64_t> step_mem;
+  for (const sched::StepNode& n : laid->nodes) {
+    const core::NodeAlloc& a = job.alloc[n.alloc_index];
+    int64_t want = mem_per_node > 0 ? mem_per_node
+                   : mem_per_cpu > 0 ? mem_per_cpu * a.cpus  // as Slurm counts it
+                                     : a.mem_mb;
+    if (a.mem_mb > 0 && want > a.mem_mb) {
+      return util::InvalidArgument("Memory required by task is not available");
+    }
+    step_mem[a.node] = want;
+  }
   const int ntasks = laid->ntasks;
   const int nodes = static_cast<int>(laid->nodes.size());
   json layout = json::array();
@@ -1432,7 +1476,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
                       {"tasks", n.tasks},
                       {"first_task", n.first_task},
                       {"cpus", a.cpus},
-                      {"mem_mb", a.mem_mb},
+                      {"mem_mb", step_mem[a.node]},
                       {"gpu_indices", a.gpu_indices}});
   }
   int step_id = job.next_step_id++;
@@ -1453,15 +1497,19 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   rec.nnodes = nodes;
   rec.ntasks = ntasks;
   rec.ncpus = step_cpus;
-  rec.alloc_tres = "cpu=" + std::to_string(step_cpus) + ",node=" + std::to_string(nodes);
+  int64_t total_mem = 0;
+  for (const auto& [node, mb] : step_mem) total_mem += mb;
+  rec.alloc_tres = total_mem > 0 ? fmt::format("cpu={},mem={}M,node={}", step_cpus, total_mem, nodes)
+                                 : fmt::format("cpu={},node={}", step_cpus, nodes);
   acct_->UpsertStep(rec);
-  running_steps_[{id, step_id}] = rec;
-  step_sruns_[{id, step_id}] = {body.value("srun_host", ""), body.value("srun_pid", 0)};
-  if (!overlap) {
-    std::map<std::string, int>& held = step_cpus_[{id, step_id}];
-    for (const sched::StepNode& n : laid->nodes) {
-      held[job.alloc[n.alloc_index].node] = n.tasks * std::max(request.cpus_per_task, 1);
-    }
+  RunningStep& running = running_steps_[{id, step_id}];
+  running.record = rec;
+  running.srun_host = body.value("srun_host", "");
+  running.srun_pid = body.value("srun_pid", 0);
+  running.mem_mb = std::move(step_mem);
+  for (const sched::StepNode& n : laid->nodes) {
+    const std::string& node = job.alloc[n.alloc_index].node;
+    if (!overlap) running.cpus[node] = n.tasks * std::max(request.cpus_per_task, 1);
   }
   return json{{"job_id", id},
               {"step_id", step_id},
@@ -1477,7 +1525,7 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto running = running_steps_.find({id, step_id});
   if (running == running_steps_.end()) return util::NotFound("Invalid job step id specified");
-  auto step_nodes = util::ExpandHostlist(running->second.node_list);
+  auto step_nodes = util::ExpandHostlist(running->second.record.node_list);
   if (!step_nodes.ok()) return step_nodes.status();
   // Read whole before anything is sent: a malformed request launches
   // nothing. Each node's launch is the request's fields, the node's tasks
@@ -1496,9 +1544,12 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
     if (n.is_object()) {
       launch["node"] = n.value("node", json());
       launch["tasks"] = n.value("tasks", json());
-      // The job's memory there bounds the tasks' cgroup on that host.
-      for (const core::NodeAlloc& a : job->alloc) {
-        if (a.node == launch["node"]) launch["mem_mb"] = a.mem_mb;
+      // The step's memory there bounds the tasks' cgroup on that host.
+      if (n.contains("node") && n["node"].is_string()) {
+        if (auto mem = running->second.mem_mb.find(n["node"].get<std::string>());
+            mem != running->second.mem_mb.end()) {
+          launch["mem_mb"] = mem->second;
+        }
       }
     }
     util::Result<stepd::RemoteStepSpec> spec = stepd::RemoteStepSpecFromJson(launch);
@@ -1535,12 +1586,12 @@ util::Status Controller::SignalStep(JobId id, int step_id, int signal, const Cal
     return util::InvalidArgument(
         fmt::format("Invalid signal {}: Linux signals are 1-{}", signal, util::kMaxSignal));
   }
-  auto nodes = util::ExpandHostlist(running->second.node_list);
+  auto nodes = util::ExpandHostlist(running->second.record.node_list);
   if (!nodes.ok()) return nodes.status();
   json msg = {{"type", "step_signal"}, {"job_id", id}, {"step_id", step_id}, {"signal", signal}};
-  if (auto srun = step_sruns_.find({id, step_id}); srun != step_sruns_.end()) {
-    msg["srun_host"] = srun->second.first;
-    msg["srun_pid"] = srun->second.second;
+  if (!running->second.srun_host.empty()) {
+    msg["srun_host"] = running->second.srun_host;
+    msg["srun_pid"] = running->second.srun_pid;
   }
   // The agents of the step's nodes (their launchers hold its tasks), and
   // that of srun's host (on one host srun holds them itself).
@@ -1583,10 +1634,8 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto it = running_steps_.find({id, step_id});
   if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
-  store::StepRecord rec = it->second;
+  store::StepRecord rec = std::move(it->second.record);
   running_steps_.erase(it);
-  step_sruns_.erase({id, step_id});
-  step_cpus_.erase({id, step_id});
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
   // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
   rec.state = end.exit_signal != 0 ? "CANCELLED" : end.exit_code == 0 ? "COMPLETED" : "FAILED";

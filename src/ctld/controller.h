@@ -304,14 +304,22 @@ class Controller {
   std::map<std::string, std::string> configless_files_;
   std::function<void()> restart_hook_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
-  // srun steps still running, as their accounting rows.
-  std::map<std::pair<core::JobId, int>, store::StepRecord> running_steps_;
-  // The srun of each running step: its host and pid (scontrol show step).
-  std::map<std::pair<core::JobId, int>, std::pair<std::string, int>> step_sruns_;
-  // The CPUs each running step holds on each of its nodes, unless it was
-  // started with --overlap: another step of the job does not get them
-  // (Slurm 22.05's default), it waits for them.
-  std::map<std::pair<core::JobId, int>, std::map<std::string, int>> step_cpus_;
+  // An srun step still running.
+  struct RunningStep {
+    store::StepRecord record;  // its accounting row
+    // Its srun's host and pid (scontrol show step); unknown after a
+    // restart.
+    std::string srun_host;
+    int srun_pid = 0;
+    // The CPUs it holds on each of its nodes, unless it was started with
+    // --overlap: another step of the job does not get them (Slurm 22.05's
+    // default), it waits for them. Cleared when the job ends.
+    std::map<std::string, int> cpus;
+    // Its memory on each of its nodes (srun --mem, --mem-per-cpu; else
+    // the job's there), which bounds its tasks' cgroup.
+    std::map<std::string, int64_t> mem_mb;
+  };
+  std::map<std::pair<core::JobId, int>, RunningStep> running_steps_;
   int64_t start_time_ = 0;
   bool schedule_posted_ = false;
   // Passes are immediate while they are cheap; a pass that took d holds the

@@ -26,41 +26,6 @@ void AppendUnique(std::vector<std::string>* v, std::string name) {
   if (std::find(v->begin(), v->end(), name) == v->end()) v->push_back(std::move(name));
 }
 
-// -C: "a&b", "a,b" (all required) or "a|b" (any one). Slurm's bracketed
-// and counted forms ("[a|b]", "a*2") are not supported yet and say so.
-Status ParseConstraint(std::string_view text, ResourceRequest* r) {
-  std::string_view s = util::Trim(text);
-  if (s.empty()) return Status::Ok();
-  if (s.find_first_of("[]()*") != std::string_view::npos) {
-    return util::InvalidArgument("unsupported --constraint syntax '" + std::string(s) +
-                                 "': only '&', ',' and '|' are supported");
-  }
-  bool has_and = s.find_first_of("&,") != std::string_view::npos;
-  bool has_or = s.find('|') != std::string_view::npos;
-  if (has_and && has_or) {
-    return util::InvalidArgument("--constraint '" + std::string(s) +
-                                 "': mixing '&' and '|' is not supported");
-  }
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find_first_of(has_or ? "|" : "&,", start);
-    if (end == std::string_view::npos) end = s.size();
-    std::string_view name = util::Trim(s.substr(start, end - start));
-    if (name.empty()) {
-      return util::InvalidArgument("--constraint '" + std::string(s) + "': empty feature name");
-    }
-    AppendUnique(&names, std::string(name));
-    start = end + 1;
-  }
-  if (has_or && names.size() > 1) {
-    r->feature_any.push_back(std::move(names));
-  } else {
-    for (auto& n : names) AppendUnique(&r->features, std::move(n));
-  }
-  return Status::Ok();
-}
-
 Status ExpandList(const std::string& expr, const char* option, std::vector<std::string>* out) {
   if (util::Trim(expr).empty()) return Status::Ok();
   auto hosts = util::ExpandHostlist(expr);
@@ -106,6 +71,41 @@ std::string NodeRange(int lo, int hi) {
 }
 
 }  // namespace
+
+// -C: "a&b", "a,b" (all required) or "a|b" (any one). Slurm's bracketed
+// and counted forms ("[a|b]", "a*2") are not supported yet and say so.
+util::Status ParseConstraint(std::string_view text, ResourceRequest* r) {
+  std::string_view s = util::Trim(text);
+  if (s.empty()) return util::Status::Ok();
+  if (s.find_first_of("[]()*") != std::string_view::npos) {
+    return util::InvalidArgument("unsupported --constraint syntax '" + std::string(s) +
+                                 "': only '&', ',' and '|' are supported");
+  }
+  bool has_and = s.find_first_of("&,") != std::string_view::npos;
+  bool has_or = s.find('|') != std::string_view::npos;
+  if (has_and && has_or) {
+    return util::InvalidArgument("--constraint '" + std::string(s) +
+                                 "': mixing '&' and '|' is not supported");
+  }
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find_first_of(has_or ? "|" : "&,", start);
+    if (end == std::string_view::npos) end = s.size();
+    std::string_view name = util::Trim(s.substr(start, end - start));
+    if (name.empty()) {
+      return util::InvalidArgument("--constraint '" + std::string(s) + "': empty feature name");
+    }
+    AppendUnique(&names, std::string(name));
+    start = end + 1;
+  }
+  if (has_or && names.size() > 1) {
+    r->feature_any.push_back(std::move(names));
+  } else {
+    for (auto& n : names) AppendUnique(&r->features, std::move(n));
+  }
+  return util::Status::Ok();
+}
 
 util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
                                                    int64_t def_mem_per_cpu_mb, RequestError* kind) {

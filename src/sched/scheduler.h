@@ -84,6 +84,11 @@ struct ResourceRequest {
   std::vector<core::GresRequest> other_gres;
 };
 
+// -C: "a&b", "a,b" (all required, into r->features) or "a|b" (any one,
+// a group of r->feature_any). Slurm's bracketed and counted forms
+// ("[a|b]", "a*2") are refused, saying so.
+util::Status ParseConstraint(std::string_view text, ResourceRequest* r);
+
 // Derives the request; `def_mem_per_cpu_mb` is DefMemPerCPU (0 = whole node).
 // Returns InvalidArgument naming the option for inconsistent or malformed
 // input (e.g. "--ntasks=3 is more than --ntasks-per-node=2 on 1 node(s)",

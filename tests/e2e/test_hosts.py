@@ -437,20 +437,22 @@ def test_scancel_of_a_step_kills_its_tasks_on_every_host(hosts):
 def test_step_tasks_run_in_a_cgroup_that_ends_with_the_step(hosts):
     # An allocation has no batch step, so no job cgroup on its nodes' hosts:
     # each node's launcher makes one for its tasks (the job's memory there
-    # as its limit), and kills what they leave behind when the step ends.
+    # as its limit, or the step's own with srun --mem), and kills what they
+    # leave behind when the step ends.
     v1 = Path("/sys/fs/cgroup/memory").is_dir()
     if not v1 and not Path("/sys/fs/cgroup/cgroup.controllers").exists():
         pytest.skip("no cgroup v1 memory hierarchy or cgroup v2 here")
     marker = f"leftover-{os.getpid()}"
     line, limit = ((":memory:", "/sys/fs/cgroup/memory$c/memory.limit_in_bytes") if v1
                    else ("^0::", "/sys/fs/cgroup$c/memory.max"))
+    show = f"c=$(grep -E \"{line}\" /proc/self/cgroup | cut -d: -f3); echo $c $(cat {limit})"
     r = hosts.on("login", "salloc", "-N2", "-w", "node03,node04", "--mem=200", "bash", "-c",
-                 "srun bash -c '"
-                 f"c=$(grep -E \"{line}\" /proc/self/cgroup | cut -d: -f3); "
-                 f"echo $c $(cat {limit}); (exec -a {marker} sleep 300) & disown; true'")
+                 f"srun bash -c '{show}; (exec -a {marker} sleep 300) & disown; true'; "
+                 f"srun --mem=64 bash -c '{show}'")
     seen = sorted(tuple(l.split()) for l in r.stdout.splitlines())
     assert [(c.rsplit("/", 1)[1].split("_step_")[1], limit) for c, limit in seen] == [
-        ("0_node03", str(200 << 20)), ("0_node04", str(200 << 20))], r.stdout + r.stderr
+        ("0_node03", str(200 << 20)), ("0_node04", str(200 << 20)),
+        ("1_node03", str(64 << 20)), ("1_node04", str(64 << 20))], r.stdout + r.stderr
     deadline = time.time() + 10
     while time.time() < deadline and hosts.on("cn2", "pgrep", "-f", f"^{marker}", check=False).stdout:
         time.sleep(0.1)

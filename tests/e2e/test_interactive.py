@@ -294,3 +294,31 @@ def test_ctrl_c_under_pty_is_the_programs(cluster):
         os.close(fd)
     assert os.waitstatus_to_exitcode(status) == 0, out
     assert "trapped" in out and "after" in out and "srun:" not in out, out
+
+
+def test_step_memory_features_and_gpus_inside_an_allocation(cluster):
+    # As the oracle: --mem and --mem-per-cpu are the step's own, within the
+    # job's; -C picks the job's nodes with the features; -G with a job
+    # without GPUs is refused with Slurm's lines.
+    script = (
+        "srun --mem=50 -n1 true; "
+        "srun --mem=999999 -n1 true; echo mem=$?; "
+        "srun -N2 --mem-per-cpu=10 true; "
+        "srun -C cpu -n1 bash -c 'echo $SLURM_STEP_NODELIST'; "
+        "srun -C cpu -N2 true; echo features=$?; "
+        "srun -G 1 true; echo gpus=$?; echo $SLURM_JOB_ID")
+    r = cluster.run(["salloc", "-N2", "-n2", "--mem=200", "-w", "gpu01,cpu01", "bash", "-c",
+                     script])
+    lines = r.stdout.split()
+    job = lines[-1]
+    assert lines[:-1] == ["mem=1", "cpu01", "features=1", "gpus=1"], r.stdout + r.stderr
+    assert (f"srun: error: Unable to create step for job {job}: Memory required by task is not "
+            "available") in r.stderr
+    assert (f"srun: error: Unable to create step for job {job}: Requested node configuration is "
+            "not available") in r.stderr
+    assert ("srun: error: Step requested GRES but job doesn't have GRES\n"
+            f"srun: error: Unable to create step for job {job}: Invalid generic resource (gres) "
+            "specification") in r.stderr
+    rows = cluster.run(["sacct", "-n", "-P", "-j", job, "-o", "JobID,AllocTRES"]).stdout.split()
+    assert f"{job}.0|cpu=1,mem=50M,node=1" in rows, rows
+    assert f"{job}.1|cpu=2,mem=20M,node=2" in rows, rows
