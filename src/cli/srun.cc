@@ -40,6 +40,7 @@
 #include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/rusage.h"
+#include "util/slurm_time.h"
 #include "util/strings.h"
 
 extern char** environ;
@@ -117,10 +118,11 @@ struct SrunOptions {
   std::string jobid;              // --jobid: run in that allocation
   bool overlap = false;           // --overlap: share CPUs other steps hold
   // Inside an allocation, the step's own: --mem (per node), --mem-per-cpu
-  // (MB; 0: the job's), -C (the job's nodes it may use), -G (GPUs over
-  // its nodes; -1: as --gres says).
+  // (MB; 0: the job's), -t, -C (the job's nodes it may use), -G (GPUs
+  // over its nodes; -1: as --gres says).
   int64_t mem_mb = 0;
   int64_t mem_per_cpu_mb = 0;
+  int64_t time_limit_s = 0;  // -t: the step's (0: the job's)
   std::string constraint;
   int gpus = -1;
   std::vector<std::string> command;
@@ -244,7 +246,16 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          return util::Status::Ok();
        }},
       {'p', "partition", Arg::kRequired, for_allocation("--partition")},
-      {'t', "time", Arg::kRequired, for_allocation("--time")},
+      {'t', "time", Arg::kRequired,
+       [&o](const std::string& v) {
+         util::Result<int64_t> s = util::ParseTimeLimitSeconds(v);
+         if (!s.ok()) return util::InvalidArgument("srun: error: Invalid time limit specification");
+         // To the second (Slurm rounds a step's up to whole minutes);
+         // UNLIMITED: the job's.
+         o.time_limit_s = *s == util::kUnlimited ? 0 : *s;
+         o.allocation_args.insert(o.allocation_args.end(), {"--time", v});
+         return util::Status::Ok();
+       }},
       {0, "mem", Arg::kRequired, memory(&o.mem_mb, "--mem")},
       {0, "mem-per-cpu", Arg::kRequired, memory(&o.mem_per_cpu_mb, "--mem-per-cpu")},
       // A step is charged to its job's account and QOS: inside an
@@ -651,12 +662,20 @@ class LocalStdin {
   std::vector<int> readers_, writers_;
 };
 
+std::vector<std::string> StepNodeNames(const StepView& step) {
+  std::vector<std::string> names;
+  for (const StepNodeView& n : step.nodes) names.push_back(n.node);
+  return names;
+}
+
 // How srun runs a step's tasks on its own host.
 struct LocalRun {
   std::string step_id;     // "12.0"
   bool kill_on_bad_exit;   // -K
   bool pty;                // --pty: the tasks share srun's terminal and process group
   int kill_wait_s;         // KillWait, after an abort
+  int64_t time_limit_s;    // srun -t; 0: none of its own
+  std::vector<std::string> nodes;  // the step's
 };
 
 // Runs the step's tasks on this host to their end, in the order they
@@ -686,6 +705,10 @@ StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatc
   };
   StepInterrupts interrupts(run.step_id, run.kill_wait_s, signal_tasks,
                             [&] { PrintTaskStates(run.step_id, states); });
+  if (run.time_limit_s > 0) {
+    interrupts.SetTimeLimit(StepInterrupts::Clock::now() + std::chrono::seconds(run.time_limit_s),
+                            run.nodes);
+  }
   bool terminating = false;
   for (;;) {
     int status = 0;
@@ -735,15 +758,13 @@ StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatc
     // Done once every task is reaped and its output read to the end.
     if (left == 0 && fds.size() == 1) break;
     // SIGCHLD is caught too: a task's end wakes the poll.
-    if (::poll(fds.data(), fds.size(), interrupts.aborting() ? 200 : -1) < 0 && errno != EINTR) {
-      break;
-    }
+    if (::poll(fds.data(), fds.size(), interrupts.PollTimeoutMs()) < 0 && errno != EINTR) break;
     for (int sig : signals.Take()) {
       if (sig == SIGCHLD) continue;
       if (run.pty && (sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP)) continue;
       interrupts.Handle(sig);
     }
-    interrupts.CheckAbort();
+    interrupts.CheckDeadlines();
     for (size_t i = 1; i < fds.size(); ++i) {
       if (!fds[i].revents) continue;
       auto [t, is_out] = owners[i];
@@ -763,6 +784,7 @@ StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatc
     }
   }
   if (terminating) std::cerr << "srun: Force Terminated StepId=" << run.step_id << "\n";
+  e.timed_out = interrupts.timed_out();
   return e;
 }
 
@@ -774,6 +796,7 @@ void EndStep(const Client& client, const std::string& job_id, int step_id, const
   (void)client.Post("/v1/jobs/" + job_id + "/steps/" + std::to_string(step_id) + "/end",
                     {{"exit_code", exit.signal ? 0 : exit.code},
                      {"exit_signal", exit.signal},
+                     {"timed_out", exit.timed_out},
                      {"max_rss_kb", exit.max_rss_kb},
                      {"total_cpu_ms", exit.total_cpu_ms}});
 }
@@ -937,6 +960,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     launch.cpu_bind = opts->cpu_bind;
     launch.pmix = opts->pmix;
     launch.cpu_bind.cpus_per_task = opts->cpus_per_task;
+    launch.time_limit_s = opts->time_limit_s;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
       RemoteNodeTasks node{step.nodes[n].node, {}};
       for (int local = 0; local < step.nodes[n].tasks; ++local) {
@@ -995,7 +1019,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   const StepExit exit = RunLocalTasks(
       tasks,
       {job_id + "." + std::to_string(step.step_id), opts->kill_on_bad_exit, opts->pty,
-       cfg.kill_wait_s},
+       cfg.kill_wait_s, opts->time_limit_s, StepNodeNames(step)},
       signals);
   EndStep(client, job_id, step.step_id, exit);
   return exit.code;

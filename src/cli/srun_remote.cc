@@ -193,6 +193,12 @@ class StepRelay {
         interrupts_(
             StepId(), launch.kill_wait_s, [this](int sig) { Signal(sig); },
             [this] { PrintTaskStates(StepId(), state_); }) {
+    if (launch.time_limit_s > 0) {
+      std::vector<std::string> nodes;
+      for (const RemoteNodeTasks& n : launch.nodes) nodes.push_back(n.node);
+      interrupts_.SetTimeLimit(
+          StepInterrupts::Clock::now() + std::chrono::seconds(launch.time_limit_s), nodes);
+    }
     for (const RemoteNodeTasks& n : launch.nodes) {
       for (const auto& [rank, env] : n.tasks) {
         state_[rank] = "unknown";
@@ -206,7 +212,11 @@ class StepRelay {
   bool Done() const { return waiting_ == 0; }
   size_t hellos() const { return hellos_; }
   std::vector<Caller>& callers() { return callers_; }
-  StepExit exit() const { return exit_; }
+  StepExit exit() const {
+    StepExit out = exit_;
+    out.timed_out = interrupts_.timed_out();
+    return out;
+  }
   void Fail(int code) { exit_.code = std::max(exit_.code, code); }
 
   // Reads what a launcher sent; false once it hung up or is not ours.
@@ -338,7 +348,7 @@ class StepRelay {
     }
   }
 
-  void CheckAbort() { interrupts_.CheckAbort(); }
+  void CheckDeadlines() { interrupts_.CheckDeadlines(); }
 
   void Finish() {
     sink_.Flush();
@@ -443,7 +453,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
     if (fds[1].revents & POLLIN) {
       for (int sig : signals.Take()) relay.HandleSignal(sig);
     }
-    relay.CheckAbort();
+    relay.CheckDeadlines();
     if (fds[2].revents != 0) {
       char buf[65536];
       const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));

@@ -46,6 +46,7 @@ struct RemoteLaunch {
   int kill_wait_s = 30;                  // KillWait: from SIGTERM to SIGKILL on abort
   util::CpuBind cpu_bind;                // --cpu-bind
   bool pmix = false;                     // --mpi=pmix: a PMIx server per node, fences through srun
+  int64_t time_limit_s = 0;              // srun -t inside an allocation; 0: the job's
 };
 
 struct StepExit {
@@ -53,6 +54,7 @@ struct StepExit {
   int signal = 0;  // a signal that ended a task, 0 if none
   int64_t max_rss_kb = -1;  // the largest task's peak memory; -1: unknown
   int64_t total_cpu_ms = 0;
+  bool timed_out = false;  // the step's own time limit ended it (TIMEOUT)
 };
 
 // Runs the step's tasks through the agents and relays their output;

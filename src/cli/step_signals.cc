@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <ctime>
 #include <iostream>
 
+#include "util/slurm_time.h"
 #include "util/strings.h"
 
 namespace muster::cli {
@@ -83,11 +86,34 @@ void StepInterrupts::Handle(int sig, Clock::time_point now) {
   }
 }
 
-void StepInterrupts::CheckAbort(Clock::time_point now) {
+void StepInterrupts::CheckDeadlines(Clock::time_point now) {
+  if (time_limit_ && !aborting_ && now >= *time_limit_) {
+    timed_out_ = aborting_ = true;
+    const std::string at = util::FormatTimestamp(std::time(nullptr));
+    for (const std::string& node : nodes_) {
+      std::cerr << "slurmstepd-" << node << ": error: *** STEP " << step_id_ << " ON " << node
+                << " CANCELLED AT " << at << " DUE TO TIME LIMIT ***\n";
+    }
+    signal_tasks_(SIGTERM);
+    abort_deadline_ = now + std::chrono::seconds(kill_wait_s_);
+  }
   if (aborting_ && !killed_ && now > abort_deadline_) {
     killed_ = true;
     signal_tasks_(SIGKILL);
   }
+}
+
+int StepInterrupts::PollTimeoutMs(Clock::time_point now) const {
+  std::optional<Clock::time_point> next;
+  if (aborting_ && !killed_) {
+    next = abort_deadline_;
+  } else if (!aborting_ && time_limit_) {
+    next = *time_limit_;
+  }
+  if (!next) return -1;
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*next - now).count();
+  // A millisecond past, so that the deadline has passed when it wakes.
+  return static_cast<int>(std::clamp<int64_t>(ms + 1, 0, 60'000));
 }
 
 }  // namespace muster::cli

@@ -2,8 +2,10 @@
 // children) and across hosts (the agents' launchers): Ctrl-C once lists
 // the tasks' states, twice within a second sends SIGINT to the tasks and
 // aborts the step; SIGTERM and SIGHUP abort it with SIGKILL; other
-// signals go to the tasks. What still runs KillWait after an abort is
-// killed. The lines are Slurm's.
+// signals go to the tasks. A step with a time limit of its own (srun -t
+// inside an allocation) gets SIGTERM when it passes, and is TIMEOUT. What
+// still runs KillWait after an abort or a timeout is killed. The lines are
+// Slurm's.
 #pragma once
 
 #include <signal.h>
@@ -11,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,21 +53,35 @@ class StepInterrupts {
         signal_tasks_(std::move(signal_tasks)),
         report_states_(std::move(report_states)) {}
 
+  // The step's own time limit: at `deadline` the tasks get SIGTERM, and a
+  // line for each of the step's `nodes` says so, as Slurm's step daemons'.
+  void SetTimeLimit(Clock::time_point deadline, std::vector<std::string> nodes) {
+    time_limit_ = deadline;
+    nodes_ = std::move(nodes);
+  }
+
   // srun's answer to `sig` (not SIGWINCH or SIGCHLD, which are the
   // caller's).
   void Handle(int sig, Clock::time_point now = Clock::now());
-  // After an abort's grace: whatever still runs is killed (once).
-  void CheckAbort(Clock::time_point now = Clock::now());
+  // The step's time limit, and after an abort's grace whatever still runs
+  // is killed (once).
+  void CheckDeadlines(Clock::time_point now = Clock::now());
+  // How long the caller's poll may sleep before CheckDeadlines has work
+  // (ms; -1: no deadline pending).
+  int PollTimeoutMs(Clock::time_point now = Clock::now()) const;
   bool aborting() const { return aborting_; }
+  bool timed_out() const { return timed_out_; }
 
  private:
   const std::string step_id_;
   const int kill_wait_s_;
   std::function<void(int)> signal_tasks_;
   std::function<void()> report_states_;
-  bool aborting_ = false, killed_ = false;
+  bool aborting_ = false, killed_ = false, timed_out_ = false;
   Clock::time_point last_interrupt_{};
   Clock::time_point abort_deadline_{};
+  std::optional<Clock::time_point> time_limit_;
+  std::vector<std::string> nodes_;
 };
 
 }  // namespace muster::cli

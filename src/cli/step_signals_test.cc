@@ -30,10 +30,10 @@ TEST_F(StepInterruptsTest, OneCtrlCReportsTwoWithinASecondAbort) {
   EXPECT_TRUE(interrupts_.aborting());
   // More Ctrl-C while aborting changes nothing; KillWait later, SIGKILL once.
   interrupts_.Handle(SIGINT, t0_ + seconds(2));
-  interrupts_.CheckAbort(t0_ + seconds(20));
+  interrupts_.CheckDeadlines(t0_ + seconds(20));
   EXPECT_EQ(sent_, std::vector<int>{SIGINT});
-  interrupts_.CheckAbort(t0_ + seconds(32));
-  interrupts_.CheckAbort(t0_ + seconds(33));
+  interrupts_.CheckDeadlines(t0_ + seconds(32));
+  interrupts_.CheckDeadlines(t0_ + seconds(33));
   EXPECT_EQ(sent_, (std::vector<int>{SIGINT, SIGKILL}));
   EXPECT_EQ(reports_, 2);
 }

@@ -281,6 +281,7 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     StepEnd end;
     end.exit_code = body.value("exit_code", 0);
     end.exit_signal = body.value("exit_signal", 0);
+    end.timed_out = body.value("timed_out", false);
     end.max_rss_kb = body.value("max_rss_kb", int64_t{-1});
     end.total_cpu_ms = body.value("total_cpu_ms", int64_t{0});
     util::Status st = ctl.EndStep(static_cast<core::JobId>(*job), static_cast<int>(*step), end, caller);

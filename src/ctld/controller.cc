@@ -1637,8 +1637,12 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
   store::StepRecord rec = std::move(it->second.record);
   running_steps_.erase(it);
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
-  // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED.
-  rec.state = end.exit_signal != 0 ? "CANCELLED" : end.exit_code == 0 ? "COMPLETED" : "FAILED";
+  // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED,
+  // one its own time limit ended TIMEOUT (with its tasks' exit code).
+  rec.state = end.timed_out          ? "TIMEOUT"
+              : end.exit_signal != 0 ? "CANCELLED"
+              : end.exit_code == 0   ? "COMPLETED"
+                                     : "FAILED";
   rec.exit_code = end.exit_code;
   rec.exit_signal = end.exit_signal;
   rec.max_rss_kb = end.max_rss_kb;

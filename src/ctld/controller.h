@@ -56,6 +56,7 @@ struct StepEnd {
   int exit_signal = 0;
   int64_t max_rss_kb = -1;
   int64_t total_cpu_ms = 0;
+  bool timed_out = false;  // its own time limit (srun -t) ended it
 };
 
 struct JobActionResult {

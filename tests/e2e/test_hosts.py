@@ -7,6 +7,7 @@ Commands run on the controller host; job output lands in the directory all
 hosts share."""
 
 import os
+import re
 import signal
 import subprocess
 import time
@@ -600,7 +601,8 @@ def test_srun_step_options_across_hosts(hosts):
               "srun -w node03 -N1 -n1 -l printenv SLURMD_NODENAME; "
               "FOO=1 BAR=2 srun -n1 --export=FOO,X=3 /usr/bin/env | grep -v ^SLURM | sort; "
               "srun -N1 -n2 --cpu-bind=verbose,cores -l true 2>&1 | sort; "
-              "srun -w node09 true; true")
+              "srun -w node09 true; "
+              "srun -t 0:01 -N2 -n2 sleep 30; echo timeout=$?")
     r = hosts.on("login", "salloc", "-N3", "--ntasks-per-node=2", "-w", "node[01-03]", "bash", "-c",
                  script)
     lines = r.stdout.splitlines()
@@ -616,6 +618,11 @@ def test_srun_step_options_across_hosts(hosts):
                                                        "1: cpu-bind=MASK - node01, task  1  1 "]
     assert ("srun: error: Unable to create step for job " in r.stderr
             and ": Requested node configuration is not available" in r.stderr)
+    # -t: the step's own limit, on each of its nodes' hosts.
+    assert lines[14] == "timeout=143", r.stdout
+    assert re.search(r"slurmstepd-node01: error: \*\*\* STEP \d+\.5 ON node01 CANCELLED AT \S+ "
+                     r"DUE TO TIME LIMIT \*\*\*", r.stderr), r.stderr
+    assert "srun: error: node02: task 1: Terminated" in r.stderr, r.stderr
     r = hosts.on("login", "srun", "--mpi=list")
     assert r.stdout == ("MPI plugin types are...\n\tpmix\n\tnone\n"
                         "specific pmix plugin versions available: pmix_v4\n")

@@ -322,3 +322,19 @@ def test_step_memory_features_and_gpus_inside_an_allocation(cluster):
     rows = cluster.run(["sacct", "-n", "-P", "-j", job, "-o", "JobID,AllocTRES"]).stdout.split()
     assert f"{job}.0|cpu=1,mem=50M,node=1" in rows, rows
     assert f"{job}.1|cpu=2,mem=20M,node=2" in rows, rows
+
+
+def test_a_steps_own_time_limit_ends_it_as_timeout(cluster):
+    # srun -t inside an allocation: the oracle's lines and TIMEOUT with the
+    # tasks' exit code (Slurm rounds the limit up to a minute; Muster
+    # keeps the seconds).
+    r = cluster.run(["salloc", "-N1", "bash", "-c",
+                     "srun -t 0:02 bash -c 'trap \"echo got TERM; exit 7\" TERM; sleep 60 & wait'; "
+                     "echo rc=$? $SLURM_JOB_ID"], timeout=60)
+    assert r.stdout.splitlines()[0] == "got TERM", r.stdout
+    rc, job = r.stdout.splitlines()[1].split()
+    assert rc == "rc=7", r.stdout
+    assert re.search(rf"slurmstepd-gpu01: error: \*\*\* STEP {job}\.0 ON gpu01 CANCELLED AT "
+                     r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*", r.stderr), r.stderr
+    assert "srun: error: task 0: Exited with exit code 7" in r.stderr
+    assert f"{job}.0|bash|TIMEOUT|7:0" in sacct_rows(cluster, job), r.stderr
