@@ -131,24 +131,14 @@ bool Fits(const ResourceRequest& r, const Candidate& c, int64_t gpus) {
 // A spreading job counts tasks (-n) or GPUs (--gpus alone).
 bool CountsGpus(const ResourceRequest& r) { return r.gpus_per_job > 0 && !r.ntasks_set; }
 
-// What a spreading job could take of a node now, in CPUs or GPUs.
+// What a spreading job could take of a node now, in CPUs (its tasks', as
+// the pass counts them) or GPUs.
 int64_t Units(const ResourceRequest& r, const Candidate& c) {
   const Free& f = c.free;
-  const core::NodeConfig& cfg = c.node.config;
   if (r.exclusive && !f.idle) return 0;
   if (r.gpus_per_node > 0 && f.gpus < r.gpus_per_node) return 0;
   if (CountsGpus(r)) return Fits(r, c, 1) ? f.gpus : 0;
-  const int cpt = r.cpus_per_task;
-  int64_t tasks = (r.exclusive ? cfg.cpus : f.cpus) / cpt;
-  if (r.ntasks_per_node > 0) tasks = std::min<int64_t>(tasks, r.ntasks_per_node);
-  if (r.whole_node_mem) {
-    if (f.mem_mb < cfg.real_memory_mb) return 0;
-  } else if (r.mem_per_node_mb > 0) {
-    if (f.mem_mb < r.mem_per_node_mb) return 0;
-  } else if (r.mem_per_cpu_mb > 0) {
-    tasks = std::min<int64_t>(tasks, f.mem_mb / (r.mem_per_cpu_mb * cpt));
-  }
-  return std::max<int64_t>(0, tasks) * cpt;
+  return TaskCapacity(r, c.node.config, f.cpus, f.mem_mb, f.idle) * r.cpus_per_task;
 }
 
 // The candidates' future: the running jobs holding any of them, released in

@@ -316,6 +316,25 @@ TEST(ExplainResources, SeveralNodes) {
             "fits on gpu[01-02] now; the next scheduling pass starts it");
 }
 
+TEST(ExplainResources, CountsTasksPerNodeAsThePassDoes) {
+  // -N1-3 -n4 --ntasks-per-node=2 over 3, 1 and 1 free CPUs: two tasks
+  // fit only the first node, so 4 do not fit now (the pass places none);
+  // a count of free CPUs capped at 2 a node (2 + 1 + 1) would say they do.
+  Sim h;
+  h.cfg.def_mem_per_cpu_mb = 100;
+  for (const char* name : {"n1", "n2", "n3"}) h.AddNode(MakeNode(name).Cpus(8).Mem(8000));
+  h.AddPartition(MakePartition("p"));
+  h.Running(MakeJob(1).Cpus(5).Nodelist("n1"), 100);
+  h.Running(MakeJob(2).Cpus(7).Nodelist("n2"), 200);
+  h.Running(MakeJob(3).Cpus(7).Nodelist("n3"), 300);
+  const auto job = MakeJob(9).Nodes(1, 3).Tasks(4).TasksPerNode(2).TimeLimit(60);
+  EXPECT_EQ(h.Explain(job),
+            "waits for 4 CPUs across nodes; 2 are free now, enough free up by about t+200");
+  h.AddJob(job);
+  EXPECT_EQ(StartOf(h.RunAndApply(), 9), nullptr);
+  EXPECT_EQ(Starts(h.Estimate(), h.now), (std::vector<std::string>{"t+200 n1,n2"}));
+}
+
 TEST(ExplainResources, NeverFits) {
   Sim h = Oracle();
   EXPECT_EQ(h.Explain(MakeJob(9).Partition("short").Mem(512000)),

@@ -127,6 +127,13 @@ int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks)
 int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus);
 FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                       int i, const Share& share);
+// How many of a job's tasks a node holds with `cpus_free` CPUs and
+// `mem_free_mb` memory free (`idle`: nothing runs there), GPUs aside:
+// --ntasks-per-node's count or none, within what --mem-per-cpu leaves room
+// for. The one rule the pass (MaxTasksOnNode) and the estimate (squeue
+// --start, the why-pending line) both count with, so they cannot disagree.
+int64_t TaskCapacity(const ResourceRequest& r, const core::NodeConfig& node, int cpus_free,
+                     int64_t mem_free_mb, bool idle);
 // The most tasks (<= want) that fit on the node with `gpus` GPUs; 0 if none.
 int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov, int i,
                    int64_t gpus, int want);

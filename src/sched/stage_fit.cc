@@ -43,15 +43,12 @@ FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, co
   return {};
 }
 
-int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov, int i,
-                   int64_t gpus, int want) {
-  const NodeFree& f = ov.at(i);
-  if (want <= 0) return 0;
-  if (r.exclusive && !f.idle) return 0;
-  if (gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < gpus) return 0;
+int64_t TaskCapacity(const ResourceRequest& r, const core::NodeConfig& node, int cpus_free,
+                     int64_t mem_free_mb, bool idle) {
+  if (r.exclusive && !idle) return 0;
   const int cpt = r.cpus_per_task;
   // With --exclusive the node is idle, so all its CPUs are free.
-  const int cpus_free = r.exclusive ? node.cpus : f.cpus;
+  if (r.exclusive) cpus_free = node.cpus;
   int64_t cap;
   if (r.ntasks_per_node > 0) {
     cap = cpus_free >= r.ntasks_per_node * cpt ? r.ntasks_per_node : 0;
@@ -60,17 +57,25 @@ int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const
   }
   if (cap <= 0) return 0;
   if (r.whole_node_mem) {
-    if (f.mem_mb < node.real_memory_mb) return 0;
+    if (mem_free_mb < node.real_memory_mb) return 0;
   } else if (r.mem_per_node_mb > 0) {
-    if (f.mem_mb < r.mem_per_node_mb) return 0;
+    if (mem_free_mb < r.mem_per_node_mb) return 0;
   } else if (r.exclusive) {
-    if (f.mem_mb < r.mem_per_cpu_mb * node.cpus) return 0;
+    if (mem_free_mb < r.mem_per_cpu_mb * node.cpus) return 0;
   } else if (r.ntasks_per_node > 0) {
-    if (f.mem_mb < r.mem_per_cpu_mb * r.ntasks_per_node * cpt) return 0;
+    if (mem_free_mb < r.mem_per_cpu_mb * r.ntasks_per_node * cpt) return 0;
   } else if (r.mem_per_cpu_mb > 0) {
-    cap = std::min<int64_t>(cap, f.mem_mb / (r.mem_per_cpu_mb * cpt));
+    cap = std::min<int64_t>(cap, mem_free_mb / (r.mem_per_cpu_mb * cpt));
   }
-  return static_cast<int>(std::min<int64_t>(cap, want));
+  return cap;
+}
+
+int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov, int i,
+                   int64_t gpus, int want) {
+  const NodeFree& f = ov.at(i);
+  if (want <= 0) return 0;
+  if (gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < gpus) return 0;
+  return static_cast<int>(std::min<int64_t>(TaskCapacity(r, node, f.cpus, f.mem_mb, f.idle), want));
 }
 
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
