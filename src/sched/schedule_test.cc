@@ -44,22 +44,23 @@ void RunCases(const std::vector<Case>& cases) {
 
 TEST(Schedule, PlacementAndSharing) {
   RunCases({
-      {"first fitting node", nullptr, {MakeJob(1).Partition("short")}, {"gpu01"}},
+      // A job without GPUs keeps off GPU nodes while others can take it.
+      {"first fitting node", nullptr, {MakeJob(1).Partition("short")}, {"cpu01"}},
       {"CPUs shared until full",
        nullptr,
        {MakeJob(1).Partition("short").Cpus(16), MakeJob(2).Partition("short").Cpus(16),
         MakeJob(3).Partition("short").Cpus(16)},
-       {"gpu01", "gpu01", "gpu02"}},
+       {"cpu01", "cpu01", "cpu02"}},
       {"memory accounted",
        nullptr,
        {MakeJob(1).Partition("short").Mem(40000), MakeJob(2).Partition("short").Mem(40000),
         MakeJob(3).Partition("short").Mem(20000)},
-       {"gpu01", "gpu02", "gpu01"}},
+       {"cpu01", "cpu02", "cpu01"}},
       {"mem-per-cpu times CPUs",
        nullptr,
        {MakeJob(1).Partition("short").Cpus(10).MemPerCpu(4000),
         MakeJob(2).Partition("short").Cpus(10).MemPerCpu(4000)},
-       {"gpu01", "gpu02"}},
+       {"cpu01", "cpu02"}},
       {"GPUs shared until used up",
        nullptr,
        {MakeJob(1).Partition("train").Gpus(4), MakeJob(2).Partition("train").Gpus(4),
@@ -79,7 +80,7 @@ TEST(Schedule, PlacementAndSharing) {
          h.cfg.nodes[5].weight = 0;
        },
        {MakeJob(1).Partition("short"), MakeJob(2).Partition("short").Cpus(32)},
-       {"cpu02", "gpu01"}},
+       {"cpu02", "cpu01"}},
       {"partition order does not matter, config order does",
        [](Harness& h) {
          h.cfg.partitions[1].nodes = {"gpu04", "gpu03", "gpu02", "gpu01"};
@@ -118,11 +119,11 @@ TEST(Schedule, Eligibility) {
        nullptr,
        {MakeJob(1).Partition("short").Held(), MakeJob(2).Partition("short").HeldByAdmin(),
         MakeJob(3).Partition("short")},
-       {"JobHeldUser", "JobHeldAdmin", "gpu01"}},
+       {"JobHeldUser", "JobHeldAdmin", "cpu01"}},
       {"begin time",
        nullptr,
        {MakeJob(1).Partition("short").Begin(1001), MakeJob(2).Partition("short").Begin(1000)},
-       {"BeginTime", "gpu01"}},
+       {"BeginTime", "cpu01"}},
       {"partition DOWN and INACTIVE; DRAIN still runs queued jobs",
        [](Harness& h) {
          h.cfg.partitions[0].state = core::PartitionState::kDown;
@@ -142,7 +143,7 @@ TEST(Schedule, Eligibility) {
        },
        {MakeJob(1).Partition("short").TimeLimit(7200), MakeJob(2).Partition("short").TimeLimit(60),
         MakeJob(3).Partition("train").Nodes(3), MakeJob(4).Partition("train").Nodes(2)},
-       {"PartitionTimeLimit", "gpu01", "PartitionNodeLimit", "gpu01,gpu02"}},
+       {"PartitionTimeLimit", "cpu01", "PartitionNodeLimit", "gpu01,gpu02"}},
       {"held jobs do not block",
        nullptr,
        {MakeJob(1).Partition("train").Nodes(4).Exclusive().Held(), MakeJob(2).Partition("train")},
@@ -191,11 +192,11 @@ TEST(Schedule, MultiNode) {
        },
        {MakeJob(1).Partition("train").Nodes(2).Cpus(32), MakeJob(2).Partition("train"),
         MakeJob(3).Partition("short")},
-       {"Resources", "Priority", "gpu04"}},
+       {"Resources", "Priority", "cpu01"}},
       {"-n 40 spreads over 2 nodes",
        nullptr,
        {MakeJob(1).Partition("short").Tasks(40)},
-       {"gpu01,gpu02"}},
+       {"cpu01,cpu02"}},
       {"-n 64 -c 1 fills 2 nodes",
        nullptr,
        {MakeJob(1).Partition("train").Tasks(64), MakeJob(2).Partition("train").Tasks(64)},
@@ -207,7 +208,7 @@ TEST(Schedule, MultiNode) {
       {"-N 3 --ntasks-per-node=2",
        nullptr,
        {MakeJob(1).Partition("short").Nodes(3).TasksPerNode(2)},
-       {"gpu01,gpu02,gpu03"}},
+       {"gpu01,cpu01,cpu02"}},
       {"--gpus=12 spreads",
        nullptr,
        {MakeJob(1).Partition("train").GpusPerJob(12)},
@@ -257,20 +258,21 @@ TEST(Schedule, TaskAndGpuLayout) {
     }
     return out;
   };
-  // Greedy fill: 32 tasks on gpu01, the rest on gpu02.
-  EXPECT_EQ(layout(1), "gpu01:32t/32c/32000M/0g gpu02:8t/8c/8000M/0g");
-  // The first node takes all but one task per further node: 2 + 1 tasks of
-  // 2 CPUs.
-  EXPECT_EQ(layout(2), "gpu02:2t/4c/4000M/0g gpu03:1t/2c/2000M/0g");
+  // Greedy fill, GPU-less nodes first: 32 tasks on cpu01, the rest on
+  // cpu02 (the oracle: 32 and 8).
+  EXPECT_EQ(layout(1), "cpu01:32t/32c/32000M/0g cpu02:8t/8c/8000M/0g");
+  // The first node visited (cpu02, 24 CPUs free) takes all but one task per
+  // further node: 2 + 1 tasks of 2 CPUs; nodes are listed in config order.
+  EXPECT_EQ(layout(2), "gpu01:1t/2c/2000M/0g cpu02:2t/4c/4000M/0g");
   // --ntasks-per-node=2 reserves 2 CPUs per node even where 1 task runs
   // (Slurm: "using 6 processors"), and counts 2 tasks on each
   // (SLURM_TASKS_PER_NODE=2(x3)).
-  EXPECT_EQ(layout(3), "gpu02:2t/2c/2000M/0g gpu03:2t/2c/2000M/0g gpu04:2t/2c/2000M/0g");
-  // --gpus=3 on 2 nodes: 2 + 1 (gpu01's CPUs are all taken by job 1).
-  EXPECT_EQ(layout(4), "gpu02:1t/1c/1000M/2g gpu03:1t/1c/1000M/1g");
-  // --gpus=12: greedy over what is free (6 left on gpu02, 7 on gpu03), one
+  EXPECT_EQ(layout(3), "gpu01:2t/2c/2000M/0g gpu02:2t/2c/2000M/0g cpu02:2t/2c/2000M/0g");
+  // --gpus=3 on 2 nodes: 2 + 1.
+  EXPECT_EQ(layout(4), "gpu01:1t/1c/1000M/2g gpu02:1t/1c/1000M/1g");
+  // --gpus=12: greedy over what is free (6 left on gpu01, 7 on gpu02), one
   // task per node.
-  EXPECT_EQ(layout(5), "gpu02:1t/1c/1000M/6g gpu03:1t/1c/1000M/6g");
+  EXPECT_EQ(layout(5), "gpu01:1t/1c/1000M/6g gpu02:1t/1c/1000M/6g");
 }
 
 TEST(Schedule, FixedNodeCountFillsTheFirstNodes) {
@@ -423,7 +425,7 @@ TEST(Schedule, PriorityBlockingByPartition) {
        },
        {MakeJob(1).Partition("train").Cpus(2), MakeJob(2).Partition("short"),
         MakeJob(3).Partition("train"), MakeJob(4).Partition("short").Cpus(2)},
-       {"Resources", "gpu01", "Priority", "cpu01"}},
+       {"Resources", "cpu01", "Priority", "cpu01"}},
       {"a job behind a blocked one never starts even if it fits",
        nullptr,
        {MakeJob(1).Partition("train").Nodes(4).Cpus(32), MakeJob(2).Partition("train").Exclusive(),
@@ -489,16 +491,16 @@ TEST(Schedule, FeaturesAndNodeLists) {
       {"-C h100&cpu never",
        nullptr,
        {MakeJob(1).Partition("short").Constraint("h100&cpu"), MakeJob(2).Partition("short")},
-       {"BadConstraints", "gpu01"}},
+       {"BadConstraints", "cpu01"}},
       {"-w gpu03", nullptr, {MakeJob(1).Partition("short").Nodelist("gpu03")}, {"gpu03"}},
       {"-w gpu03 -N 2 adds a node",
        nullptr,
        {MakeJob(1).Partition("short").Nodelist("gpu03").Nodes(2)},
-       {"gpu01,gpu03"}},
+       {"gpu03,cpu01"}},
       {"-w drained node: ReqNodeNotAvail, no block",
        [](Harness& h) { h.Node("gpu03")->drain = true; },
        {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
-       {"ReqNodeNotAvail", "gpu01"}},
+       {"ReqNodeNotAvail", "cpu01"}},
       {"-w busy node: Resources",
        [](Harness& h) { h.Node("gpu03")->alloc_cpus = 32; },
        {MakeJob(1).Partition("short").Nodelist("gpu03"), MakeJob(2).Partition("short")},
@@ -531,7 +533,7 @@ TEST(Schedule, MalformedRequestIsBadConstraints) {
   h.AddJob(MakeJob(2).Partition("short"));
   Plan p = h.Run();
   EXPECT_EQ(Outcome(p, 1), "BadConstraints");
-  EXPECT_EQ(NodesOf(p, 2), "gpu01");
+  EXPECT_EQ(NodesOf(p, 2), "cpu01");
 }
 
 TEST(Schedule, DecisionsInOrderAndInputUntouched) {

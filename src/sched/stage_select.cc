@@ -14,7 +14,9 @@
 //   in turn takes as many tasks (and --gpus GPUs) as fit, leaving one task
 //   for every node still needed to reach min_nodes, until the request is
 //   placed or max_nodes is reached. With --gpus, nodes with free GPUs of
-//   the type are visited first. Greedy, so it can miss a packing that a
+//   the type are visited first.
+//   Either way a job that asks for no GPU visits nodes without GPUs first,
+//   as Slurm's cons_tres keeps such jobs off GPU nodes. Greedy, so it can miss a packing that a
 //   search would find (e.g. -n 2 --gpus=12 where the GPUs sit on three
 //   nodes); Slurm's select plugin has the same kind of limits.
 #include <algorithm>
@@ -65,6 +67,11 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
   return true;
 }
 
+// A job that asks for no GPU keeps off nodes with GPUs while others can
+// take it, as Slurm's select/cons_tres does (the oracle puts `srun -n1` in
+// a partition of gpu[01-04],cpu[01-02] on cpu01, -N3 on cpu[01-02],gpu01).
+bool AsksForGpus(const ResourceRequest& r) { return r.gpus_per_node > 0 || r.gpus_per_job > 0; }
+
 bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                   std::span<const int> candidates, SelectScratch* s) {
   const ResourceRequest& r = *m.request;
@@ -84,7 +91,9 @@ bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     }
     return !required;
   };
-  bool ok = ForEachCandidate(m, candidates, visit, kNoPreference);
+  auto gpu_less = [&](int i) { return GpuCountOfType(*configs[i], "") == 0; };
+  bool ok = AsksForGpus(r) ? ForEachCandidate(m, candidates, visit, kNoPreference)
+                           : ForEachCandidate(m, candidates, visit, gpu_less);
   return ok && static_cast<int>(s->chosen.size()) == n;
 }
 
@@ -134,10 +143,13 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     return true;
   };
   // With --gpus, nodes that have free GPUs of the type go first, so that
-  // GPU-less nodes of higher preference do not take all the tasks.
+  // GPU-less nodes of higher preference do not take all the tasks; without
+  // any GPU, nodes without GPUs go first.
   auto has_gpus = [&](int i) { return FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node; };
+  auto gpu_less = [&](int i) { return GpuCountOfType(*configs[i], "") == 0; };
   bool ok = r.gpus_per_job > 0 ? ForEachCandidate(m, candidates, visit, has_gpus)
-                               : ForEachCandidate(m, candidates, visit, kNoPreference);
+            : AsksForGpus(r)   ? ForEachCandidate(m, candidates, visit, kNoPreference)
+                               : ForEachCandidate(m, candidates, visit, gpu_less);
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;

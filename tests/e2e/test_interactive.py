@@ -334,7 +334,7 @@ def test_a_steps_own_time_limit_ends_it_as_timeout(cluster):
     assert r.stdout.splitlines()[0] == "got TERM", r.stdout
     rc, job = r.stdout.splitlines()[1].split()
     assert rc == "rc=7", r.stdout
-    assert re.search(rf"slurmstepd-gpu01: error: \*\*\* STEP {job}\.0 ON gpu01 CANCELLED AT "
+    assert re.search(rf"slurmstepd-cpu01: error: \*\*\* STEP {job}\.0 ON cpu01 CANCELLED AT "
                      r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*", r.stderr), r.stderr
     assert "srun: error: task 0: Exited with exit code 7" in r.stderr
     assert f"{job}.0|bash|TIMEOUT|7:0" in sacct_rows(cluster, job), r.stderr

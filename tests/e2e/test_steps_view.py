@@ -8,7 +8,10 @@ import time
 
 
 def running_step(cluster):
-    job = cluster.sbatch("-N2", "-J", "stepjob", "--wrap", "srun -N2 -n2 -J mystep sleep 30")
+    # In train (gpu[01-02]): a job without GPUs in short would take cpu01
+    # first.
+    job = cluster.sbatch("-p", "train", "-N2", "-J", "stepjob", "--wrap",
+                         "srun -N2 -n2 -J mystep sleep 30")
     deadline = time.time() + 20
     while time.time() < deadline:
         if f"{job}.0" in cluster.run(["squeue", "-s", "-h"]).stdout:
@@ -22,8 +25,8 @@ def test_squeue_steps(cluster):
     try:
         lines = cluster.run(["squeue", "-s", "-j", str(job)]).stdout.splitlines()
         assert lines[0] == "         STEPID     NAME PARTITION     USER      TIME NODELIST"
-        assert re.fullmatch(rf" +{job}\.0   mystep     short     root +\d+:\d\d gpu\[01-02\]", lines[1]), lines
-        assert re.fullmatch(rf" +{job}\.batch    batch     short     root +\d+:\d\d gpu01", lines[2]), lines
+        assert re.fullmatch(rf" +{job}\.0   mystep     train     root +\d+:\d\d gpu\[01-02\]", lines[1]), lines
+        assert re.fullmatch(rf" +{job}\.batch    batch     train     root +\d+:\d\d gpu01", lines[2]), lines
         r = cluster.run(["squeue", "-s", f"{job}.0", "-h", "-o", "%i|%j|%N"])
         assert r.stdout == f"{job}.0|mystep|gpu[01-02]\n"
     finally:
@@ -36,7 +39,7 @@ def test_scontrol_show_step(cluster):
         out = cluster.run(["scontrol", "show", "step", f"{job}.0"]).stdout
         lines = out.split("\n")
         assert re.fullmatch(rf"StepId={job}\.0 UserId=0 StartTime=\S+ TimeLimit=UNLIMITED", lines[0])
-        assert lines[1:7] == ["   State=RUNNING Partition=short NodeList=gpu[01-02]",
+        assert lines[1:7] == ["   State=RUNNING Partition=train NodeList=gpu[01-02]",
                               "   Nodes=2 CPUs=2 Tasks=2 Name=mystep Network=(null)",
                               "   TRES=cpu=2,mem=2000M,node=2",
                               "   ResvPorts=(null)",
