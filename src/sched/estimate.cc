@@ -99,17 +99,11 @@ Free FreeOf(const core::Node& n, std::string_view gpu_type) {
   Free f;
   f.cpus = std::max(0, n.config.cpus - n.alloc_cpus);
   f.mem_mb = std::max<int64_t>(0, n.config.real_memory_mb - n.alloc_mem_mb);
-  bool any_gpu_used = false;
-  size_t index = 0;
-  for (const auto& g : n.config.gres) {
-    if (g.name != "gpu") continue;
-    const bool match = gpu_type.empty() || g.type == gpu_type;
-    for (int64_t k = 0; k < g.count; ++k, ++index) {
-      const bool used = index < n.gpu_used.size() && n.gpu_used[index];
-      any_gpu_used = any_gpu_used || used;
-      if (match && !used) ++f.gpus;
-    }
-  }
+  auto used = [&](int index) {
+    return static_cast<size_t>(index) < n.gpu_used.size() && n.gpu_used[index];
+  };
+  f.gpus = GpusOfOneType(n.config, gpu_type, [&](int index) { return !used(index); });
+  const bool any_gpu_used = std::any_of(n.gpu_used.begin(), n.gpu_used.end(), [](bool u) { return u; });
   f.idle = n.alloc_cpus == 0 && n.alloc_mem_mb == 0 && n.running_jobs == 0 && !any_gpu_used;
   return f;
 }

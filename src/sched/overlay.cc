@@ -18,25 +18,32 @@ int GpuCount(const core::NodeConfig& node) {
 }
 
 int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type) {
-  int64_t n = 0;
-  for (const auto& g : node.gres) {
-    if (g.name == "gpu" && (type.empty() || g.type == type)) n += g.count;
-  }
-  return n;
+  return GpusOfOneType(node, type, [](int) { return true; });
 }
 
 int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type) {
-  int64_t n = 0;
-  int index = 0;
   const int total = static_cast<int>(ov.at(i).gpu_count);
-  for (const auto& g : node.gres) {
-    if (g.name != "gpu") continue;
-    const bool match = type.empty() || g.type == type;
-    for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
-      if (match && !ov.GpuUsed(i, index)) ++n;
+  return GpusOfOneType(node, type,
+                       [&](int index) { return index < total && !ov.GpuUsed(i, index); });
+}
+
+std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
+                            const std::function<bool(int)>& usable) {
+  if (!type.empty()) return type;
+  for (const auto& candidate : node.gres) {
+    if (candidate.name != "gpu") continue;
+    // Those of exactly this type (an entry without a type is one too).
+    int64_t n = 0;
+    int index = 0;
+    for (const auto& g : node.gres) {
+      if (g.name != "gpu") continue;
+      for (int64_t k = 0; k < g.count; ++k, ++index) {
+        if (g.type == candidate.type && usable(index)) ++n;
+      }
     }
+    if (n >= want) return candidate.type;
   }
-  return n;
+  return {};
 }
 
 Overlay Overlay::FromNodes(std::span<const core::Node* const> nodes) {

@@ -9,7 +9,9 @@
 // scratch buffers live in the pass, not in the job loop.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -75,12 +77,40 @@ class Overlay {
 // config order), shared by the overlay.
 using NodeConfigs = std::span<const core::NodeConfig* const>;
 
-// Number of GPUs of a node (all "gpu" gres entries) and how many of them
-// match a type ("" = any).
+// Number of GPUs of a node (all "gpu" gres entries).
 int GpuCount(const core::NodeConfig& node);
+// The GPUs of a node one job may take there, of which `counted(index)`
+// holds: those of `type`, or with "" (any type) those of the type that has
+// the most. One job never mixes GPU types on one node (Slurm does), so
+// gpu:a100:2,gpu:h100:2 holds an untyped --gres=gpu:2 but not gpu:3.
+template <typename Counted>
+int64_t GpusOfOneType(const core::NodeConfig& node, std::string_view type, Counted counted) {
+  // Per type, in the order the types first appear; a node has few.
+  std::array<std::pair<std::string_view, int64_t>, 8> by_type{};
+  size_t types = 0;
+  int64_t most = 0, other = 0;  // other: past the 8th type, counted as one
+  int index = 0;
+  for (const auto& g : node.gres) {
+    if (g.name != "gpu") continue;
+    const bool match = type.empty() || g.type == type;
+    size_t t = 0;
+    while (t < types && by_type[t].first != g.type) ++t;
+    if (t == types && types < by_type.size()) by_type[types++] = {g.type, 0};
+    int64_t& n = t < types ? by_type[t].second : other;
+    for (int64_t k = 0; k < g.count; ++k, ++index) {
+      if (match && counted(index)) most = std::max(most, ++n);
+    }
+  }
+  return most;
+}
+// How many GPUs one job may take on a node (GpusOfOneType, all counted).
 int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type);
-// Free GPUs of a type on node `i` of the overlay.
+// Free GPUs one job may take on node `i` of the overlay.
 int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type);
+// The type a job takes `want` GPUs of on a node: `type` itself, else the
+// first type (in gres order) with that many `usable`; "" when none has.
+std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
+                            const std::function<bool(int)>& usable);
 
 // ---- stage_eligibility.cc: job-level checks before any node is looked at.
 // Mirrors Slurm's held / BeginTime / partition state and limit reasons.

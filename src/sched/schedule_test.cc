@@ -476,6 +476,30 @@ TEST(Schedule, GpuIndicesNeverShared) {
   EXPECT_EQ(GpusOf(p, 3), "gpu02:0,1");  // gpu01 has only index 7 left
 }
 
+TEST(Schedule, AJobNeverMixesGpuTypesOnANode) {
+  // gpu:a100:2,gpu:h100:2 (indices 0-1 a100, 2-3 h100): an untyped
+  // request takes GPUs of one type, the first with enough free.
+  Harness h;
+  h.cfg.def_mem_per_cpu_mb = 100;
+  h.cfg.gres_types = {"gpu"};
+  h.AddNode(MakeNode("mix").Cpus(16).Mem(16000).Gpus("a100", 2).Gpus("h100", 2));
+  h.AddPartition(MakePartition("p"));
+  h.ResolvePartitions();
+  h.AddJob(MakeJob(1).Partition("p").Gpus(1));
+  h.AddJob(MakeJob(2).Partition("p").Gpus(2));  // a100 has 1 left: both h100
+  h.AddJob(MakeJob(3).Partition("p").Gpus(1));
+  h.AddJob(MakeJob(4).Partition("p").Gpus(1));  // none left
+  Plan p = h.Run();
+  EXPECT_EQ(GpusOf(p, 1), "mix:0");
+  EXPECT_EQ(GpusOf(p, 2), "mix:2,3");
+  EXPECT_EQ(GpusOf(p, 3), "mix:1");
+  EXPECT_EQ(Outcome(p, 4), "Resources");
+  // Three of one type are never there: refused at submission.
+  EXPECT_FALSE(CheckSatisfiable(MakeJob(5).Partition("p").Gpus(3).Build().req, h.cfg.partitions[0],
+                                h.cfg, nullptr)
+                   .ok());
+}
+
 TEST(Schedule, FeaturesAndNodeLists) {
   RunCases({
       {"-C cpu", nullptr, {MakeJob(1).Partition("short").Constraint("cpu")}, {"cpu01"}},

@@ -90,12 +90,15 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
   out->gpu_indices.clear();
   if (share.gpus <= 0) return;
   out->gpu_indices.reserve(static_cast<size_t>(share.gpus));
-  // Lowest free indices of the type, in index order.
-  int index = 0;
+  // Lowest free indices of one type (the first with enough, untyped), in
+  // index order.
   const int total = static_cast<int>(ov.at(i).gpu_count);
+  auto free = [&](int index) { return index < total && !ov.GpuUsed(i, index); };
+  const std::string_view type = GpuTypeFor(node, r.gpu_type, share.gpus, free);
+  int index = 0;
   for (const auto& g : node.gres) {
     if (g.name != "gpu") continue;
-    const bool match = r.gpu_type.empty() || g.type == r.gpu_type;
+    const bool match = g.type == type;
     for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
       if (!match || ov.GpuUsed(i, index)) continue;
       out->gpu_indices.push_back(index);
