@@ -683,43 +683,83 @@ struct LocalRun {
 // srun's signals as across hosts (cli/step_signals.h; with --pty Ctrl-C
 // and Ctrl-\ are the task's, from the terminal, as across hosts), and
 // with -K ends the others (SIGTERM) when one fails, with Slurm's lines.
-// `signals` was set up before the tasks started.
-StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatcher& signals) {
-  StepExit e;
-  size_t left = 0;
-  std::map<int, std::string> states;
-  for (const Task& t : tasks) {
-    states[t.rank] = t.pid > 0 ? "running" : "exited abnormally";
-    if (t.pid > 0) {
-      ++left;
-    } else {
-      e.code = std::max(e.code, 2);
+class LocalStep {
+ public:
+  LocalStep(std::vector<Task>& tasks, const LocalRun& run)
+      : tasks_(tasks),
+        run_(run),
+        interrupts_(
+            run.step_id, run.kill_wait_s, [this](int sig) { SignalTasks(sig); },
+            [this] { PrintTaskStates(run_.step_id, states_); }) {
+    for (const Task& t : tasks_) {
+      states_[t.rank] = t.pid > 0 ? "running" : "exited abnormally";
+      if (t.pid > 0) {
+        ++left_;
+      } else {
+        exit_.code = std::max(exit_.code, 2);
+      }
+    }
+    if (run.time_limit_s > 0) {
+      interrupts_.SetTimeLimit(
+          StepInterrupts::Clock::now() + std::chrono::seconds(run.time_limit_s), run.nodes);
     }
   }
+
+  // `signals` was set up before the tasks started.
+  StepExit Run(SignalCatcher& signals) {
+    for (;;) {
+      ReapEnded();
+      std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
+      std::vector<std::pair<Task*, bool>> owners{{nullptr, false}};
+      for (auto& t : tasks_) {
+        if (t.out_fd >= 0) {
+          fds.push_back({t.out_fd, POLLIN, 0});
+          owners.emplace_back(&t, true);
+        }
+        if (t.err_fd >= 0) {
+          fds.push_back({t.err_fd, POLLIN, 0});
+          owners.emplace_back(&t, false);
+        }
+      }
+      // Done once every task is reaped and its output read to the end.
+      if (left_ == 0 && fds.size() == 1) break;
+      // SIGCHLD is caught too: a task's end wakes the poll.
+      if (::poll(fds.data(), fds.size(), interrupts_.PollTimeoutMs()) < 0 && errno != EINTR) break;
+      for (int sig : signals.Take()) {
+        if (sig == SIGCHLD) continue;
+        if (run_.pty && (sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP)) continue;
+        interrupts_.Handle(sig);
+      }
+      interrupts_.CheckDeadlines();
+      for (size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents) Relay(*owners[i].first, owners[i].second);
+      }
+    }
+    if (terminating_) std::cerr << "srun: Force Terminated StepId=" << run_.step_id << "\n";
+    exit_.timed_out = interrupts_.timed_out();
+    return exit_;
+  }
+
+ private:
   // Without --pty each task leads a process group of its own, out of the
   // terminal's reach: its whole tree gets what srun sends.
-  auto signal_tasks = [&](int sig) {
-    for (const Task& t : tasks) {
-      if (t.pid > 0) ::kill(run.pty ? t.pid : -t.pid, sig);
+  void SignalTasks(int sig) {
+    for (const Task& t : tasks_) {
+      if (t.pid > 0) ::kill(run_.pty ? t.pid : -t.pid, sig);
     }
-  };
-  StepInterrupts interrupts(run.step_id, run.kill_wait_s, signal_tasks,
-                            [&] { PrintTaskStates(run.step_id, states); });
-  if (run.time_limit_s > 0) {
-    interrupts.SetTimeLimit(StepInterrupts::Clock::now() + std::chrono::seconds(run.time_limit_s),
-                            run.nodes);
   }
-  bool terminating = false;
-  for (;;) {
+
+  // Reaps every task that has ended, saying how, as Slurm's srun.
+  void ReapEnded() {
     int status = 0;
     rusage usage{};
     pid_t pid;
     while ((pid = ::wait4(-1, &status, WNOHANG, &usage)) > 0) {
-      auto t = std::find_if(tasks.begin(), tasks.end(), [&](const Task& x) { return x.pid == pid; });
-      if (t == tasks.end()) continue;
-      --left;
-      e.max_rss_kb = std::max<int64_t>(e.max_rss_kb, usage.ru_maxrss);
-      e.total_cpu_ms += util::CpuMillis(usage);
+      auto t = std::find_if(tasks_.begin(), tasks_.end(), [&](const Task& x) { return x.pid == pid; });
+      if (t == tasks_.end()) continue;
+      --left_;
+      exit_.max_rss_kb = std::max<int64_t>(exit_.max_rss_kb, usage.ru_maxrss);
+      exit_.total_cpu_ms += util::CpuMillis(usage);
       bool bad = false;
       if (WIFEXITED(status)) {
         const int code = WEXITSTATUS(status);
@@ -728,65 +768,50 @@ StepExit RunLocalTasks(std::vector<Task>& tasks, const LocalRun& run, SignalCatc
                     << "\n";
           bad = true;
         }
-        e.code = std::max(e.code, code);
+        exit_.code = std::max(exit_.code, code);
       } else if (WIFSIGNALED(status)) {
         std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
-        e.code = std::max(e.code, 128 + WTERMSIG(status));
-        e.signal = WTERMSIG(status);
+        exit_.code = std::max(exit_.code, 128 + WTERMSIG(status));
+        exit_.signal = WTERMSIG(status);
         bad = true;
       }
-      states[t->rank] = bad ? "exited abnormally" : "exited";
+      states_[t->rank] = bad ? "exited abnormally" : "exited";
       t->pid = -t->pid;  // reaped
-      if (bad && run.kill_on_bad_exit && !terminating && left > 0) {
-        terminating = true;
-        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << run.step_id << "\n";
-        signal_tasks(SIGTERM);
-      }
-    }
-    std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
-    std::vector<std::pair<Task*, bool>> owners{{nullptr, false}};
-    for (auto& t : tasks) {
-      if (t.out_fd >= 0) {
-        fds.push_back({t.out_fd, POLLIN, 0});
-        owners.emplace_back(&t, true);
-      }
-      if (t.err_fd >= 0) {
-        fds.push_back({t.err_fd, POLLIN, 0});
-        owners.emplace_back(&t, false);
-      }
-    }
-    // Done once every task is reaped and its output read to the end.
-    if (left == 0 && fds.size() == 1) break;
-    // SIGCHLD is caught too: a task's end wakes the poll.
-    if (::poll(fds.data(), fds.size(), interrupts.PollTimeoutMs()) < 0 && errno != EINTR) break;
-    for (int sig : signals.Take()) {
-      if (sig == SIGCHLD) continue;
-      if (run.pty && (sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP)) continue;
-      interrupts.Handle(sig);
-    }
-    interrupts.CheckDeadlines();
-    for (size_t i = 1; i < fds.size(); ++i) {
-      if (!fds[i].revents) continue;
-      auto [t, is_out] = owners[i];
-      char buf[65536];
-      ssize_t n = ::read(fds[i].fd, buf, sizeof(buf));
-      if (n < 0 && errno == EINTR) continue;
-      std::string& acc = is_out ? t->out_buf : t->err_buf;
-      FILE* to = is_out ? stdout : stderr;
-      if (n > 0) {
-        acc.append(buf, static_cast<size_t>(n));
-        FlushLines(acc, t->rank, to, false);
-      } else {
-        FlushLines(acc, t->rank, to, true);
-        ::close(fds[i].fd);
-        (is_out ? t->out_fd : t->err_fd) = -1;
+      if (bad && run_.kill_on_bad_exit && !terminating_ && left_ > 0) {
+        terminating_ = true;
+        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << run_.step_id
+                  << "\n";
+        SignalTasks(SIGTERM);
       }
     }
   }
-  if (terminating) std::cerr << "srun: Force Terminated StepId=" << run.step_id << "\n";
-  e.timed_out = interrupts.timed_out();
-  return e;
-}
+
+  // What one of a task's pipes (-l) has: whole lines, with its rank.
+  void Relay(Task& t, bool is_out) {
+    char buf[65536];
+    ssize_t n = ::read(is_out ? t.out_fd : t.err_fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) return;
+    std::string& acc = is_out ? t.out_buf : t.err_buf;
+    FILE* to = is_out ? stdout : stderr;
+    if (n > 0) {
+      acc.append(buf, static_cast<size_t>(n));
+      FlushLines(acc, t.rank, to, false);
+      return;
+    }
+    FlushLines(acc, t.rank, to, true);
+    int& fd = is_out ? t.out_fd : t.err_fd;
+    ::close(fd);
+    fd = -1;
+  }
+
+  std::vector<Task>& tasks_;
+  const LocalRun& run_;
+  StepExit exit_;
+  size_t left_ = 0;
+  std::map<int, std::string> states_;  // by rank: running, exited, ...
+  bool terminating_ = false;           // -K
+  StepInterrupts interrupts_;
+};
 
 }  // namespace
 
@@ -1016,11 +1041,9 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     }
   }
   input.Start();
-  const StepExit exit = RunLocalTasks(
-      tasks,
-      {job_id + "." + std::to_string(step.step_id), opts->kill_on_bad_exit, opts->pty,
-       cfg.kill_wait_s, opts->time_limit_s, StepNodeNames(step)},
-      signals);
+  const LocalRun run{job_id + "." + std::to_string(step.step_id), opts->kill_on_bad_exit,
+                     opts->pty, cfg.kill_wait_s, opts->time_limit_s, StepNodeNames(step)};
+  const StepExit exit = LocalStep(tasks, run).Run(signals);
   EndStep(client, job_id, step.step_id, exit);
   return exit.code;
 }
