@@ -87,7 +87,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
         "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
-        "RoutePlugin", "SchedulerTimeSlice", "SchedulerType",
+        "RoutePlugin", "SchedulerTimeSlice",
         "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug",
         "SlurmctldLogFile", "SlurmctldPidFile", "SlurmctldPlugstack",
         "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
@@ -743,6 +743,17 @@ Status Parser::ApplyTopLevel(const Pair& p) {
       cfg_.auth_type = AuthType::kMunge;
     } else {
       return BadValue(p, "", "expected auth/munge or auth/slurm (leave it unset for one host)");
+    }
+    return Status::Ok();
+  }
+  if (k == "schedulertype") {
+    const std::string v = util::ToLower(p.value);
+    if (v == "sched/backfill") {
+      cfg_.backfill = true;
+    } else if (v == "sched/builtin") {
+      cfg_.backfill = false;
+    } else {
+      return BadValue(p, "", "expected sched/backfill or sched/builtin");
     }
     return Status::Ok();
   }

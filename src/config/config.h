@@ -105,6 +105,10 @@ struct Config {
   // clock out of step, is refused.
   int auth_ttl_s = 300;
   AuthType auth_type = AuthType::kLocal;
+  // SchedulerType: sched/backfill (Slurm's default: a job behind one that
+  // waits for resources may start if it cannot delay that one's earliest
+  // start) or sched/builtin (strict priority order in each partition).
+  bool backfill = true;
   // AuthInfo=socket=PATH: munged's socket (empty: munge's default).
   std::string auth_socket;
   // TmpFS: the TMPDIR a job gets when its environment has none.

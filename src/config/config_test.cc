@@ -122,8 +122,10 @@ TEST(OracleConfig, LoadsUnchanged) {
 
   // Slurm-only keys are accepted and listed for a warning.
   EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("slurm.conf:5: SlurmdUser"));
-  // Read, not ignored: how hosts authenticate and where each node's agent is.
+  // Read, not ignored: how hosts authenticate and where each node's agent is,
+  // and the scheduler (sched/backfill).
   EXPECT_EQ(cfg->auth_type, AuthType::kMunge);
+  EXPECT_TRUE(cfg->backfill);
   const core::NodeConfig* gpu01 = cfg->FindNode("gpu01");
   ASSERT_NE(gpu01, nullptr);
   EXPECT_EQ(gpu01->addr, "127.0.0.1");
@@ -158,7 +160,8 @@ TEST(MusterConfig, LoadsFixture) {
   EXPECT_EQ(cfg->max_job_count, 5000);
   EXPECT_EQ(cfg->first_job_id, 1000);
   EXPECT_EQ(cfg->slurm_user, "muster");
-  EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:18: SchedulerType"));
+  EXPECT_THAT(cfg->ignored_keys, ElementsAre("muster.conf:18: SelectType"));
+  EXPECT_FALSE(cfg->backfill);
 
   ASSERT_EQ(cfg->nodes.size(), 6u);
   const core::NodeConfig* gpu = cfg->FindNode("gpu03");
@@ -500,6 +503,20 @@ TEST(Auth, TypeAndTimeToLive) {
             "muster.conf:1: AuthType: invalid value 'auth/none' (expected auth/munge or "
             "auth/slurm (leave it unset for one host))");
   EXPECT_FALSE(Parse("AuthInfo=ttl=0\nNodeName=n1\nPartitionName=p Nodes=ALL\n").ok());
+}
+
+TEST(Config, SchedulerType) {
+  auto unset = Parse("NodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_TRUE(unset->backfill);  // Slurm's default, sched/backfill
+  auto builtin = Parse("SchedulerType=sched/builtin\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(builtin.ok());
+  EXPECT_FALSE(builtin->backfill);
+  auto bad = Parse("SchedulerType=sched/gang\nNodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:1: SchedulerType: invalid value 'sched/gang' (expected sched/backfill or "
+            "sched/builtin)");
 }
 
 // ---------------------------------------------------------------------------

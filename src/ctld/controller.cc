@@ -599,6 +599,7 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   snap.now = Now();
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
+  snap.running = RunningJobs(snap.now);
   return snap;
 }
 

@@ -478,6 +478,10 @@ std::vector<StartEstimate> EstimateStarts(const Snapshot& snapshot,
   NodeLookup lookup = copies.Lookup();
   Snapshot sim = snapshot;
   sim.nodes = copies.Pointers();
+  // The replayed passes keep priority order (no backfill plans over the
+  // simulated ends): a job that backfill starts does so in the real pass,
+  // before anyone asks when it will.
+  sim.running.clear();
 
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   size_t seq = 0;

@@ -18,13 +18,6 @@
 
 namespace muster::sched {
 
-// A job holding resources, and when it gives them back.
-struct RunningJob {
-  const core::Job* job;  // RUNNING, with alloc filled
-  // start_time + time limit (the caller passes now + a horizon for UNLIMITED jobs).
-  int64_t expected_end;
-};
-
 // squeue --start's START_TIME and SCHEDNODES for one pending job.
 struct StartEstimate {
   core::JobId job_id = 0;

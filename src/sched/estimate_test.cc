@@ -22,29 +22,8 @@ using testing::MakeJob;
 using testing::MakeNode;
 using testing::MakePartition;
 
-// A harness whose running jobs have known ends.
+// A harness whose running jobs have known ends (Harness::Running).
 struct Sim : Harness {
-  std::vector<std::pair<core::JobId, int64_t>> ends;
-
-  // Starts `j` now on the nodes the scheduler picks (pin it with -w) and
-  // records that it ends `runs_for` seconds from now. Add running jobs
-  // before pending ones: every pending job of the harness is tried.
-  void Running(const testing::JobBuilder& j, int64_t runs_for) {
-    AddJob(j);
-    const core::JobId id = j.Build().id;
-    Plan p = RunAndApply();
-    ASSERT_NE(StartOf(p, id), nullptr) << "job " << id << ": " << Outcome(p, id);
-    ends.emplace_back(id, now + runs_for);
-  }
-  std::vector<RunningJob> RunningJobs() const {
-    std::vector<RunningJob> v;
-    for (const auto& [id, end] : ends) {
-      for (const auto& j : jobs) {
-        if (j.id == id) v.push_back(RunningJob{&j, end});
-      }
-    }
-    return v;
-  }
   std::vector<StartEstimate> Estimate(int64_t horizon_s = 100000, size_t max_jobs = 100) {
     Snapshot s = Snap();
     auto running = RunningJobs();

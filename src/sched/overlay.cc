@@ -108,4 +108,16 @@ void Overlay::Reserve(int node, const core::NodeAlloc& share) {
   }
 }
 
+void Overlay::Release(int node, const core::NodeAlloc& share, const core::NodeConfig& config) {
+  NodeFree& f = free_[node];
+  f.cpus = std::min(f.cpus + share.cpus, config.cpus);
+  f.mem_mb = std::min(f.mem_mb + share.mem_mb, config.real_memory_mb);
+  for (int g : share.gpu_indices) {
+    if (g < 0 || static_cast<uint32_t>(g) >= f.gpu_count || !gpu_used_[f.gpu_begin + g]) continue;
+    gpu_used_[f.gpu_begin + g] = 0;
+    ++f.gpus_free;
+  }
+  f.idle = f.cpus == config.cpus && f.mem_mb == config.real_memory_mb && f.gpus_free == f.gpu_count;
+}
+
 }  // namespace muster::sched

@@ -67,6 +67,9 @@ class Overlay {
   bool GpuUsed(int node, int gpu) const { return gpu_used_[free_[node].gpu_begin + gpu] != 0; }
   // Takes a node's share of an allocation (cpus, memory, GPU indices).
   void Reserve(int node, const core::NodeAlloc& share);
+  // Gives a share back (a job that ends); the node is idle again once all
+  // of `config` is free.
+  void Release(int node, const core::NodeAlloc& share, const core::NodeConfig& config);
 
  private:
   std::vector<NodeFree> free_;

@@ -12,8 +12,27 @@
 
 namespace muster::sched {
 
+inline const StartDecision* StartOf(const Plan& p, core::JobId id) {
+  for (const auto& s : p.starts) {
+    if (s.job_id == id) return &s;
+  }
+  return nullptr;
+}
+
+// "started" when the job starts, else its reason name.
+inline std::string Outcome(const Plan& p, core::JobId id) {
+  if (StartOf(p, id)) return "started";
+  for (const auto& d : p.pending) {
+    if (d.job_id == id) return std::string(core::PendingReasonName(d.reason));
+  }
+  return "missing";
+}
+
 struct Harness : testing::ClusterFixture {
   int64_t now = 1000;
+  // Running jobs with known ends (Running()): the snapshot's, for backfill
+  // and estimates. Jobs started otherwise are not in it.
+  std::vector<std::pair<core::JobId, int64_t>> ends;
 
   Snapshot Snap() {
     ResolvePartitions();
@@ -24,7 +43,17 @@ struct Harness : testing::ClusterFixture {
     for (const auto& j : jobs) {
       if (j.state == core::JobState::kPending) s.pending.push_back(&j);
     }
+    s.running = RunningJobs();
     return s;
+  }
+  std::vector<RunningJob> RunningJobs() const {
+    std::vector<RunningJob> v;
+    for (const auto& [id, end] : ends) {
+      for (const auto& j : jobs) {
+        if (j.id == id && j.state == core::JobState::kRunning) v.push_back(RunningJob{&j, end});
+      }
+    }
+    return v;
   }
   Plan Run() { return Schedule(Snap()); }
 
@@ -44,6 +73,16 @@ struct Harness : testing::ClusterFixture {
       }
     }
     return plan;
+  }
+  // Starts `j` now on the nodes the scheduler picks (pin it with -w) and
+  // records that it ends `runs_for` seconds from now. Add running jobs
+  // before pending ones: every pending job of the harness is tried.
+  void Running(const testing::JobBuilder& j, int64_t runs_for) {
+    AddJob(j);
+    const core::JobId id = j.Build().id;
+    Plan p = RunAndApply();
+    ASSERT_NE(StartOf(p, id), nullptr) << "job " << id << ": " << Outcome(p, id);
+    ends.emplace_back(id, now + runs_for);
   }
   void Finish(core::JobId id) {
     for (auto& j : jobs) {
@@ -79,22 +118,6 @@ inline Harness OracleCluster() {
   h.AddPartition(MakePartition("train").Nodes({"gpu01", "gpu02", "gpu03", "gpu04"}));
   h.ResolvePartitions();
   return h;
-}
-
-inline const StartDecision* StartOf(const Plan& p, core::JobId id) {
-  for (const auto& s : p.starts) {
-    if (s.job_id == id) return &s;
-  }
-  return nullptr;
-}
-
-// "started" when the job starts, else its reason name.
-inline std::string Outcome(const Plan& p, core::JobId id) {
-  if (StartOf(p, id)) return "started";
-  for (const auto& d : p.pending) {
-    if (d.job_id == id) return std::string(core::PendingReasonName(d.reason));
-  }
-  return "missing";
 }
 
 // "gpu01,gpu02" for a start (or "" when not started).

@@ -690,5 +690,57 @@ TEST(Schedule, SeveralPartitionsTakeTheFirstWhereTheJobFits) {
   EXPECT_EQ(StartOf(q, 3)->partition, "train");
 }
 
+// Backfill (sched/backfill): train's every GPU held by jobs ending at
+// t+100 (gpu01) to t+400 (gpu04), each holding one CPU.
+Harness TrainGpusBusy() {
+  Harness h = OracleCluster();
+  for (int i = 1; i <= 4; ++i) {
+    h.Running(MakeJob(i).Partition("train").Gpus(8).Nodelist("gpu0" + std::to_string(i)),
+              100 * i);
+  }
+  return h;
+}
+
+TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
+  Harness h = TrainGpusBusy();
+  h.AddJob(MakeJob(10).Partition("train").Gpus(8).TimeLimit(1000));  // reserved: gpu01 at t+100
+  h.AddJob(MakeJob(11).Partition("train").Cpus(4).TimeLimit(3600));  // CPUs off gpu01
+  h.AddJob(MakeJob(12).Partition("train").Gpus(1));                  // no GPU free anywhere
+  h.AddJob(MakeJob(13).Partition("train").Cpus(28).TimeLimit(50));   // ends by t+100
+  h.AddJob(MakeJob(14).Partition("train").Nodelist("gpu01").TimeLimit(3600));
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 10), "Resources");
+  EXPECT_EQ(NodesOf(p, 11), "gpu02");
+  EXPECT_EQ(Outcome(p, 12), "Priority");
+  EXPECT_EQ(NodesOf(p, 13), "gpu03");  // off the reservation first, where 28 are free
+  EXPECT_EQ(Outcome(p, 14), "Priority");  // on gpu01 past t+100
+}
+
+TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {
+  Harness h;
+  h.cfg.def_mem_per_cpu_mb = 100;
+  for (const char* name : {"n1", "n2"}) h.AddNode(MakeNode(name).Cpus(8).Mem(8000));
+  h.AddPartition(MakePartition("p"));
+  h.Running(MakeJob(1).Partition("p").Cpus(8).Nodelist("n1"), 100);
+  h.Running(MakeJob(2).Partition("p").Cpus(4).Nodelist("n2"), 1000);
+  h.AddJob(MakeJob(10).Partition("p").Nodes(2).Cpus(8).TimeLimit(60));  // both at t+1000
+  h.AddJob(MakeJob(11).Partition("p").Cpus(4).TimeLimit(2000));  // would hold n2 past it
+  h.AddJob(MakeJob(12).Partition("p").Cpus(4).TimeLimit(500));   // done by then
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 10), "Resources");
+  EXPECT_EQ(Outcome(p, 11), "Priority");
+  EXPECT_EQ(NodesOf(p, 12), "n2");
+}
+
+TEST(Backfill, BuiltinKeepsStrictPriorityOrder) {
+  Harness h = TrainGpusBusy();
+  h.cfg.backfill = false;
+  h.AddJob(MakeJob(10).Partition("train").Gpus(8).TimeLimit(1000));
+  h.AddJob(MakeJob(11).Partition("train").Cpus(4).TimeLimit(50));
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 10), "Resources");
+  EXPECT_EQ(Outcome(p, 11), "Priority");
+}
+
 }  // namespace
 }  // namespace muster::sched

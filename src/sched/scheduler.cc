@@ -12,8 +12,10 @@
 //   of the partition's nodes could ever hold it, ReqNodeNotAvail when the
 //   nodes that are up could not hold it even if idle (naming the unusable
 //   nodes it asked for), else Resources (which blocks the partition:
-//   Slurm's main scheduler without backfill).
+//   Slurm's main scheduler; with backfill the blocked job gets a
+//   reservation and later jobs that cannot delay it still start).
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string_view>
@@ -27,11 +29,23 @@ namespace {
 
 using core::PendingReason;
 
+// When and where the first job blocked in a partition would start (see
+// Schedule's backfill).
+struct Reservation {
+  int64_t start = 0;
+  std::vector<int> nodes;  // sorted node indices
+};
+
+// A job started this pass whose time limit is unlimited never ends as far
+// as a reservation can tell.
+constexpr int64_t kNever = INT64_MAX;
+
 struct PartitionState {
   const core::Partition* part = nullptr;
   std::vector<int> members;   // nodes of the partition in the snapshot, by weight
   std::vector<int> usable;    // members that take new work now, by weight
   bool blocked = false;       // a job of this partition waits for Resources
+  std::optional<Reservation> reservation;  // that job's, with backfill
   size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
   size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
 };
@@ -76,6 +90,7 @@ class Pass {
         reason = PlaceInPartitions(*job, &alloc);
         if (reason != PendingReason::kNone) break;
         for (const auto& share : alloc) live_.Reserve(index_.at(share.node), share);
+        started_.emplace_back(job->time_limit_s >= 0 ? s_.now + job->time_limit_s : kNever, alloc);
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
         ++started;
@@ -120,7 +135,10 @@ class Pass {
       PendingReason r = Place(job, job.partition.substr(pos, end - pos), alloc);
       if (r == PendingReason::kNone) {
         // A job that starts somewhere holds back no one where it did not fit.
-        for (PartitionState* p : blocked_here) p->blocked = false;
+        for (PartitionState* p : blocked_here) {
+          p->blocked = false;
+          p->reservation.reset();
+        }
         return r;
       }
       if (r == PendingReason::kResources) blocked_here.push_back(current_);
@@ -142,7 +160,9 @@ class Pass {
     current_ = &p;
     PendingReason reason = CheckEligibility(job, p.part, s_.now);
     if (reason != PendingReason::kNone) return reason;
-    if (p.blocked) return PendingReason::kPriority;
+    // Behind a blocked job only backfill may start it.
+    const bool behind = p.blocked;
+    if (behind && !p.reservation) return PendingReason::kPriority;
     auto request = MakeResourceRequest(job.req, s_.config->def_mem_per_cpu_mb);
     if (!request.ok()) return PendingReason::kBadConstraints;
     request_ = std::move(request).value();
@@ -163,12 +183,69 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
+    if (behind) return Backfill(job, m, *p.reservation, candidates, alloc);
     if (!candidates.empty() && SelectNodes(m, configs_, live_, candidates, &scratch_, alloc)) {
       return PendingReason::kNone;
     }
     reason = Diagnose(m, p);
-    if (reason == PendingReason::kResources) p.blocked = true;
+    if (reason == PendingReason::kResources) {
+      p.blocked = true;
+      // Without the running jobs' ends there is nothing to plan from.
+      if (s_.config->backfill && !s_.running.empty()) p.reservation = Reserve(m, p);
+    }
     return reason;
+  }
+
+  // A job behind the partition's blocked one starts now if it cannot
+  // delay that one's reservation: on nodes outside it, or anywhere if its
+  // time limit ends by the reservation's start.
+  PendingReason Backfill(const core::Job& job, const NodeMatch& m, const Reservation& res,
+                         std::span<const int> candidates, std::vector<core::NodeAlloc>* alloc) {
+    std::vector<int> outside;
+    for (int i : candidates) {
+      if (!std::binary_search(res.nodes.begin(), res.nodes.end(), i)) outside.push_back(i);
+    }
+    if (!outside.empty() && SelectNodes(m, configs_, live_, outside, &scratch_, alloc)) {
+      return PendingReason::kNone;
+    }
+    const bool ends_in_time = job.time_limit_s >= 0 && s_.now + job.time_limit_s <= res.start;
+    if (ends_in_time && !candidates.empty() &&
+        SelectNodes(m, configs_, live_, candidates, &scratch_, alloc)) {
+      return PendingReason::kNone;
+    }
+    return PendingReason::kPriority;
+  }
+
+  // The earliest time the job of `m` fits in partition `p` as the running
+  // jobs and this pass's starts end, in order, and the nodes it takes
+  // then; none when it fits after none of them.
+  std::optional<Reservation> Reserve(const NodeMatch& m, const PartitionState& p) {
+    std::vector<std::pair<int64_t, const std::vector<core::NodeAlloc>*>> ends;
+    ends.reserve(s_.running.size() + started_.size());
+    for (const RunningJob& r : s_.running) ends.emplace_back(r.expected_end, &r.job->alloc);
+    for (const auto& [end, alloc] : started_) {
+      if (end != kNever) ends.emplace_back(end, &alloc);
+    }
+    std::stable_sort(ends.begin(), ends.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    Overlay future = live_;
+    std::vector<core::NodeAlloc> alloc;
+    for (size_t k = 0; k < ends.size();) {
+      const int64_t t = ends[k].first;
+      for (; k < ends.size() && ends[k].first == t; ++k) {
+        for (const core::NodeAlloc& share : *ends[k].second) {
+          auto it = index_.find(share.node);
+          if (it != index_.end()) future.Release(it->second, share, *configs_[it->second]);
+        }
+      }
+      if (SelectNodes(m, configs_, future, p.usable, &scratch_, &alloc)) {
+        Reservation r{std::max(t, s_.now), {}};
+        for (const core::NodeAlloc& share : alloc) r.nodes.push_back(index_.at(share.node));
+        std::sort(r.nodes.begin(), r.nodes.end());
+        return r;
+      }
+    }
+    return std::nullopt;
   }
 
   // Why a job that did not fit waits: never (BadConstraints), for nodes to
@@ -258,6 +335,8 @@ class Pass {
   std::map<std::string, PartitionState> parts_;
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
+  // This pass's starts: when each ends by its time limit, and its shares.
+  std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.

@@ -104,6 +104,13 @@ struct StartLimit {
   core::PendingReason reason = core::PendingReason::kJobArrayTaskLimit;
 };
 
+// A job holding resources, and when it gives them back.
+struct RunningJob {
+  const core::Job* job;  // RUNNING, with alloc filled
+  // start_time + time limit (the caller passes now + a horizon for UNLIMITED jobs).
+  int64_t expected_end;
+};
+
 struct Snapshot {
   const config::Config* config = nullptr;
   std::vector<const core::Node*> nodes;   // config order
@@ -117,6 +124,10 @@ struct Snapshot {
   // At most this many starts of a job this pass (an array whose tasks'
   // dependencies are checked one task at a time); absent = no limit.
   std::map<core::JobId, StartLimit> start_limit;
+  // The jobs holding resources and when they end, from which backfill
+  // plans when a blocked job could start (empty: it never plans, and a job
+  // waiting for resources holds back its partition, as sched/builtin).
+  std::vector<RunningJob> running;
   int64_t now = 0;
 };
 
@@ -154,13 +165,22 @@ struct Plan {
 //   PartitionDown (state DOWN; DRAIN still runs queued jobs, as in Slurm),
 //   PartitionTimeLimit (partition MaxTime < job.time_limit_s, -1 = unlimited),
 //   PartitionNodeLimit (-N above the partition's MaxNodes / below MinNodes),
-//   Priority (an earlier job of the same partition waits for Resources),
+//   Priority (an earlier job of the same partition waits for Resources;
+//   with backfill, see below, not when the job cannot delay that one),
 //   BadConstraints (no set of the partition's nodes could ever hold it, or
 //   its request is malformed), ReqNodeNotAvail (it could run on the
 //   partition's nodes but not on those that are up: -w names a node that
 //   is down, drained or not responding, or too few nodes with its -C
 //   features, or too few at all, are up; does not block the partition),
 //   Resources (otherwise; blocks the partition for the rest of the pass).
+// Backfill (SchedulerType=sched/backfill, config::Config::backfill): the
+// first job of a partition that waits for Resources gets a reservation,
+// the earliest time at which it would fit as the running jobs (and those
+// started earlier in the pass) end by their time limits, on the nodes it
+// would take then. A later job of the partition starts now if it fits on
+// nodes outside that reservation, or on any nodes if its own time limit
+// ends by the reservation's start; else it waits with Priority. A job
+// whose reservation lies past every known end holds its partition back.
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

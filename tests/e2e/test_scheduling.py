@@ -230,3 +230,27 @@ def test_jobs_held_back_by_unavailable_nodes_name_them(cluster):
             cluster.run(["scontrol", "update", f"NodeName={node}", "State=RESUME"])
     for job in jobs:
         assert cluster.wait_done(job) == "COMPLETED"
+
+
+def test_a_cpu_job_is_not_held_behind_a_gpu_job_waiting_for_gpus(cluster):
+    # Every GPU of train busy, a GPU job waiting for them: a CPU-only job in
+    # train starts on the free CPUs at once (SchedulerType's default,
+    # sched/backfill, as Slurm's), where the strict order kept it Priority.
+    busy = [cluster.sbatch("-p", "train", "-w", node, "--gres=gpu:8", "-t", "5", "--wrap",
+                           "sleep 60") for node in ("gpu01", "gpu02")]
+    for j in busy:
+        cluster.wait_state(j, "RUNNING")
+    gpu_job = cluster.sbatch("-p", "train", "--gres=gpu:4", "-t", "10", "--wrap", "true")
+    cpu_job = cluster.sbatch("-p", "train", "-c", "4", "-t", "10", "--wrap", "sleep 30")
+    try:
+        cluster.wait_state(cpu_job, "RUNNING")
+        j = cluster.job(gpu_job)
+        assert (j["state"], j["reason"]) == ("PENDING", "Resources")
+        # A GPU job behind it waits its turn.
+        long_gpu = cluster.sbatch("-p", "train", "--gres=gpu:1", "-t", "60", "--wrap", "true")
+        time.sleep(0.5)
+        j = cluster.job(long_gpu)
+        assert (j["state"], j["reason"]) == ("PENDING", "Priority")
+    finally:
+        cluster.run(["scancel", *map(str, busy + [gpu_job, cpu_job])], check=False)
+        cluster.run(["scancel", "-p", "train"], check=False)
