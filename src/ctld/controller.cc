@@ -1420,16 +1420,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   std::vector<size_t> usable_index;     // their indexes in job.alloc
   for (size_t i = 0; i < job.alloc.size(); ++i) {
     const core::Node* node = FindNode(job.alloc[i].node);
-    const bool has = node != nullptr &&
-                     std::all_of(features.features.begin(), features.features.end(),
-                                 [&](const std::string& f) { return sched::HasFeature(node->config, f); }) &&
-                     std::all_of(features.feature_any.begin(), features.feature_any.end(),
-                                 [&](const std::vector<std::string>& group) {
-                                   return std::any_of(group.begin(), group.end(), [&](const std::string& f) {
-                                     return sched::HasFeature(node->config, f);
-                                   });
-                                 });
-    if (!has) continue;
+    if (node == nullptr || !sched::HasFeatures(node->config, features)) continue;
     usable.push_back(job.alloc[i]);
     usable_index.push_back(i);
   }

@@ -145,6 +145,9 @@ struct NodeMatch {
 // by the selection, which places required nodes first.)
 FilterResult FilterNodeMatch(const NodeMatch& m, const core::NodeConfig& node, int index);
 bool HasFeature(const core::NodeConfig& node, std::string_view feature);
+// Whether the node has every feature of -C (all of `features`, one of each
+// `feature_any` group).
+bool HasFeatures(const core::NodeConfig& node, const ResourceRequest& r);
 bool NodeHasOtherGres(const core::NodeConfig& node, const ResourceRequest& r);
 
 // ---- stage_fit.cc: does a share fit on one node? (CPUs, memory, GPUs,

@@ -24,6 +24,15 @@ bool NodeHasOtherGres(const core::NodeConfig& node, const ResourceRequest& r) {
   return true;
 }
 
+bool HasFeatures(const core::NodeConfig& node, const ResourceRequest& r) {
+  return std::all_of(r.features.begin(), r.features.end(),
+                     [&](const std::string& f) { return HasFeature(node, f); }) &&
+         std::all_of(r.feature_any.begin(), r.feature_any.end(), [&](const auto& group) {
+           return std::any_of(group.begin(), group.end(),
+                              [&](const std::string& f) { return HasFeature(node, f); });
+         });
+}
+
 FilterResult FilterNodeMatch(const NodeMatch& m, const core::NodeConfig& node, int index) {
   const ResourceRequest& r = *m.request;
   if (!m.excluded.empty() && std::binary_search(m.excluded.begin(), m.excluded.end(), index)) {
