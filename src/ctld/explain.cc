@@ -52,8 +52,11 @@ std::vector<sched::RunningJob> Controller::RunningJobs(int64_t now) const {
 
 void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan) {
   // The job ahead of the rest of a partition: the first one that waits for
-  // resources there (Slurm's main scheduler lets no one pass it).
+  // resources there (no one passes it who could delay it), and, with
+  // backfill, when and where it is planned to start.
   std::map<std::string, core::JobId> first_blocked;
+  std::map<std::string, const sched::PlannedStart*> planned;
+  for (const sched::PlannedStart& p : plan.planned) planned.emplace(p.partition, &p);
   std::vector<Job*> resources;
   for (const auto& p : plan.pending) {
     Job* found = jobs_.Find(p.job_id);
@@ -69,6 +72,12 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
         job.explanation = fmt::format(
             "waits behind job {} (higher priority), which waits for resources in partition {}",
             ahead->second, job.partition);
+        if (auto at = planned.find(job.partition); at != planned.end()) {
+          job.explanation += fmt::format(
+              " and is planned to start at about {} on {}; this job fits nowhere else now and "
+              "would not end by then",
+              ClockTime(at->second->start, snap.now), util::CompressHostlist(at->second->nodes));
+        }
       }
     } else if (p.reason == PendingReason::kJobArrayTaskLimit) {
       job.explanation = fmt::format("{} of its array's tasks run, the most its %{} limit allows",

@@ -714,6 +714,11 @@ TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   EXPECT_EQ(Outcome(p, 12), "Priority");
   EXPECT_EQ(NodesOf(p, 13), "gpu03");  // off the reservation first, where 28 are free
   EXPECT_EQ(Outcome(p, 14), "Priority");  // on gpu01 past t+100
+  ASSERT_EQ(p.planned.size(), 1u);
+  EXPECT_EQ(p.planned[0].job_id, 10u);
+  EXPECT_EQ(p.planned[0].partition, "train");
+  EXPECT_EQ(p.planned[0].start, h.now + 100);
+  EXPECT_EQ(p.planned[0].nodes, std::vector<std::string>{"gpu01"});
 }
 
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {
@@ -740,6 +745,7 @@ TEST(Backfill, BuiltinKeepsStrictPriorityOrder) {
   Plan p = h.Run();
   EXPECT_EQ(Outcome(p, 10), "Resources");
   EXPECT_EQ(Outcome(p, 11), "Priority");
+  EXPECT_TRUE(p.planned.empty());
 }
 
 }  // namespace

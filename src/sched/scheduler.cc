@@ -45,7 +45,8 @@ struct PartitionState {
   std::vector<int> members;   // nodes of the partition in the snapshot, by weight
   std::vector<int> usable;    // members that take new work now, by weight
   bool blocked = false;       // a job of this partition waits for Resources
-  std::optional<Reservation> reservation;  // that job's, with backfill
+  core::JobId blocked_by = 0;  // that job
+  std::optional<Reservation> reservation;  // its, with backfill
   size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
   size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
 };
@@ -104,6 +105,12 @@ class Pass {
         if (reason == PendingReason::kReqNodeNotAvail) d.unavailable_nodes = unavailable_;
         plan.pending.push_back(std::move(d));
       }
+    }
+    for (const auto& [name, p] : parts_) {
+      if (!p.blocked || !p.reservation) continue;
+      PlannedStart planned{p.blocked_by, name, p.reservation->start, {}};
+      for (int i : p.reservation->nodes) planned.nodes.push_back(configs_[i]->name);
+      plan.planned.push_back(std::move(planned));
     }
     return plan;
   }
@@ -190,6 +197,7 @@ class Pass {
     reason = Diagnose(m, p);
     if (reason == PendingReason::kResources) {
       p.blocked = true;
+      p.blocked_by = job.id;
       // Without the running jobs' ends there is nothing to plan from.
       if (s_.config->backfill && !s_.running.empty()) p.reservation = Reserve(m, p);
     }

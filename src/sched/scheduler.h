@@ -148,9 +148,19 @@ struct PendingDecision {
   std::string unavailable_nodes;
 };
 
+// With backfill, a partition's reservation: its first job waiting for
+// Resources, and when and where it is planned to start.
+struct PlannedStart {
+  core::JobId job_id = 0;
+  std::string partition;
+  int64_t start = 0;
+  std::vector<std::string> nodes;  // config order
+};
+
 struct Plan {
   std::vector<StartDecision> starts;     // in decision order
   std::vector<PendingDecision> pending;  // every pending job not started
+  std::vector<PlannedStart> planned;     // by partition name
 };
 
 // One scheduling pass. Every job of snapshot.pending ends up in exactly one

@@ -251,6 +251,10 @@ def test_a_cpu_job_is_not_held_behind_a_gpu_job_waiting_for_gpus(cluster):
         time.sleep(0.5)
         j = cluster.job(long_gpu)
         assert (j["state"], j["reason"]) == ("PENDING", "Priority")
+        r = cluster.run(["squeue", "-h", "-j", str(long_gpu), "-O", "Explanation:300"])
+        assert (f"waits behind job {gpu_job} (higher priority), which waits for resources in "
+                "partition train and is planned to start at about ") in r.stdout, r.stdout
+        assert " on gpu01; this job fits nowhere else now" in r.stdout, r.stdout
     finally:
         cluster.run(["scancel", *map(str, busy + [gpu_job, cpu_job])], check=False)
         cluster.run(["scancel", "-p", "train"], check=False)
