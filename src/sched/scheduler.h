@@ -5,13 +5,15 @@
 // no clock, no globals; deterministic for the same input. Thread-safe in the
 // sense that it touches nothing but its arguments (which it never mutates).
 //
-// Policy for now (Slurm's main scheduler without backfill): jobs are tried
-// in the order given; a job that cannot start for lack of resources blocks
-// later jobs of the same partition (they get reason Priority), so a big job
-// is not starved by small ones. Held jobs, jobs not yet eligible and jobs
-// that can never run (BadConstraints) do not block. Each job is placed on
-// the first nodes (lower Weight first, then config order) that have the
-// CPUs, memory and GPUs it asks for.
+// Policy for now (Slurm's main scheduler, with EASY backfill): jobs are
+// tried in the order given; a job that cannot start for lack of resources
+// blocks later jobs of the same partition (they get reason Priority), so a
+// big job is not starved by small ones, unless backfill finds that a later
+// job cannot delay it (see Schedule). Held jobs, jobs not yet eligible and
+// jobs that can never run (BadConstraints) do not block. Each job is placed
+// on the first nodes (lower Weight first, then config order; nodes without
+// GPUs first for a job that asks for none) that have the CPUs, memory and
+// GPUs it asks for.
 //
 // What the scheduler reads of a core::Node:
 //   config (cpus, real_memory_mb, gres entries named "gpu" with their types
