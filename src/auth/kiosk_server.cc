@@ -45,15 +45,15 @@ class KioskServer::Session : public std::enable_shared_from_this<Session> {
                            &extra) == 2 &&
                credential_length_ <= kMaxCredential) {
       verify_ = true;
-      length += credential_length_;
     } else {
       Reply("ERROR expected 'SIGN <length>' or 'VERIFY <length> <length>'");
       return;
     }
-    if (length > api::kMaxKioskText + kMaxCredential) {
+    if (length > api::kMaxKioskText) {
       Reply(fmt::format("ERROR a request of {} bytes is over {}", length, api::kMaxKioskText));
       return;
     }
+    if (verify_) length += credential_length_;  // both bounded: no overflow
     text_.assign(asio::buffers_begin(in_.data()),
                  asio::buffers_begin(in_.data()) + std::min(length, in_.size()));
     in_.consume(in_.size());
