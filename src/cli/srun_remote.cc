@@ -239,6 +239,9 @@ class StepRelay {
         for (auto& [rank, state] : state_) {
           if (node_of_[rank] == c.node) state = "running";
         }
+        // What the step's tasks were sent before this launcher called
+        // (a time limit or Ctrl-C during the launch) reaches its tasks too.
+        for (int sig : signalled_) util::SendAll(c.fd, fmt::format("S {}\n", sig));
         c.in.erase(0, nl + 1);
         continue;
       }
@@ -322,6 +325,7 @@ class StepRelay {
     for (const Caller& c : callers_) {
       if (c.fd >= 0 && !c.node.empty()) util::SendAll(c.fd, frame);
     }
+    if (hellos_ < launch_.nodes.size()) signalled_.push_back(sig);
   }
 
   // A frame for the nodes whose tasks take srun's stdin.
@@ -376,6 +380,8 @@ class StepRelay {
   size_t hellos_ = 0;
   StepExit exit_;
   bool killing_ = false;  // -K
+  // Signals sent while some launchers had not called yet, for them.
+  std::vector<int> signalled_;
   StepInterrupts interrupts_;
 };
 

@@ -537,7 +537,14 @@ def test_reconfigure_restarts_musterd_and_agents_on_the_new_file(hosts):
         assert hosts.pids("ctl", "musterd") == [musterd]
     finally:
         conf.write_text(before)
+        serving = hosts.log("ctl").count(" serving cluster ")
         hosts.on("ctl", "scontrol", "reconfigure")
+        # musterd restarts a moment after it answered: what reaches it in
+        # between is cut off. The next tests start once it serves again.
+        deadline = time.time() + 20
+        while hosts.log("ctl").count(" serving cluster ") == serving and time.time() < deadline:
+            time.sleep(0.1)
+        assert hosts.log("ctl").count(" serving cluster ") > serving
     assert "reconfigure: " in hosts.log("ctl") and "restarting on" in hosts.log("ctl")
 
 
