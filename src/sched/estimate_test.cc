@@ -136,6 +136,24 @@ TEST(EstimateStarts, SameInputSameEstimates) {
                                          "t+500 gpu01", "t+600 gpu02"}));
 }
 
+Sim Oracle() {
+  Sim s;
+  static_cast<Harness&>(s) = OracleCluster();
+  return s;
+}
+
+// The oracle cluster with six jobs running in train (1-4 GPUs, 1-8 CPUs,
+// ending 1-20 minutes from now), drawn by `pick`; `*id` is the next job id.
+template <typename Pick>
+Sim BusyOracle(Pick& pick, core::JobId* id) {
+  Sim h = Oracle();
+  for (int k = 0; k < 6; ++k) {
+    h.Running(MakeJob((*id)++).Partition("train").Gpus(pick(1, 4)).Cpus(pick(1, 8)),
+              pick(1, 20) * 60);
+  }
+  return h;
+}
+
 // Seeded random queues on the oracle cluster: every estimate lies in
 // [now, now + horizon], names nodes of the job's partition, and a job never
 // starts before an earlier job of its partition (no backfill).
@@ -143,13 +161,8 @@ TEST(EstimateStarts, PropertiesOnRandomQueues) {
   std::mt19937 rng(7);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int round = 0; round < 20; ++round) {
-    Sim h;
-    static_cast<Harness&>(h) = OracleCluster();
     core::JobId id = 1;
-    for (int k = 0; k < 6; ++k) {
-      h.Running(MakeJob(id++).Partition("train").Gpus(pick(1, 4)).Cpus(pick(1, 8)),
-                pick(1, 20) * 60);
-    }
+    Sim h = BusyOracle(pick, &id);
     std::vector<core::JobId> queue;
     for (int k = 0; k < 40; ++k) {
       auto j = MakeJob(id).Partition(pick(0, 1) ? "train" : "short").TimeLimit(pick(1, 30) * 60);
@@ -194,13 +207,8 @@ TEST(Backfill, NeverDelaysTheFirstBlockedJob) {
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   int checked = 0, backfilled = 0;
   for (int round = 0; round < 40; ++round) {
-    Sim base;
-    static_cast<Harness&>(base) = OracleCluster();
     core::JobId id = 1;
-    for (int k = 0; k < 6; ++k) {
-      base.Running(MakeJob(id++).Partition("train").Gpus(pick(1, 4)).Cpus(pick(1, 8)),
-                   pick(1, 20) * 60);
-    }
+    Sim base = BusyOracle(pick, &id);
     for (int k = 0; k < 20; ++k) {
       auto j = MakeJob(id++).Partition("train").TimeLimit(pick(1, 30) * 60).Cpus(pick(1, 16));
       if (pick(0, 1) == 0) j.Gpus(pick(1, 8));
@@ -240,12 +248,6 @@ TEST(Backfill, NeverDelaysTheFirstBlockedJob) {
   // The rounds did exercise it.
   EXPECT_GE(checked, 20);
   EXPECT_GE(backfilled, 5);
-}
-
-Sim Oracle() {
-  Sim s;
-  static_cast<Harness&>(s) = OracleCluster();
-  return s;
 }
 
 TEST(ExplainResources, GpusOnOneNode) {
