@@ -94,11 +94,10 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
   }
   next_explain_time_ = now + 1;
   explained_.clear();
-  const std::vector<sched::RunningJob> running = RunningJobs(now);
   auto format = [now](int64_t t) { return ClockTime(t, now); };
   for (size_t k = 0; k < resources.size() && k < kExplainPerRefresh; ++k) {
     Job& job = *resources[k];
-    job.explanation = sched::ExplainResources(job, snap, running, format);
+    job.explanation = sched::ExplainResources(job, snap, snap.running, format);
     explained_[job.id] = job.explanation;
   }
 }
@@ -117,8 +116,7 @@ void Controller::EstimateStartTimes() {
     snap.pending.push_back(&job);
   }
   OrderByPriority(&snap.pending);
-  const std::vector<sched::RunningJob> running = RunningJobs(snap.now);
-  for (const auto& e : sched::EstimateStarts(snap, running, kHorizonS, kMaxEstimates)) {
+  for (const auto& e : sched::EstimateStarts(snap, snap.running, kHorizonS, kMaxEstimates)) {
     if (e.start <= 0) continue;
     Job& job = jobs_.At(e.job_id);
     job.estimated_start = e.start;
