@@ -140,6 +140,10 @@ up() {
   case "$dir/" in /tmp/*) die "MUSTER_HOSTS_DIR=$dir is under /tmp, which each host replaces";; esac
   [[ -e "$dir/hosts.list" ]] && die "$dir already holds a cluster; run 'down' first"
   [[ -x "$bin/musterd" && -x "$bin/muster-agent" ]] || die "no musterd/muster-agent in $bin (build first)"
+  bin_real=$(readlink -f "$bin")
+  case "$bin_real/" in
+    /tmp/*) die "the programs in $bin are under /tmp, which each host replaces with its own: build outside /tmp (or set MUSTER_BIN to a copy elsewhere)";;
+  esac
   need_tools
   mkdir -p "$dir/ns"
   # The namespace files are bind-mounted here: the directory must be a
