@@ -77,12 +77,9 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout",
         "MpiParams", "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
         "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode", "PreemptType",
-        "PrEpParameters", "PrEpPlugins", "PriorityCalcPeriod", "PriorityDecayHalfLife",
-        "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge", "PriorityParameters",
-        "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin", "PriorityType",
-        "PriorityUsageResetPeriod", "PriorityWeightAge", "PriorityWeightAssoc",
-        "PriorityWeightFairshare", "PriorityWeightJobSize", "PriorityWeightPartition",
-        "PriorityWeightQOS", "PriorityWeightTRES", "PrivateData", "ProctrackType", "Prolog",
+        "PrEpParameters", "PrEpPlugins", "PriorityParameters",
+        "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
+        "PrivateData", "ProctrackType", "Prolog",
         "PrologEpilogTimeout", "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess",
         "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
@@ -130,13 +127,13 @@ constexpr std::string_view kPartitionIgnoredKeys[] = {
     "defmempernode", "disablerootjobs", "exclusiveuser", "gracetime", "lln", "maxcpuspernode",
     "maxmempercpu", "maxmempernode", "overtimelimit", "preemptmode", "qos", "reqresv",
     "resumetimeout", "rootonly", "selecttypeparameters", "suspendtime", "suspendtimeout",
-    "tresbillingweights",
     // Added after 22.05.
     "maxcpuspersocket", "powerdownonidle"};
 constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
-    "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared"};
+    "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared",
+    "tresbillingweights"};
 
 // What DownNodes= may give its nodes.
 constexpr core::NodeInitialState kDownNodeStates[] = {
@@ -515,6 +512,8 @@ class Parser {
   Status SetControlHost(const Pair& p);
   Status SetAuthInfo(const Pair& p);
   Status SetSchedulerParameters(const Pair& p);
+  // PriorityType and the priority/multifactor keys; false when `p` is none.
+  std::optional<Status> SetPriority(const Pair& p);
   Status SetApiParameters(const Pair& p);
   Status CheckApiLimits() const;
   Status HandleNodeLine(const std::vector<Pair>& pairs);
@@ -793,6 +792,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   // slurm.conf(5): "The value may not exceed 4000001."
   if (k == "maxarraysize") return SetTopInt(p, &cfg_.max_array_size, 0, 4000001);
   if (k == "schedulerparameters") return SetSchedulerParameters(p);
+  if (std::optional<Status> done = SetPriority(p)) return *done;
   if (k == "musterapiparameters") return SetApiParameters(p);
   if (k == "slurmctldparameters") {
     // Kept whole for `scontrol show config`; Muster acts on enable_configless.
@@ -838,6 +838,89 @@ Status Parser::SetAuthInfo(const Pair& p) {
     *field = static_cast<int>(*n);
   }
   return Status::Ok();
+}
+
+std::optional<Status> Parser::SetPriority(const Pair& p) {
+  PriorityConfig& pc = cfg_.priority;
+  const std::string k = p.lower();
+  struct Weight {
+    const char* key;
+    int64_t PriorityConfig::*field;
+  };
+  static constexpr Weight kWeights[] = {
+      {"priorityweightage", &PriorityConfig::weight_age},
+      {"priorityweightassoc", &PriorityConfig::weight_assoc},
+      {"priorityweightfairshare", &PriorityConfig::weight_fairshare},
+      {"priorityweightjobsize", &PriorityConfig::weight_job_size},
+      {"priorityweightpartition", &PriorityConfig::weight_partition},
+      {"priorityweightqos", &PriorityConfig::weight_qos}};
+  for (const Weight& w : kWeights) {
+    // Slurm keeps weights in 32 bits.
+    if (k == w.key) return SetTopInt(p, &(pc.*w.field), 0, 4294967295LL);
+  }
+  // Durations in Slurm's time forms; a bare number is minutes.
+  auto duration = [&](int64_t* field) {
+    Result<int64_t> s = TimeValue(p, "");
+    if (!s.ok()) return s.status();
+    *field = *s == util::kUnlimited ? 0 : *s;
+    return Status::Ok();
+  };
+  if (k == "prioritytype") {
+    const std::string v = util::ToLower(p.value);
+    if (v != "priority/basic" && v != "priority/multifactor") {
+      return BadValue(p, "", "expected priority/basic or priority/multifactor");
+    }
+    pc.multifactor = v == "priority/multifactor";
+    return Status::Ok();
+  }
+  if (k == "priorityweighttres") {
+    auto weights = core::ParseTresWeights(p.value);
+    if (!weights.ok()) return InvalidArgument(Where(p, "") + ": " + weights.status().message());
+    pc.weight_tres = std::move(weights).value();
+    pc.weight_tres_text = p.value;
+    return Status::Ok();
+  }
+  if (k == "prioritymaxage") return duration(&pc.max_age_s);
+  if (k == "prioritydecayhalflife") return duration(&pc.decay_half_life_s);
+  if (k == "prioritycalcperiod") {
+    MUSTER_RETURN_IF_ERROR(duration(&pc.calc_period_s));
+    if (pc.calc_period_s == 0) return BadValue(p, "", "must be at least one minute");
+    return Status::Ok();
+  }
+  if (k == "priorityfavorsmall") {
+    Result<bool> b = BoolValue(p, "");
+    if (!b.ok()) return b.status();
+    pc.favor_small = *b;
+    return Status::Ok();
+  }
+  if (k == "priorityflags") {
+    pc.fair_tree = true;
+    for (const std::string& flag : ListValue(p.value)) {
+      const std::string f = util::ToUpper(flag);
+      if (f == "NO_FAIR_TREE") {
+        pc.fair_tree = false;
+      } else if (f != "FAIR_TREE") {
+        // Reported with the keys that have no effect.
+        cfg_.ignored_keys.push_back(p.loc.Str() + ": " + p.key + "=" + flag);
+      }
+    }
+    return Status::Ok();
+  }
+  if (k == "priorityusageresetperiod") {
+    static constexpr std::pair<const char*, UsageReset> kPeriods[] = {
+        {"NONE", UsageReset::kNone},       {"NOW", UsageReset::kNow},
+        {"DAILY", UsageReset::kDaily},     {"WEEKLY", UsageReset::kWeekly},
+        {"MONTHLY", UsageReset::kMonthly}, {"QUARTERLY", UsageReset::kQuarterly},
+        {"YEARLY", UsageReset::kYearly}};
+    for (const auto& [name, period] : kPeriods) {
+      if (util::EqualsIgnoreCase(p.value, name)) {
+        pc.usage_reset = period;
+        return Status::Ok();
+      }
+    }
+    return BadValue(p, "", "expected NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY");
+  }
+  return std::nullopt;
 }
 
 // The flags Muster acts on; the rest are kept for `scontrol show config`.
@@ -1180,6 +1263,12 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
   if (Find(attrs, "priority") != nullptr) {
     MUSTER_RETURN_IF_ERROR(SetInt(attrs, "priority", context, 0, 65533, &part.priority_tier));
     part.priority_job_factor = part.priority_tier;
+  }
+  if (const Pair* p = Find(attrs, "tresbillingweights")) {
+    auto weights = core::ParseTresWeights(p->value);
+    if (!weights.ok()) return InvalidArgument(Where(*p, context) + ": " + weights.status().message());
+    part.billing_weights = std::move(weights).value();
+    part.billing_weights_text = p->value;
   }
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "maxnodes", context, 0, kMaxInt, &part.max_nodes, -1));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "minnodes", context, 0, kMaxInt, &part.min_nodes));

@@ -72,6 +72,33 @@ struct ApiLimits {
   int max_connections_per_user = 64;
 };
 
+// PriorityUsageResetPeriod: when every association's usage goes back to 0.
+enum class UsageReset { kNone, kNow, kDaily, kWeekly, kMonthly, kQuarterly, kYearly };
+
+// PriorityType and the keys of priority/multifactor (slurm.conf(5)); what
+// sched/priority.h computes from them.
+struct PriorityConfig {
+  // priority/multifactor; else priority/basic (Slurm 22.05's default: the
+  // order of submission, less nice).
+  bool multifactor = false;
+  int64_t weight_age = 0;
+  int64_t weight_assoc = 0;
+  int64_t weight_fairshare = 0;
+  int64_t weight_job_size = 0;
+  int64_t weight_partition = 0;
+  int64_t weight_qos = 0;
+  std::vector<core::TresWeight> weight_tres;  // PriorityWeightTRES, as written
+  std::string weight_tres_text;         // PriorityWeightTRES as written ("" = unset)
+  int64_t max_age_s = 7 * 86400;        // PriorityMaxAge (the age factor's 1.0)
+  bool favor_small = false;             // PriorityFavorSmall
+  // PriorityFlags: FAIR_TREE (the default) or NO_FAIR_TREE (classic
+  // fairshare, 2^(-usage/shares)).
+  bool fair_tree = true;
+  int64_t decay_half_life_s = 7 * 86400;  // PriorityDecayHalfLife; 0 = no decay
+  UsageReset usage_reset = UsageReset::kNone;
+  int64_t calc_period_s = 300;  // PriorityCalcPeriod: how often usage is charged and saved
+};
+
 struct Config {
   std::string path;  // the main file, absolute
   std::string cluster_name = "cluster";
@@ -109,6 +136,7 @@ struct Config {
   // waits for resources may start if it cannot delay that one's earliest
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
+  PriorityConfig priority;
   // AuthInfo=socket=PATH: munged's socket (empty: munge's default).
   std::string auth_socket;
   // TmpFS: the TMPDIR a job gets when its environment has none.

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/tres.h"
+
 namespace muster::core {
 
 // State= of a partition. UP takes and runs jobs; DOWN takes jobs that wait
@@ -43,6 +45,10 @@ struct Partition {
   std::string oversubscribe = "NO";
   int priority_tier = 1;
   int priority_job_factor = 1;
+  // TRESBillingWeights, and as written ("" = unset: a job's billing is
+  // its CPUs).
+  std::vector<TresWeight> billing_weights;
+  std::string billing_weights_text;
   int max_nodes = -1;               // -1 = UNLIMITED
   int min_nodes = 1;
 };

@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "core/job.h"
 
@@ -34,6 +36,20 @@ int64_t JobMemoryTotalMb(const Job& job, const MemoryDefaults& defaults);
 // The job's GPUs: allocated, else requested (per node x nodes, or per job).
 int64_t JobGpuTotal(const Job& job);
 
+// A weight per TRES (TRESBillingWeights, PriorityWeightTRES), by Slurm's
+// TRES name in lower case: "cpu", "mem", "node", "gres/gpu". Memory's
+// weight is per MB.
+struct TresWeight {
+  std::string name;
+  double weight = 0;
+};
+
+// Parses "CPU=1.0,Mem=0.25G,GRES/gpu=2.0" (names in any case; a memory
+// weight may carry a K, M, G or T suffix: per that much memory, else per
+// MB). Errors name the item: "Foo=1: unknown TRES (expected CPU, Mem,
+// Node or GRES/<name>)".
+util::Result<std::vector<TresWeight>> ParseTresWeights(std::string_view text);
+
 struct Tres {
   int64_t cpus = 0;
   int64_t mem_mb = 0;
@@ -43,6 +59,11 @@ struct Tres {
   int64_t gpus = 0;
 };
 Tres JobTres(const Job& job, const MemoryDefaults& defaults);
+
+// What a job is charged per second (TRESBillingWeights): the sum of each
+// weight times the job's amount of that TRES; its CPUs when there are no
+// weights. Weights of GRES other than gpu count nothing (Tres keeps none).
+double BillingUnits(const Tres& tres, const std::vector<TresWeight>& weights);
 
 // "cpu=4,mem=4000M,node=2,billing=4[,gres/gpu=N]": Slurm's TRES id order,
 // as scontrol's TRES= shows it; memory as util::FormatMemoryMb writes it.

@@ -1,0 +1,134 @@
+#include "sched/priority.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/tres.h"
+
+namespace muster::sched {
+namespace {
+
+// Slurm's priority/basic counts down from this value in submission order.
+constexpr uint32_t kBasePriority = 4294901760u;
+
+// How much of a TRES weight's resource a node has.
+double NodeAmount(const core::NodeConfig& node, const std::string& tres) {
+  if (tres == "cpu") return node.cpus;
+  if (tres == "mem") return static_cast<double>(node.real_memory_mb);
+  if (tres == "node") return 1;
+  if (tres.starts_with("gres/")) {
+    const std::string name = tres.substr(5);
+    double sum = 0;
+    for (const core::GresSpec& g : node.gres) {
+      if (g.name == name) sum += static_cast<double>(g.count);
+    }
+    return sum;
+  }
+  return 0;
+}
+
+// How much of it a pending job asks for.
+double JobAmount(const core::Job& job, const core::Tres& tres, const std::string& name) {
+  if (name == "cpu") return static_cast<double>(tres.cpus);
+  if (name == "mem") return static_cast<double>(tres.mem_mb);
+  if (name == "node") return static_cast<double>(tres.nodes);
+  if (name == "gres/gpu") return static_cast<double>(tres.gpus);
+  if (name.starts_with("gres/")) {
+    const std::string gres = name.substr(5);
+    double sum = 0;
+    for (const core::GresRequest& g : job.req.gres) {
+      if (g.name == gres) sum += static_cast<double>(g.per_job ? g.count : g.count * tres.nodes);
+    }
+    return sum;
+  }
+  return 0;
+}
+
+}  // namespace
+
+uint32_t BasicPriority(const core::Job& job) {
+  const int64_t order = job.array_job_id != 0 ? job.array_job_id : job.id;
+  const int64_t p = static_cast<int64_t>(kBasePriority) - order - job.req.nice;
+  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, UINT32_MAX));
+}
+
+PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTree* shares,
+                                       int64_t now)
+    : cfg_(cfg), shares_(shares), now_(now) {
+  for (const core::NodeConfig& n : cfg.nodes) {
+    total_nodes_ += 1;
+    total_cpus_ += n.cpus;
+  }
+  int max_factor = 0;
+  for (const core::Partition& p : cfg.partitions) max_factor = std::max(max_factor, p.priority_job_factor);
+  for (const core::Partition& p : cfg.partitions) {
+    PartitionTotals& t = partitions_[p.name];
+    t.partition_factor = max_factor > 0 ? static_cast<double>(p.priority_job_factor) / max_factor : 0;
+    t.tres.assign(cfg.priority.weight_tres.size(), 0);
+    for (const std::string& name : p.nodes) {
+      const core::NodeConfig* node = cfg.FindNode(name);
+      if (node == nullptr) continue;
+      for (size_t k = 0; k < t.tres.size(); ++k) {
+        t.tres[k] += NodeAmount(*node, cfg.priority.weight_tres[k].name);
+      }
+    }
+  }
+}
+
+const PriorityCalculator::PartitionTotals* PriorityCalculator::TotalsOf(const core::Job& job) const {
+  const std::string first = job.partition.substr(0, job.partition.find(','));
+  auto it = partitions_.find(first);
+  return it == partitions_.end() ? nullptr : &it->second;
+}
+
+PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
+  const config::PriorityConfig& pc = cfg_.priority;
+  PriorityFactors f;
+  f.nice = job.req.nice;
+  if (job.eligible_time > 0 && now_ >= job.eligible_time) {
+    f.age = pc.max_age_s > 0 ? std::min(1.0, static_cast<double>(now_ - job.eligible_time) /
+                                                 static_cast<double>(pc.max_age_s))
+                             : 1.0;
+  }
+  if (shares_ != nullptr) f.fairshare = shares_->Factor(job.req.account, job.req.user_name);
+  const core::Tres tres = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
+  if (total_nodes_ > 0 && total_cpus_ > 0) {
+    const double size = (std::min(static_cast<double>(tres.nodes), total_nodes_) / total_nodes_ +
+                         std::min(static_cast<double>(tres.cpus), total_cpus_) / total_cpus_) /
+                        2;
+    f.job_size = pc.favor_small ? 1 - size : size;
+  }
+  const PartitionTotals* totals = TotalsOf(job);
+  f.tres.assign(pc.weight_tres.size(), 0);
+  if (totals != nullptr) {
+    f.partition = totals->partition_factor;
+    for (size_t k = 0; k < f.tres.size(); ++k) {
+      if (totals->tres[k] > 0) {
+        f.tres[k] = std::min(1.0, JobAmount(job, tres, pc.weight_tres[k].name) / totals->tres[k]);
+      }
+    }
+  }
+  double sum = static_cast<double>(pc.weight_age) * f.age +
+               static_cast<double>(pc.weight_assoc) * f.assoc +
+               static_cast<double>(pc.weight_fairshare) * f.fairshare +
+               static_cast<double>(pc.weight_job_size) * f.job_size +
+               static_cast<double>(pc.weight_partition) * f.partition +
+               static_cast<double>(pc.weight_qos) * f.qos;
+  for (size_t k = 0; k < f.tres.size(); ++k) sum += pc.weight_tres[k].weight * f.tres[k];
+  sum -= f.nice;
+  f.priority = static_cast<uint32_t>(std::clamp(std::floor(sum), 1.0, 4294967295.0));
+  return f;
+}
+
+uint32_t PriorityCalculator::Priority(const core::Job& job) const {
+  return cfg_.priority.multifactor ? Factors(job).priority : BasicPriority(job);
+}
+
+void OrderByPriority(std::vector<const core::Job*>* jobs) {
+  std::stable_sort(jobs->begin(), jobs->end(), [](const core::Job* a, const core::Job* b) {
+    if (a->priority != b->priority) return a->priority > b->priority;
+    return a->id < b->id;
+  });
+}
+
+}  // namespace muster::sched

@@ -1,0 +1,105 @@
+#include "sched/usage.h"
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+namespace muster::sched {
+
+using config::UsageReset;
+
+int64_t NextUsageReset(UsageReset period, int64_t t) {
+  if (period == UsageReset::kNone || period == UsageReset::kNow) return 0;
+  const time_t now = static_cast<time_t>(t);
+  struct tm tm {};
+  localtime_r(&now, &tm);
+  tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+  tm.tm_isdst = -1;
+  switch (period) {
+    case UsageReset::kDaily:
+      tm.tm_mday += 1;
+      break;
+    case UsageReset::kWeekly:
+      tm.tm_mday += 7 - tm.tm_wday;
+      break;
+    case UsageReset::kMonthly:
+      tm.tm_mday = 1;
+      tm.tm_mon += 1;
+      break;
+    case UsageReset::kQuarterly:
+      tm.tm_mday = 1;
+      tm.tm_mon = tm.tm_mon / 3 * 3 + 3;
+      break;
+    case UsageReset::kYearly:
+      tm.tm_mday = 1;
+      tm.tm_mon = 0;
+      tm.tm_year += 1;
+      break;
+    default:
+      return 0;
+  }
+  return static_cast<int64_t>(mktime(&tm));
+}
+
+UsageLedger::UsageLedger(const config::PriorityConfig& policy, int64_t now)
+    : policy_(policy), time_(now), next_reset_(NextUsageReset(policy.usage_reset, now)) {}
+
+void UsageLedger::Decay(int64_t seconds) {
+  if (policy_.decay_half_life_s <= 0 || seconds <= 0) return;
+  const double factor =
+      std::exp2(-static_cast<double>(seconds) / static_cast<double>(policy_.decay_half_life_s));
+  for (auto& [key, used] : usage_) used *= factor;
+}
+
+void UsageLedger::Advance(int64_t now, const std::vector<UsageCharge>& running) {
+  if (now <= time_) return;
+  if (next_reset_ != 0 && now >= next_reset_) {
+    usage_.clear();
+    // Running jobs are charged from the reset on.
+    time_ = std::max(time_, next_reset_);
+    next_reset_ = NextUsageReset(policy_.usage_reset, now);
+  } else {
+    Decay(now - time_);
+  }
+  for (const UsageCharge& c : running) {
+    const int64_t from = std::max(c.start, time_);
+    if (now > from && c.billing > 0) usage_[c.key] += c.billing * static_cast<double>(now - from);
+  }
+  time_ = now;
+}
+
+void UsageLedger::ChargeEnded(const UsageCharge& job, int64_t end) {
+  const int64_t from = std::max(job.start, time_);
+  if (end > from && job.billing > 0) usage_[job.key] += job.billing * static_cast<double>(end - from);
+}
+
+nlohmann::json UsageLedger::ToJson() const {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, used] : usage_) rows.push_back({key.first, key.second, used});
+  return {{"time", time_}, {"usage", std::move(rows)}};
+}
+
+util::Status UsageLedger::Load(const nlohmann::json& saved) {
+  if (!saved.is_object() || !saved.contains("time") || !saved["time"].is_number_integer() ||
+      !saved.contains("usage") || !saved["usage"].is_array()) {
+    return util::InvalidArgument("usage record: expected {\"time\": N, \"usage\": [...]}");
+  }
+  std::map<AssocKey, double> loaded;
+  for (const auto& row : saved["usage"]) {
+    if (!row.is_array() || row.size() != 3 || !row[0].is_string() || !row[1].is_string() ||
+        !row[2].is_number() || !(row[2].get<double>() >= 0)) {
+      return util::InvalidArgument("usage record: bad row " + row.dump());
+    }
+    loaded[{row[0].get<std::string>(), row[1].get<std::string>()}] = row[2].get<double>();
+  }
+  if (policy_.usage_reset == UsageReset::kNow) return util::Status::Ok();
+  const int64_t saved_time = saved["time"].get<int64_t>();
+  // A reset period that began while the controller was down clears it.
+  const int64_t reset = NextUsageReset(policy_.usage_reset, saved_time);
+  if (reset != 0 && reset <= time_) return util::Status::Ok();
+  usage_ = std::move(loaded);
+  Decay(time_ - saved_time);
+  return util::Status::Ok();
+}
+
+}  // namespace muster::sched
