@@ -17,6 +17,8 @@ int SallocMain(const std::vector<std::string>& args);
 int SacctMain(const std::vector<std::string>& args);
 int SreportMain(const std::vector<std::string>& args);
 int SeffMain(const std::vector<std::string>& args);
+int SprioMain(const std::vector<std::string>& args);
+int SshareMain(const std::vector<std::string>& args);
 int UpMain(const std::vector<std::string>& args);
 int DownMain(const std::vector<std::string>& args);
 

@@ -18,7 +18,8 @@ const std::map<std::string, Main>& Commands() {
       {"salloc", muster::cli::SallocMain},
       {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
       {"sacct", muster::cli::SacctMain},     {"sreport", muster::cli::SreportMain},
-      {"seff", muster::cli::SeffMain},
+      {"seff", muster::cli::SeffMain},     {"sprio", muster::cli::SprioMain},
+      {"sshare", muster::cli::SshareMain},
   };
   return kCommands;
 }
@@ -27,7 +28,7 @@ int Usage() {
   std::cerr << "usage: muster <command> [args]\n"
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
-               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff ...\n"
+               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare ...\n"
                "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;

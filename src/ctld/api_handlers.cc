@@ -293,6 +293,8 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!st.ok()) return Error(HttpStatusFor(st), st.message());
     return JsonReply(200, {{"status", "ok"}});
   }
+  if (what == "priority" && parts.size() == 2 && get) return JsonReply(200, ctl.PriorityReport());
+  if (what == "shares" && parts.size() == 2 && get) return JsonReply(200, ctl.SharesReport());
   if (what == "nodes" && parts.size() == 2 && get) {
     json out = json::array();
     for (const auto& n : ctl.nodes()) out.push_back(n);

@@ -1,6 +1,6 @@
 // Job arrays in the controller: naming records by the ids users type
 // ("123", "123_4", "123_[1-3]"), splitting tasks off an array's pending
-// part, and what an array shares between its records (priority, payload).
+// part, and what an array shares between its records (payload).
 // The model is core::Job's (src/core/job.h): started tasks are records of
 // their own; the tasks not started yet stay in the pending part.
 #include <algorithm>
@@ -13,19 +13,6 @@ namespace muster::ctld {
 using core::Job;
 using core::JobId;
 using core::JobState;
-
-namespace {
-
-// Slurm's priority/basic counts down from this value in submission order.
-constexpr uint32_t kBasePriority = 4294901760u;
-
-}  // namespace
-
-uint32_t Controller::BasePriority(const Job& job) {
-  const int64_t order = job.array_job_id != 0 ? job.array_job_id : job.id;
-  const int64_t p = static_cast<int64_t>(kBasePriority) - order - job.req.nice;
-  return static_cast<uint32_t>(std::clamp<int64_t>(p, 1, UINT32_MAX));
-}
 
 Job& Controller::SplitTask(Job& part, int task) {
   auto& pending = part.array_pending;

@@ -23,6 +23,7 @@
 #include "ctld/remote_hosts.h"
 #include "sched/partition_rules.h"
 #include "sched/pipeline.h"
+#include "sched/priority.h"
 #include "sched/scheduler.h"
 #include "sched/step_layout.h"
 #include "stepd/remote_tasks.h"
@@ -142,6 +143,7 @@ Controller::~Controller() = default;
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
     : io_(io), cfg_(std::move(cfg)), clock_(clock), schedule_timer_(io), housekeeping_(io) {
   start_time_ = clock_.Now();
+  usage_ = std::make_unique<UsageKeeper>(cfg_, start_time_);
   syncer_ = std::make_unique<Syncer>(io_, journal_, *this);
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
   for (const auto& nc : cfg_.nodes) {
@@ -561,7 +563,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.environment.clear();
   req.environment.shrink_to_fit();
   job.req = std::move(req);
-  job.priority = job.held ? 0 : BasePriority(job);
+  job.priority = PriorityOf(job);
   JobId id = job.id;
   jobs_.Put(std::move(job));
   pending_ids_.insert(id);
@@ -603,11 +605,30 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   return snap;
 }
 
-void Controller::OrderByPriority(std::vector<const Job*>* jobs) {
-  std::stable_sort(jobs->begin(), jobs->end(), [](const Job* a, const Job* b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    return a->id < b->id;
-  });
+uint32_t Controller::PriorityOf(const Job& job) const {
+  if (job.held) return 0;
+  sched::PriorityCalculator calc(cfg_, shares_ ? &*shares_ : nullptr, Now());
+  return calc.Priority(job);
+}
+
+void Controller::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running) {
+  std::vector<sched::UsageCharge> charges;
+  charges.reserve(running.size());
+  for (const sched::RunningJob& r : running) charges.push_back(UsageKeeper::ChargeOf(*r.job, cfg_));
+  usage_->Advance(now, charges);
+}
+
+void Controller::Reprioritize(const sched::Snapshot& snap) {
+  if (!cfg_.priority.multifactor) return;
+  AdvanceUsage(snap.now, snap.running);
+  std::vector<sched::AssocKey> keys;
+  keys.reserve(snap.pending.size());
+  for (const Job* job : snap.pending) keys.emplace_back(job->req.account, job->req.user_name);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  shares_ = usage_->Shares(std::move(keys));
+  sched::PriorityCalculator calc(cfg_, &*shares_, snap.now);
+  for (const Job* job : snap.pending) jobs_.At(job->id).priority = calc.Priority(*job);
 }
 
 void Controller::RunSchedule() {
@@ -650,7 +671,8 @@ void Controller::RunSchedule() {
     snap.pending.push_back(&job);
   }
   if (snap.pending.empty()) return;
-  OrderByPriority(&snap.pending);
+  Reprioritize(snap);
+  sched::OrderByPriority(&snap.pending);
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);
@@ -885,6 +907,7 @@ void Controller::SendToAgentOf(const Job& job, const json& msg) {
 }
 
 void Controller::ReleaseResources(Job& job) {
+  usage_->ChargeEnded(UsageKeeper::ChargeOf(job, cfg_), Now());
   util::Status st = sched::ReleaseJob(job.alloc, Lookup());
   if (!st.ok()) util::LogError("job {}: releasing its allocation: {}", job.id, st.message());
   if (job.array_job_id != 0) {
@@ -1324,7 +1347,7 @@ void Controller::HoldOne(const std::string& sid, bool hold, bool user_hold, cons
       }
       job.held = false;
       job.held_by_admin = false;
-      job.priority = BasePriority(job);
+      job.priority = PriorityOf(job);
       job.reason = core::PendingReason::kNone;
     }
     if (job.state == JobState::kPending) job.eligible_time = 0;  // again once released
@@ -1657,6 +1680,8 @@ void Controller::ArmHousekeeping() {
 
 void Controller::Housekeeping() {
   int64_t now = Now();
+  // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
+  if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) AdvanceUsage(now, RunningJobs(now));
   bool begin_waiting = false;
   std::vector<JobId> expired;
   std::vector<JobId> allocations_over;

@@ -32,6 +32,7 @@
 #include "sched/refusal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
+#include "ctld/usage_keeper.h"
 #include "sched/dependency.h"
 #include "sched/estimate.h"
 #include "sched/scheduler.h"
@@ -162,6 +163,12 @@ class Controller {
   // Every job, in id order, with its indexes (squeue -u reads only the
   // jobs of JobTable::OfUser).
   const JobTable& jobs() const { return jobs_; }
+  // sprio's data (src/ctld/priority_report.cc): {"multifactor", "weights",
+  // "jobs": [each pending job not held: id, partition, user, uid,
+  // priority, nice, "factors" by name and "tres"]}.
+  nlohmann::json PriorityReport();
+  // sshare's data: {"rows": [sched::ShareRow as JSON, with "tres_run_mins"]}.
+  nlohmann::json SharesReport();
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
@@ -194,8 +201,14 @@ class Controller {
   // The nodes, configuration, clock and array counts a pass starts from
   // (pending jobs are the caller's to add).
   sched::Snapshot ClusterSnapshot() const;
-  // Scheduling order: higher priority first, then submission order.
-  static void OrderByPriority(std::vector<const core::Job*>* jobs);
+  // A pending job's priority now (sched/priority.h) with the fairshare of
+  // the last pass; 0 for a held job.
+  uint32_t PriorityOf(const core::Job& job) const;
+  // Brings fairshare usage to `now`, charging the running jobs.
+  void AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running);
+  // Under priority/multifactor: advances usage, rebuilds the fairshare
+  // tree over the jobs of the queue and sets each one's priority.
+  void Reprioritize(const sched::Snapshot& snap);
   // Sets the explanation of every job the pass left pending.
   void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
   std::vector<sched::RunningJob> RunningJobs(int64_t now) const;
@@ -227,9 +240,6 @@ class Controller {
   // of its own (a new job id), or returns the part itself when `task` is
   // the last one left (it becomes that task, as in Slurm).
   core::Job& SplitTask(core::Job& part, int task);
-  // The base priority of a job from its submission order (an array's
-  // tasks share the array's) and its nice value.
-  static uint32_t BasePriority(const core::Job& job);
   // The id whose payload (script, environment) a job runs: the array's for
   // array tasks.
   static core::JobId PayloadId(const core::Job& job) {
@@ -303,6 +313,10 @@ class Controller {
   std::unordered_map<std::string, size_t> node_index_;
   std::map<std::string, AgentInfo> agents_;  // by host name
   std::map<std::string, std::string> configless_files_;
+  // Fairshare usage and the tree of the last pass
+  // (priority/multifactor).
+  std::unique_ptr<UsageKeeper> usage_;
+  std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
   // An srun step still running.

@@ -7,6 +7,7 @@
 
 #include "ctld/controller.h"
 #include "sched/estimate.h"
+#include "sched/priority.h"
 #include "util/hostlist.h"
 
 namespace muster::ctld {
@@ -115,7 +116,7 @@ void Controller::EstimateStartTimes() {
     }
     snap.pending.push_back(&job);
   }
-  OrderByPriority(&snap.pending);
+  sched::OrderByPriority(&snap.pending);
   for (const auto& e : sched::EstimateStarts(snap, snap.running, kHorizonS, kMaxEstimates)) {
     if (e.start <= 0) continue;
     Job& job = jobs_.At(e.job_id);

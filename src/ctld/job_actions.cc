@@ -264,7 +264,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
     }
     if (c.nice) {
       job->req.nice = *c.nice;
-      if (!job->held) job->priority = BasePriority(*job);
+      job->priority = PriorityOf(*job);
     }
     if (c.throttle) job->array_max_running = *c.throttle;
     if (c.min_nodes) {
@@ -334,7 +334,7 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
       const int64_t behind = std::min<int64_t>(top_order + top.req.nice - order + 1, core::kMaxNice);
       if (other.req.nice >= behind) continue;
       other.req.nice = static_cast<int>(behind);
-      if (!other.held) other.priority = BasePriority(other);
+      other.priority = PriorityOf(other);
       MarkJob(id);
     }
     out.push_back({sid, ""});

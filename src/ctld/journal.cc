@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "core/json.h"
+#include "util/atomic_file.h"
 #include "util/checksum.h"
 #include "util/log.h"
 
@@ -45,17 +46,6 @@ bool ValidRecordAt(const std::string& data, size_t off) {
 
 util::Status Errno(const std::string& what, const std::string& path) {
   return util::Internal(what + " " + path + ": " + std::strerror(errno));
-}
-
-util::Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return Errno("cannot write", path);
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return util::Status::Ok();
 }
 
 util::Status PwriteAll(int fd, const char* p, size_t n, off_t off, const std::string& path) {
@@ -198,20 +188,8 @@ util::Status Journal::Sync(const std::vector<int>& extra_fds) const {
 
 util::Status Journal::WriteSnapshot(const std::string& state_json) {
   std::string path = dir_ + "/snapshot.json";
-  std::string tmp = path + ".tmp";
   std::string text = "{\"seq\":" + std::to_string(seq_) + ",\"state\":" + state_json + "}";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return Errno("cannot write", tmp);
-  util::Status st = WriteAll(fd, text.data(), text.size(), tmp);
-  if (st.ok() && ::fdatasync(fd) != 0) st = Errno("cannot sync", tmp);
-  ::close(fd);
-  MUSTER_RETURN_IF_ERROR(st);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename", tmp);
-  int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd >= 0) {
-    ::fsync(dfd);
-    ::close(dfd);
-  }
+  MUSTER_RETURN_IF_ERROR(util::WriteFileAtomically(path, text));
   // Everything up to seq_ is in the snapshot: the journal starts over.
   snapshot_seq_ = seq_;
   if (::ftruncate(fd_, 0) != 0) return Errno("cannot truncate", dir_ + "/journal.log");

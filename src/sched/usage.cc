@@ -93,12 +93,9 @@ util::Status UsageLedger::Load(const nlohmann::json& saved) {
     loaded[{row[0].get<std::string>(), row[1].get<std::string>()}] = row[2].get<double>();
   }
   if (policy_.usage_reset == UsageReset::kNow) return util::Status::Ok();
-  const int64_t saved_time = saved["time"].get<int64_t>();
-  // A reset period that began while the controller was down clears it.
-  const int64_t reset = NextUsageReset(policy_.usage_reset, saved_time);
-  if (reset != 0 && reset <= time_) return util::Status::Ok();
   usage_ = std::move(loaded);
-  Decay(time_ - saved_time);
+  time_ = std::min(time_, saved["time"].get<int64_t>());
+  next_reset_ = NextUsageReset(policy_.usage_reset, time_);
   return util::Status::Ok();
 }
 

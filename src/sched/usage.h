@@ -50,8 +50,10 @@ class UsageLedger {
 
   // {"time": T, "usage": [[account, user, billing-seconds], ...]}.
   nlohmann::json ToJson() const;
-  // Restores what ToJson saved, then decays it to the ledger's time.
-  // InvalidArgument for a malformed record, changing nothing.
+  // Restores what ToJson saved, at its time: the next Advance decays it
+  // and charges the running jobs for the time between (a reset period
+  // begun meanwhile clears it). InvalidArgument for a malformed record,
+  // changing nothing.
   util::Status Load(const nlohmann::json& saved);
 
  private:
