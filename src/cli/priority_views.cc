@@ -129,7 +129,8 @@ std::string SprioField(const Piece& p, const json& job, const json& weights) {
     case 'r': return job.value("partition", "");
     case 'u': return job.value("user", "");
     case 'Y': return std::to_string(job.value("priority", 0u));
-    case 'y': return fmt::format("{:.8f}", job.value("priority", 0u) / 4294967295.0);
+    // Slurm's figure is cut at 8 decimals, not rounded (10988 is 0.00000255).
+    case 'y': return fmt::format("{:.8f}", std::floor(job.value("priority", 0u) / 4294967295.0 * 1e8) / 1e8);
     case 'S': return "0";
     case 'N': return std::to_string(job.value("nice", 0));
     case 'c': return "";

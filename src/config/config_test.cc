@@ -346,7 +346,7 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "MCSPlugin",
                         "MpiParams",
                         "PreemptType",
-                        "PriorityWeightTRES",
+                        "PrioritySiteFactorPlugin",
                         "PrologFlags",
                         "RebootProgram",
                         "ResumeProgram",
@@ -1132,6 +1132,51 @@ TEST(PartitionRules, BadValuesNameFileLineAndKey) {
     ASSERT_FALSE(cfg.ok()) << text;
     EXPECT_THAT(cfg.status().message(), StartsWith(want)) << text;
   }
+}
+
+TEST(Priority, MultifactorKeysAreRead) {
+  auto cfg = Parse(
+      "PriorityType=priority/multifactor\nPriorityWeightAge=1000\nPriorityWeightFairshare=10000\n"
+      "PriorityWeightTRES=CPU=100,Mem=0.5G,GRES/gpu=1000\nPriorityMaxAge=1-0\n"
+      "PriorityDecayHalfLife=30\nPriorityFlags=NO_FAIR_TREE,SMALL_RELATIVE_TO_TIME\n"
+      "PriorityUsageResetPeriod=weekly\nPriorityFavorSmall=YES\n"
+      "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 TRESBillingWeights=CPU=1.0,Mem=0.25G\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const PriorityConfig& p = cfg->priority;
+  EXPECT_TRUE(p.multifactor);
+  EXPECT_EQ(p.weight_age, 1000);
+  EXPECT_EQ(p.weight_fairshare, 10000);
+  ASSERT_EQ(p.weight_tres.size(), 3u);
+  EXPECT_EQ(p.weight_tres[1].name, "mem");
+  EXPECT_DOUBLE_EQ(p.weight_tres[1].weight, 0.5 / 1024);  // per MB
+  EXPECT_EQ(p.max_age_s, 86400);
+  EXPECT_EQ(p.decay_half_life_s, 30 * 60);  // a bare number is minutes
+  EXPECT_FALSE(p.fair_tree);
+  EXPECT_EQ(p.usage_reset, UsageReset::kWeekly);
+  EXPECT_TRUE(p.favor_small);
+  // A flag Muster does not act on is reported with the keys without effect.
+  EXPECT_EQ(cfg->ignored_keys.back(), "muster.conf:7: PriorityFlags=SMALL_RELATIVE_TO_TIME");
+  ASSERT_EQ(cfg->partitions[0].billing_weights.size(), 2u);
+  EXPECT_EQ(cfg->partitions[0].billing_weights_text, "CPU=1.0,Mem=0.25G");
+}
+
+TEST(Priority, BadValuesNameTheLine) {
+  EXPECT_EQ(Parse("\nPriorityType=priority/fancy\n").status().message(),
+            "muster.conf:2: PriorityType: invalid value 'priority/fancy' (expected priority/basic "
+            "or priority/multifactor)");
+  EXPECT_EQ(Parse("PriorityWeightAge=4294967296\n").status().message(),
+            "muster.conf:1: PriorityWeightAge: invalid value '4294967296' (must be 0..4294967295)");
+  EXPECT_EQ(Parse("PriorityWeightTRES=CPU=1,Foo=2\n").status().message(),
+            "muster.conf:1: PriorityWeightTRES: Foo=2: unknown TRES (expected CPU, Mem, Node or "
+            "GRES/<name>)");
+  EXPECT_EQ(Parse("PriorityUsageResetPeriod=sometimes\n").status().message(),
+            "muster.conf:1: PriorityUsageResetPeriod: invalid value 'sometimes' (expected NONE, "
+            "NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY)");
+  EXPECT_EQ(Parse("NodeName=n1\nPartitionName=p Nodes=n1 TRESBillingWeights=CPU=x\n")
+                .status()
+                .message(),
+            "muster.conf:2: PartitionName p: TRESBillingWeights: CPU=x: the weight must be a "
+            "number of at least 0");
 }
 
 }  // namespace
