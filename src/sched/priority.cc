@@ -64,6 +64,9 @@ PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTre
   for (const core::Partition& p : cfg.partitions) {
     PartitionTotals& t = partitions_[p.name];
     t.partition_factor = max_factor > 0 ? static_cast<double>(p.priority_job_factor) / max_factor : 0;
+    core::Job probe;
+    probe.partition = p.name;
+    t.memory = cfg.MemoryDefaultsFor(probe);
     t.tres.assign(cfg.priority.weight_tres.size(), 0);
     for (const std::string& name : p.nodes) {
       const core::NodeConfig* node = cfg.FindNode(name);
@@ -91,14 +94,15 @@ PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
                              : 1.0;
   }
   if (shares_ != nullptr) f.fairshare = shares_->Factor(job.req.account, job.req.user_name);
-  const core::Tres tres = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
+  const PartitionTotals* totals = TotalsOf(job);
+  const core::Tres tres =
+      core::JobTres(job, totals != nullptr ? totals->memory : cfg_.MemoryDefaultsFor(job));
   if (total_nodes_ > 0 && total_cpus_ > 0) {
     const double size = (std::min(static_cast<double>(tres.nodes), total_nodes_) / total_nodes_ +
                          std::min(static_cast<double>(tres.cpus), total_cpus_) / total_cpus_) /
                         2;
     f.job_size = pc.favor_small ? 1 - size : size;
   }
-  const PartitionTotals* totals = TotalsOf(job);
   f.tres.assign(pc.weight_tres.size(), 0);
   if (totals != nullptr) {
     f.partition = totals->partition_factor;

@@ -29,6 +29,7 @@
 
 #include "config/config.h"
 #include "core/job.h"
+#include "core/tres.h"
 #include "sched/fairshare.h"
 
 namespace muster::sched {
@@ -62,6 +63,7 @@ class PriorityCalculator {
  private:
   struct PartitionTotals {
     double partition_factor = 0;
+    core::MemoryDefaults memory;  // what its jobs get when they do not say
     std::vector<double> tres;  // per weight_tres entry: the partition's total
   };
   const PartitionTotals* TotalsOf(const core::Job& job) const;
