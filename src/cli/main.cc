@@ -19,7 +19,7 @@ const std::map<std::string, Main>& Commands() {
       {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
       {"sacct", muster::cli::SacctMain},     {"sreport", muster::cli::SreportMain},
       {"seff", muster::cli::SeffMain},     {"sprio", muster::cli::SprioMain},
-      {"sshare", muster::cli::SshareMain},
+      {"sshare", muster::cli::SshareMain},   {"sacctmgr", muster::cli::SacctmgrMain},
   };
   return kCommands;
 }
@@ -28,7 +28,7 @@ int Usage() {
   std::cerr << "usage: muster <command> [args]\n"
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
-               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare ...\n"
+               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare|sacctmgr ...\n"
                "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;

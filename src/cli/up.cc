@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "util/strings.h"
 #include "util/hostname.h"
+#include "util/users.h"
 
 extern char** environ;
 
@@ -181,6 +182,33 @@ util::Result<Paths> ResolveConf(const std::vector<std::string>& args, const char
   return Paths{conf, cfg->state_save_location};
 }
 
+// A new cluster's accounts, so that it runs jobs with associations
+// enforced and no setup: root in the root account and the submitting user
+// (the one behind sudo, if any) in an account of their own name, their
+// default, as jobs without --account are charged when nobody administers
+// accounts. Left alone once any association exists.
+void SeedAccounts(const std::string& sock) {
+  auto current = api::HttpCall(sock, "GET", "/v1/accounts", "");
+  if (!current.ok() || current->status != 200) return;
+  auto table = nlohmann::json::parse(current->body, nullptr, false);
+  if (!table.is_object() || !table.value("associations", nlohmann::json::array()).empty()) return;
+  std::string user = util::UserName(::getuid());
+  if (const char* sudo = std::getenv("SUDO_USER"); ::getuid() == 0 && sudo != nullptr && *sudo) user = sudo;
+  auto add = [&](const char* entity, const std::string& name, const nlohmann::json& set) {
+    const nlohmann::json req = {{"action", "add"}, {"entity", entity}, {"names", {name}},
+                                {"set", set},      {"commit", true}};
+    auto r = api::HttpCall(sock, "POST", "/v1/accounts", req.dump());
+    if (!r.ok() || r->status != 200) {
+      std::cerr << "muster up: warning: could not add " << entity << " " << name << ": "
+                << (r.ok() ? r->body : r.status().message()) << "\n";
+    }
+  };
+  add("user", "root", {{"accounts", {"root"}}});
+  if (user == "root") return;
+  add("account", user, {{"description", "default account of " + user}});
+  add("user", user, {{"accounts", {user}}});
+}
+
 }  // namespace
 
 int UpMain(const std::vector<std::string>& args) {
@@ -233,6 +261,7 @@ int UpMain(const std::vector<std::string>& args) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+  SeedAccounts(sock);
   std::cerr << "muster up: cluster " << cfg->cluster_name << " is up with " << cfg->nodes.size()
             << " nodes (state in " << paths->state << ")\n";
   std::cout << "export MUSTER_CONF=" << paths->conf << "\n";

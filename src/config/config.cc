@@ -55,7 +55,7 @@ constexpr int64_t kMaxInt64 = std::numeric_limits<int64_t>::max();
 const std::set<std::string>& SlurmOnlyKeys() {
   static const std::set<std::string> keys = [] {
     const char* names[] = {
-        "AccountingStorageBackupHost", "AccountingStorageEnforce", "AccountingStorageExternalHost",
+        "AccountingStorageBackupHost", "AccountingStorageExternalHost",
         "AccountingStorageHost", "AccountingStorageParameters", "AccountingStoragePass",
         "AccountingStoragePort", "AccountingStorageTRES", "AccountingStorageType",
         "AccountingStorageUser", "AccountingStoreFlags", "AcctGatherEnergyType",
@@ -791,6 +791,22 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   }
   // slurm.conf(5): "The value may not exceed 4000001."
   if (k == "maxarraysize") return SetTopInt(p, &cfg_.max_array_size, 0, 4000001);
+  if (k == "accountingstorageenforce") {
+    // Muster enforces associations (and refuses the flags it does not know);
+    // limits, qos and safe imply associations, as in Slurm.
+    cfg_.enforce_associations = false;
+    for (const std::string& flag : ListValue(p.value)) {
+      const std::string f = util::ToLower(flag);
+      if (f == "associations" || f == "limits" || f == "qos" || f == "safe" || f == "all") {
+        cfg_.enforce_associations = true;
+      } else if (f != "nojobs" && f != "nosteps" && f != "wckeys" && f != "0" && f != "none") {
+        return BadValue(p, "", "unknown flag '" + flag +
+                                   "' (expected associations, limits, qos, safe, wckeys, nojobs, "
+                                   "nosteps or all)");
+      }
+    }
+    return Status::Ok();
+  }
   if (k == "schedulerparameters") return SetSchedulerParameters(p);
   if (std::optional<Status> done = SetPriority(p)) return *done;
   if (k == "musterapiparameters") return SetApiParameters(p);

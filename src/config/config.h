@@ -137,6 +137,9 @@ struct Config {
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
   PriorityConfig priority;
+  // AccountingStorageEnforce=associations (or limits, qos, safe, all): a
+  // job's user must have an association with its account (sacctmgr).
+  bool enforce_associations = false;
   // AuthInfo=socket=PATH: munged's socket (empty: munge's default).
   std::string auth_socket;
   // TmpFS: the TMPDIR a job gets when its environment has none.

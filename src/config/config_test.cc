@@ -331,7 +331,7 @@ TEST(TopLevel, RelativePathsFollowTheirFile) {
 
 TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
   // A sample across the slurm.conf(5) parameter list, in odd cases.
-  const char* keys[] = {"AccountingStorageEnforce",
+  const char* keys[] = {"AccountingStorageHost",
                         "acctgatherenergytype",
                         "AuthAltTypes",
                         "BurstBufferType",

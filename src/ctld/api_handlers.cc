@@ -293,6 +293,12 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!st.ok()) return Error(HttpStatusFor(st), st.message());
     return JsonReply(200, {{"status", "ok"}});
   }
+  if (what == "accounts" && parts.size() == 2 && get) return JsonReply(200, ctl.accounts().ToJson());
+  if (what == "accounts" && parts.size() == 2 && post) {
+    auto out = ctl.ChangeAccounts(body, caller);
+    if (!out.ok()) return Error(HttpStatusFor(out.status()), out.status().message());
+    return JsonReply(200, {{"changed", out->changed}, {"lines", out->lines}});
+  }
   if (what == "priority" && parts.size() == 2 && get) return JsonReply(200, ctl.PriorityReport());
   if (what == "shares" && parts.size() == 2 && get) return JsonReply(200, ctl.SharesReport());
   if (what == "nodes" && parts.size() == 2 && get) {

@@ -358,6 +358,7 @@ util::Status Controller::Recover() {
   acct.spool_path = cfg_.state_save_location + "/accounting.spool";
   acct.clock = &clock_;
   acct_ = std::make_unique<store::AccountingStore>(acct);
+  MUSTER_RETURN_IF_ERROR(LoadAccounts());
   json state;
   std::vector<json> records;
   std::vector<uint64_t> seqs;
@@ -469,7 +470,11 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   req.gid = caller.gid;
   req.user_name = util::UserName(caller.uid);
   req.groups = util::UserGroups(caller.uid, caller.gid);
-  if (req.account.empty()) req.account = req.user_name;
+  if (req.account.empty()) req.account = DefaultAccountOf(req.user_name);
+  // AccountingStorageEnforce=associations: only what sacctmgr allows.
+  if (cfg_.enforce_associations && !accounts_.HasAssociation(req.account, req.user_name)) {
+    return util::PermissionDenied(sched::kInvalidAccountMsg);
+  }
   if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
   // Only operators may raise a job's priority with a negative nice (Slurm);
@@ -611,6 +616,14 @@ uint32_t Controller::PriorityOf(const Job& job) const {
   return calc.Priority(job);
 }
 
+std::string Controller::DefaultAccountOf(const std::string& user) const {
+  const core::UserRecord* u = accounts_.FindUser(user);
+  if (u != nullptr && !u->default_account.empty()) return u->default_account;
+  // Unadministered users are charged to an account of their own name
+  // (refused at submission when associations are enforced).
+  return cfg_.enforce_associations ? "" : user;
+}
+
 void Controller::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running) {
   std::vector<sched::UsageCharge> charges;
   charges.reserve(running.size());
@@ -626,7 +639,7 @@ void Controller::Reprioritize(const sched::Snapshot& snap) {
   for (const Job* job : snap.pending) keys.emplace_back(job->req.account, job->req.user_name);
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  shares_ = usage_->Shares(std::move(keys));
+  shares_ = usage_->Shares(std::move(keys), accounts_);
   sched::PriorityCalculator calc(cfg_, &*shares_, snap.now);
   for (const Job* job : snap.pending) jobs_.At(job->id).priority = calc.Priority(*job);
 }

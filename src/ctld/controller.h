@@ -25,6 +25,7 @@
 #include "api/line_conn.h"
 #include "cli/render/render.h"
 #include "config/config.h"
+#include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
 #include "ctld/job_table.h"
@@ -169,6 +170,12 @@ class Controller {
   nlohmann::json PriorityReport();
   // sshare's data: {"rows": [sched::ShareRow as JSON, with "tres_run_mins"]}.
   nlohmann::json SharesReport();
+  // sacctmgr (src/ctld/accounts_api.cc): `request` names an action (add,
+  // modify, delete), an entity (account, user), names, "where" filters and
+  // "set" settings; with "commit" false nothing is stored. Operators only.
+  util::Result<core::AccountsOutcome> ChangeAccounts(const nlohmann::json& request,
+                                                     const Caller& caller);
+  const core::AccountTable& accounts() const { return accounts_; }
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
@@ -201,6 +208,11 @@ class Controller {
   // The nodes, configuration, clock and array counts a pass starts from
   // (pending jobs are the caller's to add).
   sched::Snapshot ClusterSnapshot() const;
+  // The account a job without --account is charged to: the user's
+  // default account, else (associations not enforced) the user's name.
+  std::string DefaultAccountOf(const std::string& user) const;
+  // At Recover(): sacctmgr's accounts from the accounting database.
+  util::Status LoadAccounts();
   // A pending job's priority now (sched/priority.h) with the fairshare of
   // the last pass; 0 for a held job.
   uint32_t PriorityOf(const core::Job& job) const;
@@ -316,6 +328,7 @@ class Controller {
   // Fairshare usage and the tree of the last pass
   // (priority/multifactor).
   std::unique_ptr<UsageKeeper> usage_;
+  core::AccountTable accounts_;
   std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;

@@ -65,7 +65,7 @@ json Controller::PriorityReport() {
     pending.push_back(&job);
     keys.emplace_back(job.req.account, job.req.user_name);
   }
-  sched::ShareTree shares = usage_->Shares(std::move(keys));
+  sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
   sched::PriorityCalculator calc(cfg_, &shares, now);
   for (const Job* job : pending) {
     json row = FactorsJson(calc.Factors(*job));
@@ -103,7 +103,7 @@ json Controller::SharesReport() {
     sum.gpus += t.gpus * minutes;
     sum.billing += static_cast<int64_t>(charge.billing * static_cast<double>(minutes));
   }
-  sched::ShareTree shares = usage_->Shares(std::move(keys));
+  sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
   json rows = json::array();
   // Accounts open on a stack of (depth, row index) to sum their subtrees.
   std::vector<std::pair<int, size_t>> open;

@@ -52,9 +52,22 @@ void UsageKeeper::Advance(int64_t now, const std::vector<sched::UsageCharge>& ru
   saved_at_ = now;
 }
 
-sched::ShareTree UsageKeeper::Shares(std::vector<sched::AssocKey> also) const {
+sched::ShareTree UsageKeeper::Shares(std::vector<sched::AssocKey> also,
+                                     const core::AccountTable& table) const {
   for (const auto& [key, used] : ledger_.usage()) also.push_back(key);
-  return sched::ShareTree::Build(sched::DefaultAssociations(also), ledger_.usage(), fair_tree_);
+  std::erase_if(also, [&](const sched::AssocKey& k) { return table.HasAssociation(k.first, k.second); });
+  std::vector<sched::Association> assocs = sched::DefaultAssociations(also);
+  // sacctmgr's accounts replace the defaults of the same name.
+  std::erase_if(assocs, [&](const sched::Association& a) {
+    return a.user.empty() && table.FindAccount(a.account) != nullptr;
+  });
+  for (const core::AccountRecord& a : table.accounts()) {
+    if (a.name != "root") assocs.push_back({a.name, "", a.parent, a.shares});
+  }
+  for (const core::UserAssociation& a : table.associations()) {
+    assocs.push_back({a.account, a.user, "", a.shares});
+  }
+  return sched::ShareTree::Build(assocs, ledger_.usage(), fair_tree_);
 }
 
 util::Status UsageKeeper::Save() { return util::WriteFileAtomically(path_, ledger_.ToJson().dump()); }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/accounts.h"
 #include "core/job.h"
 #include "sched/fairshare.h"
 #include "sched/usage.h"
@@ -39,9 +40,11 @@ class UsageKeeper {
 
   const sched::UsageLedger& ledger() const { return ledger_; }
 
-  // The fairshare tree: the default associations (sched::DefaultAssociations)
-  // of every key with usage and of `also` (the jobs in the queue).
-  sched::ShareTree Shares(std::vector<sched::AssocKey> also) const;
+  // The fairshare tree: sacctmgr's accounts and associations, and for
+  // every key with usage or in `also` (the jobs in the queue) that they
+  // lack, a default one (sched::DefaultAssociations: one share, the
+  // account under root).
+  sched::ShareTree Shares(std::vector<sched::AssocKey> also, const core::AccountTable& table) const;
 
  private:
   util::Status Save();

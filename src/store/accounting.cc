@@ -105,6 +105,9 @@ const char* const kMigrations[] = {
     // (Origin::seq), so recovery knows which changes to hand over again.
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;"
     "INSERT INTO meta VALUES ('applied_seq', 0);",
+    // 4 -> 5: accounts, users and associations (sacctmgr), one document
+    // (core::AccountTable::ToJson) replaced whole at each change.
+    "CREATE TABLE accounts (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL);",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -702,6 +705,46 @@ bool AccountingStore::SpoolBatch(const std::deque<Item>& batch) {
     ::close(fd);
   }
   return ok;
+}
+
+util::Status AccountingStore::SaveAccounts(const std::string& doc) {
+  auto opened = OpenDb(options_.db_path);
+  if (!opened.ok()) return opened.status();
+  sqlite3* db = *opened;
+  // On disk before the change is acknowledged, WAL or not.
+  util::Status st = Exec(db, "PRAGMA synchronous=FULL; BEGIN IMMEDIATE;");
+  if (st.ok()) {
+    Stmt put(db, "INSERT INTO accounts (id, doc) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc");
+    if (!put.ok()) {
+      st = util::Unavailable(Err(db, "accounting database"));
+    } else {
+      put.Bind(1, doc);
+      if (sqlite3_step(put.get()) != SQLITE_DONE) st = util::Unavailable(Err(db, "accounting database"));
+    }
+  }
+  st = st.ok() ? Exec(db, "COMMIT") : st;
+  if (!st.ok()) (void)Exec(db, "ROLLBACK");
+  sqlite3_close(db);
+  return st;
+}
+
+util::Result<std::string> AccountingStore::LoadAccounts() const {
+  auto opened = OpenDb(options_.db_path);
+  if (!opened.ok()) return opened.status();
+  sqlite3* db = *opened;
+  std::string doc;
+  util::Status st = util::Status::Ok();
+  {
+    Stmt get(db, "SELECT doc FROM accounts WHERE id = 1");
+    if (!get.ok()) {
+      st = util::Unavailable(Err(db, "accounting database"));
+    } else if (sqlite3_step(get.get()) == SQLITE_ROW) {
+      doc = get.Text(0);
+    }
+  }
+  sqlite3_close(db);
+  if (!st.ok()) return st;
+  return doc;
 }
 
 util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const {

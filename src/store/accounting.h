@@ -56,7 +56,7 @@ struct sqlite3;
 namespace muster::store {
 
 // The schema version this build writes (PRAGMA user_version).
-inline constexpr int kAccountingSchemaVersion = 4;
+inline constexpr int kAccountingSchemaVersion = 5;
 
 
 struct AccountingOptions {
@@ -101,6 +101,13 @@ class AccountingStore {
   // Records matching `q`, in sacct's order. Reads the database only: call
   // Flush() first to see records still queued.
   util::Result<QueryResult> Query(const AccountingQuery& q) const;
+
+  // The accounts, users and associations sacctmgr keeps (a
+  // core::AccountTable as JSON): replaced whole, synchronously, on disk
+  // when it returns; "" from LoadAccounts when none was ever saved.
+  // Unavailable when the database cannot be opened or written.
+  util::Status SaveAccounts(const std::string& doc);
+  util::Result<std::string> LoadAccounts() const;
 
   // Whether the last write reached the database.
   bool database_ok() const;

@@ -234,7 +234,7 @@ def check_version_line(text):
 def test_every_command_prints_its_version(cluster):
     lines = set()
     for cmd in ("sbatch", "srun", "squeue", "sinfo", "scancel", "scontrol", "sacct", "sreport",
-                "seff", "sprio", "sshare", "muster"):
+                "seff", "sprio", "sshare", "sacctmgr", "muster"):
         for flag in ("-V", "--version"):
             r = cluster.run([cmd, flag], check=False)
             assert r.returncode == 0 and r.stderr == "", (cmd, flag, r.stderr)

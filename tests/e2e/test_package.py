@@ -45,7 +45,7 @@ def test_package_holds_the_programs_units_and_sample(package):
                  "etc/default/muster-agent", "usr/share/doc/muster/muster.conf.example"):
         assert (root / path).exists() or (root / "usr" / path).exists(), path
     for name in ("sbatch", "srun", "salloc", "squeue", "sinfo", "scancel", "scontrol", "sacct",
-                 "sreport", "seff", "sprio", "sshare"):
+                 "sreport", "seff", "sprio", "sshare", "sacctmgr"):
         assert os.readlink(root / "usr/bin" / name) == "muster"
     assert field(deb, "Package") == "muster"
     depends = field(deb, "Depends")

@@ -1,0 +1,388 @@
+#include "core/accounts.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace muster::core {
+namespace {
+
+bool Contains(const std::vector<std::string>& list, const std::string& v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+std::string AssocLine(const std::string& account, const std::string& user, const std::string& cluster) {
+  return fmt::format("  C = {:<10} A = {:<20} U = {:<9}", cluster, account, user);
+}
+
+}  // namespace
+
+AccountTable::AccountTable() {
+  accounts_.push_back({"root", "", "default root account", "root", 1});
+}
+
+const AccountRecord* AccountTable::FindAccount(const std::string& name) const {
+  auto it = std::find_if(accounts_.begin(), accounts_.end(),
+                         [&](const AccountRecord& a) { return a.name == name; });
+  return it == accounts_.end() ? nullptr : &*it;
+}
+
+AccountRecord* AccountTable::MutableAccount(const std::string& name) {
+  return const_cast<AccountRecord*>(FindAccount(name));
+}
+
+const UserRecord* AccountTable::FindUser(const std::string& name) const {
+  auto it = std::find_if(users_.begin(), users_.end(), [&](const UserRecord& u) { return u.name == name; });
+  return it == users_.end() ? nullptr : &*it;
+}
+
+UserRecord* AccountTable::MutableUser(const std::string& name) {
+  return const_cast<UserRecord*>(FindUser(name));
+}
+
+bool AccountTable::HasAssociation(const std::string& account, const std::string& user) const {
+  return std::any_of(assocs_.begin(), assocs_.end(), [&](const UserAssociation& a) {
+    return a.account == account && a.user == user;
+  });
+}
+
+void AccountTable::Sort() {
+  std::sort(accounts_.begin(), accounts_.end(),
+            [](const AccountRecord& a, const AccountRecord& b) { return a.name < b.name; });
+  std::sort(users_.begin(), users_.end(),
+            [](const UserRecord& a, const UserRecord& b) { return a.name < b.name; });
+  std::sort(assocs_.begin(), assocs_.end(), [](const UserAssociation& a, const UserAssociation& b) {
+    return std::tie(a.account, a.user) < std::tie(b.account, b.user);
+  });
+}
+
+AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
+                                          const AccountSettings& set, const std::string& cluster) {
+  AccountsOutcome out;
+  const std::string parent = set.parent.value_or("root");
+  if (FindAccount(parent) == nullptr) {
+    out.lines = {fmt::format(" Parent account '{}' doesn't exist on cluster {}", parent, cluster),
+                 "        Contact your admin to add this account.", " No associations created."};
+    return out;
+  }
+  std::vector<std::string> added;
+  for (const std::string& name : names) {
+    if (name.empty() || FindAccount(name) != nullptr || Contains(added, name)) continue;
+    added.push_back(name);
+  }
+  if (added.empty()) {
+    out.lines = {" Nothing new added."};
+    return out;
+  }
+  for (const std::string& name : added) {
+    AccountRecord a;
+    a.name = name;
+    a.parent = parent;
+    a.description = set.description.value_or(name);
+    a.organization = set.organization.value_or(parent == "root" ? name : parent);
+    a.shares = set.shares.value_or(1);
+    accounts_.push_back(std::move(a));
+  }
+  Sort();
+  out.changed = true;
+  out.lines.push_back(" Adding Account(s)");
+  for (const std::string& name : added) out.lines.push_back("  " + name);
+  out.lines.push_back(" Settings");
+  out.lines.push_back(fmt::format("  {:<16}= {}", "Description", set.description.value_or("Account Name")));
+  out.lines.push_back(
+      fmt::format("  {:<16}= {}", "Organization", set.organization.value_or("Parent/Account Name")));
+  out.lines.push_back(" Associations");
+  for (const std::string& name : added) out.lines.push_back(fmt::format("  A = {:<10} C = {:<10}", name, cluster));
+  if (set.shares || set.parent) {
+    out.lines.push_back(" Settings");
+    if (set.shares) out.lines.push_back(fmt::format("  {:<14}= {}", "Fairshare", *set.shares));
+    if (set.parent) out.lines.push_back(fmt::format("  {:<14}= {}", "Parent", *set.parent));
+  }
+  return out;
+}
+
+AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, const UserSettings& set,
+                                       const std::string& cluster) {
+  AccountsOutcome out;
+  std::vector<std::string> accounts = set.accounts;
+  if (accounts.empty() && set.default_account) accounts.push_back(*set.default_account);
+  if (accounts.empty()) {
+    out.lines = {" Need name of account to add user to."};
+    return out;
+  }
+  for (const std::string& account : accounts) {
+    if (FindAccount(account) == nullptr) {
+      out.lines = {fmt::format(" This account '{}' doesn't exist.", account),
+                   "        Contact your admin to add this account.",
+                   " No associations or wckeys created."};
+      return out;
+    }
+  }
+  if (set.default_account && !Contains(accounts, *set.default_account) &&
+      std::none_of(names.begin(), names.end(),
+                   [&](const std::string& n) { return HasAssociation(*set.default_account, n); })) {
+    out.lines = {fmt::format(" Default account '{}' is not one of the user's accounts.",
+                             *set.default_account),
+                 " No associations or wckeys created."};
+    return out;
+  }
+  std::vector<std::string> new_users;
+  std::vector<std::pair<std::string, std::string>> new_assocs;
+  for (const std::string& name : names) {
+    if (name.empty()) continue;
+    UserRecord* user = MutableUser(name);
+    if (user == nullptr) {
+      users_.push_back({name, set.default_account.value_or(accounts.front()),
+                        set.admin_level.value_or("None")});
+      new_users.push_back(name);
+    } else if (user->default_account.empty()) {
+      user->default_account = set.default_account.value_or(accounts.front());
+    }
+    for (const std::string& account : accounts) {
+      if (HasAssociation(account, name)) continue;
+      assocs_.push_back({account, name, set.shares.value_or(1)});
+      new_assocs.emplace_back(name, account);
+    }
+  }
+  if (new_assocs.empty() && new_users.empty()) {
+    out.lines = {" Nothing new added."};
+    return out;
+  }
+  Sort();
+  out.changed = true;
+  if (!new_users.empty()) {
+    out.lines.push_back(" Adding User(s)");
+    for (const std::string& name : new_users) out.lines.push_back("  " + name);
+  }
+  if (!new_assocs.empty()) {
+    out.lines.push_back(" Associations =");
+    for (const auto& [user, account] : new_assocs) {
+      out.lines.push_back(fmt::format("  U = {:<9} A = {:<10} C = {:<10}", user, account, cluster));
+    }
+  }
+  out.lines.push_back(" Non Default Settings");
+  if (set.shares) out.lines.push_back(fmt::format("  {:<14}= {}", "Fairshare", *set.shares));
+  return out;
+}
+
+AccountsOutcome AccountTable::ModifyAccounts(const std::vector<std::string>& names,
+                                             const AccountSettings& set, const std::string& cluster) {
+  AccountsOutcome out;
+  if (set.parent) {
+    if (FindAccount(*set.parent) == nullptr) {
+      out.lines = {fmt::format(" Parent account '{}' doesn't exist on cluster {}", *set.parent, cluster)};
+      return out;
+    }
+    // The new parent may not lie below an account that moves.
+    for (std::string up = *set.parent; !up.empty(); up = FindAccount(up)->parent) {
+      if (Contains(names, up)) {
+        out.lines = {fmt::format(" Can't move account '{}' below its own sub-account '{}'", up,
+                                 *set.parent)};
+        return out;
+      }
+    }
+  }
+  std::vector<std::string> assoc_lines;
+  std::vector<std::string> account_lines;
+  for (const std::string& name : names) {
+    AccountRecord* a = MutableAccount(name);
+    if (a == nullptr || (name == "root" && set.parent)) continue;
+    if (set.shares || set.parent) {
+      if (set.shares) a->shares = *set.shares;
+      if (set.parent) a->parent = *set.parent;
+      assoc_lines.push_back(fmt::format("  C = {:<10} A = {} of {}", cluster, a->name,
+                                        a->parent.empty() ? "" : a->parent));
+    }
+    if (set.description || set.organization) {
+      if (set.description) a->description = *set.description;
+      if (set.organization) a->organization = *set.organization;
+      account_lines.push_back("  " + a->name);
+    }
+  }
+  if (assoc_lines.empty() && account_lines.empty()) {
+    out.lines = {" Nothing modified"};
+    return out;
+  }
+  out.changed = true;
+  if (!account_lines.empty()) {
+    out.lines.push_back(" Modified accounts...");
+    out.lines.insert(out.lines.end(), account_lines.begin(), account_lines.end());
+  }
+  if (!assoc_lines.empty()) {
+    out.lines.push_back(" Modified account associations...");
+    out.lines.insert(out.lines.end(), assoc_lines.begin(), assoc_lines.end());
+  }
+  return out;
+}
+
+AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
+                                          const std::vector<std::string>& accounts,
+                                          const UserSettings& set, const std::string& cluster) {
+  AccountsOutcome out;
+  if (set.default_account) {
+    std::vector<std::string> lacking;
+    for (const std::string& name : names) {
+      if (FindUser(name) != nullptr && !HasAssociation(*set.default_account, name)) lacking.push_back(name);
+    }
+    if (!lacking.empty()) {
+      out.lines.push_back(fmt::format(
+          " Can't modify because these users aren't associated with new default account '{}'...",
+          *set.default_account));
+      for (const std::string& name : lacking) out.lines.push_back(fmt::format("  U = {} C = {}", name, cluster));
+      return out;
+    }
+  }
+  std::vector<std::string> user_lines;
+  std::vector<std::string> assoc_lines;
+  for (const std::string& name : names) {
+    UserRecord* u = MutableUser(name);
+    if (u == nullptr) continue;
+    if (set.default_account || set.admin_level) {
+      if (set.default_account) u->default_account = *set.default_account;
+      if (set.admin_level) u->admin_level = *set.admin_level;
+      user_lines.push_back("  " + name);
+    }
+    if (!set.shares) continue;
+    for (UserAssociation& a : assocs_) {
+      if (a.user != name || (!accounts.empty() && !Contains(accounts, a.account))) continue;
+      a.shares = *set.shares;
+      assoc_lines.push_back(AssocLine(a.account, a.user, cluster));
+    }
+  }
+  if (user_lines.empty() && assoc_lines.empty()) {
+    out.lines = {" Nothing modified"};
+    return out;
+  }
+  out.changed = true;
+  if (!user_lines.empty()) {
+    out.lines.push_back(" Modified users...");
+    out.lines.insert(out.lines.end(), user_lines.begin(), user_lines.end());
+  }
+  if (!assoc_lines.empty()) {
+    out.lines.push_back(" Modified user associations...");
+    out.lines.insert(out.lines.end(), assoc_lines.begin(), assoc_lines.end());
+  }
+  return out;
+}
+
+AccountsOutcome AccountTable::DeleteAccounts(const std::vector<std::string>& names,
+                                             const std::string& cluster) {
+  (void)cluster;
+  AccountsOutcome out;
+  std::vector<std::string> deleted;
+  for (const std::string& name : names) {
+    if (name == "root" || FindAccount(name) == nullptr || Contains(deleted, name)) continue;
+    for (const AccountRecord& a : accounts_) {
+      if (a.parent == name && !Contains(names, a.name)) {
+        out.lines = {fmt::format(" Can't delete account '{}': account '{}' is below it (delete or "
+                                 "move it first)",
+                                 name, a.name),
+                     " Nothing deleted"};
+        return out;
+      }
+    }
+    deleted.push_back(name);
+  }
+  if (deleted.empty()) {
+    out.lines = {" Nothing deleted"};
+    return out;
+  }
+  std::erase_if(accounts_, [&](const AccountRecord& a) { return Contains(deleted, a.name); });
+  std::erase_if(assocs_, [&](const UserAssociation& a) { return Contains(deleted, a.account); });
+  // A user whose default account went keeps another of its accounts.
+  for (UserRecord& u : users_) {
+    if (!Contains(deleted, u.default_account)) continue;
+    auto other = std::find_if(assocs_.begin(), assocs_.end(),
+                              [&](const UserAssociation& a) { return a.user == u.name; });
+    u.default_account = other == assocs_.end() ? "" : other->account;
+  }
+  out.changed = true;
+  out.lines.push_back(" Deleting accounts...");
+  for (const std::string& name : deleted) out.lines.push_back("  " + name);
+  return out;
+}
+
+AccountsOutcome AccountTable::DeleteUsers(const std::vector<std::string>& names,
+                                          const std::vector<std::string>& accounts,
+                                          const std::string& cluster) {
+  AccountsOutcome out;
+  std::vector<std::string> lines;
+  if (accounts.empty()) {
+    for (const std::string& name : names) {
+      if (FindUser(name) == nullptr) continue;
+      lines.push_back("  " + name);
+      std::erase_if(users_, [&](const UserRecord& u) { return u.name == name; });
+      std::erase_if(assocs_, [&](const UserAssociation& a) { return a.user == name; });
+    }
+    if (!lines.empty()) lines.insert(lines.begin(), " Deleting users...");
+  } else {
+    for (const std::string& name : names) {
+      for (const std::string& account : accounts) {
+        if (!HasAssociation(account, name)) continue;
+        lines.push_back(AssocLine(account, name, cluster));
+        std::erase_if(assocs_, [&](const UserAssociation& a) { return a.user == name && a.account == account; });
+      }
+      if (UserRecord* u = MutableUser(name); u != nullptr && Contains(accounts, u->default_account)) {
+        auto other = std::find_if(assocs_.begin(), assocs_.end(),
+                                  [&](const UserAssociation& a) { return a.user == name; });
+        u->default_account = other == assocs_.end() ? "" : other->account;
+      }
+    }
+    if (!lines.empty()) lines.insert(lines.begin(), " Deleting user associations...");
+  }
+  if (lines.empty()) {
+    out.lines = {" Nothing deleted"};
+    return out;
+  }
+  out.changed = true;
+  out.lines = std::move(lines);
+  return out;
+}
+
+nlohmann::json AccountTable::ToJson() const {
+  nlohmann::json accounts = nlohmann::json::array();
+  for (const AccountRecord& a : accounts_) {
+    accounts.push_back({{"name", a.name},
+                        {"parent", a.parent},
+                        {"description", a.description},
+                        {"organization", a.organization},
+                        {"shares", a.shares}});
+  }
+  nlohmann::json users = nlohmann::json::array();
+  for (const UserRecord& u : users_) {
+    users.push_back({{"name", u.name}, {"default_account", u.default_account}, {"admin_level", u.admin_level}});
+  }
+  nlohmann::json assocs = nlohmann::json::array();
+  for (const UserAssociation& a : assocs_) {
+    assocs.push_back({{"account", a.account}, {"user", a.user}, {"shares", a.shares}});
+  }
+  return {{"accounts", accounts}, {"users", users}, {"associations", assocs}};
+}
+
+util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
+  AccountTable t;
+  try {
+    t.accounts_.clear();
+    for (const auto& a : j.at("accounts")) {
+      t.accounts_.push_back({a.at("name").get<std::string>(), a.at("parent").get<std::string>(),
+                             a.at("description").get<std::string>(),
+                             a.at("organization").get<std::string>(), a.at("shares").get<int64_t>()});
+    }
+    for (const auto& u : j.at("users")) {
+      t.users_.push_back({u.at("name").get<std::string>(), u.at("default_account").get<std::string>(),
+                          u.at("admin_level").get<std::string>()});
+    }
+    for (const auto& a : j.at("associations")) {
+      t.assocs_.push_back({a.at("account").get<std::string>(), a.at("user").get<std::string>(),
+                           a.at("shares").get<int64_t>()});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return util::InvalidArgument(std::string("accounts record: ") + e.what());
+  }
+  if (t.FindAccount("root") == nullptr) return util::InvalidArgument("accounts record: no root account");
+  t.Sort();
+  return t;
+}
+
+}  // namespace muster::core

@@ -1,0 +1,109 @@
+// Accounts, users and their associations: what sacctmgr administers and
+// fairshare and AccountingStorageEnforce read. A tree of accounts under
+// "root", each with shares among its siblings; a user association puts a
+// user in an account with shares among that account's children; a user has
+// a default account (the one a job without --account is charged to).
+//
+// Each operation works on the table in memory and returns what Slurm's
+// sacctmgr prints about it, so the caller can show the change before it is
+// committed (sacctmgr without -i) and store the table after. Pure; no I/O.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "util/status.h"
+
+namespace muster::core {
+
+struct AccountRecord {
+  std::string name;
+  std::string parent;  // "" for root
+  std::string description;
+  std::string organization;
+  int64_t shares = 1;
+};
+
+struct UserRecord {
+  std::string name;
+  std::string default_account;  // "" when it has no association left
+  std::string admin_level = "None";  // None, Operator or Administrator
+};
+
+struct UserAssociation {
+  std::string account;
+  std::string user;
+  int64_t shares = 1;
+};
+
+// The settings of an add or modify; unset fields are left alone (modify)
+// or defaulted (add).
+struct AccountSettings {
+  std::optional<std::string> description;
+  std::optional<std::string> organization;
+  std::optional<std::string> parent;
+  std::optional<int64_t> shares;
+};
+struct UserSettings {
+  std::vector<std::string> accounts;  // add: the accounts to associate with
+  std::optional<std::string> default_account;
+  std::optional<int64_t> shares;
+  std::optional<std::string> admin_level;
+};
+
+// What an operation did: `changed` false means nothing was (sacctmgr then
+// exits 1); `lines` are sacctmgr's report either way.
+struct AccountsOutcome {
+  bool changed = false;
+  std::vector<std::string> lines;
+};
+
+class AccountTable {
+ public:
+  AccountTable();  // just "root"
+
+  AccountsOutcome AddAccounts(const std::vector<std::string>& names, const AccountSettings& set,
+                              const std::string& cluster);
+  AccountsOutcome AddUsers(const std::vector<std::string>& names, const UserSettings& set,
+                           const std::string& cluster);
+  AccountsOutcome ModifyAccounts(const std::vector<std::string>& names, const AccountSettings& set,
+                                 const std::string& cluster);
+  // `accounts` limits a change of shares to those associations (empty: all
+  // of the users').
+  AccountsOutcome ModifyUsers(const std::vector<std::string>& names,
+                              const std::vector<std::string>& accounts, const UserSettings& set,
+                              const std::string& cluster);
+  // Deleting an account deletes its user associations; one with
+  // sub-accounts is refused. Root cannot be deleted.
+  AccountsOutcome DeleteAccounts(const std::vector<std::string>& names, const std::string& cluster);
+  // `accounts` empty: the users and all their associations; else only
+  // those associations.
+  AccountsOutcome DeleteUsers(const std::vector<std::string>& names,
+                              const std::vector<std::string>& accounts, const std::string& cluster);
+
+  const std::vector<AccountRecord>& accounts() const { return accounts_; }  // by name
+  const std::vector<UserRecord>& users() const { return users_; }            // by name
+  const std::vector<UserAssociation>& associations() const { return assocs_; }  // by (account, user)
+  const AccountRecord* FindAccount(const std::string& name) const;
+  const UserRecord* FindUser(const std::string& name) const;
+  bool HasAssociation(const std::string& account, const std::string& user) const;
+
+  nlohmann::json ToJson() const;
+  // InvalidArgument naming what is wrong for a malformed document.
+  static util::Result<AccountTable> FromJson(const nlohmann::json& j);
+
+ private:
+  AccountRecord* MutableAccount(const std::string& name);
+  UserRecord* MutableUser(const std::string& name);
+  void Sort();
+
+  std::vector<AccountRecord> accounts_;
+  std::vector<UserRecord> users_;
+  std::vector<UserAssociation> assocs_;
+};
+
+}  // namespace muster::core
