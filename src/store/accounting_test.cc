@@ -79,6 +79,22 @@ int UserVersion(const std::string& path) {
   return v;
 }
 
+TEST_F(AccountingTest, AccountsAreStoredWholeAndReadBack) {
+  {
+    AccountingStore store(Options());
+    auto empty = store.LoadAccounts();
+    ASSERT_TRUE(empty.ok()) << empty.status().message();
+    EXPECT_EQ(*empty, "");
+    ASSERT_TRUE(store.SaveAccounts(R"({"accounts":[1]})").ok());
+    ASSERT_TRUE(store.SaveAccounts(R"({"accounts":[2]})").ok());
+  }
+  AccountingStore again(Options());
+  auto doc = again.LoadAccounts();
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(*doc, R"({"accounts":[2]})");
+  EXPECT_EQ(UserVersion(Options().db_path), kAccountingSchemaVersion);
+}
+
 TEST_F(AccountingTest, UpsertQueryRoundTrip) {
   AccountingStore store(Options());
   JobRecord j = MakeJob(7);

@@ -1,0 +1,87 @@
+// sacctmgr's command line and listings, against Slurm 22.05's output for
+// the same table (the oracle's accounts ml and research under root).
+#include "cli/sacctmgr_views.h"
+
+#include <gtest/gtest.h>
+
+namespace muster::cli {
+namespace {
+
+using nlohmann::json;
+
+json Table() {
+  return {{"accounts",
+           {{{"name", "ml"}, {"parent", "root"}, {"description", "anchor ml"},
+             {"organization", "anchor"}, {"shares", 100}},
+            {{"name", "research"}, {"parent", "root"}, {"description", "anchor research"},
+             {"organization", "anchor"}, {"shares", 100}},
+            {{"name", "root"}, {"parent", ""}, {"description", "default root account"},
+             {"organization", "root"}, {"shares", 1}}}},
+          {"users", {{{"name", "root"}, {"default_account", "root"}, {"admin_level", "Administrator"}}}},
+          {"associations",
+           {{{"account", "ml"}, {"user", "root"}, {"shares", 1}},
+            {{"account", "research"}, {"user", "root"}, {"shares", 1}},
+            {{"account", "root"}, {"user", "root"}, {"shares", 1}}}}};
+}
+
+std::string List(std::vector<std::string> args) {
+  auto cmd = ParseSacctmgrArgs(args);
+  EXPECT_TRUE(cmd.ok()) << cmd.status().message();
+  auto text = RenderSacctmgrList(*cmd, Table(), {{"name", "anchor"}, {"host", "127.0.0.1"}, {"port", 6817}});
+  EXPECT_TRUE(text.ok()) << text.status().message();
+  return text.ok() ? *text : "";
+}
+
+TEST(Sacctmgr, ListsAsSlurm) {
+  EXPECT_EQ(List({"list", "account"}),
+            "   Account                Descr                  Org \n"
+            "---------- -------------------- -------------------- \n"
+            "        ml            anchor ml               anchor \n"
+            "  research      anchor research               anchor \n"
+            "      root default root account                 root \n");
+  EXPECT_EQ(List({"list", "user"}),
+            "      User   Def Acct     Admin \n"
+            "---------- ---------- --------- \n"
+            "      root       root Administ+ \n");
+  EXPECT_EQ(List({"-P", "list", "assoc", "format=account,user,fairshare,parentname"}),
+            "Account|User|Share|ParentName\n"
+            "root||1|\nroot|root|1|\nml||100|root\nml|root|1|\nresearch||100|root\nresearch|root|1|\n");
+  EXPECT_EQ(List({"show", "cluster", "-P"}),
+            "Cluster|ControlHost|ControlPort|RPC|Share|GrpJobs|GrpTRES|GrpSubmit|MaxJobs|MaxTRES|"
+            "MaxSubmit|MaxWall|QOS|Def QOS\nanchor|127.0.0.1|6817|9728|1||||||||normal|\n");
+  EXPECT_EQ(List({"-n", "-p", "list", "assoc", "user=root", "account=ml", "format=Account%5,User"}),
+            "ml|root|\n");
+}
+
+TEST(Sacctmgr, ParsesSlurmsGrammar) {
+  auto add = ParseSacctmgrArgs({"-i", "add", "account", "tacct", "Description=test acct",
+                                "Organization=torg", "Parent=ml", "Fairshare=5"});
+  ASSERT_TRUE(add.ok()) << add.status().message();
+  EXPECT_TRUE(add->immediate);
+  EXPECT_EQ(SacctmgrRequest(*add, true),
+            json({{"action", "add"}, {"entity", "account"}, {"names", {"tacct"}}, {"where", json::object()},
+                  {"set", {{"description", "test acct"}, {"organization", "torg"}, {"parent", "ml"}, {"fairshare", 5}}},
+                  {"commit", true}}));
+  auto mod = ParseSacctmgrArgs({"modify", "user", "where", "name=nobody", "account=tacct", "set", "fairshare=9"});
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  EXPECT_EQ(mod->names, std::vector<std::string>{"nobody"});
+  EXPECT_EQ(mod->where.at("accounts"), std::vector<std::string>{"tacct"});
+  EXPECT_EQ(mod->set, json({{"fairshare", 9}}));
+  EXPECT_EQ(ParseSacctmgrArgs({"list", "foo"}).status().message(),
+            "No valid entity in list command\n"
+            "Input line must include \"Account\", \"Association\", \"Cluster\" or \"User\"");
+  EXPECT_EQ(ParseSacctmgrArgs({"add", "account", "x", "Color=red"}).status().message(),
+            "sacctmgr: error: Unknown option: Color=red");
+  EXPECT_EQ(ParseSacctmgrArgs({"add", "user", "x", "Fairshare=lots"}).status().message(),
+            "sacctmgr: error: Invalid Fairshare value: lots");
+  EXPECT_FALSE(ParseSacctmgrArgs({"modify", "account", "x"}).ok());  // nothing to set
+  EXPECT_FALSE(ParseSacctmgrArgs({"delete", "user"}).ok());          // no name
+  EXPECT_FALSE(ParseSacctmgrArgs({"add", "qos", "high"}).ok());
+  auto bad_field = ParseSacctmgrArgs({"list", "user", "format=Color"});
+  ASSERT_TRUE(bad_field.ok());
+  EXPECT_EQ(RenderSacctmgrList(*bad_field, Table(), json::object()).status().message(),
+            "sacctmgr: error: Unknown field 'Color'");
+}
+
+}  // namespace
+}  // namespace muster::cli

@@ -1,0 +1,125 @@
+// The account table's operations and sacctmgr's report of each, against
+// the lines Slurm 22.05's sacctmgr printed for the same commands.
+#include "core/accounts.h"
+
+#include <gtest/gtest.h>
+
+namespace muster::core {
+namespace {
+
+using Lines = std::vector<std::string>;
+
+TEST(Accounts, AddAccountReportsAsSlurm) {
+  AccountTable t;
+  AccountSettings set;
+  set.description = "test acct";
+  set.organization = "torg";
+  set.shares = 5;
+  AccountsOutcome out = t.AddAccounts({"ml"}, {}, "anchor");
+  ASSERT_TRUE(out.changed);
+  set.parent = "ml";
+  out = t.AddAccounts({"tacct"}, set, "anchor");
+  ASSERT_TRUE(out.changed);
+  EXPECT_EQ(out.lines, (Lines{" Adding Account(s)", "  tacct", " Settings",
+                              "  Description     = test acct", "  Organization    = torg",
+                              " Associations", "  A = tacct      C = anchor    ", " Settings",
+                              "  Fairshare     = 5", "  Parent        = ml"}));
+  const AccountRecord* a = t.FindAccount("tacct");
+  ASSERT_NE(a, nullptr);
+  EXPECT_EQ(a->parent, "ml");
+  EXPECT_EQ(a->shares, 5);
+  // Defaults: the name, and the parent's name for the organization
+  // (its own under root).
+  EXPECT_EQ(t.FindAccount("ml")->description, "ml");
+  EXPECT_EQ(t.FindAccount("ml")->organization, "ml");
+  out = t.AddAccounts({"tacct"}, {}, "anchor");
+  EXPECT_FALSE(out.changed);
+  EXPECT_EQ(out.lines, Lines{" Nothing new added."});
+  AccountSettings orphan;
+  orphan.parent = "nosuch";
+  out = t.AddAccounts({"x"}, orphan, "anchor");
+  EXPECT_FALSE(out.changed);
+  EXPECT_EQ(out.lines[0], " Parent account 'nosuch' doesn't exist on cluster anchor");
+  EXPECT_EQ(t.FindAccount("x"), nullptr);
+}
+
+TEST(Accounts, UsersJoinExistingAccountsOnly) {
+  AccountTable t;
+  t.AddAccounts({"tacct"}, {}, "anchor");
+  UserSettings set;
+  set.accounts = {"tacct"};
+  set.shares = 3;
+  AccountsOutcome out = t.AddUsers({"nobody"}, set, "anchor");
+  ASSERT_TRUE(out.changed);
+  EXPECT_EQ(out.lines, (Lines{" Adding User(s)", "  nobody", " Associations =",
+                              "  U = nobody    A = tacct      C = anchor    ",
+                              " Non Default Settings", "  Fairshare     = 3"}));
+  EXPECT_EQ(t.FindUser("nobody")->default_account, "tacct");
+  EXPECT_TRUE(t.HasAssociation("tacct", "nobody"));
+  set.accounts = {"nosuch"};
+  out = t.AddUsers({"bob"}, set, "anchor");
+  EXPECT_FALSE(out.changed);
+  EXPECT_EQ(out.lines, (Lines{" This account 'nosuch' doesn't exist.",
+                              "        Contact your admin to add this account.",
+                              " No associations or wckeys created."}));
+  EXPECT_EQ(t.FindUser("bob"), nullptr);
+}
+
+TEST(Accounts, ModifyAndDelete) {
+  AccountTable t;
+  t.AddAccounts({"ml", "tacct"}, {}, "anchor");
+  UserSettings join;
+  join.accounts = {"tacct"};
+  t.AddUsers({"nobody"}, join, "anchor");
+  AccountSettings shares;
+  shares.shares = 7;
+  AccountsOutcome out = t.ModifyAccounts({"tacct"}, shares, "anchor");
+  EXPECT_EQ(out.lines, (Lines{" Modified account associations...", "  C = anchor     A = tacct of root"}));
+  UserSettings user_shares;
+  user_shares.shares = 9;
+  out = t.ModifyUsers({"nobody"}, {"tacct"}, user_shares, "anchor");
+  EXPECT_EQ(out.lines, (Lines{" Modified user associations...",
+                              "  C = anchor     A = tacct                U = nobody   "}));
+  EXPECT_EQ(t.associations().front().shares, 9);
+  // A default account must be one of the user's.
+  UserSettings def;
+  def.default_account = "root";
+  out = t.ModifyUsers({"nobody"}, {}, def, "anchor");
+  EXPECT_FALSE(out.changed);
+  EXPECT_EQ(out.lines, (Lines{" Can't modify because these users aren't associated with new default "
+                              "account 'root'...",
+                              "  U = nobody C = anchor"}));
+  // No account may move below itself.
+  AccountSettings move;
+  move.parent = "tacct";
+  t.ModifyAccounts({"ml"}, move, "anchor");
+  move.parent = "ml";
+  EXPECT_FALSE(t.ModifyAccounts({"tacct"}, move, "anchor").changed);
+  // An account with a sub-account stays; deleting an account takes its
+  // users' associations with it.
+  EXPECT_FALSE(t.DeleteAccounts({"tacct"}, "anchor").changed);
+  EXPECT_TRUE(t.DeleteAccounts({"ml", "tacct"}, "anchor").changed);
+  EXPECT_FALSE(t.HasAssociation("tacct", "nobody"));
+  EXPECT_EQ(t.FindUser("nobody")->default_account, "");
+  out = t.DeleteAccounts({"tacct"}, "anchor");
+  EXPECT_EQ(out.lines, Lines{" Nothing deleted"});
+  EXPECT_FALSE(t.DeleteAccounts({"root"}, "anchor").changed);
+  EXPECT_EQ(t.DeleteUsers({"nobody"}, {}, "anchor").lines, (Lines{" Deleting users...", "  nobody"}));
+}
+
+TEST(Accounts, SurviveJson) {
+  AccountTable t;
+  AccountSettings set;
+  set.shares = 100;
+  t.AddAccounts({"ml"}, set, "c");
+  UserSettings join;
+  join.accounts = {"ml"};
+  t.AddUsers({"alice"}, join, "c");
+  auto back = AccountTable::FromJson(t.ToJson());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->ToJson(), t.ToJson());
+  EXPECT_FALSE(AccountTable::FromJson({{"accounts", 1}}).ok());
+}
+
+}  // namespace
+}  // namespace muster::core
