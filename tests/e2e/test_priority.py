@@ -112,8 +112,10 @@ def test_fairshare_puts_a_heavy_account_behind_a_light_one(mcluster):
         c.wait_state(second, {"RUNNING"}, timeout=30)
         assert c.job(first)["state"] == "PENDING"
         light = [l.split("|") for l in c.run([own("sshare"), "-P", "-n", "-A", "light"]).stdout.splitlines()]
+        heavy = [l.split("|") for l in c.run([own("sshare"), "-P", "-n", "-A", "heavy"]).stdout.splitlines()]
         assert light[0][:3] == ["light", "", "1"], light
-        assert light[1][:2] == [" light", "root"] and light[1][-1] == "1.000000", light
+        assert light[1][:2] == [" light", "root"] and heavy[1][:2] == [" heavy", "root"]
+        assert float(light[1][-1]) > float(heavy[1][-1]), (light, heavy)
     finally:
         c.run(["scancel", str(first), str(second), str(blocker)])
 
