@@ -1,10 +1,13 @@
 #include "cli/sacctmgr_views.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 
 #include <fmt/format.h>
 
+#include "core/accounts.h"
+#include "util/slurm_time.h"
 #include "util/strings.h"
 
 namespace muster::cli {
@@ -22,6 +25,7 @@ std::string Entity(const std::string& word) {
   if (w == "user" || w == "users") return "user";
   if (w == "association" || w == "associations" || w == "assoc") return "association";
   if (w == "cluster" || w == "clusters") return "cluster";
+  if (w == "qos") return "qos";
   return "";
 }
 
@@ -36,7 +40,7 @@ std::string Action(const std::string& word) {
 
 constexpr const char* kEntityList =
     "No valid entity in list command\n"
-    "Input line must include \"Account\", \"Association\", \"Cluster\" or \"User\"";
+    "Input line must include \"Account\", \"Association\", \"Cluster\", \"QOS\" or \"User\"";
 
 // A key=value word as a filter of `entity`; false when it is none.
 bool ApplyFilter(SacctmgrCommand* c, const std::string& key, const std::vector<std::string>& values) {
@@ -61,7 +65,7 @@ bool ApplyFilter(SacctmgrCommand* c, const std::string& key, const std::vector<s
     c->names.insert(c->names.end(), values.begin(), values.end());
     return true;
   }
-  if (c->entity == "cluster" && plural_names) {
+  if ((c->entity == "cluster" || c->entity == "qos") && plural_names) {
     c->names.insert(c->names.end(), values.begin(), values.end());
     return true;
   }
@@ -76,9 +80,61 @@ bool ApplyFilter(SacctmgrCommand* c, const std::string& key, const std::vector<s
   return false;
 }
 
+// A QOS setting (see ApplySetting).
+util::Status ApplyQosSetting(SacctmgrCommand* c, const std::string& word, const std::string& key,
+                             const std::string& value) {
+  json& set = c->set;
+  auto count = [&](const char* field) {
+    auto n = util::ParseSignedInt(value);
+    if (!n.ok() || *n < -1) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set[field] = *n;
+    return util::Status::Ok();
+  };
+  if (key == "description") {
+    set["description"] = value;
+  } else if (key == "priority") {
+    return count("priority");
+  } else if (key == "maxjobsperuser" || key == "maxjobspu") {
+    return count("max_jobs_per_user");
+  } else if (key == "maxsubmitjobsperuser" || key == "maxsubmitjobspu" || key == "maxsubmitpu") {
+    return count("max_submit_jobs_per_user");
+  } else if (key == "grpjobs") {
+    return count("grp_jobs");
+  } else if (key == "maxwall" || key == "maxwalldurationperjob") {
+    if (value == "-1") {
+      set["max_wall_s"] = -1;
+      return util::Status::Ok();
+    }
+    auto s = util::ParseTimeLimitSeconds(value);
+    if (!s.ok() || *s < 0) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set["max_wall_s"] = *s;
+  } else if (key == "maxtresperuser" || key == "maxtrespu") {
+    set["max_tres_per_user"] = value;
+  } else if (key == "maxtresperjob" || key == "maxtres") {
+    set["max_tres_per_job"] = value;
+  } else if (key == "grptres") {
+    set["grp_tres"] = value;
+  } else if (key == "flags") {
+    const std::string v = Lower(value);
+    if (v != "denyonlimit" && v != "-1" && v != "none") {
+      return InvalidArgument("sacctmgr: error: " + word + ": Muster knows the flag DenyOnLimit only");
+    }
+    set["deny_on_limit"] = v == "denyonlimit";
+  } else if (key == "usagefactor") {
+    char* end = nullptr;
+    const double f = std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0' || !(f >= 0)) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set["usage_factor"] = f;
+  } else {
+    return InvalidArgument("sacctmgr: error: Unknown option: " + word);
+  }
+  return util::Status::Ok();
+}
+
 // A key=value word as a setting; an error naming it when it is none or bad.
 util::Status ApplySetting(SacctmgrCommand* c, const std::string& word, const std::string& key,
                           const std::string& value) {
+  if (c->entity == "qos") return ApplyQosSetting(c, word, key, value);
   json& set = c->set;
   if (key == "fairshare" || key == "share" || key == "shares") {
     auto n = util::ParseInt(value);
@@ -146,6 +202,54 @@ std::vector<Field> FieldsOf(const std::string& entity) {
              [](const json& r) { return Str(r, "default_account"); }},
             {"Admin", 9, {"admin", "adminlevel"}, [](const json& r) { return Str(r, "admin_level"); }}};
   }
+  if (entity == "qos") {
+    auto tres = [](const char* key) {
+      return [key](const json& r) {
+        core::TresLimits t;
+        if (r.contains(key)) {
+          const json& j = r[key];
+          t = {j.value("cpu", int64_t{-1}), j.value("mem_mb", int64_t{-1}), j.value("node", int64_t{-1}),
+               j.value("gpu", int64_t{-1})};
+        }
+        return core::FormatTresLimits(t);
+      };
+    };
+    auto limit = [](const char* key) {
+      return [key](const json& r) {
+        const int64_t v = r.value(key, int64_t{-1});
+        return v < 0 ? std::string() : std::to_string(v);
+      };
+    };
+    return {{"Name", 10, {"name"}, [](const json& r) { return Str(r, "name"); }},
+            {"Priority", 10, {"priority"}, [](const json& r) { return Num(r, "priority"); }},
+            {"GraceTime", 10, {"gracetime"}, [](const json&) { return std::string("00:00:00"); }},
+            Blank("Preempt", 10), Blank("PreemptExemptTime", 19),
+            {"PreemptMode", 11, {"preemptmode"}, [](const json&) { return std::string("cluster"); }},
+            {"Flags", 40, {"flags"},
+             [](const json& r) { return r.value("deny_on_limit", false) ? std::string("DenyOnLimit") : ""; }},
+            Blank("UsageThres", 10),
+            {"UsageFactor", 11, {"usagefactor"},
+             [](const json& r) { return fmt::format("{:.6f}", r.value("usage_factor", 1.0)); }},
+            {"GrpTRES", 13, {"grptres"}, tres("grp_tres")},
+            Blank("GrpTRESMins", 13), Blank("GrpTRESRunMin", 13),
+            {"GrpJobs", 7, {"grpjobs"}, limit("grp_jobs")},
+            Blank("GrpSubmit", 9), Blank("GrpWall", 11),
+            {"MaxTRES", 13, {"maxtres", "maxtresperjob"}, tres("max_tres_per_job")},
+            Blank("MaxTRESPerNode", 14), Blank("MaxTRESMins", 13),
+            {"MaxWall", 11, {"maxwall", "maxwalldurationperjob"},
+             [](const json& r) {
+               const int64_t s = r.value("max_wall_s", int64_t{-1});
+               if (s < 0) return std::string();
+               return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60)
+                                 : fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
+             }},
+            {"MaxTRESPU", 13, {"maxtrespu", "maxtresperuser"}, tres("max_tres_per_user")},
+            {"MaxJobsPU", 9, {"maxjobspu", "maxjobsperuser"}, limit("max_jobs_per_user")},
+            {"MaxSubmitPU", 11, {"maxsubmitpu", "maxsubmitjobsperuser", "maxsubmitjobspu"},
+             limit("max_submit_jobs_per_user")},
+            Blank("MaxTRESPA", 13), Blank("MaxJobsPA", 9), Blank("MaxSubmitPA", 11), Blank("MinTRES", 13),
+            {"Descr", 20, {"descr", "description"}, [](const json& r) { return Str(r, "description"); }}};
+  }
   if (entity == "cluster") {
     return {{"Cluster", 10, {"cluster", "name"}, [](const json& r) { return Str(r, "name"); }},
             {"ControlHost", 15, {"controlhost"}, [](const json& r) { return Str(r, "host"); }},
@@ -175,6 +279,7 @@ std::vector<Field> FieldsOf(const std::string& entity) {
 // The default columns: every field but the extras at the end.
 size_t DefaultFieldCount(const std::string& entity) {
   if (entity == "account") return 3;
+  if (entity == "qos") return 26;
   if (entity == "association") return 20;
   return FieldsOf(entity).size();
 }
@@ -310,7 +415,7 @@ std::string SacctmgrUsage() {
          "     show <ENTITY> [<SPECS>]  same as list\n"
          "     update <ENTITY> <SPECS>  same as modify\n"
          "\n"
-         "  <ENTITY> may be account, association, cluster or user.\n"
+         "  <ENTITY> may be account, association, cluster, qos or user.\n"
          "\n"
          "  add account    - Description=, Fairshare=, Organization=, Parent=\n"
          "  add user       - Account=, AdminLevel=, DefaultAccount=, Fairshare=\n"
@@ -318,6 +423,10 @@ std::string SacctmgrUsage() {
          "                   Organization=, Parent=\n"
          "  modify user    - (where) Names=, Account= (set) AdminLevel=, DefaultAccount=,\n"
          "                   Fairshare=\n"
+         "  add qos        - Description=, Flags=DenyOnLimit, GrpJobs=, GrpTRES=,\n"
+         "                   MaxJobsPerUser=, MaxSubmitJobsPerUser=, MaxTRESPerJob=,\n"
+         "                   MaxTRESPerUser=, MaxWall=, Priority=, UsageFactor=\n"
+         "  modify qos     - (where) Names= (set) as add qos; -1 clears a limit\n"
          "  delete account - Names=\n"
          "  delete user    - Names=, Account=\n"
          "  list <ENTITY>  - Names=, Account=, User=, Parent=, Format=\n";
@@ -381,6 +490,10 @@ util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const j
     }
   } else if (cmd.entity == "cluster") {
     if (Listed(cmd.names, cluster_name)) rows.push_back(cluster);
+  } else if (cmd.entity == "qos") {
+    for (const json& q : table.value("qos", json::array())) {
+      if (Listed(cmd.names, Str(q, "name"))) rows.push_back(q);
+    }
   } else {
     for (json& r : AssociationRows(table, cluster_name)) {
       const bool is_user = !Str(r, "user").empty();

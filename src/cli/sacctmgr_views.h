@@ -6,7 +6,10 @@
 //   sacctmgr add user NAME Account=A[,B] [DefaultAccount=] [Fairshare=] [AdminLevel=]
 //   sacctmgr modify|update account|user [where] NAME|Name=..|Account=.. set KEY=VALUE ...
 //   sacctmgr delete|remove account|user NAME [where Account=..]
-//   sacctmgr list|show account|user|association|cluster [NAME] [filters] [format=F[%W],...]
+//   sacctmgr add|modify|delete qos NAME [Priority=] [MaxJobsPerUser=] [MaxSubmitJobsPerUser=]
+//            [MaxWall=] [MaxTRESPerUser=] [MaxTRESPerJob=] [GrpTRES=] [GrpJobs=]
+//            [Flags=DenyOnLimit] [UsageFactor=] [Description=]
+//   sacctmgr list|show account|user|association|cluster|qos [NAME] [filters] [format=F[%W],...]
 #pragma once
 
 #include <map>

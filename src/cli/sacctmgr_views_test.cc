@@ -69,18 +69,54 @@ TEST(Sacctmgr, ParsesSlurmsGrammar) {
   EXPECT_EQ(mod->set, json({{"fairshare", 9}}));
   EXPECT_EQ(ParseSacctmgrArgs({"list", "foo"}).status().message(),
             "No valid entity in list command\n"
-            "Input line must include \"Account\", \"Association\", \"Cluster\" or \"User\"");
+            "Input line must include \"Account\", \"Association\", \"Cluster\", \"QOS\" or \"User\"");
   EXPECT_EQ(ParseSacctmgrArgs({"add", "account", "x", "Color=red"}).status().message(),
             "sacctmgr: error: Unknown option: Color=red");
   EXPECT_EQ(ParseSacctmgrArgs({"add", "user", "x", "Fairshare=lots"}).status().message(),
             "sacctmgr: error: Invalid Fairshare value: lots");
   EXPECT_FALSE(ParseSacctmgrArgs({"modify", "account", "x"}).ok());  // nothing to set
   EXPECT_FALSE(ParseSacctmgrArgs({"delete", "user"}).ok());          // no name
-  EXPECT_FALSE(ParseSacctmgrArgs({"add", "qos", "high"}).ok());
+  EXPECT_FALSE(ParseSacctmgrArgs({"add", "wckey", "high"}).ok());
+  EXPECT_EQ(ParseSacctmgrArgs({"add", "qos", "q", "Flags=NoDecay"}).status().message(),
+            "sacctmgr: error: Flags=NoDecay: Muster knows the flag DenyOnLimit only");
   auto bad_field = ParseSacctmgrArgs({"list", "user", "format=Color"});
   ASSERT_TRUE(bad_field.ok());
   EXPECT_EQ(RenderSacctmgrList(*bad_field, Table(), json::object()).status().message(),
             "sacctmgr: error: Unknown field 'Color'");
+}
+
+
+TEST(Sacctmgr, QosSettingsAndListing) {
+  auto add = ParseSacctmgrArgs({"-i", "add", "qos", "tq", "Priority=10", "MaxJobsPerUser=1",
+                                "MaxTRESPerUser=gres/gpu=2", "MaxWall=1:00:00", "GrpTRES=cpu=64",
+                                "Flags=DenyOnLimit", "MaxSubmitJobsPU=-1"});
+  ASSERT_TRUE(add.ok()) << add.status().message();
+  EXPECT_EQ(add->set, json({{"priority", 10}, {"max_jobs_per_user", 1}, {"max_tres_per_user", "gres/gpu=2"},
+                            {"max_wall_s", 3600}, {"grp_tres", "cpu=64"}, {"deny_on_limit", true},
+                            {"max_submit_jobs_per_user", -1}}));
+  json table = Table();
+  table["qos"] = {{{"name", "normal"}, {"description", "Normal QOS default"}, {"priority", 0},
+                   {"max_jobs_per_user", -1}, {"max_submit_jobs_per_user", -1}, {"grp_jobs", -1},
+                   {"max_wall_s", -1}, {"usage_factor", 1.0}, {"deny_on_limit", false}},
+                  {{"name", "limited"}, {"description", "limited"}, {"priority", 0},
+                   {"max_jobs_per_user", 2}, {"max_submit_jobs_per_user", -1}, {"grp_jobs", -1},
+                   {"max_wall_s", -1}, {"usage_factor", 1.0}, {"deny_on_limit", false},
+                   {"max_tres_per_user", {{"cpu", -1}, {"mem_mb", -1}, {"node", -1}, {"gpu", 2}}}}};
+  auto list = ParseSacctmgrArgs({"-P", "list", "qos",
+                                 "format=name,priority,maxjobsperuser,maxtresperuser,maxwall,grptres,grpjobs,flags"});
+  ASSERT_TRUE(list.ok());
+  auto text = RenderSacctmgrList(*list, table, json::object());
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  // The oracle's QOS "limited": MaxJobsPU=2.
+  EXPECT_EQ(*text, "Name|Priority|MaxJobsPU|MaxTRESPU|MaxWall|GrpTRES|GrpJobs|Flags\n"
+                   "normal|0||||||\nlimited|0|2|gres/gpu=2||||\n");
+  list = ParseSacctmgrArgs({"list", "qos", "normal"});
+  ASSERT_TRUE(list.ok());
+  text = RenderSacctmgrList(*list, table, json::object());
+  ASSERT_TRUE(text.ok());
+  // Slurm's default columns, first and last of them.
+  EXPECT_TRUE(text->starts_with("      Name   Priority  GraceTime    Preempt   PreemptExemptTime PreemptMode"));
+  EXPECT_NE(text->find("    normal          0   00:00:00 "), std::string::npos) << *text;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "util/strings.h"
+
 namespace muster::core {
 namespace {
 
@@ -16,10 +18,160 @@ std::string AssocLine(const std::string& account, const std::string& user, const
   return fmt::format("  C = {:<10} A = {:<20} U = {:<9}", cluster, account, user);
 }
 
+std::string FormatWall(int64_t s) {
+  if (s >= 86400) return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+  return fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
+}
+
+// sacctmgr's report of the QOS settings given, by Slurm's names.
+void QosSettingLines(const QosSettings& set, std::vector<std::string>* lines) {
+  auto line = [&](const char* key, const std::string& v, int width = 25) {
+    lines->push_back(fmt::format("  {:<{}}= {}", key, width, v));
+  };
+  auto count = [](int64_t v) { return v < 0 ? std::string("-1") : std::to_string(v); };
+  if (set.deny_on_limit) line("Flags", *set.deny_on_limit ? "DenyOnLimit" : "");
+  if (set.grp_jobs) line("GrpJobs", count(*set.grp_jobs));
+  if (set.grp_tres) line("GrpTRES", FormatTresLimits(*set.grp_tres));
+  if (set.max_jobs_per_user) line("MaxJobsPerUser", count(*set.max_jobs_per_user), 15);
+  if (set.max_submit_jobs_per_user) line("MaxSubmitJobsPerUser", count(*set.max_submit_jobs_per_user));
+  if (set.max_tres_per_job) line("MaxTRESPerJob", FormatTresLimits(*set.max_tres_per_job));
+  if (set.max_tres_per_user) line("MaxTRESPerUser", FormatTresLimits(*set.max_tres_per_user));
+  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : FormatWall(*set.max_wall_s));
+  if (set.priority) line("Priority", std::to_string(*set.priority));
+  if (set.usage_factor) line("UsageFactor", fmt::format("{:.6f}", *set.usage_factor));
+}
+
+void ApplyQos(const QosSettings& set, QosRecord* q) {
+  if (set.description) q->description = *set.description;
+  if (set.priority) q->priority = *set.priority;
+  if (set.max_jobs_per_user) q->max_jobs_per_user = *set.max_jobs_per_user;
+  if (set.max_submit_jobs_per_user) q->max_submit_jobs_per_user = *set.max_submit_jobs_per_user;
+  if (set.grp_jobs) q->grp_jobs = *set.grp_jobs;
+  if (set.max_wall_s) q->max_wall_s = *set.max_wall_s;
+  if (set.max_tres_per_user) q->max_tres_per_user = *set.max_tres_per_user;
+  if (set.max_tres_per_job) q->max_tres_per_job = *set.max_tres_per_job;
+  if (set.grp_tres) q->grp_tres = *set.grp_tres;
+  if (set.deny_on_limit) q->deny_on_limit = *set.deny_on_limit;
+  if (set.usage_factor) q->usage_factor = *set.usage_factor;
+}
+
+nlohmann::json TresJson(const TresLimits& t) {
+  return {{"cpu", t.cpu}, {"mem_mb", t.mem_mb}, {"node", t.node}, {"gpu", t.gpu}};
+}
+
+TresLimits TresFromJson(const nlohmann::json& j) {
+  return {j.at("cpu").get<int64_t>(), j.at("mem_mb").get<int64_t>(), j.at("node").get<int64_t>(),
+          j.at("gpu").get<int64_t>()};
+}
+
 }  // namespace
+
+util::Result<TresLimits> ParseTresLimits(std::string_view text) {
+  TresLimits t;
+  for (const std::string& raw : util::Split(text, ',')) {
+    const std::string item(util::Trim(raw));
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) return util::InvalidArgument(item + ": expected NAME=COUNT");
+    const std::string name = util::ToLower(item.substr(0, eq));
+    const std::string value = item.substr(eq + 1);
+    int64_t* field = name == "cpu" ? &t.cpu : name == "mem" ? &t.mem_mb : name == "node" ? &t.node
+                     : name == "gres/gpu" ? &t.gpu : nullptr;
+    if (field == nullptr) {
+      return util::InvalidArgument(item + ": unknown TRES (expected cpu, mem, node or gres/gpu)");
+    }
+    if (value == "-1") {
+      *field = -1;
+      continue;
+    }
+    auto n = name == "mem" ? util::ParseMemoryMb(value) : util::ParseInt(value);
+    if (!n.ok() || *n < 0) return util::InvalidArgument(item + ": the limit must be a count of at least 0");
+    *field = *n;
+  }
+  return t;
+}
+
+std::string FormatTresLimits(const TresLimits& t) {
+  std::vector<std::string> items;
+  if (t.cpu >= 0) items.push_back(fmt::format("cpu={}", t.cpu));
+  if (t.mem_mb >= 0) items.push_back("mem=" + util::FormatMemoryMb(t.mem_mb));
+  if (t.node >= 0) items.push_back(fmt::format("node={}", t.node));
+  if (t.gpu >= 0) items.push_back(fmt::format("gres/gpu={}", t.gpu));
+  return util::Join(items, ",");
+}
 
 AccountTable::AccountTable() {
   accounts_.push_back({"root", "", "default root account", "root", 1});
+  QosRecord normal;
+  normal.name = "normal";
+  normal.description = "Normal QOS default";
+  qos_.push_back(normal);
+}
+
+const QosRecord* AccountTable::FindQos(const std::string& name) const {
+  auto it = std::find_if(qos_.begin(), qos_.end(), [&](const QosRecord& q) { return q.name == name; });
+  return it == qos_.end() ? nullptr : &*it;
+}
+
+AccountsOutcome AccountTable::AddQos(const std::vector<std::string>& names, const QosSettings& set) {
+  AccountsOutcome out;
+  std::vector<std::string> added;
+  for (const std::string& name : names) {
+    if (name.empty() || FindQos(name) != nullptr || Contains(added, name)) continue;
+    QosRecord q;
+    q.name = name;
+    q.description = name;
+    ApplyQos(set, &q);
+    qos_.push_back(std::move(q));
+    added.push_back(name);
+  }
+  if (added.empty()) {
+    out.lines = {" Nothing new added."};
+    return out;
+  }
+  Sort();
+  out.changed = true;
+  out.lines.push_back(" Adding QOS(s)");
+  for (const std::string& name : added) out.lines.push_back("  " + name);
+  out.lines.push_back(" Settings");
+  out.lines.push_back(fmt::format("  {:<15}= {}", "Description", set.description.value_or(added.front())));
+  QosSettingLines(set, &out.lines);
+  return out;
+}
+
+AccountsOutcome AccountTable::ModifyQos(const std::vector<std::string>& names, const QosSettings& set) {
+  AccountsOutcome out;
+  std::vector<std::string> changed;
+  for (QosRecord& q : qos_) {
+    if (!Contains(names, q.name)) continue;
+    ApplyQos(set, &q);
+    changed.push_back("  " + q.name);
+  }
+  if (changed.empty()) {
+    out.lines = {" Nothing modified"};
+    return out;
+  }
+  out.changed = true;
+  out.lines.push_back(" Modified qos...");
+  out.lines.insert(out.lines.end(), changed.begin(), changed.end());
+  return out;
+}
+
+AccountsOutcome AccountTable::DeleteQos(const std::vector<std::string>& names) {
+  AccountsOutcome out;
+  std::vector<std::string> deleted;
+  for (const QosRecord& q : qos_) {
+    if (q.name != "normal" && Contains(names, q.name)) deleted.push_back(q.name);
+  }
+  if (deleted.empty()) {
+    out.lines = {" Nothing deleted"};
+    return out;
+  }
+  std::erase_if(qos_, [&](const QosRecord& q) { return Contains(deleted, q.name); });
+  out.changed = true;
+  out.lines.push_back(" Deleting QOS(s)...");
+  for (const std::string& name : deleted) out.lines.push_back("  " + name);
+  return out;
 }
 
 const AccountRecord* AccountTable::FindAccount(const std::string& name) const {
@@ -55,6 +207,7 @@ void AccountTable::Sort() {
   std::sort(assocs_.begin(), assocs_.end(), [](const UserAssociation& a, const UserAssociation& b) {
     return std::tie(a.account, a.user) < std::tie(b.account, b.user);
   });
+  std::sort(qos_.begin(), qos_.end(), [](const QosRecord& a, const QosRecord& b) { return a.name < b.name; });
 }
 
 AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
@@ -357,7 +510,22 @@ nlohmann::json AccountTable::ToJson() const {
   for (const UserAssociation& a : assocs_) {
     assocs.push_back({{"account", a.account}, {"user", a.user}, {"shares", a.shares}});
   }
-  return {{"accounts", accounts}, {"users", users}, {"associations", assocs}};
+  nlohmann::json qos = nlohmann::json::array();
+  for (const QosRecord& q : qos_) {
+    qos.push_back({{"name", q.name},
+                   {"description", q.description},
+                   {"priority", q.priority},
+                   {"max_jobs_per_user", q.max_jobs_per_user},
+                   {"max_submit_jobs_per_user", q.max_submit_jobs_per_user},
+                   {"grp_jobs", q.grp_jobs},
+                   {"max_wall_s", q.max_wall_s},
+                   {"max_tres_per_user", TresJson(q.max_tres_per_user)},
+                   {"max_tres_per_job", TresJson(q.max_tres_per_job)},
+                   {"grp_tres", TresJson(q.grp_tres)},
+                   {"deny_on_limit", q.deny_on_limit},
+                   {"usage_factor", q.usage_factor}});
+  }
+  return {{"accounts", accounts}, {"users", users}, {"associations", assocs}, {"qos", qos}};
 }
 
 util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
@@ -377,10 +545,29 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
       t.assocs_.push_back({a.at("account").get<std::string>(), a.at("user").get<std::string>(),
                            a.at("shares").get<int64_t>()});
     }
+    // Records written before QOS existed have none: "normal" stays.
+    if (j.contains("qos")) t.qos_.clear();
+    for (const auto& q : j.value("qos", nlohmann::json::array())) {
+      QosRecord r;
+      r.name = q.at("name").get<std::string>();
+      r.description = q.at("description").get<std::string>();
+      r.priority = q.at("priority").get<int64_t>();
+      r.max_jobs_per_user = q.at("max_jobs_per_user").get<int64_t>();
+      r.max_submit_jobs_per_user = q.at("max_submit_jobs_per_user").get<int64_t>();
+      r.grp_jobs = q.at("grp_jobs").get<int64_t>();
+      r.max_wall_s = q.at("max_wall_s").get<int64_t>();
+      r.max_tres_per_user = TresFromJson(q.at("max_tres_per_user"));
+      r.max_tres_per_job = TresFromJson(q.at("max_tres_per_job"));
+      r.grp_tres = TresFromJson(q.at("grp_tres"));
+      r.deny_on_limit = q.at("deny_on_limit").get<bool>();
+      r.usage_factor = q.at("usage_factor").get<double>();
+      t.qos_.push_back(std::move(r));
+    }
   } catch (const nlohmann::json::exception& e) {
     return util::InvalidArgument(std::string("accounts record: ") + e.what());
   }
   if (t.FindAccount("root") == nullptr) return util::InvalidArgument("accounts record: no root account");
+  if (t.FindQos("normal") == nullptr) return util::InvalidArgument("accounts record: no normal QOS");
   t.Sort();
   return t;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -55,6 +56,52 @@ struct UserSettings {
   std::optional<std::string> admin_level;
 };
 
+// TRES limits as sacctmgr writes them ("cpu=64,mem=100G,node=4,gres/gpu=8");
+// -1 = no limit.
+struct TresLimits {
+  int64_t cpu = -1;
+  int64_t mem_mb = -1;
+  int64_t node = -1;
+  int64_t gpu = -1;
+  bool empty() const { return cpu < 0 && mem_mb < 0 && node < 0 && gpu < 0; }
+};
+// "cpu=64,gres/gpu=8" (names in any case; memory with a K/M/G/T suffix,
+// else MB; -1 clears). Errors name the item.
+util::Result<TresLimits> ParseTresLimits(std::string_view text);
+// In Slurm's TRES order (cpu, mem, node, gres/gpu); "" when empty.
+std::string FormatTresLimits(const TresLimits& t);
+
+// A quality of service: a priority, and limits on the jobs that run under
+// it (sacctmgr add qos). -1 = no limit.
+struct QosRecord {
+  std::string name;
+  std::string description;
+  int64_t priority = 0;
+  int64_t max_jobs_per_user = -1;         // running at once (MaxJobsPU)
+  int64_t max_submit_jobs_per_user = -1;  // pending or running (MaxSubmitPU)
+  int64_t grp_jobs = -1;                  // running at once, everyone's
+  int64_t max_wall_s = -1;
+  TresLimits max_tres_per_user;  // what one user's running jobs hold together
+  TresLimits max_tres_per_job;
+  TresLimits grp_tres;  // what all its running jobs hold together
+  bool deny_on_limit = false;  // refuse at submission what a limit would hold
+  double usage_factor = 1.0;   // fairshare usage is charged times this
+};
+
+struct QosSettings {
+  std::optional<std::string> description;
+  std::optional<int64_t> priority;
+  std::optional<int64_t> max_jobs_per_user;
+  std::optional<int64_t> max_submit_jobs_per_user;
+  std::optional<int64_t> grp_jobs;
+  std::optional<int64_t> max_wall_s;
+  std::optional<TresLimits> max_tres_per_user;
+  std::optional<TresLimits> max_tres_per_job;
+  std::optional<TresLimits> grp_tres;
+  std::optional<bool> deny_on_limit;
+  std::optional<double> usage_factor;
+};
+
 // What an operation did: `changed` false means nothing was (sacctmgr then
 // exits 1); `lines` are sacctmgr's report either way.
 struct AccountsOutcome {
@@ -64,7 +111,7 @@ struct AccountsOutcome {
 
 class AccountTable {
  public:
-  AccountTable();  // just "root"
+  AccountTable();  // just the account "root" and the QOS "normal"
 
   AccountsOutcome AddAccounts(const std::vector<std::string>& names, const AccountSettings& set,
                               const std::string& cluster);
@@ -85,6 +132,13 @@ class AccountTable {
   AccountsOutcome DeleteUsers(const std::vector<std::string>& names,
                               const std::vector<std::string>& accounts, const std::string& cluster);
 
+  AccountsOutcome AddQos(const std::vector<std::string>& names, const QosSettings& set);
+  AccountsOutcome ModifyQos(const std::vector<std::string>& names, const QosSettings& set);
+  // "normal" stays.
+  AccountsOutcome DeleteQos(const std::vector<std::string>& names);
+
+  const std::vector<QosRecord>& qos() const { return qos_; }  // by name
+  const QosRecord* FindQos(const std::string& name) const;
   const std::vector<AccountRecord>& accounts() const { return accounts_; }  // by name
   const std::vector<UserRecord>& users() const { return users_; }            // by name
   const std::vector<UserAssociation>& associations() const { return assocs_; }  // by (account, user)
@@ -104,6 +158,7 @@ class AccountTable {
   std::vector<AccountRecord> accounts_;
   std::vector<UserRecord> users_;
   std::vector<UserAssociation> assocs_;
+  std::vector<QosRecord> qos_;
 };
 
 }  // namespace muster::core

@@ -121,5 +121,47 @@ TEST(Accounts, SurviveJson) {
   EXPECT_FALSE(AccountTable::FromJson({{"accounts", 1}}).ok());
 }
 
+
+TEST(Accounts, QosAddModifyDelete) {
+  AccountTable t;
+  ASSERT_NE(t.FindQos("normal"), nullptr);
+  QosSettings set;
+  set.priority = 10;
+  set.max_jobs_per_user = 1;
+  set.max_tres_per_user = TresLimits{-1, -1, -1, 2};
+  set.max_wall_s = 3600;
+  set.grp_tres = TresLimits{64, -1, -1, -1};
+  set.deny_on_limit = true;
+  AccountsOutcome out = t.AddQos({"tq"}, set);
+  ASSERT_TRUE(out.changed);
+  // Slurm's report, its uneven columns included.
+  EXPECT_EQ(out.lines, (Lines{" Adding QOS(s)", "  tq", " Settings", "  Description    = tq",
+                              "  Flags                    = DenyOnLimit",
+                              "  GrpTRES                  = cpu=64", "  MaxJobsPerUser = 1",
+                              "  MaxTRESPerUser           = gres/gpu=2",
+                              "  MaxWall                  = 01:00:00",
+                              "  Priority                 = 10"}));
+  EXPECT_EQ(t.FindQos("tq")->max_tres_per_user.gpu, 2);
+  QosSettings clear;
+  clear.max_jobs_per_user = -1;
+  EXPECT_EQ(t.ModifyQos({"tq"}, clear).lines, (Lines{" Modified qos...", "  tq"}));
+  EXPECT_EQ(t.FindQos("tq")->max_jobs_per_user, -1);
+  auto back = AccountTable::FromJson(t.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->FindQos("tq")->grp_tres.cpu, 64);
+  EXPECT_FALSE(t.DeleteQos({"normal"}).changed);
+  EXPECT_EQ(t.DeleteQos({"tq"}).lines, (Lines{" Deleting QOS(s)...", "  tq"}));
+}
+
+TEST(Accounts, TresLimitsParseAndFormat) {
+  auto t = ParseTresLimits("CPU=64,mem=100G,node=4,gres/gpu=8");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->mem_mb, 102400);
+  EXPECT_EQ(FormatTresLimits(*t), "cpu=64,mem=100G,node=4,gres/gpu=8");
+  EXPECT_EQ(ParseTresLimits("gres/fpga=1").status().message(),
+            "gres/fpga=1: unknown TRES (expected cpu, mem, node or gres/gpu)");
+  EXPECT_FALSE(ParseTresLimits("cpu=lots").ok());
+}
+
 }  // namespace
 }  // namespace muster::core

@@ -96,12 +96,27 @@ std::string_view PendingReasonName(PendingReason r) {
     case PendingReason::kJobArrayTaskLimit: return "JobArrayTaskLimit";
     case PendingReason::kReservation: return "Reservation";
     case PendingReason::kJobRequeuedHeld: return "job_requeued_in_held_state";
+    case PendingReason::kQosMaxJobsPerUser: return "QOSMaxJobsPerUserLimit";
+    case PendingReason::kQosGrpJobs: return "QOSGrpJobsLimit";
+    case PendingReason::kQosMaxWall: return "QOSMaxWallDurationPerJobLimit";
+    case PendingReason::kQosMaxCpuPerUser: return "QOSMaxCpuPerUserLimit";
+    case PendingReason::kQosMaxMemPerUser: return "QOSMaxMemoryPerUser";
+    case PendingReason::kQosMaxNodePerUser: return "QOSMaxNodePerUserLimit";
+    case PendingReason::kQosMaxGresPerUser: return "QOSMaxGRESPerUser";
+    case PendingReason::kQosMaxCpuPerJob: return "QOSMaxCpuPerJobLimit";
+    case PendingReason::kQosMaxMemPerJob: return "QOSMaxMemoryPerJob";
+    case PendingReason::kQosMaxNodePerJob: return "QOSMaxNodePerJobLimit";
+    case PendingReason::kQosMaxGresPerJob: return "QOSMaxGRESPerJob";
+    case PendingReason::kQosGrpCpu: return "QOSGrpCpuLimit";
+    case PendingReason::kQosGrpMem: return "QOSGrpMemLimit";
+    case PendingReason::kQosGrpNode: return "QOSGrpNodeLimit";
+    case PendingReason::kQosGrpGres: return "QOSGrpGRES";
   }
   return "None";
 }
 
 std::optional<PendingReason> ParsePendingReason(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(PendingReason::kJobRequeuedHeld); ++i) {
+  for (int i = 0; i <= static_cast<int>(PendingReason::kQosGrpGres); ++i) {
     PendingReason r = static_cast<PendingReason>(i);
     if (PendingReasonName(r) == name) return r;
   }

@@ -61,6 +61,22 @@ enum class PendingReason {
   kJobArrayTaskLimit,
   kReservation,
   kJobRequeuedHeld,  // scontrol requeuehold; Slurm shows job_requeued_in_held_state
+  // Limits of the job's QOS (sacctmgr), as Slurm names them.
+  kQosMaxJobsPerUser,
+  kQosGrpJobs,
+  kQosMaxWall,
+  kQosMaxCpuPerUser,
+  kQosMaxMemPerUser,
+  kQosMaxNodePerUser,
+  kQosMaxGresPerUser,
+  kQosMaxCpuPerJob,
+  kQosMaxMemPerJob,
+  kQosMaxNodePerJob,
+  kQosMaxGresPerJob,
+  kQosGrpCpu,
+  kQosGrpMem,
+  kQosGrpNode,
+  kQosGrpGres,
 };
 std::string_view PendingReasonName(PendingReason r);
 // Parses a reason name as PendingReasonName prints it; nullopt when unknown.

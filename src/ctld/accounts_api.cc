@@ -3,7 +3,10 @@
 // swapped in, so a change that cannot be stored changes nothing.
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include "ctld/controller.h"
+#include "sched/pipeline.h"
 #include "util/log.h"
 
 namespace muster::ctld {
@@ -35,7 +38,89 @@ util::Result<std::optional<int64_t>> Shares(const json& set) {
   return std::optional<int64_t>(set["fairshare"].get<int64_t>());
 }
 
+// The "set" of a QOS change: counts (-1 clears), MaxWall in seconds,
+// TRES limits as sacctmgr writes them.
+util::Result<core::QosSettings> QosSettingsOf(const json& set) {
+  core::QosSettings s;
+  s.description = Text(set, "description");
+  struct Count {
+    const char* key;
+    std::optional<int64_t> core::QosSettings::*field;
+  };
+  static constexpr Count kCounts[] = {
+      {"priority", &core::QosSettings::priority},
+      {"max_jobs_per_user", &core::QosSettings::max_jobs_per_user},
+      {"max_submit_jobs_per_user", &core::QosSettings::max_submit_jobs_per_user},
+      {"grp_jobs", &core::QosSettings::grp_jobs},
+      {"max_wall_s", &core::QosSettings::max_wall_s}};
+  for (const Count& c : kCounts) {
+    if (!set.contains(c.key)) continue;
+    if (!set[c.key].is_number_integer() || set[c.key].get<int64_t>() < -1) {
+      return util::InvalidArgument(std::string(c.key) + ": expected a count, or -1 for none");
+    }
+    s.*c.field = set[c.key].get<int64_t>();
+  }
+  struct Tres {
+    const char* key;
+    std::optional<core::TresLimits> core::QosSettings::*field;
+  };
+  static constexpr Tres kTres[] = {{"max_tres_per_user", &core::QosSettings::max_tres_per_user},
+                                   {"max_tres_per_job", &core::QosSettings::max_tres_per_job},
+                                   {"grp_tres", &core::QosSettings::grp_tres}};
+  for (const Tres& t : kTres) {
+    if (!set.contains(t.key)) continue;
+    auto limits = core::ParseTresLimits(set[t.key].is_string() ? set[t.key].get<std::string>() : "?");
+    if (!limits.ok()) return util::InvalidArgument(std::string(t.key) + ": " + limits.status().message());
+    s.*t.field = *limits;
+  }
+  if (set.contains("deny_on_limit")) s.deny_on_limit = set.value("deny_on_limit", false);
+  if (set.contains("usage_factor")) {
+    if (!set["usage_factor"].is_number() || set["usage_factor"].get<double>() < 0) {
+      return util::InvalidArgument("UsageFactor must be a number of at least 0");
+    }
+    s.usage_factor = set["usage_factor"].get<double>();
+  }
+  return s;
+}
+
 }  // namespace
+
+util::Status Controller::CheckQosAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const {
+  const core::QosRecord* q = accounts_.FindQos(job.req.qos);
+  if (q == nullptr) return util::Status::Ok();
+  const std::string kViolates =
+      "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
+  if (q->max_submit_jobs_per_user >= 0) {
+    int64_t have = 0;
+    for (const core::Job& other : jobs_) {
+      if (other.req.uid != job.req.uid || other.req.qos != q->name) continue;
+      if (other.state != core::JobState::kPending && other.state != core::JobState::kRunning &&
+          other.state != core::JobState::kCompleting) {
+        continue;
+      }
+      have += other.IsArrayPendingPart() ? static_cast<int64_t>(other.array_pending.size()) : 1;
+    }
+    const int64_t adding = job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
+    if (have + adding > q->max_submit_jobs_per_user) {
+      why->slurm_line = "QOSMaxSubmitJobPerUserLimit";
+      why->detail = fmt::format("MaxSubmitJobsPerUser={} in QOS {}; {} has {} job(s) pending or running under it",
+                                q->max_submit_jobs_per_user, q->name, job.req.user_name, have);
+      return util::PermissionDenied(kViolates);
+    }
+  }
+  if (!q->deny_on_limit) return util::Status::Ok();
+  // With DenyOnLimit, what would hold the job even on an idle cluster.
+  std::string detail;
+  sched::QosUsage idle(&accounts_, cfg_, {});
+  const core::PendingReason held = idle.Check(job, &detail);
+  if (held == core::PendingReason::kNone || held == core::PendingReason::kQosMaxJobsPerUser ||
+      held == core::PendingReason::kQosGrpJobs) {
+    return util::Status::Ok();
+  }
+  why->slurm_line = std::string(core::PendingReasonName(held));
+  why->detail = detail + " (Flags=DenyOnLimit)";
+  return util::PermissionDenied(kViolates);
+}
 
 util::Status Controller::LoadAccounts() {
   auto doc = acct_->LoadAccounts();
@@ -93,6 +178,18 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
       out = changed.ModifyUsers(names, where_accounts, s, cluster);
     } else if (action == "delete") {
       out = changed.DeleteUsers(names, where_accounts, cluster);
+    } else {
+      return util::InvalidArgument("Unknown action '" + action + "'");
+    }
+  } else if (entity == "qos") {
+    auto s = QosSettingsOf(set);
+    if (!s.ok()) return s.status();
+    if (action == "add") {
+      out = changed.AddQos(names, *s);
+    } else if (action == "modify") {
+      out = changed.ModifyQos(names, *s);
+    } else if (action == "delete") {
+      out = changed.DeleteQos(names);
     } else {
       return util::InvalidArgument("Unknown action '" + action + "'");
     }

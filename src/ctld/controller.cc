@@ -475,6 +475,8 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   if (cfg_.enforce_associations && !accounts_.HasAssociation(req.account, req.user_name)) {
     return util::PermissionDenied(sched::kInvalidAccountMsg);
   }
+  if (req.qos.empty()) req.qos = "normal";
+  if (accounts_.FindQos(req.qos) == nullptr) return util::PermissionDenied("Invalid qos specification");
   if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
   // Only operators may raise a job's priority with a negative nice (Slurm);
@@ -549,6 +551,15 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   job.held = req.hold;
   job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
+  // The QOS's limits on submissions (the request is lent to the job to
+  // count its TRES).
+  std::swap(job.req, req);
+  util::Status qos_ok = CheckQosAtSubmit(job, why);
+  std::swap(job.req, req);
+  if (!qos_ok.ok()) {
+    --next_job_id_;
+    return qos_ok;
+  }
 
   // The script and environment live on disk, not in the job table, so a
   // pending job costs little memory.
@@ -607,12 +618,13 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
   snap.running = RunningJobs(snap.now);
+  snap.accounts = &accounts_;
   return snap;
 }
 
 uint32_t Controller::PriorityOf(const Job& job) const {
   if (job.held) return 0;
-  sched::PriorityCalculator calc(cfg_, shares_ ? &*shares_ : nullptr, Now());
+  sched::PriorityCalculator calc(cfg_, shares_ ? &*shares_ : nullptr, Now(), &accounts_);
   return calc.Priority(job);
 }
 
@@ -627,7 +639,9 @@ std::string Controller::DefaultAccountOf(const std::string& user) const {
 void Controller::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running) {
   std::vector<sched::UsageCharge> charges;
   charges.reserve(running.size());
-  for (const sched::RunningJob& r : running) charges.push_back(UsageKeeper::ChargeOf(*r.job, cfg_));
+  for (const sched::RunningJob& r : running) {
+    charges.push_back(UsageKeeper::ChargeOf(*r.job, cfg_, accounts_));
+  }
   usage_->Advance(now, charges);
 }
 
@@ -640,7 +654,7 @@ void Controller::Reprioritize(const sched::Snapshot& snap) {
   std::sort(keys.begin(), keys.end());
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   shares_ = usage_->Shares(std::move(keys), accounts_);
-  sched::PriorityCalculator calc(cfg_, &*shares_, snap.now);
+  sched::PriorityCalculator calc(cfg_, &*shares_, snap.now, &accounts_);
   for (const Job* job : snap.pending) jobs_.At(job->id).priority = calc.Priority(*job);
 }
 
@@ -694,6 +708,10 @@ void Controller::RunSchedule() {
     job->reason_nodes = p.unavailable_nodes;
   }
   ExplainPending(snap, plan);
+  for (const auto& p : plan.pending) {
+    if (p.detail.empty()) continue;
+    if (Job* job = jobs_.Find(p.job_id)) job->explanation = "waits for a QOS limit: " + p.detail;
+  }
   for (const auto& [id, why] : cut_by_dependency) {
     // Tasks left in the part because their own partners have not ended OK.
     Job& part = jobs_.At(id);
@@ -920,7 +938,7 @@ void Controller::SendToAgentOf(const Job& job, const json& msg) {
 }
 
 void Controller::ReleaseResources(Job& job) {
-  usage_->ChargeEnded(UsageKeeper::ChargeOf(job, cfg_), Now());
+  usage_->ChargeEnded(UsageKeeper::ChargeOf(job, cfg_, accounts_), Now());
   util::Status st = sched::ReleaseJob(job.alloc, Lookup());
   if (!st.ok()) util::LogError("job {}: releasing its allocation: {}", job.id, st.message());
   if (job.array_job_id != 0) {

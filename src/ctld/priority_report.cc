@@ -66,7 +66,7 @@ json Controller::PriorityReport() {
     keys.emplace_back(job.req.account, job.req.user_name);
   }
   sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
-  sched::PriorityCalculator calc(cfg_, &shares, now);
+  sched::PriorityCalculator calc(cfg_, &shares, now, &accounts_);
   for (const Job* job : pending) {
     json row = FactorsJson(calc.Factors(*job));
     row["job_id"] = job->id;
@@ -95,7 +95,7 @@ json Controller::SharesReport() {
     keys.emplace_back(job.req.account, job.req.user_name);
     const int64_t minutes = std::max<int64_t>(0, (r.expected_end - now) / 60);
     const core::Tres t = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
-    const sched::UsageCharge charge = UsageKeeper::ChargeOf(job, cfg_);
+    const sched::UsageCharge charge = UsageKeeper::ChargeOf(job, cfg_, accounts_);
     core::Tres& sum = run_mins[{job.req.account, job.req.user_name}];
     sum.cpus += t.cpus * minutes;
     sum.mem_mb += t.mem_mb * minutes;

@@ -35,12 +35,15 @@ UsageKeeper::~UsageKeeper() {
   if (!st.ok()) util::LogError("saving fairshare usage: {}", st.message());
 }
 
-sched::UsageCharge UsageKeeper::ChargeOf(const core::Job& job, const config::Config& cfg) {
+sched::UsageCharge UsageKeeper::ChargeOf(const core::Job& job, const config::Config& cfg,
+                                         const core::AccountTable& table) {
   const core::Partition* part = cfg.PartitionOf(job);
   const core::Tres tres = core::JobTres(job, cfg.MemoryDefaultsFor(job));
   static const std::vector<core::TresWeight> kNone;
+  const core::QosRecord* qos = table.FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
+  const double factor = qos != nullptr ? qos->usage_factor : 1.0;
   return {{job.req.account, job.req.user_name},
-          core::BillingUnits(tres, part != nullptr ? part->billing_weights : kNone),
+          factor * core::BillingUnits(tres, part != nullptr ? part->billing_weights : kNone),
           job.start_time};
 }
 

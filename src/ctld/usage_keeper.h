@@ -30,8 +30,10 @@ class UsageKeeper {
   UsageKeeper& operator=(const UsageKeeper&) = delete;
 
   // What a job holding resources is charged: its association and billing
-  // (its partition's TRESBillingWeights over its TRES).
-  static sched::UsageCharge ChargeOf(const core::Job& job, const config::Config& cfg);
+  // (its partition's TRESBillingWeights over its TRES, times its QOS's
+  // UsageFactor).
+  static sched::UsageCharge ChargeOf(const core::Job& job, const config::Config& cfg,
+                                     const core::AccountTable& table);
 
   // Advances the ledger (sched::UsageLedger::Advance) and saves it when a
   // PriorityCalcPeriod has passed since the last save.

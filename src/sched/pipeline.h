@@ -12,11 +12,13 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
@@ -114,6 +116,40 @@ int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::st
 // first type (in gres order) with that many `usable`; "" when none has.
 std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
                             const std::function<bool(int)>& usable);
+
+// ---- stage_limits.cc: the limits of a job's QOS on what runs at once
+// (sacctmgr's MaxJobsPerUser, MaxTRESPerUser, GrpJobs, GrpTRES,
+// MaxTRESPerJob, MaxWall). Counts what the running jobs hold per QOS and
+// per (QOS, user) and what the pass starts. A job a limit holds back does
+// not hold back its partition: others may start in its place.
+class QosUsage {
+ public:
+  // `table` may be null (no QOS limits at all).
+  QosUsage(const core::AccountTable* table, const config::Config& cfg,
+           std::span<const RunningJob> running);
+  // kNone, or the reason (QOSMaxJobsPerUserLimit, ...) and, in *detail,
+  // the limit and what holds it ("MaxJobsPerUser=2 in QOS limited; uid
+  // 1000 runs 2 jobs under it").
+  core::PendingReason Check(const core::Job& job, std::string* detail) const;
+  // A start of this pass.
+  void Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc);
+
+ private:
+  struct Held {
+    int64_t jobs = 0;
+    int64_t cpu = 0;
+    int64_t mem_mb = 0;
+    int64_t node = 0;
+    int64_t gpu = 0;
+  };
+  static Held Of(const std::vector<core::NodeAlloc>& alloc);
+  const core::QosRecord* QosOf(const core::Job& job) const;
+
+  const core::AccountTable* table_;
+  const config::Config& cfg_;
+  std::map<std::string, Held> by_qos_;                             // by QOS name
+  std::map<std::pair<std::string, uint32_t>, Held> by_user_;       // by (QOS, uid)
+};
 
 // ---- stage_eligibility.cc: job-level checks before any node is looked at.
 // Mirrors Slurm's held / BeginTime / partition state and limit reasons.

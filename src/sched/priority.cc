@@ -53,8 +53,13 @@ uint32_t BasicPriority(const core::Job& job) {
 }
 
 PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTree* shares,
-                                       int64_t now)
-    : cfg_(cfg), shares_(shares), now_(now) {
+                                       int64_t now, const core::AccountTable* accounts)
+    : cfg_(cfg), shares_(shares), now_(now), accounts_(accounts) {
+  if (accounts_ != nullptr) {
+    for (const core::QosRecord& q : accounts_->qos()) {
+      max_qos_priority_ = std::max(max_qos_priority_, static_cast<double>(q.priority));
+    }
+  }
   for (const core::NodeConfig& n : cfg.nodes) {
     total_nodes_ += 1;
     total_cpus_ += n.cpus;
@@ -94,6 +99,10 @@ PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
                              : 1.0;
   }
   if (shares_ != nullptr) f.fairshare = shares_->Factor(job.req.account, job.req.user_name);
+  if (accounts_ != nullptr && max_qos_priority_ > 0) {
+    const core::QosRecord* q = accounts_->FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
+    if (q != nullptr) f.qos = static_cast<double>(std::max<int64_t>(q->priority, 0)) / max_qos_priority_;
+  }
   const PartitionTotals* totals = TotalsOf(job);
   const core::Tres tres =
       core::JobTres(job, totals != nullptr ? totals->memory : cfg_.MemoryDefaultsFor(job));

@@ -14,7 +14,7 @@
 //              the cluster) / 2, as Slurm 22.05 computes it; one minus that
 //              with PriorityFavorSmall=YES
 //   partition  the partition's PriorityJobFactor / the highest of any
-//   QOS        0: Muster has only Slurm's "normal" QOS, whose priority is 0
+//   QOS        the job's QOS's Priority / the highest of any QOS (sacctmgr)
 //   assoc      0: associations carry no priority of their own yet
 //   TRES       for each PriorityWeightTRES entry, what the job asks of it /
 //              the partition's total
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/accounts.h"
 #include "core/job.h"
 #include "core/tres.h"
 #include "sched/fairshare.h"
@@ -50,9 +51,11 @@ struct PriorityFactors {
 
 class PriorityCalculator {
  public:
-  // `shares` may be null (every fairshare factor is then 0); it and `cfg`
-  // must outlive the calculator.
-  PriorityCalculator(const config::Config& cfg, const ShareTree* shares, int64_t now);
+  // `shares` may be null (every fairshare factor is then 0), `accounts`
+  // too (every job's QOS factor is then 0); they and `cfg` must outlive
+  // the calculator.
+  PriorityCalculator(const config::Config& cfg, const ShareTree* shares, int64_t now,
+                     const core::AccountTable* accounts = nullptr);
 
   // The factors of a pending job under priority/multifactor.
   PriorityFactors Factors(const core::Job& job) const;
@@ -71,6 +74,8 @@ class PriorityCalculator {
   const config::Config& cfg_;
   const ShareTree* shares_;
   int64_t now_;
+  const core::AccountTable* accounts_;
+  double max_qos_priority_ = 0;
   double total_nodes_ = 0;
   double total_cpus_ = 0;
   std::map<std::string, PartitionTotals> partitions_;

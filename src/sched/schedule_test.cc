@@ -748,5 +748,47 @@ TEST(Backfill, BuiltinKeepsStrictPriorityOrder) {
   EXPECT_TRUE(p.planned.empty());
 }
 
+
+TEST(Schedule, QosLimitsHoldTheJobNotItsPartition) {
+  Harness h = OracleCluster();
+  core::AccountTable accounts;
+  core::QosSettings set;
+  set.max_jobs_per_user = 1;
+  set.grp_tres = core::TresLimits{-1, -1, -1, 3};
+  set.max_wall_s = 3600;
+  accounts.AddQos({"tq"}, set);
+  // Job 1 runs already under tq for user 1000.
+  h.AddJob(MakeJob(1).Partition("short").Qos("tq").Uid(1000).Gpus(2).Build());
+  h.jobs.back().state = core::JobState::kRunning;
+  h.jobs.back().alloc = {core::NodeAlloc{"gpu01", 1, 1000, 1, {0, 1}, {}}};
+  h.ends = {{1, 5000}};
+  h.AddJob(MakeJob(2).Partition("short").Qos("tq").Uid(1000).TimeLimit(600));  // user at its limit
+  h.AddJob(MakeJob(3).Partition("short").Qos("tq").Uid(1001).Gpus(2).TimeLimit(600));  // group GPUs: 2 + 2 > 3
+  h.AddJob(MakeJob(4).Partition("short").Qos("tq").Uid(1002).TimeLimit(7200));  // MaxWall
+  h.AddJob(MakeJob(5).Partition("short").Qos("tq").Uid(1001).Gpus(1).TimeLimit(600));  // fits every limit
+  h.AddJob(MakeJob(6).Partition("short").Qos("tq").Uid(1003).Gpus(1).TimeLimit(600));  // the group is full now
+  h.AddJob(MakeJob(7).Partition("short").Uid(1000));                     // normal: no limits
+  Snapshot snap = h.Snap();
+  snap.accounts = &accounts;
+  Plan plan = Schedule(snap);
+  EXPECT_EQ(Outcome(plan, 2), "QOSMaxJobsPerUserLimit");
+  EXPECT_EQ(Outcome(plan, 3), "QOSGrpGRES");
+  EXPECT_EQ(Outcome(plan, 4), "QOSMaxWallDurationPerJobLimit");
+  EXPECT_EQ(Outcome(plan, 5), "started");
+  EXPECT_EQ(Outcome(plan, 6), "QOSGrpGRES");
+  EXPECT_EQ(Outcome(plan, 7), "started");  // nobody's limit holds back the partition
+  for (const PendingDecision& d : plan.pending) {
+    if (d.job_id == 2) {
+      EXPECT_EQ(d.detail, "MaxJobsPerUser=1 in QOS tq; u1000's running jobs hold 1 and this job needs 1 more");
+    } else if (d.job_id == 6) {
+      EXPECT_EQ(d.detail, "GrpTRES gres/gpu=3 in QOS tq; its running jobs hold 3 and this job needs 1 more");
+    }
+  }
+  // Without the table (no sacctmgr records), no limit applies.
+  snap.accounts = nullptr;
+  plan = Schedule(snap);
+  EXPECT_EQ(Outcome(plan, 2), "started");
+}
+
 }  // namespace
 }  // namespace muster::sched

@@ -53,7 +53,7 @@ struct PartitionState {
 
 class Pass {
  public:
-  explicit Pass(const Snapshot& s) : s_(s) {
+  explicit Pass(const Snapshot& s) : s_(s), limits_(s.accounts, *s.config, s.running) {
     configs_.reserve(s.nodes.size());
     usable_.reserve(s.nodes.size());
     index_.reserve(s.nodes.size());
@@ -91,6 +91,7 @@ class Pass {
         reason = PlaceInPartitions(*job, &alloc);
         if (reason != PendingReason::kNone) break;
         for (const auto& share : alloc) live_.Reserve(index_.at(share.node), share);
+        limits_.Add(*job, alloc);
         started_.emplace_back(job->time_limit_s >= 0 ? s_.now + job->time_limit_s : kNever, alloc);
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
@@ -103,6 +104,7 @@ class Pass {
         if (reason == PendingReason::kNone) reason = cut;
         PendingDecision d{job->id, reason, {}};
         if (reason == PendingReason::kReqNodeNotAvail) d.unavailable_nodes = unavailable_;
+        if (reason == limit_reason_) d.detail = limit_detail_;
         plan.pending.push_back(std::move(d));
       }
     }
@@ -167,6 +169,9 @@ class Pass {
     current_ = &p;
     PendingReason reason = CheckEligibility(job, p.part, s_.now);
     if (reason != PendingReason::kNone) return reason;
+    // A QOS limit holds the job back, not its partition.
+    limit_reason_ = limits_.Check(job, &limit_detail_);
+    if (limit_reason_ != PendingReason::kNone) return limit_reason_;
     // Behind a blocked job only backfill may start it.
     const bool behind = p.blocked;
     if (behind && !p.reservation) return PendingReason::kPriority;
@@ -346,6 +351,9 @@ class Pass {
   // This pass's starts: when each ends by its time limit, and its shares.
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
+  QosUsage limits_;
+  PendingReason limit_reason_ = PendingReason::kNone;  // the last QOS limit hit
+  std::string limit_detail_;                           // and what holds it
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;

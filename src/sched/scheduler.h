@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
 #include "sched/refusal.h"
@@ -130,6 +131,8 @@ struct Snapshot {
   // plans when a blocked job could start (empty: it never plans, and a job
   // waiting for resources holds back its partition, as sched/builtin).
   std::vector<RunningJob> running;
+  // Accounts and QOS (sacctmgr), for the QOS limits; null = none.
+  const core::AccountTable* accounts = nullptr;
   int64_t now = 0;
 };
 
@@ -148,6 +151,8 @@ struct PendingDecision {
   // asked for no particular nodes (Slurm then says "Nodes required for job
   // are DOWN, DRAINED or reserved for jobs in higher priority partitions").
   std::string unavailable_nodes;
+  // A QOS limit: which, and what holds it (QosUsage::Check).
+  std::string detail;
 };
 
 // With backfill, a partition's reservation: its first job waiting for

@@ -187,6 +187,16 @@ class JobBuilder {
     job_.req.begin_time = t;
     return *this;
   }
+  JobBuilder& Qos(std::string q) {
+    job_.req.qos = std::move(q);
+    return *this;
+  }
+  // The submitting user: uid and the name "u<uid>".
+  JobBuilder& Uid(uint32_t uid) {
+    job_.req.uid = uid;
+    job_.req.user_name = "u" + std::to_string(uid);
+    return *this;
+  }
   JobBuilder& TimeLimit(int64_t s) {
     job_.time_limit_s = s;
     job_.req.time_limit_s = s;

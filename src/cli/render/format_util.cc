@@ -307,6 +307,22 @@ std::string JobExplanation(const core::Job& job) {
     case PendingReason::kJobArrayTaskLimit: return "its array runs as many tasks as its %N limit allows";
     case PendingReason::kReservation: return "waits for its reservation to start";
     case PendingReason::kJobRequeuedHeld: return "requeued and held (scontrol release to start)";
+    case PendingReason::kQosMaxJobsPerUser:
+    case PendingReason::kQosGrpJobs:
+    case PendingReason::kQosMaxWall:
+    case PendingReason::kQosMaxCpuPerUser:
+    case PendingReason::kQosMaxMemPerUser:
+    case PendingReason::kQosMaxNodePerUser:
+    case PendingReason::kQosMaxGresPerUser:
+    case PendingReason::kQosMaxCpuPerJob:
+    case PendingReason::kQosMaxMemPerJob:
+    case PendingReason::kQosMaxNodePerJob:
+    case PendingReason::kQosMaxGresPerJob:
+    case PendingReason::kQosGrpCpu:
+    case PendingReason::kQosGrpMem:
+    case PendingReason::kQosGrpNode:
+    case PendingReason::kQosGrpGres:
+      return "held back by a limit of its QOS " + (job.req.qos.empty() ? std::string("normal") : job.req.qos);
   }
   return "";
 }
