@@ -10,6 +10,7 @@ ENFORCED = DEFAULT_CONF + """\
 AccountingStorageEnforce=associations,limits
 PriorityType=priority/multifactor
 PriorityWeightFairshare=10000
+PriorityWeightQOS=2000
 """
 
 REFUSED = ("sbatch: error: Batch job submission failed: "
@@ -101,3 +102,44 @@ def test_shares_set_with_sacctmgr_drive_fairshare_and_survive_a_restart(acluster
     r = sacctmgr(c, "-i", "delete", "account", "small")
     assert r.stdout == " Deleting accounts...\n  small\n"
     assert all(a[0] != "small" for a in assocs(c))
+
+
+def test_a_qos_limits_each_user_and_says_which_limit(acluster, users):
+    c = acluster
+    r = sacctmgr(c, "-i", "add", "qos", "gpu1", "MaxJobsPerUser=1", "MaxSubmitJobsPerUser=3",
+                 "Priority=100")
+    assert r.stdout.splitlines()[:2] == [" Adding QOS(s)", "  gpu1"]
+    assert sacctmgr(c, "-P", "-n", "list", "qos", "gpu1",
+                    "format=name,priority,maxjobspu,maxsubmitpu").stdout == "gpu1|100|1|3\n"
+    r = c.run(["sbatch", "--qos=nosuch", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert r.stderr == "sbatch: error: Batch job submission failed: Invalid qos specification\n"
+    jobs = [c.sbatch("--qos=gpu1", "-t", "5", "--wrap", "sleep 30") for _ in range(3)]
+    try:
+        c.wait_state(jobs[0], {"RUNNING"})
+        for j in jobs[1:]:
+            fields = c.run(["squeue", "-h", "-j", str(j), "-O", "Reason:30,Explanation:200"]).stdout
+            assert fields.split()[0] == "QOSMaxJobsPerUserLimit", fields
+            assert "MaxJobsPerUser=1 in QOS gpu1" in fields, fields
+        # The fourth is over MaxSubmitJobsPerUser: refused, naming the limit.
+        r = c.run(["sbatch", "--qos=gpu1", "--wrap", "true"], check=False)
+        assert r.returncode == 1
+        lines = r.stderr.splitlines()
+        assert lines[0] == "sbatch: error: QOSMaxSubmitJobPerUserLimit"
+        assert lines[1] == ("sbatch: error: Batch job submission failed: Job violates accounting/QOS "
+                            "policy (job submit limit, user's size and/or time limits)")
+        assert "MaxSubmitJobsPerUser=3 in QOS gpu1" in lines[2]
+        # The QOS's priority is its jobs' QOS factor (the only QOS with any).
+        prio = c.run([str(BIN / "sprio"), "-h", "-j", str(jobs[1]), "-o", "%i %Q"]).stdout.split()
+        assert prio == [str(jobs[1]), "2000"], prio
+        if users:
+            # Another user's job is not held by the first user's limit.
+            sacctmgr(c, "-i", "add", "user", users[1], "Account=root")
+            other = c.sbatch("--qos=gpu1", "-t", "5", "--wrap", "sleep 30", user=users[1])
+            c.wait_state(other, {"RUNNING"})
+            c.run(["scancel", str(other)])
+        # Lifting the limit lets the rest run.
+        sacctmgr(c, "-i", "modify", "qos", "gpu1", "set", "MaxJobsPerUser=-1")
+        c.wait_state(jobs[2], {"RUNNING"}, timeout=30)
+    finally:
+        c.run(["scancel", *map(str, jobs)])
