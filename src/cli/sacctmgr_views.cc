@@ -131,10 +131,39 @@ util::Status ApplyQosSetting(SacctmgrCommand* c, const std::string& word, const 
   return util::Status::Ok();
 }
 
+// An association limit of an account or user; false when `key` is none.
+util::Result<bool> ApplyLimitSetting(SacctmgrCommand* c, const std::string& word,
+                                     const std::string& key, const std::string& value) {
+  json& set = c->set;
+  auto count = [&](const char* field) -> util::Result<bool> {
+    auto n = util::ParseSignedInt(value);
+    if (!n.ok() || *n < -1) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set[field] = *n;
+    return true;
+  };
+  if (key == "grpjobs") return count("grp_jobs");
+  if (key == "maxjobs") return count("max_jobs");
+  if (key == "maxsubmitjobs" || key == "maxsubmit") return count("max_submit_jobs");
+  if (key == "grptres") {
+    set["grp_tres"] = value;
+    return true;
+  }
+  if (key == "maxwall" || key == "maxwalldurationperjob") {
+    auto s = value == "-1" ? util::Result<int64_t>(int64_t{-1}) : util::ParseTimeLimitSeconds(value);
+    if (!s.ok() || (*s < 0 && value != "-1")) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set["max_wall_s"] = *s;
+    return true;
+  }
+  return false;
+}
+
 // A key=value word as a setting; an error naming it when it is none or bad.
 util::Status ApplySetting(SacctmgrCommand* c, const std::string& word, const std::string& key,
                           const std::string& value) {
   if (c->entity == "qos") return ApplyQosSetting(c, word, key, value);
+  auto limit = ApplyLimitSetting(c, word, key, value);
+  if (!limit.ok()) return limit.status();
+  if (*limit) return util::Status::Ok();
   json& set = c->set;
   if (key == "fairshare" || key == "share" || key == "shares") {
     auto n = util::ParseInt(value);
@@ -184,6 +213,37 @@ std::string Num(const json& row, const char* key) {
   return row.contains(key) && row[key].is_number() ? std::to_string(row[key].get<int64_t>()) : "";
 }
 
+// An association's limits, as AccountTable::ToJson writes them.
+std::function<std::string(const json&)> LimitCount(const char* key) {
+  return [key](const json& r) {
+    const int64_t v = r.contains("limits") ? r["limits"].value(key, int64_t{-1}) : -1;
+    return v < 0 ? std::string() : std::to_string(v);
+  };
+}
+
+std::string TresText(const json& j) {
+  core::TresLimits t;
+  if (j.is_object()) {
+    t = {j.value("cpu", int64_t{-1}), j.value("mem_mb", int64_t{-1}), j.value("node", int64_t{-1}),
+         j.value("gpu", int64_t{-1})};
+  }
+  return core::FormatTresLimits(t);
+}
+
+std::function<std::string(const json&)> LimitTres(const char* key) {
+  return [key](const json& r) { return r.contains("limits") ? TresText(r["limits"].value(key, json())) : ""; };
+}
+
+std::string Wall(int64_t s) {
+  if (s < 0) return "";
+  return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60)
+                    : fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
+}
+
+std::string LimitWall(const json& r) {
+  return r.contains("limits") ? Wall(r["limits"].value("max_wall_s", int64_t{-1})) : "";
+}
+
 Field Blank(const char* header, int width) {
   return {header, width, {Lower(header)}, [](const json&) { return std::string(); }};
 }
@@ -204,15 +264,7 @@ std::vector<Field> FieldsOf(const std::string& entity) {
   }
   if (entity == "qos") {
     auto tres = [](const char* key) {
-      return [key](const json& r) {
-        core::TresLimits t;
-        if (r.contains(key)) {
-          const json& j = r[key];
-          t = {j.value("cpu", int64_t{-1}), j.value("mem_mb", int64_t{-1}), j.value("node", int64_t{-1}),
-               j.value("gpu", int64_t{-1})};
-        }
-        return core::FormatTresLimits(t);
-      };
+      return [key](const json& r) { return TresText(r.value(key, json())); };
     };
     auto limit = [](const char* key) {
       return [key](const json& r) {
@@ -237,12 +289,7 @@ std::vector<Field> FieldsOf(const std::string& entity) {
             {"MaxTRES", 13, {"maxtres", "maxtresperjob"}, tres("max_tres_per_job")},
             Blank("MaxTRESPerNode", 14), Blank("MaxTRESMins", 13),
             {"MaxWall", 11, {"maxwall", "maxwalldurationperjob"},
-             [](const json& r) {
-               const int64_t s = r.value("max_wall_s", int64_t{-1});
-               if (s < 0) return std::string();
-               return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60)
-                                 : fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
-             }},
+             [](const json& r) { return Wall(r.value("max_wall_s", int64_t{-1})); }},
             {"MaxTRESPU", 13, {"maxtrespu", "maxtresperuser"}, tres("max_tres_per_user")},
             {"MaxJobsPU", 9, {"maxjobspu", "maxjobsperuser"}, limit("max_jobs_per_user")},
             {"MaxSubmitPU", 11, {"maxsubmitpu", "maxsubmitjobsperuser", "maxsubmitjobspu"},
@@ -267,9 +314,13 @@ std::vector<Field> FieldsOf(const std::string& entity) {
           {"User", 10, {"user"}, [](const json& r) { return Str(r, "user"); }},
           Blank("Partition", 10),
           {"Share", 9, {"share", "fairshare", "shares"}, [](const json& r) { return Num(r, "shares"); }},
-          Blank("Priority", 10), Blank("GrpJobs", 7), Blank("GrpTRES", 13), Blank("GrpSubmit", 9),
-          Blank("GrpWall", 11), Blank("GrpTRESMins", 13), Blank("MaxJobs", 7), Blank("MaxTRES", 13),
-          Blank("MaxTRESPerNode", 14), Blank("MaxSubmit", 9), Blank("MaxWall", 11),
+          Blank("Priority", 10), {"GrpJobs", 7, {"grpjobs"}, LimitCount("grp_jobs")},
+          {"GrpTRES", 13, {"grptres"}, LimitTres("grp_tres")}, Blank("GrpSubmit", 9),
+          Blank("GrpWall", 11), Blank("GrpTRESMins", 13),
+          {"MaxJobs", 7, {"maxjobs"}, LimitCount("max_jobs")}, Blank("MaxTRES", 13),
+          Blank("MaxTRESPerNode", 14),
+          {"MaxSubmit", 9, {"maxsubmit", "maxsubmitjobs"}, LimitCount("max_submit_jobs")},
+          {"MaxWall", 11, {"maxwall"}, LimitWall},
           Blank("MaxTRESMins", 13),
           {"QOS", 20, {"qos"}, [](const json&) { return std::string("normal"); }},
           Blank("Def QOS", 9), Blank("GrpTRESRunMin", 13),
@@ -296,12 +347,14 @@ std::vector<json> AssociationRows(const json& table, const std::string& cluster)
     for (const json& a : table.at("accounts")) {
       if (Str(a, "name") != account) continue;
       rows.push_back({{"cluster", cluster}, {"account", account}, {"user", ""},
-                      {"shares", a.value("shares", int64_t{1})}, {"parent", Str(a, "parent")}});
+                      {"shares", a.value("shares", int64_t{1})}, {"parent", Str(a, "parent")},
+                      {"limits", a.value("limits", json::object())}});
     }
     for (const json& u : table.at("associations")) {
       if (Str(u, "account") != account) continue;
       rows.push_back({{"cluster", cluster}, {"account", account}, {"user", Str(u, "user")},
-                      {"shares", u.value("shares", int64_t{1})}, {"parent", ""}});
+                      {"shares", u.value("shares", int64_t{1})}, {"parent", ""},
+                      {"limits", u.value("limits", json::object())}});
     }
     for (const json& a : table.at("accounts")) {
       if (Str(a, "parent") == account && Str(a, "name") != account) visit(Str(a, "name"));
@@ -417,8 +470,9 @@ std::string SacctmgrUsage() {
          "\n"
          "  <ENTITY> may be account, association, cluster, qos or user.\n"
          "\n"
-         "  add account    - Description=, Fairshare=, Organization=, Parent=\n"
-         "  add user       - Account=, AdminLevel=, DefaultAccount=, Fairshare=\n"
+         "  add account    - Description=, Fairshare=, Organization=, Parent=, and limits\n"
+         "  add user       - Account=, AdminLevel=, DefaultAccount=, Fairshare=, and limits\n"
+         "  (limits: GrpJobs=, GrpTRES=, MaxJobs=, MaxSubmitJobs=, MaxWall=; -1 clears)\n"
          "  modify account - (where) Names=, Parent= (set) Description=, Fairshare=,\n"
          "                   Organization=, Parent=\n"
          "  modify user    - (where) Names=, Account= (set) AdminLevel=, DefaultAccount=,\n"

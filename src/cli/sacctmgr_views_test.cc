@@ -67,6 +67,11 @@ TEST(Sacctmgr, ParsesSlurmsGrammar) {
   EXPECT_EQ(mod->names, std::vector<std::string>{"nobody"});
   EXPECT_EQ(mod->where.at("accounts"), std::vector<std::string>{"tacct"});
   EXPECT_EQ(mod->set, json({{"fairshare", 9}}));
+  auto limits = ParseSacctmgrArgs({"add", "account", "lab", "GrpTRES=gres/gpu=4", "MaxJobs=2",
+                                   "MaxSubmitJobs=-1", "MaxWall=2-0", "GrpJobs=10"});
+  ASSERT_TRUE(limits.ok()) << limits.status().message();
+  EXPECT_EQ(limits->set, json({{"grp_tres", "gres/gpu=4"}, {"max_jobs", 2}, {"max_submit_jobs", -1},
+                               {"max_wall_s", 2 * 86400}, {"grp_jobs", 10}}));
   EXPECT_EQ(ParseSacctmgrArgs({"list", "foo"}).status().message(),
             "No valid entity in list command\n"
             "Input line must include \"Account\", \"Association\", \"Cluster\", \"QOS\" or \"User\"");

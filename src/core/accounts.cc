@@ -55,6 +55,47 @@ void ApplyQos(const QosSettings& set, QosRecord* q) {
   if (set.usage_factor) q->usage_factor = *set.usage_factor;
 }
 
+void ApplyLimits(const AssocLimitSettings& set, AssocLimits* l) {
+  if (set.grp_tres) l->grp_tres = *set.grp_tres;
+  if (set.grp_jobs) l->grp_jobs = *set.grp_jobs;
+  if (set.max_jobs) l->max_jobs = *set.max_jobs;
+  if (set.max_submit_jobs) l->max_submit_jobs = *set.max_submit_jobs;
+  if (set.max_wall_s) l->max_wall_s = *set.max_wall_s;
+}
+
+// sacctmgr's report of the limits given, by Slurm's names.
+void LimitLines(const AssocLimitSettings& set, std::vector<std::string>* lines) {
+  auto line = [&](const char* key, const std::string& v) {
+    lines->push_back(fmt::format("  {:<14}= {}", key, v));
+  };
+  auto count = [](int64_t v) { return std::to_string(v); };
+  if (set.grp_jobs) line("GrpJobs", count(*set.grp_jobs));
+  if (set.grp_tres) line("GrpTRES", FormatTresLimits(*set.grp_tres));
+  if (set.max_jobs) line("MaxJobs", count(*set.max_jobs));
+  if (set.max_submit_jobs) line("MaxSubmitJobs", count(*set.max_submit_jobs));
+  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : FormatWall(*set.max_wall_s));
+}
+
+nlohmann::json TresJson(const TresLimits& t);
+
+nlohmann::json LimitsJson(const AssocLimits& l) {
+  return {{"grp_tres", TresJson(l.grp_tres)}, {"grp_jobs", l.grp_jobs}, {"max_jobs", l.max_jobs},
+          {"max_submit_jobs", l.max_submit_jobs}, {"max_wall_s", l.max_wall_s}};
+}
+
+TresLimits TresFromJson(const nlohmann::json& j);
+
+AssocLimits LimitsFromJson(const nlohmann::json& j) {
+  AssocLimits l;
+  if (!j.is_object()) return l;
+  if (j.contains("grp_tres")) l.grp_tres = TresFromJson(j.at("grp_tres"));
+  l.grp_jobs = j.value("grp_jobs", int64_t{-1});
+  l.max_jobs = j.value("max_jobs", int64_t{-1});
+  l.max_submit_jobs = j.value("max_submit_jobs", int64_t{-1});
+  l.max_wall_s = j.value("max_wall_s", int64_t{-1});
+  return l;
+}
+
 nlohmann::json TresJson(const TresLimits& t) {
   return {{"cpu", t.cpu}, {"mem_mb", t.mem_mb}, {"node", t.node}, {"gpu", t.gpu}};
 }
@@ -101,7 +142,7 @@ std::string FormatTresLimits(const TresLimits& t) {
 }
 
 AccountTable::AccountTable() {
-  accounts_.push_back({"root", "", "default root account", "root", 1});
+  accounts_.push_back({"root", "", "default root account", "root", 1, {}});
   QosRecord normal;
   normal.name = "normal";
   normal.description = "Normal QOS default";
@@ -199,6 +240,34 @@ bool AccountTable::HasAssociation(const std::string& account, const std::string&
   });
 }
 
+const UserAssociation* AccountTable::FindAssociation(const std::string& account,
+                                                     const std::string& user) const {
+  auto it = std::find_if(assocs_.begin(), assocs_.end(), [&](const UserAssociation& a) {
+    return a.account == account && a.user == user;
+  });
+  return it == assocs_.end() ? nullptr : &*it;
+}
+
+std::vector<const AccountRecord*> AccountTable::Lineage(const std::string& account) const {
+  std::vector<const AccountRecord*> out;
+  for (const AccountRecord* a = FindAccount(account); a != nullptr && out.size() <= accounts_.size();
+       a = a->parent.empty() ? nullptr : FindAccount(a->parent)) {
+    out.push_back(a);
+  }
+  return out;
+}
+
+AssocLimits AccountTable::EffectiveMaxLimits(const std::string& account, const std::string& user) const {
+  AssocLimits l;
+  if (const UserAssociation* a = FindAssociation(account, user)) l = a->limits;
+  for (const AccountRecord* up : Lineage(account)) {
+    if (l.max_jobs < 0) l.max_jobs = up->limits.max_jobs;
+    if (l.max_submit_jobs < 0) l.max_submit_jobs = up->limits.max_submit_jobs;
+    if (l.max_wall_s < 0) l.max_wall_s = up->limits.max_wall_s;
+  }
+  return l;
+}
+
 void AccountTable::Sort() {
   std::sort(accounts_.begin(), accounts_.end(),
             [](const AccountRecord& a, const AccountRecord& b) { return a.name < b.name; });
@@ -235,6 +304,7 @@ AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
     a.description = set.description.value_or(name);
     a.organization = set.organization.value_or(parent == "root" ? name : parent);
     a.shares = set.shares.value_or(1);
+    ApplyLimits(set.limits, &a.limits);
     accounts_.push_back(std::move(a));
   }
   Sort();
@@ -247,9 +317,10 @@ AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
       fmt::format("  {:<16}= {}", "Organization", set.organization.value_or("Parent/Account Name")));
   out.lines.push_back(" Associations");
   for (const std::string& name : added) out.lines.push_back(fmt::format("  A = {:<10} C = {:<10}", name, cluster));
-  if (set.shares || set.parent) {
+  if (set.shares || set.parent || set.limits.any()) {
     out.lines.push_back(" Settings");
     if (set.shares) out.lines.push_back(fmt::format("  {:<14}= {}", "Fairshare", *set.shares));
+    LimitLines(set.limits, &out.lines);
     if (set.parent) out.lines.push_back(fmt::format("  {:<14}= {}", "Parent", *set.parent));
   }
   return out;
@@ -294,7 +365,9 @@ AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, co
     }
     for (const std::string& account : accounts) {
       if (HasAssociation(account, name)) continue;
-      assocs_.push_back({account, name, set.shares.value_or(1)});
+      UserAssociation assoc{account, name, set.shares.value_or(1), {}};
+      ApplyLimits(set.limits, &assoc.limits);
+      assocs_.push_back(std::move(assoc));
       new_assocs.emplace_back(name, account);
     }
   }
@@ -316,6 +389,7 @@ AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, co
   }
   out.lines.push_back(" Non Default Settings");
   if (set.shares) out.lines.push_back(fmt::format("  {:<14}= {}", "Fairshare", *set.shares));
+  LimitLines(set.limits, &out.lines);
   return out;
 }
 
@@ -341,9 +415,10 @@ AccountsOutcome AccountTable::ModifyAccounts(const std::vector<std::string>& nam
   for (const std::string& name : names) {
     AccountRecord* a = MutableAccount(name);
     if (a == nullptr || (name == "root" && set.parent)) continue;
-    if (set.shares || set.parent) {
+    if (set.shares || set.parent || set.limits.any()) {
       if (set.shares) a->shares = *set.shares;
       if (set.parent) a->parent = *set.parent;
+      ApplyLimits(set.limits, &a->limits);
       assoc_lines.push_back(fmt::format("  C = {:<10} A = {} of {}", cluster, a->name,
                                         a->parent.empty() ? "" : a->parent));
     }
@@ -396,10 +471,11 @@ AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
       if (set.admin_level) u->admin_level = *set.admin_level;
       user_lines.push_back("  " + name);
     }
-    if (!set.shares) continue;
+    if (!set.shares && !set.limits.any()) continue;
     for (UserAssociation& a : assocs_) {
       if (a.user != name || (!accounts.empty() && !Contains(accounts, a.account))) continue;
-      a.shares = *set.shares;
+      if (set.shares) a.shares = *set.shares;
+      ApplyLimits(set.limits, &a.limits);
       assoc_lines.push_back(AssocLine(a.account, a.user, cluster));
     }
   }
@@ -500,7 +576,8 @@ nlohmann::json AccountTable::ToJson() const {
                         {"parent", a.parent},
                         {"description", a.description},
                         {"organization", a.organization},
-                        {"shares", a.shares}});
+                        {"shares", a.shares},
+                        {"limits", LimitsJson(a.limits)}});
   }
   nlohmann::json users = nlohmann::json::array();
   for (const UserRecord& u : users_) {
@@ -508,7 +585,8 @@ nlohmann::json AccountTable::ToJson() const {
   }
   nlohmann::json assocs = nlohmann::json::array();
   for (const UserAssociation& a : assocs_) {
-    assocs.push_back({{"account", a.account}, {"user", a.user}, {"shares", a.shares}});
+    assocs.push_back(
+        {{"account", a.account}, {"user", a.user}, {"shares", a.shares}, {"limits", LimitsJson(a.limits)}});
   }
   nlohmann::json qos = nlohmann::json::array();
   for (const QosRecord& q : qos_) {
@@ -535,7 +613,8 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
     for (const auto& a : j.at("accounts")) {
       t.accounts_.push_back({a.at("name").get<std::string>(), a.at("parent").get<std::string>(),
                              a.at("description").get<std::string>(),
-                             a.at("organization").get<std::string>(), a.at("shares").get<int64_t>()});
+                             a.at("organization").get<std::string>(), a.at("shares").get<int64_t>(),
+                             LimitsFromJson(a.value("limits", nlohmann::json()))});
     }
     for (const auto& u : j.at("users")) {
       t.users_.push_back({u.at("name").get<std::string>(), u.at("default_account").get<std::string>(),
@@ -543,7 +622,8 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
     }
     for (const auto& a : j.at("associations")) {
       t.assocs_.push_back({a.at("account").get<std::string>(), a.at("user").get<std::string>(),
-                           a.at("shares").get<int64_t>()});
+                           a.at("shares").get<int64_t>(),
+                           LimitsFromJson(a.value("limits", nlohmann::json()))});
     }
     // Records written before QOS existed have none: "normal" stays.
     if (j.contains("qos")) t.qos_.clear();

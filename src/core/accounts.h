@@ -21,41 +21,6 @@
 
 namespace muster::core {
 
-struct AccountRecord {
-  std::string name;
-  std::string parent;  // "" for root
-  std::string description;
-  std::string organization;
-  int64_t shares = 1;
-};
-
-struct UserRecord {
-  std::string name;
-  std::string default_account;  // "" when it has no association left
-  std::string admin_level = "None";  // None, Operator or Administrator
-};
-
-struct UserAssociation {
-  std::string account;
-  std::string user;
-  int64_t shares = 1;
-};
-
-// The settings of an add or modify; unset fields are left alone (modify)
-// or defaulted (add).
-struct AccountSettings {
-  std::optional<std::string> description;
-  std::optional<std::string> organization;
-  std::optional<std::string> parent;
-  std::optional<int64_t> shares;
-};
-struct UserSettings {
-  std::vector<std::string> accounts;  // add: the accounts to associate with
-  std::optional<std::string> default_account;
-  std::optional<int64_t> shares;
-  std::optional<std::string> admin_level;
-};
-
 // TRES limits as sacctmgr writes them ("cpu=64,mem=100G,node=4,gres/gpu=8");
 // -1 = no limit.
 struct TresLimits {
@@ -70,6 +35,65 @@ struct TresLimits {
 util::Result<TresLimits> ParseTresLimits(std::string_view text);
 // In Slurm's TRES order (cpu, mem, node, gres/gpu); "" when empty.
 std::string FormatTresLimits(const TresLimits& t);
+
+// An association's limits (sacctmgr's GrpTRES, GrpJobs, MaxJobs,
+// MaxSubmitJobs, MaxWall); -1 = none. An account's Grp limits cover every
+// job of it and of the accounts below it; its Max limits apply to each of
+// its users that sets none of its own (the nearest account's, going up).
+struct AssocLimits {
+  TresLimits grp_tres;
+  int64_t grp_jobs = -1;
+  int64_t max_jobs = -1;         // running at once, per user association
+  int64_t max_submit_jobs = -1;  // pending or running, per user association
+  int64_t max_wall_s = -1;
+};
+struct AssocLimitSettings {
+  std::optional<TresLimits> grp_tres;
+  std::optional<int64_t> grp_jobs;
+  std::optional<int64_t> max_jobs;
+  std::optional<int64_t> max_submit_jobs;
+  std::optional<int64_t> max_wall_s;
+  bool any() const { return grp_tres || grp_jobs || max_jobs || max_submit_jobs || max_wall_s; }
+};
+
+struct AccountRecord {
+  std::string name;
+  std::string parent;  // "" for root
+  std::string description;
+  std::string organization;
+  int64_t shares = 1;
+  AssocLimits limits;
+};
+
+struct UserRecord {
+  std::string name;
+  std::string default_account;  // "" when it has no association left
+  std::string admin_level = "None";  // None, Operator or Administrator
+};
+
+struct UserAssociation {
+  std::string account;
+  std::string user;
+  int64_t shares = 1;
+  AssocLimits limits;
+};
+
+// The settings of an add or modify; unset fields are left alone (modify)
+// or defaulted (add).
+struct AccountSettings {
+  std::optional<std::string> description;
+  std::optional<std::string> organization;
+  std::optional<std::string> parent;
+  std::optional<int64_t> shares;
+  AssocLimitSettings limits;
+};
+struct UserSettings {
+  std::vector<std::string> accounts;  // add: the accounts to associate with
+  std::optional<std::string> default_account;
+  std::optional<int64_t> shares;
+  std::optional<std::string> admin_level;
+  AssocLimitSettings limits;
+};
 
 // A quality of service: a priority, and limits on the jobs that run under
 // it (sacctmgr add qos). -1 = no limit.
@@ -145,6 +169,13 @@ class AccountTable {
   const AccountRecord* FindAccount(const std::string& name) const;
   const UserRecord* FindUser(const std::string& name) const;
   bool HasAssociation(const std::string& account, const std::string& user) const;
+  const UserAssociation* FindAssociation(const std::string& account, const std::string& user) const;
+  // The account and the accounts above it, nearest first (empty for an
+  // unknown account).
+  std::vector<const AccountRecord*> Lineage(const std::string& account) const;
+  // The Max limits that hold a user association's jobs: each its own when
+  // set, else the nearest account's going up.
+  AssocLimits EffectiveMaxLimits(const std::string& account, const std::string& user) const;
 
   nlohmann::json ToJson() const;
   // InvalidArgument naming what is wrong for a malformed document.

@@ -163,5 +163,33 @@ TEST(Accounts, TresLimitsParseAndFormat) {
   EXPECT_FALSE(ParseTresLimits("cpu=lots").ok());
 }
 
+
+TEST(Accounts, LimitsAreInheritedDownTheTree) {
+  AccountTable t;
+  AccountSettings lab;
+  lab.limits.max_jobs = 2;
+  lab.limits.max_wall_s = 3600;
+  lab.limits.grp_tres = TresLimits{64, -1, -1, -1};
+  AccountsOutcome out = t.AddAccounts({"lab"}, lab, "c");
+  EXPECT_EQ(std::vector<std::string>(out.lines.end() - 4, out.lines.end()),
+            (Lines{" Settings", "  GrpTRES       = cpu=64", "  MaxJobs       = 2",
+                   "  MaxWall       = 01:00:00"}));
+  AccountSettings team;
+  team.parent = "lab";
+  t.AddAccounts({"team"}, team, "c");
+  UserSettings join;
+  join.accounts = {"team"};
+  join.limits.max_jobs = 5;
+  t.AddUsers({"alice"}, join, "c");
+  const AssocLimits eff = t.EffectiveMaxLimits("team", "alice");
+  EXPECT_EQ(eff.max_jobs, 5);        // her own
+  EXPECT_EQ(eff.max_wall_s, 3600);   // lab's, two levels up
+  EXPECT_EQ(t.Lineage("team").size(), 3u);  // team, lab, root
+  auto back = AccountTable::FromJson(t.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->FindAccount("lab")->limits.grp_tres.cpu, 64);
+  EXPECT_EQ(back->FindAssociation("team", "alice")->limits.max_jobs, 5);
+}
+
 }  // namespace
 }  // namespace muster::core

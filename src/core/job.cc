@@ -111,12 +111,19 @@ std::string_view PendingReasonName(PendingReason r) {
     case PendingReason::kQosGrpMem: return "QOSGrpMemLimit";
     case PendingReason::kQosGrpNode: return "QOSGrpNodeLimit";
     case PendingReason::kQosGrpGres: return "QOSGrpGRES";
+    case PendingReason::kAssocGrpJobs: return "AssocGrpJobsLimit";
+    case PendingReason::kAssocGrpCpu: return "AssocGrpCpuLimit";
+    case PendingReason::kAssocGrpMem: return "AssocGrpMemLimit";
+    case PendingReason::kAssocGrpNode: return "AssocGrpNodeLimit";
+    case PendingReason::kAssocGrpGres: return "AssocGrpGRES";
+    case PendingReason::kAssocMaxJobs: return "AssocMaxJobsLimit";
+    case PendingReason::kAssocMaxWall: return "AssocMaxWallDurationPerJobLimit";
   }
   return "None";
 }
 
 std::optional<PendingReason> ParsePendingReason(std::string_view name) {
-  for (int i = 0; i <= static_cast<int>(PendingReason::kQosGrpGres); ++i) {
+  for (int i = 0; i <= static_cast<int>(PendingReason::kAssocMaxWall); ++i) {
     PendingReason r = static_cast<PendingReason>(i);
     if (PendingReasonName(r) == name) return r;
   }

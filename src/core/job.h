@@ -77,6 +77,15 @@ enum class PendingReason {
   kQosGrpMem,
   kQosGrpNode,
   kQosGrpGres,
+  // Limits of the job's association (its user in its account, and the
+  // accounts above).
+  kAssocGrpJobs,
+  kAssocGrpCpu,
+  kAssocGrpMem,
+  kAssocGrpNode,
+  kAssocGrpGres,
+  kAssocMaxJobs,
+  kAssocMaxWall,
 };
 std::string_view PendingReasonName(PendingReason r);
 // Parses a reason name as PendingReasonName prints it; nullopt when unknown.

@@ -3,6 +3,8 @@
 // swapped in, so a change that cannot be stored changes nothing.
 #include <unistd.h>
 
+#include <functional>
+
 #include <fmt/format.h>
 
 #include "ctld/controller.h"
@@ -36,6 +38,32 @@ util::Result<std::optional<int64_t>> Shares(const json& set) {
     return util::InvalidArgument("Fairshare must be a number of shares, 0 or more");
   }
   return std::optional<int64_t>(set["fairshare"].get<int64_t>());
+}
+
+// The association limits of a "set" (account or user).
+util::Result<core::AssocLimitSettings> LimitSettingsOf(const json& set) {
+  core::AssocLimitSettings l;
+  struct Count {
+    const char* key;
+    std::optional<int64_t> core::AssocLimitSettings::*field;
+  };
+  static constexpr Count kCounts[] = {{"grp_jobs", &core::AssocLimitSettings::grp_jobs},
+                                      {"max_jobs", &core::AssocLimitSettings::max_jobs},
+                                      {"max_submit_jobs", &core::AssocLimitSettings::max_submit_jobs},
+                                      {"max_wall_s", &core::AssocLimitSettings::max_wall_s}};
+  for (const Count& c : kCounts) {
+    if (!set.contains(c.key)) continue;
+    if (!set[c.key].is_number_integer() || set[c.key].get<int64_t>() < -1) {
+      return util::InvalidArgument(std::string(c.key) + ": expected a count, or -1 for none");
+    }
+    l.*c.field = set[c.key].get<int64_t>();
+  }
+  if (set.contains("grp_tres")) {
+    auto t = core::ParseTresLimits(set["grp_tres"].is_string() ? set["grp_tres"].get<std::string>() : "?");
+    if (!t.ok()) return util::InvalidArgument("GrpTRES: " + t.status().message());
+    l.grp_tres = *t;
+  }
+  return l;
 }
 
 // The "set" of a QOS change: counts (-1 clears), MaxWall in seconds,
@@ -85,22 +113,26 @@ util::Result<core::QosSettings> QosSettingsOf(const json& set) {
 
 }  // namespace
 
-util::Status Controller::CheckQosAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const {
-  const core::QosRecord* q = accounts_.FindQos(job.req.qos);
-  if (q == nullptr) return util::Status::Ok();
+util::Status Controller::CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const {
   const std::string kViolates =
       "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
-  if (q->max_submit_jobs_per_user >= 0) {
+  // What the user has pending or running that a submission limit counts.
+  auto count = [&](const std::function<bool(const core::Job&)>& counted) {
     int64_t have = 0;
     for (const core::Job& other : jobs_) {
-      if (other.req.uid != job.req.uid || other.req.qos != q->name) continue;
+      if (other.req.uid != job.req.uid || !counted(other)) continue;
       if (other.state != core::JobState::kPending && other.state != core::JobState::kRunning &&
           other.state != core::JobState::kCompleting) {
         continue;
       }
       have += other.IsArrayPendingPart() ? static_cast<int64_t>(other.array_pending.size()) : 1;
     }
-    const int64_t adding = job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
+    return have;
+  };
+  const int64_t adding = job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
+  const core::QosRecord* q = accounts_.FindQos(job.req.qos);
+  if (q != nullptr && q->max_submit_jobs_per_user >= 0) {
+    const int64_t have = count([&](const core::Job& o) { return o.req.qos == q->name; });
     if (have + adding > q->max_submit_jobs_per_user) {
       why->slurm_line = "QOSMaxSubmitJobPerUserLimit";
       why->detail = fmt::format("MaxSubmitJobsPerUser={} in QOS {}; {} has {} job(s) pending or running under it",
@@ -108,16 +140,28 @@ util::Status Controller::CheckQosAtSubmit(const core::Job& job, sched::SubmitRef
       return util::PermissionDenied(kViolates);
     }
   }
-  if (!q->deny_on_limit) return util::Status::Ok();
-  // With DenyOnLimit, what would hold the job even on an idle cluster.
+  const core::AssocLimits assoc = accounts_.EffectiveMaxLimits(job.req.account, job.req.user_name);
+  if (assoc.max_submit_jobs >= 0) {
+    const int64_t have = count([&](const core::Job& o) { return o.req.account == job.req.account; });
+    if (have + adding > assoc.max_submit_jobs) {
+      why->slurm_line = "AssocMaxSubmitJobLimit";
+      why->detail = fmt::format("MaxSubmitJobs={} for {} in account {}; {} job(s) pending or running",
+                                assoc.max_submit_jobs, job.req.user_name, job.req.account, have);
+      return util::PermissionDenied(kViolates);
+    }
+  }
+  if (q == nullptr || !q->deny_on_limit) return util::Status::Ok();
+  // With DenyOnLimit, the QOS limits that would hold the job even on an
+  // idle cluster.
   std::string detail;
-  sched::QosUsage idle(&accounts_, cfg_, {});
+  sched::LimitUsage idle(&accounts_, cfg_, {});
   const core::PendingReason held = idle.Check(job, &detail);
-  if (held == core::PendingReason::kNone || held == core::PendingReason::kQosMaxJobsPerUser ||
+  const std::string_view name = core::PendingReasonName(held);
+  if (!name.starts_with("QOS") || held == core::PendingReason::kQosMaxJobsPerUser ||
       held == core::PendingReason::kQosGrpJobs) {
     return util::Status::Ok();
   }
-  why->slurm_line = std::string(core::PendingReasonName(held));
+  why->slurm_line = std::string(name);
   why->detail = detail + " (Flags=DenyOnLimit)";
   return util::PermissionDenied(kViolates);
 }
@@ -158,8 +202,11 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
   core::AccountTable changed = accounts_;
   core::AccountsOutcome out;
   const std::string& cluster = cfg_.cluster_name;
+  auto limits = LimitSettingsOf(set);
+  if (!limits.ok()) return limits.status();
   if (entity == "account") {
-    core::AccountSettings s{Text(set, "description"), Text(set, "organization"), Text(set, "parent"), *shares};
+    core::AccountSettings s{Text(set, "description"), Text(set, "organization"), Text(set, "parent"),
+                            *shares, *limits};
     if (action == "add") {
       out = changed.AddAccounts(names, s, cluster);
     } else if (action == "modify") {
@@ -171,7 +218,7 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
     }
   } else if (entity == "user") {
     core::UserSettings s{Names(set, "accounts"), Text(set, "default_account"), *shares,
-                         Text(set, "admin_level")};
+                         Text(set, "admin_level"), *limits};
     if (action == "add") {
       out = changed.AddUsers(names, s, cluster);
     } else if (action == "modify") {

@@ -551,14 +551,14 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   job.held = req.hold;
   job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
-  // The QOS's limits on submissions (the request is lent to the job to
-  // count its TRES).
+  // The QOS's and association's limits on submissions (the request is
+  // lent to the job to count its TRES).
   std::swap(job.req, req);
-  util::Status qos_ok = CheckQosAtSubmit(job, why);
+  util::Status limits_ok = CheckLimitsAtSubmit(job, why);
   std::swap(job.req, req);
-  if (!qos_ok.ok()) {
+  if (!limits_ok.ok()) {
     --next_job_id_;
-    return qos_ok;
+    return limits_ok;
   }
 
   // The script and environment live on disk, not in the job table, so a
@@ -710,7 +710,7 @@ void Controller::RunSchedule() {
   ExplainPending(snap, plan);
   for (const auto& p : plan.pending) {
     if (p.detail.empty()) continue;
-    if (Job* job = jobs_.Find(p.job_id)) job->explanation = "waits for a QOS limit: " + p.detail;
+    if (Job* job = jobs_.Find(p.job_id)) job->explanation = "waits for a limit: " + p.detail;
   }
   for (const auto& [id, why] : cut_by_dependency) {
     // Tasks left in the part because their own partners have not ended OK.

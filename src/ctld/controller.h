@@ -211,12 +211,12 @@ class Controller {
   // The account a job without --account is charged to: the user's
   // default account, else (associations not enforced) the user's name.
   std::string DefaultAccountOf(const std::string& user) const;
-  // The limits of a new job's QOS that refuse a submission:
-  // MaxSubmitJobsPerUser, and with Flags=DenyOnLimit those that would hold
-  // it for ever (MaxWall, MaxTRESPerJob, a per-user or group TRES limit
-  // below the job alone). Slurm's refusal, with the limit in why->slurm_line
-  // and why->detail.
-  util::Status CheckQosAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const;
+  // The limits that refuse a submission: the QOS's MaxSubmitJobsPerUser
+  // and the association's MaxSubmitJobs, and with the QOS's
+  // Flags=DenyOnLimit the QOS limits that would hold it for ever (MaxWall,
+  // MaxTRESPerJob, a per-user or group TRES limit below the job alone).
+  // Slurm's refusal, with the limit in why->slurm_line and why->detail.
+  util::Status CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const;
   // At Recover(): sacctmgr's accounts from the accounting database.
   util::Status LoadAccounts();
   // A pending job's priority now (sched/priority.h) with the fairshare of

@@ -22,6 +22,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/partition.h"
+#include "core/tres.h"
 #include "sched/scheduler.h"
 
 namespace muster::sched {
@@ -117,19 +118,21 @@ int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::st
 std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
                             const std::function<bool(int)>& usable);
 
-// ---- stage_limits.cc: the limits of a job's QOS on what runs at once
-// (sacctmgr's MaxJobsPerUser, MaxTRESPerUser, GrpJobs, GrpTRES,
-// MaxTRESPerJob, MaxWall). Counts what the running jobs hold per QOS and
-// per (QOS, user) and what the pass starts. A job a limit holds back does
-// not hold back its partition: others may start in its place.
-class QosUsage {
+// ---- stage_limits.cc: the limits of a job's QOS and association on what
+// runs at once (sacctmgr's MaxJobsPerUser, MaxTRESPerUser, GrpJobs,
+// GrpTRES, MaxTRESPerJob, MaxWall of the QOS; MaxJobs, MaxWall, GrpJobs,
+// GrpTRES of the user's association and of every account above it).
+// Counts what the running jobs hold and what the pass starts. A job a
+// limit holds back does not hold back its partition: others may start in
+// its place. The QOS's limits are checked first, as Slurm does.
+class LimitUsage {
  public:
-  // `table` may be null (no QOS limits at all).
-  QosUsage(const core::AccountTable* table, const config::Config& cfg,
-           std::span<const RunningJob> running);
-  // kNone, or the reason (QOSMaxJobsPerUserLimit, ...) and, in *detail,
-  // the limit and what holds it ("MaxJobsPerUser=2 in QOS limited; uid
-  // 1000 runs 2 jobs under it").
+  // `table` may be null (no limits at all).
+  LimitUsage(const core::AccountTable* table, const config::Config& cfg,
+             std::span<const RunningJob> running);
+  // kNone, or the reason (QOSMaxJobsPerUserLimit, AssocGrpGRES, ...) and,
+  // in *detail, the limit and what holds it ("MaxJobsPerUser=2 in QOS
+  // limited; alice's running jobs hold 2 and this job needs 1 more").
   core::PendingReason Check(const core::Job& job, std::string* detail) const;
   // A start of this pass.
   void Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc);
@@ -144,11 +147,15 @@ class QosUsage {
   };
   static Held Of(const std::vector<core::NodeAlloc>& alloc);
   const core::QosRecord* QosOf(const core::Job& job) const;
+  core::PendingReason CheckQos(const core::Job& job, const core::Tres& want, std::string* detail) const;
+  core::PendingReason CheckAssoc(const core::Job& job, const core::Tres& want, std::string* detail) const;
 
   const core::AccountTable* table_;
   const config::Config& cfg_;
-  std::map<std::string, Held> by_qos_;                             // by QOS name
-  std::map<std::pair<std::string, uint32_t>, Held> by_user_;       // by (QOS, uid)
+  std::map<std::string, Held> by_qos_;                        // by QOS name
+  std::map<std::pair<std::string, uint32_t>, Held> by_user_;  // by (QOS, uid)
+  std::map<std::string, Held> by_account_;                    // by account, its sub-accounts' included
+  std::map<std::pair<std::string, std::string>, Held> by_assoc_;  // by (account, user)
 };
 
 // ---- stage_eligibility.cc: job-level checks before any node is looked at.

@@ -790,5 +790,49 @@ TEST(Schedule, QosLimitsHoldTheJobNotItsPartition) {
   EXPECT_EQ(Outcome(plan, 2), "started");
 }
 
+
+TEST(Schedule, AssociationLimitsHoldTheUserAndTheAccountTree) {
+  Harness h = OracleCluster();
+  core::AccountTable accounts;
+  core::AccountSettings lab;
+  lab.limits.grp_tres = core::TresLimits{-1, -1, -1, 4};
+  lab.limits.max_jobs = 2;
+  accounts.AddAccounts({"lab"}, lab, "c");
+  core::AccountSettings team;
+  team.parent = "lab";
+  accounts.AddAccounts({"team"}, team, "c");
+  core::UserSettings join;
+  join.accounts = {"team"};
+  accounts.AddUsers({"u1000", "u1001"}, join, "c");
+  core::UserSettings own;
+  own.limits.max_jobs = 3;  // the user's own beats the account's 2
+  accounts.ModifyUsers({"u1001"}, {}, own, "c");
+  auto job = [&](core::JobId id, uint32_t uid, int64_t gpus) {
+    core::Job j = MakeJob(id).Partition("short").Uid(uid).TimeLimit(600).Gpus(gpus);
+    j.req.account = "team";
+    h.AddJob(j);
+  };
+  job(1, 1000, 1);
+  job(2, 1000, 1);
+  job(3, 1000, 0);  // u1000 runs 2 already: the account's MaxJobs, inherited
+  job(4, 1001, 1);
+  job(5, 1001, 2);  // lab's GPUs: 3 held + 2 > 4, counted over its sub-account
+  job(6, 1001, 0);
+  Snapshot snap = h.Snap();
+  snap.accounts = &accounts;
+  Plan plan = Schedule(snap);
+  EXPECT_EQ(Outcome(plan, 1), "started");
+  EXPECT_EQ(Outcome(plan, 2), "started");
+  EXPECT_EQ(Outcome(plan, 3), "AssocMaxJobsLimit");
+  EXPECT_EQ(Outcome(plan, 4), "started");
+  EXPECT_EQ(Outcome(plan, 5), "AssocGrpGRES");
+  EXPECT_EQ(Outcome(plan, 6), "started");
+  for (const PendingDecision& d : plan.pending) {
+    if (d.job_id == 5) {
+      EXPECT_EQ(d.detail, "GrpTRES gres/gpu=4 in account lab; its running jobs hold 3 and this job needs 2 more");
+    }
+  }
+}
+
 }  // namespace
 }  // namespace muster::sched

@@ -351,7 +351,7 @@ class Pass {
   // This pass's starts: when each ends by its time limit, and its shares.
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
-  QosUsage limits_;
+  LimitUsage limits_;
   PendingReason limit_reason_ = PendingReason::kNone;  // the last QOS limit hit
   std::string limit_detail_;                           // and what holds it
   SelectScratch scratch_;

@@ -151,7 +151,7 @@ struct PendingDecision {
   // asked for no particular nodes (Slurm then says "Nodes required for job
   // are DOWN, DRAINED or reserved for jobs in higher priority partitions").
   std::string unavailable_nodes;
-  // A QOS limit: which, and what holds it (QosUsage::Check).
+  // A QOS limit: which, and what holds it (LimitUsage::Check).
   std::string detail;
 };
 

@@ -1,24 +1,70 @@
-// The QOS limits stage (see pipeline.h): what the running jobs hold under
-// each QOS, and whether a job may start without passing a limit.
+// The limits stage (see pipeline.h): what the running jobs hold under each
+// QOS and association, and whether a job may start without passing a limit.
 #include <fmt/format.h>
 
-#include "core/tres.h"
 #include "sched/pipeline.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 
 namespace muster::sched {
+namespace {
 
 using core::PendingReason;
 
-QosUsage::QosUsage(const core::AccountTable* table, const config::Config& cfg,
-                   std::span<const RunningJob> running)
+// One limit against what is held and what the job adds.
+struct Limit {
+  int64_t limit;  // -1 = none
+  int64_t have;
+  int64_t want;
+  PendingReason reason;
+  const char* key;  // "MaxJobsPerUser", "GrpTRES gres/gpu", ...
+};
+
+// The first limit the job would pass, with its detail: the limit, where it
+// is set (`where`: "QOS tq", "account ml") and what holds it (`holder`).
+PendingReason FirstPassed(std::span<const Limit> limits, const std::string& where,
+                          const std::string& holder, std::string* detail) {
+  for (const Limit& l : limits) {
+    if (l.limit < 0 || l.have + l.want <= l.limit) continue;
+    *detail = fmt::format("{}={} in {}; {} hold {} and this job needs {} more", l.key, l.limit, where,
+                          holder, l.have, l.want);
+    return l.reason;
+  }
+  return PendingReason::kNone;
+}
+
+// A per-job limit the job alone passes.
+PendingReason FirstOverPerJob(std::span<const Limit> limits, const std::string& where,
+                              std::string* detail) {
+  for (const Limit& l : limits) {
+    if (l.limit < 0 || l.want <= l.limit) continue;
+    *detail = fmt::format("{}={} in {}; the job asks for {}", l.key, l.limit, where, l.want);
+    return l.reason;
+  }
+  return PendingReason::kNone;
+}
+
+PendingReason CheckWall(int64_t max_wall_s, const core::Job& job, PendingReason reason,
+                        const std::string& where, std::string* detail) {
+  if (max_wall_s < 0 || (job.time_limit_s >= 0 && job.time_limit_s <= max_wall_s)) {
+    return PendingReason::kNone;
+  }
+  *detail = fmt::format("MaxWall={} in {}; the job's time limit is {}",
+                        util::FormatDurationLong(max_wall_s), where,
+                        job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
+  return reason;
+}
+
+}  // namespace
+
+LimitUsage::LimitUsage(const core::AccountTable* table, const config::Config& cfg,
+                       std::span<const RunningJob> running)
     : table_(table), cfg_(cfg) {
   if (table_ == nullptr) return;
   for (const RunningJob& r : running) Add(*r.job, r.job->alloc);
 }
 
-QosUsage::Held QosUsage::Of(const std::vector<core::NodeAlloc>& alloc) {
+LimitUsage::Held LimitUsage::Of(const std::vector<core::NodeAlloc>& alloc) {
   Held h;
   h.jobs = 1;
   for (const core::NodeAlloc& a : alloc) {
@@ -30,80 +76,107 @@ QosUsage::Held QosUsage::Of(const std::vector<core::NodeAlloc>& alloc) {
   return h;
 }
 
-const core::QosRecord* QosUsage::QosOf(const core::Job& job) const {
+const core::QosRecord* LimitUsage::QosOf(const core::Job& job) const {
   return table_->FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
 }
 
-void QosUsage::Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {
+void LimitUsage::Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {
   if (table_ == nullptr) return;
-  const core::QosRecord* q = QosOf(job);
-  if (q == nullptr) return;
   const Held h = Of(alloc);
-  for (Held* into : {&by_qos_[q->name], &by_user_[{q->name, job.req.uid}]}) {
+  auto add = [&](Held* into) {
     into->jobs += h.jobs;
     into->cpu += h.cpu;
     into->mem_mb += h.mem_mb;
     into->node += h.node;
     into->gpu += h.gpu;
+  };
+  if (const core::QosRecord* q = QosOf(job)) {
+    add(&by_qos_[q->name]);
+    add(&by_user_[{q->name, job.req.uid}]);
   }
+  add(&by_assoc_[{job.req.account, job.req.user_name}]);
+  for (const core::AccountRecord* a : table_->Lineage(job.req.account)) add(&by_account_[a->name]);
 }
 
-PendingReason QosUsage::Check(const core::Job& job, std::string* detail) const {
+PendingReason LimitUsage::Check(const core::Job& job, std::string* detail) const {
   if (table_ == nullptr) return PendingReason::kNone;
+  const core::Tres want = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
+  PendingReason r = CheckQos(job, want, detail);
+  return r != PendingReason::kNone ? r : CheckAssoc(job, want, detail);
+}
+
+PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
+                                   std::string* detail) const {
   const core::QosRecord* q = QosOf(job);
   if (q == nullptr) return PendingReason::kNone;
-  const core::Tres want = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
-  const std::string who = job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
+  const std::string where = "QOS " + q->name;
+  PendingReason r = CheckWall(q->max_wall_s, job, PendingReason::kQosMaxWall, where, detail);
+  if (r != PendingReason::kNone) return r;
+  const core::TresLimits& pj = q->max_tres_per_job;
+  const Limit per_job[] = {
+      {pj.cpu, 0, want.cpus, PendingReason::kQosMaxCpuPerJob, "MaxTRESPerJob cpu"},
+      {pj.mem_mb, 0, want.mem_mb, PendingReason::kQosMaxMemPerJob, "MaxTRESPerJob mem"},
+      {pj.node, 0, want.nodes, PendingReason::kQosMaxNodePerJob, "MaxTRESPerJob node"},
+      {pj.gpu, 0, want.gpus, PendingReason::kQosMaxGresPerJob, "MaxTRESPerJob gres/gpu"}};
+  r = FirstOverPerJob(per_job, where, detail);
+  if (r != PendingReason::kNone) return r;
   auto held = [](const auto& map, const auto& key) {
     auto it = map.find(key);
     return it == map.end() ? Held{} : it->second;
   };
-  const Held user = held(by_user_, std::make_pair(q->name, job.req.uid));
-  const Held all = held(by_qos_, q->name);
-  struct Limit {
-    int64_t limit;
-    int64_t have;
-    int64_t want;
-    PendingReason reason;
-    const char* key;
-    const char* holder;  // whose holdings count: "user", "all", "job"
-    const char* unit;
+  const Held u = held(by_user_, std::make_pair(q->name, job.req.uid));
+  const core::TresLimits& pu = q->max_tres_per_user;
+  const Limit per_user[] = {
+      {q->max_jobs_per_user, u.jobs, 1, PendingReason::kQosMaxJobsPerUser, "MaxJobsPerUser"},
+      {pu.cpu, u.cpu, want.cpus, PendingReason::kQosMaxCpuPerUser, "MaxTRESPerUser cpu"},
+      {pu.mem_mb, u.mem_mb, want.mem_mb, PendingReason::kQosMaxMemPerUser, "MaxTRESPerUser mem"},
+      {pu.node, u.node, want.nodes, PendingReason::kQosMaxNodePerUser, "MaxTRESPerUser node"},
+      {pu.gpu, u.gpu, want.gpus, PendingReason::kQosMaxGresPerUser, "MaxTRESPerUser gres/gpu"}};
+  const std::string who = job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
+  r = FirstPassed(per_user, where, who + "'s running jobs", detail);
+  if (r != PendingReason::kNone) return r;
+  const Held g = held(by_qos_, q->name);
+  const core::TresLimits& gt = q->grp_tres;
+  const Limit group[] = {{q->grp_jobs, g.jobs, 1, PendingReason::kQosGrpJobs, "GrpJobs"},
+                         {gt.cpu, g.cpu, want.cpus, PendingReason::kQosGrpCpu, "GrpTRES cpu"},
+                         {gt.mem_mb, g.mem_mb, want.mem_mb, PendingReason::kQosGrpMem, "GrpTRES mem"},
+                         {gt.node, g.node, want.nodes, PendingReason::kQosGrpNode, "GrpTRES node"},
+                         {gt.gpu, g.gpu, want.gpus, PendingReason::kQosGrpGres, "GrpTRES gres/gpu"}};
+  return FirstPassed(group, where, "its running jobs", detail);
+}
+
+PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& want,
+                                     std::string* detail) const {
+  const std::string& account = job.req.account;
+  const std::string& user = job.req.user_name;
+  const std::string where = "the association of " + user + " in account " + account;
+  const core::AssocLimits max = table_->EffectiveMaxLimits(account, user);
+  PendingReason r = CheckWall(max.max_wall_s, job, PendingReason::kAssocMaxWall, where, detail);
+  if (r != PendingReason::kNone) return r;
+  auto held = [](const auto& map, const auto& key) {
+    auto it = map.find(key);
+    return it == map.end() ? Held{} : it->second;
   };
-  const Limit limits[] = {
-      {q->max_wall_s, 0, job.time_limit_s < 0 ? INT64_MAX : job.time_limit_s,
-       PendingReason::kQosMaxWall, "MaxWall", "job", ""},
-      {q->max_tres_per_job.cpu, 0, want.cpus, PendingReason::kQosMaxCpuPerJob, "MaxTRESPerJob cpu", "job", ""},
-      {q->max_tres_per_job.mem_mb, 0, want.mem_mb, PendingReason::kQosMaxMemPerJob, "MaxTRESPerJob mem", "job", "M"},
-      {q->max_tres_per_job.node, 0, want.nodes, PendingReason::kQosMaxNodePerJob, "MaxTRESPerJob node", "job", ""},
-      {q->max_tres_per_job.gpu, 0, want.gpus, PendingReason::kQosMaxGresPerJob, "MaxTRESPerJob gres/gpu", "job", ""},
-      {q->max_jobs_per_user, user.jobs, 1, PendingReason::kQosMaxJobsPerUser, "MaxJobsPerUser", "user", ""},
-      {q->max_tres_per_user.cpu, user.cpu, want.cpus, PendingReason::kQosMaxCpuPerUser, "MaxTRESPerUser cpu", "user", ""},
-      {q->max_tres_per_user.mem_mb, user.mem_mb, want.mem_mb, PendingReason::kQosMaxMemPerUser, "MaxTRESPerUser mem", "user", "M"},
-      {q->max_tres_per_user.node, user.node, want.nodes, PendingReason::kQosMaxNodePerUser, "MaxTRESPerUser node", "user", ""},
-      {q->max_tres_per_user.gpu, user.gpu, want.gpus, PendingReason::kQosMaxGresPerUser, "MaxTRESPerUser gres/gpu", "user", ""},
-      {q->grp_jobs, all.jobs, 1, PendingReason::kQosGrpJobs, "GrpJobs", "all", ""},
-      {q->grp_tres.cpu, all.cpu, want.cpus, PendingReason::kQosGrpCpu, "GrpTRES cpu", "all", ""},
-      {q->grp_tres.mem_mb, all.mem_mb, want.mem_mb, PendingReason::kQosGrpMem, "GrpTRES mem", "all", "M"},
-      {q->grp_tres.node, all.node, want.nodes, PendingReason::kQosGrpNode, "GrpTRES node", "all", ""},
-      {q->grp_tres.gpu, all.gpu, want.gpus, PendingReason::kQosGrpGres, "GrpTRES gres/gpu", "all", ""},
+  const Held mine = held(by_assoc_, std::make_pair(account, user));
+  const Limit max_jobs[] = {{max.max_jobs, mine.jobs, 1, PendingReason::kAssocMaxJobs, "MaxJobs"}};
+  r = FirstPassed(max_jobs, where, "its running jobs", detail);
+  if (r != PendingReason::kNone) return r;
+  auto group = [&](const core::AssocLimits& l, const Held& h, const std::string& at) {
+    const core::TresLimits& t = l.grp_tres;
+    const Limit limits[] = {{l.grp_jobs, h.jobs, 1, PendingReason::kAssocGrpJobs, "GrpJobs"},
+                            {t.cpu, h.cpu, want.cpus, PendingReason::kAssocGrpCpu, "GrpTRES cpu"},
+                            {t.mem_mb, h.mem_mb, want.mem_mb, PendingReason::kAssocGrpMem, "GrpTRES mem"},
+                            {t.node, h.node, want.nodes, PendingReason::kAssocGrpNode, "GrpTRES node"},
+                            {t.gpu, h.gpu, want.gpus, PendingReason::kAssocGrpGres, "GrpTRES gres/gpu"}};
+    return FirstPassed(limits, at, "its running jobs", detail);
   };
-  for (const Limit& l : limits) {
-    if (l.limit < 0 || l.have + l.want <= l.limit) continue;
-    const std::string holder = std::string(l.holder) == "job"    ? "the job asks for"
-                               : std::string(l.holder) == "user" ? who + "'s running jobs hold"
-                                                                 : "its running jobs hold";
-    if (l.reason == PendingReason::kQosMaxWall) {
-      *detail = fmt::format("MaxWall={} in QOS {}; the job's time limit is {}",
-                            util::FormatDurationLong(l.limit), q->name,
-                            job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(l.want));
-    } else if (std::string(l.holder) == "job") {
-      *detail = fmt::format("{}={}{} in QOS {}; {} {}{}", l.key, l.limit, l.unit, q->name, holder,
-                            l.want, l.unit);
-    } else {
-      *detail = fmt::format("{}={}{} in QOS {}; {} {}{} and this job needs {} more", l.key, l.limit,
-                            l.unit, q->name, holder, l.have, l.unit, l.want);
-    }
-    return l.reason;
+  if (const core::UserAssociation* a = table_->FindAssociation(account, user)) {
+    r = group(a->limits, mine, where);
+    if (r != PendingReason::kNone) return r;
+  }
+  for (const core::AccountRecord* a : table_->Lineage(account)) {
+    r = group(a->limits, held(by_account_, a->name), "account " + a->name);
+    if (r != PendingReason::kNone) return r;
   }
   return PendingReason::kNone;
 }

@@ -143,3 +143,32 @@ def test_a_qos_limits_each_user_and_says_which_limit(acluster, users):
         c.wait_state(jobs[2], {"RUNNING"}, timeout=30)
     finally:
         c.run(["scancel", *map(str, jobs)])
+
+
+def test_account_limits_hold_jobs_and_refuse_submissions(acluster):
+    c = acluster
+    sacctmgr(c, "-i", "add", "account", "lab", "GrpTRES=gres/gpu=4", "MaxJobs=2")
+    sacctmgr(c, "-i", "add", "user", "root", "Account=lab", "MaxSubmitJobs=4")
+    listed = sacctmgr(c, "-P", "-n", "list", "assoc", "account=lab",
+                      "format=account,user,grptres,maxjobs,maxsubmit").stdout.splitlines()
+    assert listed == ["lab||gres/gpu=4|2|", "lab|root|||4"], listed
+    jobs = [c.sbatch("-A", "lab", "--gpus=1", "-t", "5", "--wrap", "sleep 30") for _ in range(3)]
+    jobs.append(c.sbatch("-A", "lab", "--gpus=3", "-t", "5", "--wrap", "sleep 30"))
+    try:
+        c.wait_state(jobs[1], {"RUNNING"})
+        reason = c.run(["squeue", "-h", "-j", str(jobs[2]), "-O", "Reason:30,Explanation:200"]).stdout
+        assert reason.split()[0] == "AssocMaxJobsLimit", reason
+        assert "MaxJobs=2 in the association of root in account lab" in reason
+        # A fifth is over the user's MaxSubmitJobs.
+        r = c.run(["sbatch", "-A", "lab", "--wrap", "true"], check=False)
+        assert r.returncode == 1
+        assert r.stderr.splitlines()[0] == "sbatch: error: AssocMaxSubmitJobLimit"
+        # Without MaxJobs the account's GPU budget holds the 3-GPU job:
+        # 3 one-GPU jobs run and 3 more would pass 4.
+        sacctmgr(c, "-i", "modify", "account", "lab", "set", "MaxJobs=-1")
+        c.wait_state(jobs[2], {"RUNNING"}, timeout=30)
+        reason = c.run(["squeue", "-h", "-j", str(jobs[3]), "-O", "Reason:30,Explanation:200"]).stdout
+        assert reason.split()[0] == "AssocGrpGRES", reason
+        assert "GrpTRES gres/gpu=4 in account lab; its running jobs hold 3" in reason
+    finally:
+        c.run(["scancel", *map(str, jobs)])

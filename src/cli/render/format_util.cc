@@ -323,6 +323,14 @@ std::string JobExplanation(const core::Job& job) {
     case PendingReason::kQosGrpNode:
     case PendingReason::kQosGrpGres:
       return "held back by a limit of its QOS " + (job.req.qos.empty() ? std::string("normal") : job.req.qos);
+    case PendingReason::kAssocGrpJobs:
+    case PendingReason::kAssocGrpCpu:
+    case PendingReason::kAssocGrpMem:
+    case PendingReason::kAssocGrpNode:
+    case PendingReason::kAssocGrpGres:
+    case PendingReason::kAssocMaxJobs:
+    case PendingReason::kAssocMaxWall:
+      return "held back by a limit of its account " + job.req.account;
   }
   return "";
 }
