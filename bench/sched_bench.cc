@@ -203,7 +203,7 @@ int main(int argc, char** argv) {
   sched::ShareTree shares = sched::ShareTree::Build(sched::DefaultAssociations(keys), usage, true);
   sched::PriorityCalculator calc(cfg, &shares, now);
   for (auto& p : pending) p.priority = calc.Priority(p);
-  sched::OrderByPriority(&snap.pending);
+  sched::OrderByPriority(&snap.pending, cfg);
   const double t_priority = Seconds(t0);
 
   t0 = std::chrono::steady_clock::now();

@@ -171,7 +171,7 @@ int UpdateJob(const std::vector<std::string>& words) {
     }
     static const char* const kKnown[] = {"timelimit", "partition", "name", "jobname", "comment",
                                          "dependency", "nice", "arraytaskthrottle", "numnodes",
-                                         "minnodes", "gres", "tresperjob"};
+                                         "minnodes", "gres", "tresperjob", "priority", "qos"};
     if (eq == std::string::npos ||
         std::find(std::begin(kKnown), std::end(kKnown), key) == std::end(kKnown)) {
       std::cerr << "Update of this parameter is not supported: " << w << "\nRequest aborted\n";

@@ -190,6 +190,9 @@ struct Job {
   // sched::PendingDecision). Set with reason by the scheduling pass.
   std::string reason_nodes;
   uint32_t priority = 0;
+  // scontrol update Priority=N by an operator: the job's priority from
+  // then on, whatever its factors (0 = none set).
+  uint32_t admin_priority = 0;
   bool held = false;
   bool held_by_admin = false;
 

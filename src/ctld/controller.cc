@@ -477,6 +477,9 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   if (req.qos.empty()) req.qos = "normal";
   if (accounts_.FindQos(req.qos) == nullptr) return util::PermissionDenied("Invalid qos specification");
+  // No reservation can be made yet (scontrol create reservation), so any
+  // the job names is unknown: Slurm's refusal.
+  if (!req.reservation.empty()) return util::PermissionDenied("Requested reservation is invalid");
   if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
   // Only operators may raise a job's priority with a negative nice (Slurm);
@@ -699,7 +702,7 @@ void Controller::RunSchedule() {
   }
   if (snap.pending.empty()) return;
   Reprioritize(snap);
-  sched::OrderByPriority(&snap.pending);
+  sched::OrderByPriority(&snap.pending, cfg_);
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);

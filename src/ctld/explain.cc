@@ -116,7 +116,7 @@ void Controller::EstimateStartTimes() {
     }
     snap.pending.push_back(&job);
   }
-  sched::OrderByPriority(&snap.pending);
+  sched::OrderByPriority(&snap.pending, cfg_);
   for (const auto& e : sched::EstimateStarts(snap, snap.running, kHorizonS, kMaxEstimates)) {
     if (e.start <= 0) continue;
     Job& job = jobs_.At(e.job_id);

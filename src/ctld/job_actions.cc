@@ -144,6 +144,8 @@ util::Status Controller::UpdateJob(const std::string& id_text,
     std::optional<int64_t> time_limit;
     std::optional<std::string> partition, name, comment, dependency;
     std::optional<int> nice, throttle, min_nodes, max_nodes;
+    std::optional<uint32_t> priority;
+    std::optional<std::string> qos;
     std::optional<std::vector<core::GresRequest>> gres;
   } c;
   for (const auto& [key, value] : fields) {
@@ -175,6 +177,15 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       }
       if (*n < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
       c.nice = static_cast<int>(*n);
+    } else if (key == "priority") {
+      // Operators only, as in Slurm; 0 holds the job.
+      auto n = util::ParseInt(value);
+      if (!n.ok() || *n > UINT32_MAX - 1) return util::InvalidArgument("Invalid priority value");
+      if (!caller.admin) return util::PermissionDenied("Access/permission denied");
+      c.priority = static_cast<uint32_t>(*n);
+    } else if (key == "qos") {
+      if (accounts_.FindQos(value) == nullptr) return util::InvalidArgument("Invalid qos specification");
+      c.qos = value;
     } else if (key == "arraytaskthrottle") {
       auto n = util::ParseInt(value);
       if (!n.ok() || *n < 0) return util::InvalidArgument("Invalid ArrayTaskThrottle value");
@@ -264,6 +275,19 @@ util::Status Controller::UpdateJob(const std::string& id_text,
     }
     if (c.nice) {
       job->req.nice = *c.nice;
+      job->priority = PriorityOf(*job);
+    }
+    if (c.priority) {
+      if (*c.priority == 0) {
+        job->held = job->held_by_admin = true;
+        job->reason = job->HoldReason();
+      } else {
+        job->admin_priority = *c.priority;
+      }
+      job->priority = PriorityOf(*job);
+    }
+    if (c.qos) {
+      job->req.qos = *c.qos;
       job->priority = PriorityOf(*job);
     }
     if (c.throttle) job->array_max_running = *c.throttle;

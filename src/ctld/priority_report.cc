@@ -69,6 +69,7 @@ json Controller::PriorityReport() {
   sched::PriorityCalculator calc(cfg_, &shares, now, &accounts_);
   for (const Job* job : pending) {
     json row = FactorsJson(calc.Factors(*job));
+    row["priority"] = calc.Priority(*job);  // an operator's Priority= wins
     row["job_id"] = job->id;
     row["partition"] = job->partition;
     row["user"] = job->req.user_name;

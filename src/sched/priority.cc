@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "core/tres.h"
 
@@ -134,14 +135,26 @@ PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
 }
 
 uint32_t PriorityCalculator::Priority(const core::Job& job) const {
+  if (job.admin_priority > 0) return job.admin_priority;
   return cfg_.priority.multifactor ? Factors(job).priority : BasicPriority(job);
 }
 
-void OrderByPriority(std::vector<const core::Job*>* jobs) {
-  std::stable_sort(jobs->begin(), jobs->end(), [](const core::Job* a, const core::Job* b) {
-    if (a->priority != b->priority) return a->priority > b->priority;
-    return a->id < b->id;
+void OrderByPriority(std::vector<const core::Job*>* jobs, const config::Config& cfg) {
+  // PriorityTier of each job's (first) partition, looked up once per job.
+  std::vector<std::pair<int, const core::Job*>> keyed;
+  keyed.reserve(jobs->size());
+  std::map<std::string, int, std::less<>> tiers;
+  for (const core::Partition& p : cfg.partitions) tiers.emplace(p.name, p.priority_tier);
+  for (const core::Job* j : *jobs) {
+    auto it = tiers.find(std::string_view(j->partition).substr(0, j->partition.find(',')));
+    keyed.emplace_back(it == tiers.end() ? 0 : it->second, j);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    if (a.second->priority != b.second->priority) return a.second->priority > b.second->priority;
+    return a.second->id < b.second->id;
   });
+  for (size_t k = 0; k < keyed.size(); ++k) (*jobs)[k] = keyed[k].second;
 }
 
 }  // namespace muster::sched

@@ -19,6 +19,7 @@
 //   TRES       for each PriorityWeightTRES entry, what the job asks of it /
 //              the partition's total
 // A job listing several partitions is weighed in the first one listed.
+// An operator's scontrol update Priority=N replaces the computed value.
 // Held jobs have priority 0; the controller sets that, not this.
 #pragma once
 
@@ -81,7 +82,9 @@ class PriorityCalculator {
   std::map<std::string, PartitionTotals> partitions_;
 };
 
-// Sorts jobs by decreasing priority, then increasing id.
-void OrderByPriority(std::vector<const core::Job*>* jobs);
+// The order jobs are tried in: by decreasing PriorityTier of their (first)
+// partition, as Slurm evaluates higher tiers first, then decreasing
+// priority, then increasing id.
+void OrderByPriority(std::vector<const core::Job*>* jobs, const config::Config& cfg);
 
 }  // namespace muster::sched

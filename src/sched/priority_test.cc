@@ -165,6 +165,26 @@ TEST(Priority, BasicIsSubmissionOrderLessNice) {
   EXPECT_LT(calc.Priority(a), calc.Priority(b));
 }
 
+TEST(Priority, AnOperatorsPriorityWinsAndTiersGoFirst) {
+  config::Config cfg = OracleConfig();
+  PriorityCalculator calc(cfg, nullptr, 1000);
+  core::Job set = Pending(1, "root", "short");
+  set.admin_priority = 7;
+  EXPECT_EQ(calc.Priority(set), 7u);
+  // Jobs of a higher PriorityTier partition are tried first, whatever
+  // their priority.
+  cfg.partitions[1].priority_tier = 2;  // train
+  core::Job a = Pending(1, "root", "short");
+  core::Job b = Pending(2, "root", "train");
+  core::Job c = Pending(3, "root", "short");
+  a.priority = 100;
+  b.priority = 1;
+  c.priority = 100;
+  std::vector<const core::Job*> order = {&a, &c, &b};
+  OrderByPriority(&order, cfg);
+  EXPECT_EQ(order, (std::vector<const core::Job*>{&b, &a, &c}));
+}
+
 TEST(Usage, DecaysByHalfEachHalfLife) {
   config::PriorityConfig policy;
   policy.decay_half_life_s = 100;

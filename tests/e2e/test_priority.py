@@ -149,3 +149,29 @@ def test_a_bad_priority_key_names_its_line(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert r.returncode != 0
     assert "muster.conf:2: PriorityType: invalid value 'priority/fancy'" in r.stderr
+
+
+def test_an_operator_sets_a_jobs_priority(mcluster, users):
+    c = mcluster
+    blocker = fill(c, 30)
+    c.wait_state(blocker, {"RUNNING"})
+    a = c.sbatch("--wrap", "true")
+    b = c.sbatch("--wrap", "true")
+    try:
+        c.run(["scontrol", "update", f"JobId={b}", "Priority=999999"])
+        assert c.run(["squeue", "-h", "-j", str(b), "-o", "%Q"]).stdout.strip() == "999999"
+        assert c.run([own("sprio"), "-h", "-j", str(b), "-o", "%Y"]).stdout.strip() == "999999"
+        # Priority=0 holds the job, as Slurm does.
+        c.run(["scontrol", "update", f"JobId={a}", "Priority=0"])
+        assert c.run(["squeue", "-h", "-j", str(a), "-o", "%r"]).stdout.strip() == "JobHeldAdmin"
+        if users:
+            r = c.run(["scontrol", "update", f"JobId={b}", "Priority=5"], user=users[0], check=False)
+            assert r.returncode == 1
+    finally:
+        c.run(["scancel", str(a), str(b), str(blocker)])
+
+
+def test_an_unknown_reservation_is_refused(mcluster):
+    r = mcluster.run(["sbatch", "--reservation=nosuch", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert r.stderr == "sbatch: error: Batch job submission failed: Requested reservation is invalid\n"
