@@ -14,6 +14,8 @@
 //   estimate   sched::EstimateStarts for the first ESTIMATED pending jobs
 //              (default all; squeue --start, scontrol's StartTime)
 // and the heap held per pending job (core::Job as the controller keeps it).
+// The default QOS limits each user's running jobs and GPUs and each account
+// has a GPU budget, so the limits stage is timed too.
 #include <malloc.h>
 
 #include <algorithm>
@@ -181,8 +183,22 @@ int main(int argc, char** argv) {
   for (int i = 0; i < pending_count; ++i) pending.push_back(MakePending(static_cast<core::JobId>(i + 1), rng, now));
   const size_t heap_jobs = HeapInUse() - heap_before;
 
+  // Limits as a shared cluster sets them: every user at most 200 running
+  // jobs and 64 GPUs under the default QOS, every account at most 2,000 GPUs.
+  core::AccountTable accounts;
+  core::QosSettings qos;
+  qos.max_jobs_per_user = 200;
+  qos.max_tres_per_user = core::TresLimits{-1, -1, -1, 64};
+  accounts.ModifyQos({"normal"}, qos);
+  core::AccountSettings account;
+  account.limits.grp_tres = core::TresLimits{-1, -1, -1, 2000};
+  std::vector<std::string> names;
+  for (int a = 0; a < 10; ++a) names.push_back("acct" + std::to_string(a));
+  accounts.AddAccounts(names, account, "bench");
+
   sched::Snapshot snap;
   snap.config = &cfg;
+  snap.accounts = &accounts;
   snap.now = now;
   for (auto& n : nodes) snap.nodes.push_back(&n);
   for (const auto& r : running) snap.running.push_back({&r, r.start_time + r.time_limit_s});
@@ -201,7 +217,7 @@ int main(int argc, char** argv) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (const auto& [key, used] : usage) keys.push_back(key);
   sched::ShareTree shares = sched::ShareTree::Build(sched::DefaultAssociations(keys), usage, true);
-  sched::PriorityCalculator calc(cfg, &shares, now);
+  sched::PriorityCalculator calc(cfg, &shares, now, &accounts);
   for (auto& p : pending) p.priority = calc.Priority(p);
   sched::OrderByPriority(&snap.pending, cfg);
   const double t_priority = Seconds(t0);
