@@ -105,6 +105,21 @@ TresLimits TresFromJson(const nlohmann::json& j) {
           j.at("gpu").get<int64_t>()};
 }
 
+// A modification's report: each non-empty section under its heading, or
+// " Nothing modified" when every section is empty.
+AccountsOutcome ModifiedReport(
+    std::initializer_list<std::pair<const char*, const std::vector<std::string>*>> sections) {
+  AccountsOutcome out;
+  for (const auto& [heading, lines] : sections) {
+    if (lines->empty()) continue;
+    out.changed = true;
+    out.lines.push_back(heading);
+    out.lines.insert(out.lines.end(), lines->begin(), lines->end());
+  }
+  if (!out.changed) out.lines = {" Nothing modified"};
+  return out;
+}
+
 }  // namespace
 
 util::Result<TresLimits> ParseTresLimits(std::string_view text) {
@@ -428,20 +443,8 @@ AccountsOutcome AccountTable::ModifyAccounts(const std::vector<std::string>& nam
       account_lines.push_back("  " + a->name);
     }
   }
-  if (assoc_lines.empty() && account_lines.empty()) {
-    out.lines = {" Nothing modified"};
-    return out;
-  }
-  out.changed = true;
-  if (!account_lines.empty()) {
-    out.lines.push_back(" Modified accounts...");
-    out.lines.insert(out.lines.end(), account_lines.begin(), account_lines.end());
-  }
-  if (!assoc_lines.empty()) {
-    out.lines.push_back(" Modified account associations...");
-    out.lines.insert(out.lines.end(), assoc_lines.begin(), assoc_lines.end());
-  }
-  return out;
+  return ModifiedReport({{" Modified accounts...", &account_lines},
+                         {" Modified account associations...", &assoc_lines}});
 }
 
 AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
@@ -479,25 +482,11 @@ AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
       assoc_lines.push_back(AssocLine(a.account, a.user, cluster));
     }
   }
-  if (user_lines.empty() && assoc_lines.empty()) {
-    out.lines = {" Nothing modified"};
-    return out;
-  }
-  out.changed = true;
-  if (!user_lines.empty()) {
-    out.lines.push_back(" Modified users...");
-    out.lines.insert(out.lines.end(), user_lines.begin(), user_lines.end());
-  }
-  if (!assoc_lines.empty()) {
-    out.lines.push_back(" Modified user associations...");
-    out.lines.insert(out.lines.end(), assoc_lines.begin(), assoc_lines.end());
-  }
-  return out;
+  return ModifiedReport({{" Modified users...", &user_lines},
+                         {" Modified user associations...", &assoc_lines}});
 }
 
-AccountsOutcome AccountTable::DeleteAccounts(const std::vector<std::string>& names,
-                                             const std::string& cluster) {
-  (void)cluster;
+AccountsOutcome AccountTable::DeleteAccounts(const std::vector<std::string>& names) {
   AccountsOutcome out;
   std::vector<std::string> deleted;
   for (const std::string& name : names) {

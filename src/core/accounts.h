@@ -150,7 +150,7 @@ class AccountTable {
                               const std::string& cluster);
   // Deleting an account deletes its user associations; one with
   // sub-accounts is refused. Root cannot be deleted.
-  AccountsOutcome DeleteAccounts(const std::vector<std::string>& names, const std::string& cluster);
+  AccountsOutcome DeleteAccounts(const std::vector<std::string>& names);
   // `accounts` empty: the users and all their associations; else only
   // those associations.
   AccountsOutcome DeleteUsers(const std::vector<std::string>& names,

@@ -97,13 +97,13 @@ TEST(Accounts, ModifyAndDelete) {
   EXPECT_FALSE(t.ModifyAccounts({"tacct"}, move, "anchor").changed);
   // An account with a sub-account stays; deleting an account takes its
   // users' associations with it.
-  EXPECT_FALSE(t.DeleteAccounts({"tacct"}, "anchor").changed);
-  EXPECT_TRUE(t.DeleteAccounts({"ml", "tacct"}, "anchor").changed);
+  EXPECT_FALSE(t.DeleteAccounts({"tacct"}).changed);
+  EXPECT_TRUE(t.DeleteAccounts({"ml", "tacct"}).changed);
   EXPECT_FALSE(t.HasAssociation("tacct", "nobody"));
   EXPECT_EQ(t.FindUser("nobody")->default_account, "");
-  out = t.DeleteAccounts({"tacct"}, "anchor");
+  out = t.DeleteAccounts({"tacct"});
   EXPECT_EQ(out.lines, Lines{" Nothing deleted"});
-  EXPECT_FALSE(t.DeleteAccounts({"root"}, "anchor").changed);
+  EXPECT_FALSE(t.DeleteAccounts({"root"}).changed);
   EXPECT_EQ(t.DeleteUsers({"nobody"}, {}, "anchor").lines, (Lines{" Deleting users...", "  nobody"}));
 }
 

@@ -40,29 +40,33 @@ util::Result<std::optional<int64_t>> Shares(const json& set) {
   return std::optional<int64_t>(set["fairshare"].get<int64_t>());
 }
 
+// A count of a "set" (-1 = none), when given.
+util::Status ReadCount(const json& set, const char* key, std::optional<int64_t>* out) {
+  if (!set.contains(key)) return util::Status::Ok();
+  if (!set[key].is_number_integer() || set[key].get<int64_t>() < -1) {
+    return util::InvalidArgument(std::string(key) + ": expected a count, or -1 for none");
+  }
+  *out = set[key].get<int64_t>();
+  return util::Status::Ok();
+}
+
+// TRES limits of a "set", as sacctmgr writes them, when given.
+util::Status ReadTres(const json& set, const char* key, std::optional<core::TresLimits>* out) {
+  if (!set.contains(key)) return util::Status::Ok();
+  auto t = core::ParseTresLimits(set[key].is_string() ? set[key].get<std::string>() : "?");
+  if (!t.ok()) return util::InvalidArgument(std::string(key) + ": " + t.status().message());
+  *out = *t;
+  return util::Status::Ok();
+}
+
 // The association limits of a "set" (account or user).
 util::Result<core::AssocLimitSettings> LimitSettingsOf(const json& set) {
   core::AssocLimitSettings l;
-  struct Count {
-    const char* key;
-    std::optional<int64_t> core::AssocLimitSettings::*field;
-  };
-  static constexpr Count kCounts[] = {{"grp_jobs", &core::AssocLimitSettings::grp_jobs},
-                                      {"max_jobs", &core::AssocLimitSettings::max_jobs},
-                                      {"max_submit_jobs", &core::AssocLimitSettings::max_submit_jobs},
-                                      {"max_wall_s", &core::AssocLimitSettings::max_wall_s}};
-  for (const Count& c : kCounts) {
-    if (!set.contains(c.key)) continue;
-    if (!set[c.key].is_number_integer() || set[c.key].get<int64_t>() < -1) {
-      return util::InvalidArgument(std::string(c.key) + ": expected a count, or -1 for none");
-    }
-    l.*c.field = set[c.key].get<int64_t>();
-  }
-  if (set.contains("grp_tres")) {
-    auto t = core::ParseTresLimits(set["grp_tres"].is_string() ? set["grp_tres"].get<std::string>() : "?");
-    if (!t.ok()) return util::InvalidArgument("GrpTRES: " + t.status().message());
-    l.grp_tres = *t;
-  }
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "grp_jobs", &l.grp_jobs));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_jobs", &l.max_jobs));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_submit_jobs", &l.max_submit_jobs));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_wall_s", &l.max_wall_s));
+  MUSTER_RETURN_IF_ERROR(ReadTres(set, "grp_tres", &l.grp_tres));
   return l;
 }
 
@@ -71,36 +75,14 @@ util::Result<core::AssocLimitSettings> LimitSettingsOf(const json& set) {
 util::Result<core::QosSettings> QosSettingsOf(const json& set) {
   core::QosSettings s;
   s.description = Text(set, "description");
-  struct Count {
-    const char* key;
-    std::optional<int64_t> core::QosSettings::*field;
-  };
-  static constexpr Count kCounts[] = {
-      {"priority", &core::QosSettings::priority},
-      {"max_jobs_per_user", &core::QosSettings::max_jobs_per_user},
-      {"max_submit_jobs_per_user", &core::QosSettings::max_submit_jobs_per_user},
-      {"grp_jobs", &core::QosSettings::grp_jobs},
-      {"max_wall_s", &core::QosSettings::max_wall_s}};
-  for (const Count& c : kCounts) {
-    if (!set.contains(c.key)) continue;
-    if (!set[c.key].is_number_integer() || set[c.key].get<int64_t>() < -1) {
-      return util::InvalidArgument(std::string(c.key) + ": expected a count, or -1 for none");
-    }
-    s.*c.field = set[c.key].get<int64_t>();
-  }
-  struct Tres {
-    const char* key;
-    std::optional<core::TresLimits> core::QosSettings::*field;
-  };
-  static constexpr Tres kTres[] = {{"max_tres_per_user", &core::QosSettings::max_tres_per_user},
-                                   {"max_tres_per_job", &core::QosSettings::max_tres_per_job},
-                                   {"grp_tres", &core::QosSettings::grp_tres}};
-  for (const Tres& t : kTres) {
-    if (!set.contains(t.key)) continue;
-    auto limits = core::ParseTresLimits(set[t.key].is_string() ? set[t.key].get<std::string>() : "?");
-    if (!limits.ok()) return util::InvalidArgument(std::string(t.key) + ": " + limits.status().message());
-    s.*t.field = *limits;
-  }
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "priority", &s.priority));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_jobs_per_user", &s.max_jobs_per_user));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_submit_jobs_per_user", &s.max_submit_jobs_per_user));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "grp_jobs", &s.grp_jobs));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "max_wall_s", &s.max_wall_s));
+  MUSTER_RETURN_IF_ERROR(ReadTres(set, "max_tres_per_user", &s.max_tres_per_user));
+  MUSTER_RETURN_IF_ERROR(ReadTres(set, "max_tres_per_job", &s.max_tres_per_job));
+  MUSTER_RETURN_IF_ERROR(ReadTres(set, "grp_tres", &s.grp_tres));
   if (set.contains("deny_on_limit")) s.deny_on_limit = set.value("deny_on_limit", false);
   if (set.contains("usage_factor")) {
     if (!set["usage_factor"].is_number() || set["usage_factor"].get<double>() < 0) {
@@ -212,7 +194,7 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
     } else if (action == "modify") {
       out = changed.ModifyAccounts(names, s, cluster);
     } else if (action == "delete") {
-      out = changed.DeleteAccounts(names, cluster);
+      out = changed.DeleteAccounts(names);
     } else {
       return util::InvalidArgument("Unknown action '" + action + "'");
     }

@@ -171,8 +171,9 @@ class Controller {
   // sshare's data: {"rows": [sched::ShareRow as JSON, with "tres_run_mins"]}.
   nlohmann::json SharesReport();
   // sacctmgr (src/ctld/accounts_api.cc): `request` names an action (add,
-  // modify, delete), an entity (account, user), names, "where" filters and
-  // "set" settings; with "commit" false nothing is stored. Operators only.
+  // modify, delete), an entity (account, user, qos), names, "where"
+  // filters and "set" settings; with "commit" false nothing is stored.
+  // Operators (and the user musterd runs as) only.
   util::Result<core::AccountsOutcome> ChangeAccounts(const nlohmann::json& request,
                                                      const Caller& caller);
   const core::AccountTable& accounts() const { return accounts_; }
