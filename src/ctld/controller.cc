@@ -627,6 +627,9 @@ sched::Snapshot Controller::ClusterSnapshot() const {
 
 uint32_t Controller::PriorityOf(const Job& job) const {
   if (job.held) return 0;
+  if (job.admin_priority > 0) return job.admin_priority;
+  // priority/basic needs nothing of the cluster (a submission stays cheap).
+  if (!cfg_.priority.multifactor) return sched::BasicPriority(job);
   sched::PriorityCalculator calc(cfg_, shares_ ? &*shares_ : nullptr, Now(), &accounts_);
   return calc.Priority(job);
 }

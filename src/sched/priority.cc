@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <unordered_map>
 
 #include "core/tres.h"
 
@@ -61,9 +62,13 @@ PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTre
       max_qos_priority_ = std::max(max_qos_priority_, static_cast<double>(q.priority));
     }
   }
+  // Nodes by name, for the partitions' TRES totals.
+  std::unordered_map<std::string_view, const core::NodeConfig*> by_name;  // lookups only
+  if (!cfg.priority.weight_tres.empty()) by_name.reserve(cfg.nodes.size());
   for (const core::NodeConfig& n : cfg.nodes) {
     total_nodes_ += 1;
     total_cpus_ += n.cpus;
+    if (!cfg.priority.weight_tres.empty()) by_name.emplace(n.name, &n);
   }
   int max_factor = 0;
   for (const core::Partition& p : cfg.partitions) max_factor = std::max(max_factor, p.priority_job_factor);
@@ -74,11 +79,12 @@ PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTre
     probe.partition = p.name;
     t.memory = cfg.MemoryDefaultsFor(probe);
     t.tres.assign(cfg.priority.weight_tres.size(), 0);
+    if (t.tres.empty()) continue;
     for (const std::string& name : p.nodes) {
-      const core::NodeConfig* node = cfg.FindNode(name);
-      if (node == nullptr) continue;
+      auto node = by_name.find(name);
+      if (node == by_name.end()) continue;
       for (size_t k = 0; k < t.tres.size(); ++k) {
-        t.tres[k] += NodeAmount(*node, cfg.priority.weight_tres[k].name);
+        t.tres[k] += NodeAmount(*node->second, cfg.priority.weight_tres[k].name);
       }
     }
   }
