@@ -134,6 +134,11 @@ class LimitUsage {
   // in *detail, the limit and what holds it ("MaxJobsPerUser=2 in QOS
   // limited; alice's running jobs hold 2 and this job needs 1 more").
   core::PendingReason Check(const core::Job& job, std::string* detail) const;
+  // The same for the resources the job would really take (--exclusive
+  // takes whole nodes, --ntasks-per-node reserves its count): what is
+  // checked, as Slurm does after selecting nodes, before a start.
+  core::PendingReason CheckAlloc(const core::Job& job, const std::vector<core::NodeAlloc>& alloc,
+                                 std::string* detail) const;
   // A start of this pass.
   void Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc);
 
@@ -147,6 +152,7 @@ class LimitUsage {
   };
   static Held Of(const std::vector<core::NodeAlloc>& alloc);
   const core::QosRecord* QosOf(const core::Job& job) const;
+  core::PendingReason CheckWant(const core::Job& job, const core::Tres& want, std::string* detail) const;
   core::PendingReason CheckQos(const core::Job& job, const core::Tres& want, std::string* detail) const;
   core::PendingReason CheckAssoc(const core::Job& job, const core::Tres& want, std::string* detail) const;
 

@@ -329,5 +329,83 @@ TEST(ScheduleProperty, ConservationOverPasses) {
   }
 }
 
+
+// QOS and association limits over many passes: random users, accounts
+// under a random tree, random limits; whatever starts, no limit is ever
+// passed by what holds resources after a pass.
+TEST(ScheduleProperty, LimitsAreNeverPassed) {
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Gen g(seed);
+    Harness h = RandomCluster(g);
+    core::AccountTable table;
+    core::AccountSettings lab;
+    lab.limits.grp_tres = core::TresLimits{g.Int(4, 40), -1, -1, g.Int(1, 8)};
+    table.AddAccounts({"lab"}, lab, "c");
+    core::AccountSettings team;
+    team.parent = "lab";
+    team.limits.max_jobs = g.Int(1, 4);
+    table.AddAccounts({"team"}, team, "c");
+    core::QosSettings qos;
+    qos.max_jobs_per_user = g.Int(1, 3);
+    qos.max_tres_per_user = core::TresLimits{-1, -1, g.Int(1, 4), -1};
+    qos.grp_jobs = g.Int(2, 6);
+    table.AddQos({"q"}, qos);
+    for (auto& j : h.jobs) {
+      j.held = false;
+      j.req.begin_time = 0;
+      j.req.uid = static_cast<uint32_t>(g.Int(1, 3));
+      j.req.user_name = "u" + std::to_string(j.req.uid);
+      j.req.account = g.Chance(0.5) ? "team" : "lab";
+      if (g.Chance(0.5)) j.req.qos = "q";
+    }
+    for (int pass = 0; pass < 10; ++pass) {
+      // As the controller does: every running job is in the snapshot.
+      h.ends.clear();
+      for (const auto& j : h.jobs) {
+        if (j.state == core::JobState::kRunning) h.ends.emplace_back(j.id, h.now + 100);
+      }
+      Snapshot snap = h.Snap();
+      snap.accounts = &table;
+      Plan plan = Schedule(snap);
+      auto ptrs = h.NodePtrs();
+      for (const auto& st : plan.starts) {
+        ASSERT_TRUE(ApplyStart(st, ptrs).ok());
+        for (auto& j : h.jobs) {
+          if (j.id == st.job_id) {
+            j.state = core::JobState::kRunning;
+            j.alloc = st.alloc;
+          }
+        }
+      }
+      std::map<uint32_t, int> q_jobs, q_nodes;
+      int q_all = 0, lab_cpus = 0, lab_gpus = 0;
+      std::map<uint32_t, int> team_jobs;
+      for (const auto& j : h.jobs) {
+        if (j.state != core::JobState::kRunning) continue;
+        if (j.req.qos == "q") {
+          ++q_jobs[j.req.uid];
+          q_nodes[j.req.uid] += static_cast<int>(j.alloc.size());
+          ++q_all;
+        }
+        for (const auto& a : j.alloc) {
+          lab_cpus += a.cpus;
+          lab_gpus += static_cast<int>(a.gpu_indices.size());
+        }
+        if (j.req.account == "team") ++team_jobs[j.req.uid];
+      }
+      for (const auto& [uid, n] : q_jobs) EXPECT_LE(n, *qos.max_jobs_per_user) << "uid " << uid;
+      for (const auto& [uid, n] : q_nodes) EXPECT_LE(n, qos.max_tres_per_user->node) << "uid " << uid;
+      EXPECT_LE(q_all, *qos.grp_jobs);
+      EXPECT_LE(lab_cpus, lab.limits.grp_tres->cpu);  // team is below lab: all jobs count
+      EXPECT_LE(lab_gpus, lab.limits.grp_tres->gpu);
+      for (const auto& [uid, n] : team_jobs) EXPECT_LE(n, *team.limits.max_jobs) << "uid " << uid;
+      for (auto& j : h.jobs) {
+        if (j.state == core::JobState::kRunning && g.Chance(0.3)) h.Finish(j.id);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace muster::sched

@@ -90,6 +90,12 @@ class Pass {
       while (started < want) {
         reason = PlaceInPartitions(*job, &alloc);
         if (reason != PendingReason::kNone) break;
+        // The limits again, for what the job would really take.
+        reason = limit_reason_ = limits_.CheckAlloc(*job, alloc, &limit_detail_);
+        if (reason != PendingReason::kNone) {
+          alloc.clear();
+          break;
+        }
         for (const auto& share : alloc) live_.Reserve(index_.at(share.node), share);
         limits_.Add(*job, alloc);
         started_.emplace_back(job->time_limit_s >= 0 ? s_.now + job->time_limit_s : kNever, alloc);

@@ -100,7 +100,23 @@ void LimitUsage::Add(const core::Job& job, const std::vector<core::NodeAlloc>& a
 
 PendingReason LimitUsage::Check(const core::Job& job, std::string* detail) const {
   if (table_ == nullptr) return PendingReason::kNone;
-  const core::Tres want = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
+  return CheckWant(job, core::JobTres(job, cfg_.MemoryDefaultsFor(job)), detail);
+}
+
+PendingReason LimitUsage::CheckAlloc(const core::Job& job, const std::vector<core::NodeAlloc>& alloc,
+                                     std::string* detail) const {
+  if (table_ == nullptr) return PendingReason::kNone;
+  const Held h = Of(alloc);
+  core::Tres want;
+  want.cpus = h.cpu;
+  want.mem_mb = h.mem_mb;
+  want.nodes = h.node;
+  want.gpus = h.gpu;
+  return CheckWant(job, want, detail);
+}
+
+PendingReason LimitUsage::CheckWant(const core::Job& job, const core::Tres& want,
+                                    std::string* detail) const {
   PendingReason r = CheckQos(job, want, detail);
   return r != PendingReason::kNone ? r : CheckAssoc(job, want, detail);
 }
