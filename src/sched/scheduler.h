@@ -6,7 +6,7 @@
 // sense that it touches nothing but its arguments (which it never mutates).
 //
 // Policy for now (Slurm's main scheduler, with EASY backfill): jobs are
-// tried in the order given; a job that cannot start for lack of resources
+// tried in the order given (sched/priority.h's OrderByPriority); a job that cannot start for lack of resources
 // blocks later jobs of the same partition (they get reason Priority), so a
 // big job is not starved by small ones, unless backfill finds that a later
 // job cannot delay it (see Schedule). Held jobs, jobs not yet eligible and
@@ -182,6 +182,11 @@ struct Plan {
 //   PartitionDown (state DOWN; DRAIN still runs queued jobs, as in Slurm),
 //   PartitionTimeLimit (partition MaxTime < job.time_limit_s, -1 = unlimited),
 //   PartitionNodeLimit (-N above the partition's MaxNodes / below MinNodes),
+//   a limit of the job's QOS, then of its association and the accounts
+//   above it (QOSMaxJobsPerUserLimit, QOSGrpGRES, AssocMaxJobsLimit,
+//   AssocGrpGRES, ...; with snapshot.accounts; checked for the request and
+//   again for the nodes chosen; PendingDecision::detail says which limit;
+//   does not block the partition),
 //   Priority (an earlier job of the same partition waits for Resources;
 //   with backfill, see below, not when the job cannot delay that one),
 //   BadConstraints (no set of the partition's nodes could ever hold it, or
