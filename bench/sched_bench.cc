@@ -113,7 +113,8 @@ core::Job MakePending(core::JobId id, std::mt19937_64& rng, int64_t now) {
       break;
     }
     case 3:  // one GPU type
-      job.req.gres.push_back({"gpu", kTypes[rng() % 3], 1 + static_cast<int64_t>(rng() % 4), false});
+      job.req.gres.push_back(
+          {"gpu", kTypes[rng() % 3], 1 + static_cast<int64_t>(rng() % 4), false});
       job.req.ntasks = 4;
       break;
     default: {
@@ -180,7 +181,9 @@ int main(int argc, char** argv) {
   const size_t heap_before = HeapInUse();
   std::vector<core::Job> pending;
   pending.reserve(static_cast<size_t>(pending_count));
-  for (int i = 0; i < pending_count; ++i) pending.push_back(MakePending(static_cast<core::JobId>(i + 1), rng, now));
+  for (int i = 0; i < pending_count; ++i) {
+    pending.push_back(MakePending(static_cast<core::JobId>(i + 1), rng, now));
+  }
   const size_t heap_jobs = HeapInUse() - heap_before;
 
   // Limits as a shared cluster sets them: every user at most 200 running
@@ -227,9 +230,9 @@ int main(int argc, char** argv) {
   const double t_schedule = Seconds(t0);
 
   t0 = std::chrono::steady_clock::now();
-  std::vector<sched::StartEstimate> est =
-      sched::EstimateStarts(snap, snap.running, 14 * 86400,
-                            estimated_max < 0 ? snap.pending.size() : static_cast<size_t>(estimated_max));
+  std::vector<sched::StartEstimate> est = sched::EstimateStarts(
+      snap, snap.running, 14 * 86400,
+      estimated_max < 0 ? snap.pending.size() : static_cast<size_t>(estimated_max));
   const double t_estimate = Seconds(t0);
   size_t estimated = 0;
   for (const auto& e : est) estimated += e.start != 0 ? 1 : 0;

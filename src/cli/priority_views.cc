@@ -1,12 +1,12 @@
 #include "cli/priority_views.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <functional>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "util/getopt.h"
 #include "util/strings.h"
@@ -87,20 +87,29 @@ const std::map<char, const char*>& SprioHeaders() {
 // The factor key of a field letter (either case), and its weight's.
 const char* FactorKey(char type) {
   switch (std::tolower(static_cast<unsigned char>(type))) {
-    case 'a': return "age";
-    case 'b': return "assoc";
-    case 'f': return "fairshare";
-    case 'j': return "job_size";
-    case 'p': return "partition";
-    case 'q': return "qos";
-    default: return nullptr;
+    case 'a':
+      return "age";
+    case 'b':
+      return "assoc";
+    case 'f':
+      return "fairshare";
+    case 'j':
+      return "job_size";
+    case 'p':
+      return "partition";
+    case 'q':
+      return "qos";
+    default:
+      return nullptr;
   }
 }
 
 // The format sprio uses when none is given: factors whose weight is 0 are
 // left out unless -l asks for everything.
 std::string DefaultSprioFormat(const SprioOptions& o, const json& weights) {
-  auto weighted = [&](const char* key) { return o.long_format || weights.value(key, int64_t{0}) > 0; };
+  auto weighted = [&](const char* key) {
+    return o.long_format || weights.value(key, int64_t{0}) > 0;
+  };
   const bool tres = o.long_format || !weights.value("tres_text", std::string()).empty();
   std::string f = "%.15i %9r";
   if (o.long_format || !o.users.empty()) f += " %.8u";
@@ -125,26 +134,37 @@ std::string SprioField(const Piece& p, const json& job, const json& weights) {
   const std::vector<std::string> names = weights.value("tres_names", std::vector<std::string>{});
   const std::vector<double> tres_w = weights.value("tres", std::vector<double>{});
   switch (p.type) {
-    case 'i': return std::to_string(job.value("job_id", 0u));
-    case 'r': return job.value("partition", "");
-    case 'u': return job.value("user", "");
-    case 'Y': return std::to_string(job.value("priority", 0u));
+    case 'i':
+      return std::to_string(job.value("job_id", 0u));
+    case 'r':
+      return job.value("partition", "");
+    case 'u':
+      return job.value("user", "");
+    case 'Y':
+      return std::to_string(job.value("priority", 0u));
     // Slurm's figure is cut at 8 decimals, not rounded (10988 is 0.00000255).
-    case 'y': return fmt::format("{:.8f}", std::floor(job.value("priority", 0u) / 4294967295.0 * 1e8) / 1e8);
-    case 'S': return "0";
-    case 'N': return std::to_string(job.value("nice", 0));
-    case 'c': return "";
+    case 'y':
+      return fmt::format("{:.8f}",
+                         std::floor(job.value("priority", 0u) / 4294967295.0 * 1e8) / 1e8);
+    case 'S':
+      return "0";
+    case 'N':
+      return std::to_string(job.value("nice", 0));
+    case 'c':
+      return "";
     case 't':
     case 'T': {
       const std::vector<double> f = job.value("tres", std::vector<double>{});
       std::vector<std::string> items;
       for (size_t k = 0; k < f.size() && k < names.size(); ++k) {
-        items.push_back(p.type == 't' ? fmt::format("{}={:.2f}", names[k], f[k])
-                                      : fmt::format("{}={}", names[k], std::llround(f[k] * tres_w[k])));
+        items.push_back(p.type == 't'
+                            ? fmt::format("{}={:.2f}", names[k], f[k])
+                            : fmt::format("{}={}", names[k], std::llround(f[k] * tres_w[k])));
       }
       return util::Join(items, ",");
     }
-    default: break;
+    default:
+      break;
   }
   const char* key = FactorKey(p.type);
   if (key == nullptr) return "";
@@ -155,14 +175,17 @@ std::string SprioField(const Piece& p, const json& job, const json& weights) {
 
 std::string WeightField(const Piece& p, const json& weights) {
   switch (p.type) {
-    case 'i': return "Weights";
-    case 'S': return "1";
+    case 'i':
+      return "Weights";
+    case 'S':
+      return "1";
     case 't':
     case 'T': {
       const std::string text = weights.value("tres_text", std::string());
       return text.empty() ? "(null)" : text;
     }
-    default: break;
+    default:
+      break;
   }
   const char* key = FactorKey(p.type);
   return key == nullptr ? "" : std::to_string(weights.value(key, int64_t{0}));
@@ -258,16 +281,19 @@ std::string RenderSprio(const SprioOptions& opts, const json& report,
       return std::string(it == SprioHeaders().end() ? "" : it->second);
     });
   }
-  if (opts.weights) return out + Line(pieces, [&](const Piece& p) { return WeightField(p, weights); });
+  if (opts.weights) {
+    return out + Line(pieces, [&](const Piece& p) { return WeightField(p, weights); });
+  }
   std::vector<json> jobs;
   for (const json& job : report.at("jobs")) {
     const uint32_t id = job.value("job_id", 0u);
-    if (!opts.jobs.empty() && std::find(opts.jobs.begin(), opts.jobs.end(), id) == opts.jobs.end()) {
+    if (!opts.jobs.empty() &&
+        std::find(opts.jobs.begin(), opts.jobs.end(), id) == opts.jobs.end()) {
       continue;
     }
-    if (!opts.users.empty() && std::find(user_uids.begin(), user_uids.end(),
-                                         std::optional<uint32_t>(job.value("uid", 0u))) ==
-                                   user_uids.end()) {
+    if (!opts.users.empty() &&
+        std::find(user_uids.begin(), user_uids.end(),
+                  std::optional<uint32_t>(job.value("uid", 0u))) == user_uids.end()) {
       continue;
     }
     if (!opts.partitions.empty()) {
@@ -281,7 +307,9 @@ std::string RenderSprio(const SprioOptions& opts, const json& report,
     }
     jobs.push_back(job);
   }
-  if (jobs.empty() && !opts.jobs.empty()) return "Unable to find jobs matching user/id(s) specified\n";
+  if (jobs.empty() && !opts.jobs.empty()) {
+    return "Unable to find jobs matching user/id(s) specified\n";
+  }
   std::sort(jobs.begin(), jobs.end(), [](const json& a, const json& b) {
     return a.value("job_id", 0u) < b.value("job_id", 0u);
   });
@@ -307,10 +335,10 @@ std::string Fixed6(double v) { return fmt::format("{:.6f}", v); }
 
 std::string TresRunMins(const json& row) {
   const json& t = row.at("tres_run_mins");
-  return fmt::format("cpu={},mem={},energy=0,node={},billing={},fs/disk=0,vmem=0,pages=0,gres/gpu={}",
-                     t.value("cpu", int64_t{0}), t.value("mem", int64_t{0}),
-                     t.value("node", int64_t{0}), t.value("billing", int64_t{0}),
-                     t.value("gres/gpu", int64_t{0}));
+  return fmt::format(
+      "cpu={},mem={},energy=0,node={},billing={},fs/disk=0,vmem=0,pages=0,gres/gpu={}",
+      t.value("cpu", int64_t{0}), t.value("mem", int64_t{0}), t.value("node", int64_t{0}),
+      t.value("billing", int64_t{0}), t.value("gres/gpu", int64_t{0}));
 }
 
 std::vector<ShareColumn> ShareColumns(bool long_format, bool users_only) {
@@ -319,12 +347,16 @@ std::vector<ShareColumn> ShareColumns(bool long_format, bool users_only) {
   std::vector<ShareColumn> cols = {
       {"Account", 20, false,
        [users_only](const json& r, int depth) {
-         return std::string(users_only ? 0 : static_cast<size_t>(depth), ' ') + r.value("account", "");
+         return std::string(users_only ? 0 : static_cast<size_t>(depth), ' ') +
+                r.value("account", "");
        }},
       {"User", 10, true, [](const json& r, int) { return r.value("user", std::string()); }},
       {"RawShares", 10, true,
-       [=](const json& r, int) { return is_root(r) ? "" : std::to_string(r.value("raw_shares", 0)); }},
-      {"NormShares", 11, true, [](const json& r, int) { return Fixed6(r.value("norm_shares", 0.0)); }},
+       [=](const json& r, int) {
+         return is_root(r) ? "" : std::to_string(r.value("raw_shares", 0));
+       }},
+      {"NormShares", 11, true,
+       [](const json& r, int) { return Fixed6(r.value("norm_shares", 0.0)); }},
       {"RawUsage", 11, true,
        [](const json& r, int) { return std::to_string(std::llround(r.value("raw_usage", 0.0))); }},
   };
@@ -427,7 +459,9 @@ std::string RenderSshare(const SshareOptions& opts, const json& report, const st
         if (k + 1 < cols.size() || opts.parsable == 1) out += '|';
         continue;
       }
-      if (static_cast<int>(v.size()) > c.width) v = v.substr(0, static_cast<size_t>(c.width - 1)) + "+";
+      if (static_cast<int>(v.size()) > c.width) {
+        v = v.substr(0, static_cast<size_t>(c.width - 1)) + "+";
+      }
       const std::string pad(static_cast<size_t>(c.width) - v.size(), ' ');
       out += (c.right ? pad + v : v + pad) + " ";
     }
@@ -436,7 +470,10 @@ std::string RenderSshare(const SshareOptions& opts, const json& report, const st
   std::string out;
   if (!opts.noheader) {
     out += line([](const ShareColumn& c) { return std::string(c.header); });
-    if (opts.parsable == 0) out += line([](const ShareColumn& c) { return std::string(static_cast<size_t>(c.width), '-'); });
+    if (opts.parsable == 0) {
+      out +=
+          line([](const ShareColumn& c) { return std::string(static_cast<size_t>(c.width), '-'); });
+    }
   }
   auto listed = [](const std::vector<std::string>& list, const std::string& v) {
     return std::find(list.begin(), list.end(), v) != list.end();
@@ -456,7 +493,8 @@ std::string RenderSshare(const SshareOptions& opts, const json& report, const st
     if (user.empty()) {
       if (opts.users_only) continue;
     } else {
-      const bool wanted = !opts.users.empty() ? listed(opts.users, user) : opts.all || user == caller;
+      const bool wanted =
+          !opts.users.empty() ? listed(opts.users, user) : opts.all || user == caller;
       if (!wanted) continue;
     }
     out += line([&](const ShareColumn& c) { return c.value(row, depth); });

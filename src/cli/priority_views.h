@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/status.h"
 
@@ -18,14 +17,14 @@ struct SprioOptions {
   bool help = false;
   bool usage = false;
   bool version = false;
-  bool long_format = false;  // -l
-  bool normalized = false;   // -n
-  bool weights = false;      // -w: the weights row instead of jobs
-  bool noheader = false;     // -h
-  std::string format;        // -o (else SPRIO_FORMAT, else by the weights)
-  std::vector<uint32_t> jobs;          // -j
-  std::vector<std::string> users;      // -u, names or uids
-  std::vector<std::string> partitions; // -p
+  bool long_format = false;             // -l
+  bool normalized = false;              // -n
+  bool weights = false;                 // -w: the weights row instead of jobs
+  bool noheader = false;                // -h
+  std::string format;                   // -o (else SPRIO_FORMAT, else by the weights)
+  std::vector<uint32_t> jobs;           // -j
+  std::vector<std::string> users;       // -u, names or uids
+  std::vector<std::string> partitions;  // -p
 };
 
 // Errors are sprio's lines: "sprio: error: Invalid job id: abc", glibc's
@@ -44,11 +43,11 @@ std::string RenderSprio(const SprioOptions& opts, const nlohmann::json& report,
 struct SshareOptions {
   bool help = false;
   bool version = false;
-  bool all = false;         // -a: every user
-  bool long_format = false; // -l
-  bool noheader = false;    // -n
-  bool users_only = false;  // -U
-  int parsable = 0;         // -p 1 (trailing '|'), -P 2
+  bool all = false;                   // -a: every user
+  bool long_format = false;           // -l
+  bool noheader = false;              // -n
+  bool users_only = false;            // -U
+  int parsable = 0;                   // -p 1 (trailing '|'), -P 2
   std::vector<std::string> accounts;  // -A
   std::vector<std::string> users;     // -u
 };

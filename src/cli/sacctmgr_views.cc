@@ -1,10 +1,10 @@
 #include "cli/sacctmgr_views.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "core/accounts.h"
 #include "util/slurm_time.h"
@@ -43,7 +43,8 @@ constexpr const char* kEntityList =
     "Input line must include \"Account\", \"Association\", \"Cluster\", \"QOS\" or \"User\"";
 
 // A key=value word as a filter of `entity`; false when it is none.
-bool ApplyFilter(SacctmgrCommand* c, const std::string& key, const std::vector<std::string>& values) {
+bool ApplyFilter(SacctmgrCommand* c, const std::string& key,
+                 const std::vector<std::string>& values) {
   const bool plural_names = key == "name" || key == "names";
   if (key == "cluster" || key == "clusters") {
     if (c->entity == "cluster") {
@@ -69,7 +70,8 @@ bool ApplyFilter(SacctmgrCommand* c, const std::string& key, const std::vector<s
     c->names.insert(c->names.end(), values.begin(), values.end());
     return true;
   }
-  if ((c->entity == "user" || c->entity == "association") && (key == "account" || key == "accounts")) {
+  if ((c->entity == "user" || c->entity == "association") &&
+      (key == "account" || key == "accounts")) {
     c->where["accounts"] = values;
     return true;
   }
@@ -117,13 +119,16 @@ util::Status ApplyQosSetting(SacctmgrCommand* c, const std::string& word, const 
   } else if (key == "flags") {
     const std::string v = Lower(value);
     if (v != "denyonlimit" && v != "-1" && v != "none") {
-      return InvalidArgument("sacctmgr: error: " + word + ": Muster knows the flag DenyOnLimit only");
+      return InvalidArgument("sacctmgr: error: " + word +
+                             ": Muster knows the flag DenyOnLimit only");
     }
     set["deny_on_limit"] = v == "denyonlimit";
   } else if (key == "usagefactor") {
     char* end = nullptr;
     const double f = std::strtod(value.c_str(), &end);
-    if (value.empty() || *end != '\0' || !(f >= 0)) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    if (value.empty() || *end != '\0' || !(f >= 0)) {
+      return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    }
     set["usage_factor"] = f;
   } else {
     return InvalidArgument("sacctmgr: error: Unknown option: " + word);
@@ -149,8 +154,11 @@ util::Result<bool> ApplyLimitSetting(SacctmgrCommand* c, const std::string& word
     return true;
   }
   if (key == "maxwall" || key == "maxwalldurationperjob") {
-    auto s = value == "-1" ? util::Result<int64_t>(int64_t{-1}) : util::ParseTimeLimitSeconds(value);
-    if (!s.ok() || (*s < 0 && value != "-1")) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    auto s =
+        value == "-1" ? util::Result<int64_t>(int64_t{-1}) : util::ParseTimeLimitSeconds(value);
+    if (!s.ok() || (*s < 0 && value != "-1")) {
+      return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    }
     set["max_wall_s"] = *s;
     return true;
   }
@@ -231,12 +239,15 @@ std::string TresText(const json& j) {
 }
 
 std::function<std::string(const json&)> LimitTres(const char* key) {
-  return [key](const json& r) { return r.contains("limits") ? TresText(r["limits"].value(key, json())) : ""; };
+  return [key](const json& r) {
+    return r.contains("limits") ? TresText(r["limits"].value(key, json())) : "";
+  };
 }
 
 std::string Wall(int64_t s) {
   if (s < 0) return "";
-  return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60)
+  return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600,
+                                  s % 3600 / 60, s % 60)
                     : fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
 }
 
@@ -250,17 +261,29 @@ Field Blank(const char* header, int width) {
 
 std::vector<Field> FieldsOf(const std::string& entity) {
   if (entity == "account") {
-    return {{"Account", 10, {"account", "name"}, [](const json& r) { return Str(r, "name"); }},
-            {"Descr", 20, {"descr", "description"}, [](const json& r) { return Str(r, "description"); }},
-            {"Org", 20, {"org", "organization"}, [](const json& r) { return Str(r, "organization"); }},
-            {"ParentName", 10, {"parentname", "parent"}, [](const json& r) { return Str(r, "parent"); }},
-            {"Share", 9, {"share", "fairshare", "shares"}, [](const json& r) { return Num(r, "shares"); }}};
+    return {
+        {"Account", 10, {"account", "name"}, [](const json& r) { return Str(r, "name"); }},
+        {"Descr",
+         20,
+         {"descr", "description"},
+         [](const json& r) { return Str(r, "description"); }},
+        {"Org", 20, {"org", "organization"}, [](const json& r) { return Str(r, "organization"); }},
+        {"ParentName",
+         10,
+         {"parentname", "parent"},
+         [](const json& r) { return Str(r, "parent"); }},
+        {"Share", 9, {"share", "fairshare", "shares"}, [](const json& r) {
+           return Num(r, "shares");
+         }}};
   }
   if (entity == "user") {
-    return {{"User", 10, {"user", "name"}, [](const json& r) { return Str(r, "name"); }},
-            {"Def Acct", 10, {"defaultaccount", "def acct", "defacct"},
-             [](const json& r) { return Str(r, "default_account"); }},
-            {"Admin", 9, {"admin", "adminlevel"}, [](const json& r) { return Str(r, "admin_level"); }}};
+    return {
+        {"User", 10, {"user", "name"}, [](const json& r) { return Str(r, "name"); }},
+        {"Def Acct",
+         10,
+         {"defaultaccount", "def acct", "defacct"},
+         [](const json& r) { return Str(r, "default_account"); }},
+        {"Admin", 9, {"admin", "adminlevel"}, [](const json& r) { return Str(r, "admin_level"); }}};
   }
   if (entity == "qos") {
     auto tres = [](const char* key) {
@@ -272,30 +295,50 @@ std::vector<Field> FieldsOf(const std::string& entity) {
         return v < 0 ? std::string() : std::to_string(v);
       };
     };
-    return {{"Name", 10, {"name"}, [](const json& r) { return Str(r, "name"); }},
-            {"Priority", 10, {"priority"}, [](const json& r) { return Num(r, "priority"); }},
-            {"GraceTime", 10, {"gracetime"}, [](const json&) { return std::string("00:00:00"); }},
-            Blank("Preempt", 10), Blank("PreemptExemptTime", 19),
-            {"PreemptMode", 11, {"preemptmode"}, [](const json&) { return std::string("cluster"); }},
-            {"Flags", 40, {"flags"},
-             [](const json& r) { return r.value("deny_on_limit", false) ? std::string("DenyOnLimit") : ""; }},
-            Blank("UsageThres", 10),
-            {"UsageFactor", 11, {"usagefactor"},
-             [](const json& r) { return fmt::format("{:.6f}", r.value("usage_factor", 1.0)); }},
-            {"GrpTRES", 13, {"grptres"}, tres("grp_tres")},
-            Blank("GrpTRESMins", 13), Blank("GrpTRESRunMin", 13),
-            {"GrpJobs", 7, {"grpjobs"}, limit("grp_jobs")},
-            Blank("GrpSubmit", 9), Blank("GrpWall", 11),
-            {"MaxTRES", 13, {"maxtres", "maxtresperjob"}, tres("max_tres_per_job")},
-            Blank("MaxTRESPerNode", 14), Blank("MaxTRESMins", 13),
-            {"MaxWall", 11, {"maxwall", "maxwalldurationperjob"},
-             [](const json& r) { return Wall(r.value("max_wall_s", int64_t{-1})); }},
-            {"MaxTRESPU", 13, {"maxtrespu", "maxtresperuser"}, tres("max_tres_per_user")},
-            {"MaxJobsPU", 9, {"maxjobspu", "maxjobsperuser"}, limit("max_jobs_per_user")},
-            {"MaxSubmitPU", 11, {"maxsubmitpu", "maxsubmitjobsperuser", "maxsubmitjobspu"},
-             limit("max_submit_jobs_per_user")},
-            Blank("MaxTRESPA", 13), Blank("MaxJobsPA", 9), Blank("MaxSubmitPA", 11), Blank("MinTRES", 13),
-            {"Descr", 20, {"descr", "description"}, [](const json& r) { return Str(r, "description"); }}};
+    return {
+        {"Name", 10, {"name"}, [](const json& r) { return Str(r, "name"); }},
+        {"Priority", 10, {"priority"}, [](const json& r) { return Num(r, "priority"); }},
+        {"GraceTime", 10, {"gracetime"}, [](const json&) { return std::string("00:00:00"); }},
+        Blank("Preempt", 10),
+        Blank("PreemptExemptTime", 19),
+        {"PreemptMode", 11, {"preemptmode"}, [](const json&) { return std::string("cluster"); }},
+        {"Flags",
+         40,
+         {"flags"},
+         [](const json& r) {
+           return r.value("deny_on_limit", false) ? std::string("DenyOnLimit") : "";
+         }},
+        Blank("UsageThres", 10),
+        {"UsageFactor",
+         11,
+         {"usagefactor"},
+         [](const json& r) { return fmt::format("{:.6f}", r.value("usage_factor", 1.0)); }},
+        {"GrpTRES", 13, {"grptres"}, tres("grp_tres")},
+        Blank("GrpTRESMins", 13),
+        Blank("GrpTRESRunMin", 13),
+        {"GrpJobs", 7, {"grpjobs"}, limit("grp_jobs")},
+        Blank("GrpSubmit", 9),
+        Blank("GrpWall", 11),
+        {"MaxTRES", 13, {"maxtres", "maxtresperjob"}, tres("max_tres_per_job")},
+        Blank("MaxTRESPerNode", 14),
+        Blank("MaxTRESMins", 13),
+        {"MaxWall",
+         11,
+         {"maxwall", "maxwalldurationperjob"},
+         [](const json& r) { return Wall(r.value("max_wall_s", int64_t{-1})); }},
+        {"MaxTRESPU", 13, {"maxtrespu", "maxtresperuser"}, tres("max_tres_per_user")},
+        {"MaxJobsPU", 9, {"maxjobspu", "maxjobsperuser"}, limit("max_jobs_per_user")},
+        {"MaxSubmitPU",
+         11,
+         {"maxsubmitpu", "maxsubmitjobsperuser", "maxsubmitjobspu"},
+         limit("max_submit_jobs_per_user")},
+        Blank("MaxTRESPA", 13),
+        Blank("MaxJobsPA", 9),
+        Blank("MaxSubmitPA", 11),
+        Blank("MinTRES", 13),
+        {"Descr", 20, {"descr", "description"}, [](const json& r) {
+           return Str(r, "description");
+         }}};
   }
   if (entity == "cluster") {
     return {{"Cluster", 10, {"cluster", "name"}, [](const json& r) { return Str(r, "name"); }},
@@ -303,8 +346,13 @@ std::vector<Field> FieldsOf(const std::string& entity) {
             {"ControlPort", 12, {"controlport"}, [](const json& r) { return Num(r, "port"); }},
             {"RPC", 5, {"rpc"}, [](const json&) { return std::string("9728"); }},
             {"Share", 9, {"share", "fairshare"}, [](const json&) { return std::string("1"); }},
-            Blank("GrpJobs", 7), Blank("GrpTRES", 13), Blank("GrpSubmit", 9), Blank("MaxJobs", 7),
-            Blank("MaxTRES", 13), Blank("MaxSubmit", 9), Blank("MaxWall", 11),
+            Blank("GrpJobs", 7),
+            Blank("GrpTRES", 13),
+            Blank("GrpSubmit", 9),
+            Blank("MaxJobs", 7),
+            Blank("MaxTRES", 13),
+            Blank("MaxSubmit", 9),
+            Blank("MaxWall", 11),
             {"QOS", 20, {"qos"}, [](const json&) { return std::string("normal"); }},
             Blank("Def QOS", 9)};
   }
@@ -313,17 +361,25 @@ std::vector<Field> FieldsOf(const std::string& entity) {
           {"Account", 10, {"account"}, [](const json& r) { return Str(r, "account"); }},
           {"User", 10, {"user"}, [](const json& r) { return Str(r, "user"); }},
           Blank("Partition", 10),
-          {"Share", 9, {"share", "fairshare", "shares"}, [](const json& r) { return Num(r, "shares"); }},
-          Blank("Priority", 10), {"GrpJobs", 7, {"grpjobs"}, LimitCount("grp_jobs")},
-          {"GrpTRES", 13, {"grptres"}, LimitTres("grp_tres")}, Blank("GrpSubmit", 9),
-          Blank("GrpWall", 11), Blank("GrpTRESMins", 13),
-          {"MaxJobs", 7, {"maxjobs"}, LimitCount("max_jobs")}, Blank("MaxTRES", 13),
+          {"Share",
+           9,
+           {"share", "fairshare", "shares"},
+           [](const json& r) { return Num(r, "shares"); }},
+          Blank("Priority", 10),
+          {"GrpJobs", 7, {"grpjobs"}, LimitCount("grp_jobs")},
+          {"GrpTRES", 13, {"grptres"}, LimitTres("grp_tres")},
+          Blank("GrpSubmit", 9),
+          Blank("GrpWall", 11),
+          Blank("GrpTRESMins", 13),
+          {"MaxJobs", 7, {"maxjobs"}, LimitCount("max_jobs")},
+          Blank("MaxTRES", 13),
           Blank("MaxTRESPerNode", 14),
           {"MaxSubmit", 9, {"maxsubmit", "maxsubmitjobs"}, LimitCount("max_submit_jobs")},
           {"MaxWall", 11, {"maxwall"}, LimitWall},
           Blank("MaxTRESMins", 13),
           {"QOS", 20, {"qos"}, [](const json&) { return std::string("normal"); }},
-          Blank("Def QOS", 9), Blank("GrpTRESRunMin", 13),
+          Blank("Def QOS", 9),
+          Blank("GrpTRESRunMin", 13),
           {"ParentName", 10, {"parentname"}, [](const json& r) { return Str(r, "parent"); }}};
 }
 
@@ -346,14 +402,20 @@ std::vector<json> AssociationRows(const json& table, const std::string& cluster)
   std::function<void(const std::string&)> visit = [&](const std::string& account) {
     for (const json& a : table.at("accounts")) {
       if (Str(a, "name") != account) continue;
-      rows.push_back({{"cluster", cluster}, {"account", account}, {"user", ""},
-                      {"shares", a.value("shares", int64_t{1})}, {"parent", Str(a, "parent")},
+      rows.push_back({{"cluster", cluster},
+                      {"account", account},
+                      {"user", ""},
+                      {"shares", a.value("shares", int64_t{1})},
+                      {"parent", Str(a, "parent")},
                       {"limits", a.value("limits", json::object())}});
     }
     for (const json& u : table.at("associations")) {
       if (Str(u, "account") != account) continue;
-      rows.push_back({{"cluster", cluster}, {"account", account}, {"user", Str(u, "user")},
-                      {"shares", u.value("shares", int64_t{1})}, {"parent", ""},
+      rows.push_back({{"cluster", cluster},
+                      {"account", account},
+                      {"user", Str(u, "user")},
+                      {"shares", u.value("shares", int64_t{1})},
+                      {"parent", ""},
                       {"limits", u.value("limits", json::object())}});
     }
     for (const json& a : table.at("accounts")) {
@@ -385,13 +447,16 @@ util::Result<SacctmgrCommand> ParseSacctmgrArgs(const std::vector<std::string>& 
     } else if (a == "-v" || a == "--verbose" || a == "-Q" || a == "--quiet") {
       // accepted; nothing more to say
     } else if (a.size() > 1 && a[0] == '-' && words.empty()) {
-      return InvalidArgument("sacctmgr: unrecognized option '" + a + "'\nTry \"sacctmgr --help\" for more information");
+      return InvalidArgument("sacctmgr: unrecognized option '" + a +
+                             "'\nTry \"sacctmgr --help\" for more information");
     } else {
       words.push_back(a);
     }
   }
   if (c.help || c.version) return c;
-  if (words.empty()) return InvalidArgument("sacctmgr: error: No command given (add, modify, delete or list)");
+  if (words.empty()) {
+    return InvalidArgument("sacctmgr: error: No command given (add, modify, delete or list)");
+  }
   c.action = Action(words[0]);
   if (c.action.empty()) return InvalidArgument("sacctmgr: error: Invalid command: " + words[0]);
   if (words.size() < 2 || Entity(words[1]).empty()) return InvalidArgument(kEntityList);
@@ -415,7 +480,8 @@ util::Result<SacctmgrCommand> ParseSacctmgrArgs(const std::vector<std::string>& 
       continue;
     }
     if (lw == "withassoc" || lw == "withcoord" || lw == "withdeleted") {
-      return InvalidArgument("sacctmgr: error: " + w + " is not supported yet; use 'list association'");
+      return InvalidArgument("sacctmgr: error: " + w +
+                             " is not supported yet; use 'list association'");
     }
     const size_t eq = w.find('=');
     if (eq == std::string::npos) {
@@ -424,7 +490,8 @@ util::Result<SacctmgrCommand> ParseSacctmgrArgs(const std::vector<std::string>& 
     }
     std::string key = Lower(w.substr(0, eq));
     if (!key.empty() && (key.back() == '+' || key.back() == '-')) {
-      return InvalidArgument("sacctmgr: error: " + w + ": adding to or removing from a list is not supported");
+      return InvalidArgument("sacctmgr: error: " + w +
+                             ": adding to or removing from a list is not supported");
     }
     const std::string value = w.substr(eq + 1);
     if (key == "format") {
@@ -502,26 +569,35 @@ util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const j
   };
   std::vector<Column> cols;
   if (cmd.format.empty()) {
-    for (size_t k = 0; k < DefaultFieldCount(cmd.entity); ++k) cols.push_back({&all[k], all[k].width});
+    for (size_t k = 0; k < DefaultFieldCount(cmd.entity); ++k) {
+      cols.push_back({&all[k], all[k].width});
+    }
   }
   for (const std::string& spec : cmd.format) {
     const size_t pct = spec.find('%');
     const std::string name = Lower(util::Trim(spec.substr(0, pct)));
     auto it = std::find_if(all.begin(), all.end(), [&](const Field& f) {
-      return std::find(f.names.begin(), f.names.end(), name) != f.names.end() || Lower(f.header) == name;
+      return std::find(f.names.begin(), f.names.end(), name) != f.names.end() ||
+             Lower(f.header) == name;
     });
-    if (it == all.end()) return InvalidArgument("sacctmgr: error: Unknown field '" + spec.substr(0, pct) + "'");
+    if (it == all.end()) {
+      return InvalidArgument("sacctmgr: error: Unknown field '" + spec.substr(0, pct) + "'");
+    }
     int width = it->width;
     if (pct != std::string::npos) {
       auto w = util::ParseInt(spec.substr(pct + 1));
-      if (!w.ok() || *w <= 0 || *w > 1000) return InvalidArgument("sacctmgr: error: Invalid width in '" + spec + "'");
+      if (!w.ok() || *w <= 0 || *w > 1000) {
+        return InvalidArgument("sacctmgr: error: Invalid width in '" + spec + "'");
+      }
       width = static_cast<int>(*w);
     }
     cols.push_back({&*it, width});
   }
   std::vector<json> rows;
   const std::string cluster_name = Str(cluster, "name");
-  if (cmd.where.count("cluster") != 0 && !Listed(cmd.where.at("cluster"), cluster_name)) return std::string();
+  if (cmd.where.count("cluster") != 0 && !Listed(cmd.where.at("cluster"), cluster_name)) {
+    return std::string();
+  }
   if (cmd.entity == "account") {
     for (const json& a : table.at("accounts")) {
       if (Listed(cmd.names, Str(a, "name")) &&
@@ -534,10 +610,10 @@ util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const j
       if (!Listed(cmd.names, Str(u, "name"))) continue;
       if (cmd.where.count("accounts") != 0) {
         const auto& accounts = cmd.where.at("accounts");
-        const bool member = std::any_of(table.at("associations").begin(), table.at("associations").end(),
-                                        [&](const json& a) {
-                                          return Str(a, "user") == Str(u, "name") && Listed(accounts, Str(a, "account"));
-                                        });
+        const bool member = std::any_of(
+            table.at("associations").begin(), table.at("associations").end(), [&](const json& a) {
+              return Str(a, "user") == Str(u, "name") && Listed(accounts, Str(a, "account"));
+            });
         if (!member) continue;
       }
       rows.push_back(u);
@@ -551,8 +627,14 @@ util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const j
   } else {
     for (json& r : AssociationRows(table, cluster_name)) {
       const bool is_user = !Str(r, "user").empty();
-      if (cmd.where.count("accounts") != 0 && !Listed(cmd.where.at("accounts"), Str(r, "account"))) continue;
-      if (cmd.where.count("users") != 0 && (!is_user || !Listed(cmd.where.at("users"), Str(r, "user")))) continue;
+      if (cmd.where.count("accounts") != 0 &&
+          !Listed(cmd.where.at("accounts"), Str(r, "account"))) {
+        continue;
+      }
+      if (cmd.where.count("users") != 0 &&
+          (!is_user || !Listed(cmd.where.at("users"), Str(r, "user")))) {
+        continue;
+      }
       rows.push_back(std::move(r));
     }
   }

@@ -13,10 +13,9 @@
 #pragma once
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/status.h"
 
@@ -51,7 +50,8 @@ nlohmann::json SacctmgrRequest(const SacctmgrCommand& cmd, bool commit);
 // (core::AccountTable::ToJson); of the cluster from `cluster`
 // ({"name", "host", "port"}). Unknown format fields are an error naming
 // the field.
-util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const nlohmann::json& table,
+util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd,
+                                             const nlohmann::json& table,
                                              const nlohmann::json& cluster);
 
 }  // namespace muster::cli

@@ -42,8 +42,9 @@ int SprioMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (!resp->body.value("multifactor", false)) {
-    PrintError("sprio", "You are not running a supported priority plugin (priority/basic): "
-                        "sprio needs PriorityType=priority/multifactor");
+    PrintError("sprio",
+               "You are not running a supported priority plugin (priority/basic): "
+               "sprio needs PriorityType=priority/multifactor");
     return 1;
   }
   std::vector<std::optional<uint32_t>> uids;

@@ -1,9 +1,9 @@
 #include "core/accounts.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <tuple>
-
-#include <fmt/format.h>
 
 #include "util/strings.h"
 
@@ -14,12 +14,15 @@ bool Contains(const std::vector<std::string>& list, const std::string& v) {
   return std::find(list.begin(), list.end(), v) != list.end();
 }
 
-std::string AssocLine(const std::string& account, const std::string& user, const std::string& cluster) {
+std::string AssocLine(const std::string& account, const std::string& user,
+                      const std::string& cluster) {
   return fmt::format("  C = {:<10} A = {:<20} U = {:<9}", cluster, account, user);
 }
 
 std::string FormatWall(int64_t s) {
-  if (s >= 86400) return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+  if (s >= 86400) {
+    return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
+  }
   return fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
 }
 
@@ -33,7 +36,9 @@ void QosSettingLines(const QosSettings& set, std::vector<std::string>* lines) {
   if (set.grp_jobs) line("GrpJobs", count(*set.grp_jobs));
   if (set.grp_tres) line("GrpTRES", FormatTresLimits(*set.grp_tres));
   if (set.max_jobs_per_user) line("MaxJobsPerUser", count(*set.max_jobs_per_user), 15);
-  if (set.max_submit_jobs_per_user) line("MaxSubmitJobsPerUser", count(*set.max_submit_jobs_per_user));
+  if (set.max_submit_jobs_per_user) {
+    line("MaxSubmitJobsPerUser", count(*set.max_submit_jobs_per_user));
+  }
   if (set.max_tres_per_job) line("MaxTRESPerJob", FormatTresLimits(*set.max_tres_per_job));
   if (set.max_tres_per_user) line("MaxTRESPerUser", FormatTresLimits(*set.max_tres_per_user));
   if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : FormatWall(*set.max_wall_s));
@@ -79,8 +84,11 @@ void LimitLines(const AssocLimitSettings& set, std::vector<std::string>* lines) 
 nlohmann::json TresJson(const TresLimits& t);
 
 nlohmann::json LimitsJson(const AssocLimits& l) {
-  return {{"grp_tres", TresJson(l.grp_tres)}, {"grp_jobs", l.grp_jobs}, {"max_jobs", l.max_jobs},
-          {"max_submit_jobs", l.max_submit_jobs}, {"max_wall_s", l.max_wall_s}};
+  return {{"grp_tres", TresJson(l.grp_tres)},
+          {"grp_jobs", l.grp_jobs},
+          {"max_jobs", l.max_jobs},
+          {"max_submit_jobs", l.max_submit_jobs},
+          {"max_wall_s", l.max_wall_s}};
 }
 
 TresLimits TresFromJson(const nlohmann::json& j);
@@ -131,8 +139,11 @@ util::Result<TresLimits> ParseTresLimits(std::string_view text) {
     if (eq == std::string::npos) return util::InvalidArgument(item + ": expected NAME=COUNT");
     const std::string name = util::ToLower(item.substr(0, eq));
     const std::string value = item.substr(eq + 1);
-    int64_t* field = name == "cpu" ? &t.cpu : name == "mem" ? &t.mem_mb : name == "node" ? &t.node
-                     : name == "gres/gpu" ? &t.gpu : nullptr;
+    int64_t* field = name == "cpu"        ? &t.cpu
+                     : name == "mem"      ? &t.mem_mb
+                     : name == "node"     ? &t.node
+                     : name == "gres/gpu" ? &t.gpu
+                                          : nullptr;
     if (field == nullptr) {
       return util::InvalidArgument(item + ": unknown TRES (expected cpu, mem, node or gres/gpu)");
     }
@@ -141,7 +152,9 @@ util::Result<TresLimits> ParseTresLimits(std::string_view text) {
       continue;
     }
     auto n = name == "mem" ? util::ParseMemoryMb(value) : util::ParseInt(value);
-    if (!n.ok() || *n < 0) return util::InvalidArgument(item + ": the limit must be a count of at least 0");
+    if (!n.ok() || *n < 0) {
+      return util::InvalidArgument(item + ": the limit must be a count of at least 0");
+    }
     *field = *n;
   }
   return t;
@@ -165,11 +178,13 @@ AccountTable::AccountTable() {
 }
 
 const QosRecord* AccountTable::FindQos(const std::string& name) const {
-  auto it = std::find_if(qos_.begin(), qos_.end(), [&](const QosRecord& q) { return q.name == name; });
+  auto it =
+      std::find_if(qos_.begin(), qos_.end(), [&](const QosRecord& q) { return q.name == name; });
   return it == qos_.end() ? nullptr : &*it;
 }
 
-AccountsOutcome AccountTable::AddQos(const std::vector<std::string>& names, const QosSettings& set) {
+AccountsOutcome AccountTable::AddQos(const std::vector<std::string>& names,
+                                     const QosSettings& set) {
   AccountsOutcome out;
   std::vector<std::string> added;
   for (const std::string& name : names) {
@@ -190,12 +205,14 @@ AccountsOutcome AccountTable::AddQos(const std::vector<std::string>& names, cons
   out.lines.push_back(" Adding QOS(s)");
   for (const std::string& name : added) out.lines.push_back("  " + name);
   out.lines.push_back(" Settings");
-  out.lines.push_back(fmt::format("  {:<15}= {}", "Description", set.description.value_or(added.front())));
+  out.lines.push_back(
+      fmt::format("  {:<15}= {}", "Description", set.description.value_or(added.front())));
   QosSettingLines(set, &out.lines);
   return out;
 }
 
-AccountsOutcome AccountTable::ModifyQos(const std::vector<std::string>& names, const QosSettings& set) {
+AccountsOutcome AccountTable::ModifyQos(const std::vector<std::string>& names,
+                                        const QosSettings& set) {
   AccountsOutcome out;
   std::vector<std::string> changed;
   for (QosRecord& q : qos_) {
@@ -241,7 +258,8 @@ AccountRecord* AccountTable::MutableAccount(const std::string& name) {
 }
 
 const UserRecord* AccountTable::FindUser(const std::string& name) const {
-  auto it = std::find_if(users_.begin(), users_.end(), [&](const UserRecord& u) { return u.name == name; });
+  auto it = std::find_if(users_.begin(), users_.end(),
+                         [&](const UserRecord& u) { return u.name == name; });
   return it == users_.end() ? nullptr : &*it;
 }
 
@@ -265,14 +283,16 @@ const UserAssociation* AccountTable::FindAssociation(const std::string& account,
 
 std::vector<const AccountRecord*> AccountTable::Lineage(const std::string& account) const {
   std::vector<const AccountRecord*> out;
-  for (const AccountRecord* a = FindAccount(account); a != nullptr && out.size() <= accounts_.size();
+  for (const AccountRecord* a = FindAccount(account);
+       a != nullptr && out.size() <= accounts_.size();
        a = a->parent.empty() ? nullptr : FindAccount(a->parent)) {
     out.push_back(a);
   }
   return out;
 }
 
-AssocLimits AccountTable::EffectiveMaxLimits(const std::string& account, const std::string& user) const {
+AssocLimits AccountTable::EffectiveMaxLimits(const std::string& account,
+                                             const std::string& user) const {
   AssocLimits l;
   if (const UserAssociation* a = FindAssociation(account, user)) l = a->limits;
   for (const AccountRecord* up : Lineage(account)) {
@@ -291,7 +311,8 @@ void AccountTable::Sort() {
   std::sort(assocs_.begin(), assocs_.end(), [](const UserAssociation& a, const UserAssociation& b) {
     return std::tie(a.account, a.user) < std::tie(b.account, b.user);
   });
-  std::sort(qos_.begin(), qos_.end(), [](const QosRecord& a, const QosRecord& b) { return a.name < b.name; });
+  std::sort(qos_.begin(), qos_.end(),
+            [](const QosRecord& a, const QosRecord& b) { return a.name < b.name; });
 }
 
 AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
@@ -327,11 +348,14 @@ AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
   out.lines.push_back(" Adding Account(s)");
   for (const std::string& name : added) out.lines.push_back("  " + name);
   out.lines.push_back(" Settings");
-  out.lines.push_back(fmt::format("  {:<16}= {}", "Description", set.description.value_or("Account Name")));
   out.lines.push_back(
-      fmt::format("  {:<16}= {}", "Organization", set.organization.value_or("Parent/Account Name")));
+      fmt::format("  {:<16}= {}", "Description", set.description.value_or("Account Name")));
+  out.lines.push_back(fmt::format("  {:<16}= {}", "Organization",
+                                  set.organization.value_or("Parent/Account Name")));
   out.lines.push_back(" Associations");
-  for (const std::string& name : added) out.lines.push_back(fmt::format("  A = {:<10} C = {:<10}", name, cluster));
+  for (const std::string& name : added) {
+    out.lines.push_back(fmt::format("  A = {:<10} C = {:<10}", name, cluster));
+  }
   if (set.shares || set.parent || set.limits.any()) {
     out.lines.push_back(" Settings");
     if (set.shares) out.lines.push_back(fmt::format("  {:<14}= {}", "Fairshare", *set.shares));
@@ -341,8 +365,8 @@ AccountsOutcome AccountTable::AddAccounts(const std::vector<std::string>& names,
   return out;
 }
 
-AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, const UserSettings& set,
-                                       const std::string& cluster) {
+AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names,
+                                       const UserSettings& set, const std::string& cluster) {
   AccountsOutcome out;
   std::vector<std::string> accounts = set.accounts;
   if (accounts.empty() && set.default_account) accounts.push_back(*set.default_account);
@@ -372,8 +396,8 @@ AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, co
     if (name.empty()) continue;
     UserRecord* user = MutableUser(name);
     if (user == nullptr) {
-      users_.push_back({name, set.default_account.value_or(accounts.front()),
-                        set.admin_level.value_or("None")});
+      users_.push_back(
+          {name, set.default_account.value_or(accounts.front()), set.admin_level.value_or("None")});
       new_users.push_back(name);
     } else if (user->default_account.empty()) {
       user->default_account = set.default_account.value_or(accounts.front());
@@ -409,11 +433,13 @@ AccountsOutcome AccountTable::AddUsers(const std::vector<std::string>& names, co
 }
 
 AccountsOutcome AccountTable::ModifyAccounts(const std::vector<std::string>& names,
-                                             const AccountSettings& set, const std::string& cluster) {
+                                             const AccountSettings& set,
+                                             const std::string& cluster) {
   AccountsOutcome out;
   if (set.parent) {
     if (FindAccount(*set.parent) == nullptr) {
-      out.lines = {fmt::format(" Parent account '{}' doesn't exist on cluster {}", *set.parent, cluster)};
+      out.lines = {
+          fmt::format(" Parent account '{}' doesn't exist on cluster {}", *set.parent, cluster)};
       return out;
     }
     // The new parent may not lie below an account that moves.
@@ -454,13 +480,17 @@ AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
   if (set.default_account) {
     std::vector<std::string> lacking;
     for (const std::string& name : names) {
-      if (FindUser(name) != nullptr && !HasAssociation(*set.default_account, name)) lacking.push_back(name);
+      if (FindUser(name) != nullptr && !HasAssociation(*set.default_account, name)) {
+        lacking.push_back(name);
+      }
     }
     if (!lacking.empty()) {
       out.lines.push_back(fmt::format(
           " Can't modify because these users aren't associated with new default account '{}'...",
           *set.default_account));
-      for (const std::string& name : lacking) out.lines.push_back(fmt::format("  U = {} C = {}", name, cluster));
+      for (const std::string& name : lacking) {
+        out.lines.push_back(fmt::format("  U = {} C = {}", name, cluster));
+      }
       return out;
     }
   }
@@ -482,8 +512,8 @@ AccountsOutcome AccountTable::ModifyUsers(const std::vector<std::string>& names,
       assoc_lines.push_back(AssocLine(a.account, a.user, cluster));
     }
   }
-  return ModifiedReport({{" Modified users...", &user_lines},
-                         {" Modified user associations...", &assoc_lines}});
+  return ModifiedReport(
+      {{" Modified users...", &user_lines}, {" Modified user associations...", &assoc_lines}});
 }
 
 AccountsOutcome AccountTable::DeleteAccounts(const std::vector<std::string>& names) {
@@ -539,9 +569,12 @@ AccountsOutcome AccountTable::DeleteUsers(const std::vector<std::string>& names,
       for (const std::string& account : accounts) {
         if (!HasAssociation(account, name)) continue;
         lines.push_back(AssocLine(account, name, cluster));
-        std::erase_if(assocs_, [&](const UserAssociation& a) { return a.user == name && a.account == account; });
+        std::erase_if(assocs_, [&](const UserAssociation& a) {
+          return a.user == name && a.account == account;
+        });
       }
-      if (UserRecord* u = MutableUser(name); u != nullptr && Contains(accounts, u->default_account)) {
+      if (UserRecord* u = MutableUser(name);
+          u != nullptr && Contains(accounts, u->default_account)) {
         auto other = std::find_if(assocs_.begin(), assocs_.end(),
                                   [&](const UserAssociation& a) { return a.user == name; });
         u->default_account = other == assocs_.end() ? "" : other->account;
@@ -570,12 +603,15 @@ nlohmann::json AccountTable::ToJson() const {
   }
   nlohmann::json users = nlohmann::json::array();
   for (const UserRecord& u : users_) {
-    users.push_back({{"name", u.name}, {"default_account", u.default_account}, {"admin_level", u.admin_level}});
+    users.push_back(
+        {{"name", u.name}, {"default_account", u.default_account}, {"admin_level", u.admin_level}});
   }
   nlohmann::json assocs = nlohmann::json::array();
   for (const UserAssociation& a : assocs_) {
-    assocs.push_back(
-        {{"account", a.account}, {"user", a.user}, {"shares", a.shares}, {"limits", LimitsJson(a.limits)}});
+    assocs.push_back({{"account", a.account},
+                      {"user", a.user},
+                      {"shares", a.shares},
+                      {"limits", LimitsJson(a.limits)}});
   }
   nlohmann::json qos = nlohmann::json::array();
   for (const QosRecord& q : qos_) {
@@ -606,7 +642,8 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
                              LimitsFromJson(a.value("limits", nlohmann::json()))});
     }
     for (const auto& u : j.at("users")) {
-      t.users_.push_back({u.at("name").get<std::string>(), u.at("default_account").get<std::string>(),
+      t.users_.push_back({u.at("name").get<std::string>(),
+                          u.at("default_account").get<std::string>(),
                           u.at("admin_level").get<std::string>()});
     }
     for (const auto& a : j.at("associations")) {
@@ -635,8 +672,12 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
   } catch (const nlohmann::json::exception& e) {
     return util::InvalidArgument(std::string("accounts record: ") + e.what());
   }
-  if (t.FindAccount("root") == nullptr) return util::InvalidArgument("accounts record: no root account");
-  if (t.FindQos("normal") == nullptr) return util::InvalidArgument("accounts record: no normal QOS");
+  if (t.FindAccount("root") == nullptr) {
+    return util::InvalidArgument("accounts record: no root account");
+  }
+  if (t.FindQos("normal") == nullptr) {
+    return util::InvalidArgument("accounts record: no normal QOS");
+  }
   t.Sort();
   return t;
 }

@@ -10,12 +10,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/status.h"
 
@@ -67,7 +66,7 @@ struct AccountRecord {
 
 struct UserRecord {
   std::string name;
-  std::string default_account;  // "" when it has no association left
+  std::string default_account;       // "" when it has no association left
   std::string admin_level = "None";  // None, Operator or Administrator
 };
 
@@ -107,7 +106,7 @@ struct QosRecord {
   int64_t max_wall_s = -1;
   TresLimits max_tres_per_user;  // what one user's running jobs hold together
   TresLimits max_tres_per_job;
-  TresLimits grp_tres;  // what all its running jobs hold together
+  TresLimits grp_tres;         // what all its running jobs hold together
   bool deny_on_limit = false;  // refuse at submission what a limit would hold
   double usage_factor = 1.0;   // fairshare usage is charged times this
 };
@@ -164,8 +163,10 @@ class AccountTable {
   const std::vector<QosRecord>& qos() const { return qos_; }  // by name
   const QosRecord* FindQos(const std::string& name) const;
   const std::vector<AccountRecord>& accounts() const { return accounts_; }  // by name
-  const std::vector<UserRecord>& users() const { return users_; }            // by name
-  const std::vector<UserAssociation>& associations() const { return assocs_; }  // by (account, user)
+  const std::vector<UserRecord>& users() const { return users_; }           // by name
+  const std::vector<UserAssociation>& associations() const {
+    return assocs_;
+  }  // by (account, user)
   const AccountRecord* FindAccount(const std::string& name) const;
   const UserRecord* FindUser(const std::string& name) const;
   bool HasAssociation(const std::string& account, const std::string& user) const;

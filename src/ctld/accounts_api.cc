@@ -1,11 +1,10 @@
 // sacctmgr's changes in the controller: the account table (core/accounts.h)
 // is changed on a copy, stored in the accounting database, and only then
 // swapped in, so a change that cannot be stored changes nothing.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <functional>
-
-#include <fmt/format.h>
 
 #include "ctld/controller.h"
 #include "sched/pipeline.h"
@@ -95,7 +94,8 @@ util::Result<core::QosSettings> QosSettingsOf(const json& set) {
 
 }  // namespace
 
-util::Status Controller::CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const {
+util::Status Controller::CheckLimitsAtSubmit(const core::Job& job,
+                                             sched::SubmitRefusal* why) const {
   const std::string kViolates =
       "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
   // What the user has pending or running that a submission limit counts.
@@ -111,24 +111,28 @@ util::Status Controller::CheckLimitsAtSubmit(const core::Job& job, sched::Submit
     }
     return have;
   };
-  const int64_t adding = job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
+  const int64_t adding =
+      job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
   const core::QosRecord* q = accounts_.FindQos(job.req.qos);
   if (q != nullptr && q->max_submit_jobs_per_user >= 0) {
     const int64_t have = count([&](const core::Job& o) { return o.req.qos == q->name; });
     if (have + adding > q->max_submit_jobs_per_user) {
       why->slurm_line = "QOSMaxSubmitJobPerUserLimit";
-      why->detail = fmt::format("MaxSubmitJobsPerUser={} in QOS {}; {} has {} job(s) pending or running under it",
-                                q->max_submit_jobs_per_user, q->name, job.req.user_name, have);
+      why->detail = fmt::format(
+          "MaxSubmitJobsPerUser={} in QOS {}; {} has {} job(s) pending or running under it",
+          q->max_submit_jobs_per_user, q->name, job.req.user_name, have);
       return util::PermissionDenied(kViolates);
     }
   }
   const core::AssocLimits assoc = accounts_.EffectiveMaxLimits(job.req.account, job.req.user_name);
   if (assoc.max_submit_jobs >= 0) {
-    const int64_t have = count([&](const core::Job& o) { return o.req.account == job.req.account; });
+    const int64_t have =
+        count([&](const core::Job& o) { return o.req.account == job.req.account; });
     if (have + adding > assoc.max_submit_jobs) {
       why->slurm_line = "AssocMaxSubmitJobLimit";
-      why->detail = fmt::format("MaxSubmitJobs={} for {} in account {}; {} job(s) pending or running",
-                                assoc.max_submit_jobs, job.req.user_name, job.req.account, have);
+      why->detail =
+          fmt::format("MaxSubmitJobs={} for {} in account {}; {} job(s) pending or running",
+                      assoc.max_submit_jobs, job.req.user_name, job.req.account, have);
       return util::PermissionDenied(kViolates);
     }
   }
@@ -157,8 +161,9 @@ util::Status Controller::LoadAccounts() {
   }
   if (doc->empty()) return util::Status::Ok();
   json j = json::parse(*doc, nullptr, false);
-  auto table = j.is_discarded() ? util::Result<core::AccountTable>(util::InvalidArgument("not JSON"))
-                                : core::AccountTable::FromJson(j);
+  auto table = j.is_discarded()
+                   ? util::Result<core::AccountTable>(util::InvalidArgument("not JSON"))
+                   : core::AccountTable::FromJson(j);
   if (!table.ok()) {
     return util::Internal("accounts in " + cfg_.state_save_location +
                           "/accounting.db: " + table.status().message());
@@ -168,7 +173,7 @@ util::Status Controller::LoadAccounts() {
 }
 
 util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& request,
-                                                              const Caller& caller) {
+                                                               const Caller& caller) {
   // Operators, and the user musterd runs as (who started a laptop cluster).
   if (!caller.admin && caller.uid != ::getuid()) {
     return util::PermissionDenied("Your user doesn't have privilege to perform this action");
@@ -177,7 +182,8 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
   const std::string entity = request.value("entity", "");
   const std::vector<std::string> names = Names(request, "names");
   const json set = request.value("set", json::object());
-  const std::vector<std::string> where_accounts = Names(request.value("where", json::object()), "accounts");
+  const std::vector<std::string> where_accounts =
+      Names(request.value("where", json::object()), "accounts");
   if (names.empty()) return util::InvalidArgument("No names given");
   auto shares = Shares(set);
   if (!shares.ok()) return shares.status();
@@ -187,8 +193,8 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
   auto limits = LimitSettingsOf(set);
   if (!limits.ok()) return limits.status();
   if (entity == "account") {
-    core::AccountSettings s{Text(set, "description"), Text(set, "organization"), Text(set, "parent"),
-                            *shares, *limits};
+    core::AccountSettings s{Text(set, "description"), Text(set, "organization"),
+                            Text(set, "parent"), *shares, *limits};
     if (action == "add") {
       out = changed.AddAccounts(names, s, cluster);
     } else if (action == "modify") {

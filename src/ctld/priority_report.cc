@@ -142,8 +142,11 @@ json Controller::SharesReport() {
                     {"level_fs", Finite(r.level_fs)},
                     {"fairshare", r.fairshare},
                     {"tres_run_mins",
-                     {{"cpu", t.cpus}, {"mem", t.mem_mb}, {"node", t.nodes},
-                      {"billing", t.billing}, {"gres/gpu", t.gpus}}}});
+                     {{"cpu", t.cpus},
+                      {"mem", t.mem_mb},
+                      {"node", t.nodes},
+                      {"billing", t.billing},
+                      {"gres/gpu", t.gpus}}}});
   }
   return {{"fair_tree", cfg_.priority.fair_tree}, {"rows", rows}};
 }

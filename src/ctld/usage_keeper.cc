@@ -58,7 +58,8 @@ void UsageKeeper::Advance(int64_t now, const std::vector<sched::UsageCharge>& ru
 sched::ShareTree UsageKeeper::Shares(std::vector<sched::AssocKey> also,
                                      const core::AccountTable& table) const {
   for (const auto& [key, used] : ledger_.usage()) also.push_back(key);
-  std::erase_if(also, [&](const sched::AssocKey& k) { return table.HasAssociation(k.first, k.second); });
+  std::erase_if(also,
+                [&](const sched::AssocKey& k) { return table.HasAssociation(k.first, k.second); });
   std::vector<sched::Association> assocs = sched::DefaultAssociations(also);
   // sacctmgr's accounts replace the defaults of the same name.
   std::erase_if(assocs, [&](const sched::Association& a) {
@@ -73,6 +74,8 @@ sched::ShareTree UsageKeeper::Shares(std::vector<sched::AssocKey> also,
   return sched::ShareTree::Build(assocs, ledger_.usage(), fair_tree_);
 }
 
-util::Status UsageKeeper::Save() { return util::WriteFileAtomically(path_, ledger_.ToJson().dump()); }
+util::Status UsageKeeper::Save() {
+  return util::WriteFileAtomically(path_, ledger_.ToJson().dump());
+}
 
 }  // namespace muster::ctld

@@ -32,14 +32,17 @@ class Builder {
       if (a.user.empty()) Account(a.account).shares = a.shares;
     }
     for (const Association& a : assocs) {
-      if (a.user.empty() && a.account != "root") SetParent(accounts_.at(a.account), a.parent_account);
+      if (a.user.empty() && a.account != "root") {
+        SetParent(accounts_.at(a.account), a.parent_account);
+      }
     }
     for (const auto& [name, i] : accounts_) {
       if (i != 0 && nodes_[i].parent < 0) Attach(i, 0);
     }
     for (const Association& a : assocs) {
       if (a.user.empty() || users_.count({a.account, a.user}) != 0) continue;
-      const int parent = accounts_.count(a.account) != 0 ? accounts_.at(a.account) : NewAccount(a.account);
+      const int parent =
+          accounts_.count(a.account) != 0 ? accounts_.at(a.account) : NewAccount(a.account);
       const int i = static_cast<int>(nodes_.size());
       nodes_.push_back(TreeNode{a.account, a.user, a.shares, -1, {}, 0, 0, 0, 0, 0});
       users_[{a.account, a.user}] = i;
@@ -86,13 +89,14 @@ class Builder {
         // its own usage and, beyond the root's children, its share of what
         // its parent used beyond it.
         global_shares[i] = n.norm_shares * (n.parent == 0 ? 1 : global_shares[n.parent]);
-        effective[i] = n.parent == 0 ? row.norm_usage
-                                     : row.norm_usage + (effective[n.parent] - row.norm_usage) *
-                                                            n.norm_shares;
+        effective[i] =
+            n.parent == 0 ? row.norm_usage
+                          : row.norm_usage + (effective[n.parent] - row.norm_usage) * n.norm_shares;
         row.norm_shares = global_shares[i];
         row.effective_usage = effective[i];
         if (!n.user.empty()) {
-          row.fairshare = row.norm_shares > 0 ? std::exp2(-row.effective_usage / row.norm_shares) : 0;
+          row.fairshare =
+              row.norm_shares > 0 ? std::exp2(-row.effective_usage / row.norm_shares) : 0;
           (*factors)[{n.account, n.user}] = row.fairshare;
         }
       }
@@ -110,7 +114,9 @@ class Builder {
   }
 
  private:
-  TreeNode& Account(const std::string& name) { return nodes_[accounts_.count(name) ? accounts_.at(name) : NewAccount(name)]; }
+  TreeNode& Account(const std::string& name) {
+    return nodes_[accounts_.count(name) ? accounts_.at(name) : NewAccount(name)];
+  }
 
   int NewAccount(const std::string& name) {
     const int i = static_cast<int>(nodes_.size());
@@ -125,7 +131,8 @@ class Builder {
     if (nodes_[i].parent >= 0) return;
     int parent = 0;
     if (!parent_name.empty() && parent_name != nodes_[i].account) {
-      parent = accounts_.count(parent_name) != 0 ? accounts_.at(parent_name) : NewAccount(parent_name);
+      parent =
+          accounts_.count(parent_name) != 0 ? accounts_.at(parent_name) : NewAccount(parent_name);
       if (nodes_[parent].parent < 0 && parent != 0) Attach(parent, 0);
       for (int up = parent; up >= 0; up = nodes_[up].parent) {
         if (up == i) parent = 0;
@@ -153,7 +160,7 @@ class Builder {
       TreeNode& child = nodes_[c];
       child.norm_shares = shares > 0 ? static_cast<double>(child.shares) / shares : 0;
       child.level_usage = usage > 0 ? child.usage / usage : 0;
-      child.level_fs = child.norm_shares == 0 ? 0
+      child.level_fs = child.norm_shares == 0   ? 0
                        : child.level_usage == 0 ? kInf
                                                 : child.norm_shares / child.level_usage;
       Level(c, depth + 1);
@@ -188,7 +195,8 @@ class Builder {
           merged.insert(merged.end(), n.children.begin(), n.children.end());
           continue;
         }
-        (*factors)[{n.account, n.user}] = n.shares > 0 && users > 0 ? static_cast<double>(rank) / users : 0;
+        (*factors)[{n.account, n.user}] =
+            n.shares > 0 && users > 0 ? static_cast<double>(rank) / users : 0;
         ++*visited;
       }
       if (!merged.empty()) RankLevel(std::move(merged), users, visited, factors);

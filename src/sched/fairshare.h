@@ -42,15 +42,15 @@ struct Association {
 // One row of sshare: an association and its figures.
 struct ShareRow {
   std::string account;
-  std::string user;  // "" for an account
-  int depth = 0;     // root 0, its children 1, ...
-  int64_t raw_shares = 0;    // root: none (0)
+  std::string user;        // "" for an account
+  int depth = 0;           // root 0, its children 1, ...
+  int64_t raw_shares = 0;  // root: none (0)
   double norm_shares = 0;
-  double raw_usage = 0;      // billing-seconds, decayed; an account's is its subtree's
-  double norm_usage = 0;     // raw_usage / the root's
+  double raw_usage = 0;   // billing-seconds, decayed; an account's is its subtree's
+  double norm_usage = 0;  // raw_usage / the root's
   double effective_usage = 0;
-  double level_fs = 0;       // Fair Tree only; +inf without usage
-  double fairshare = 0;      // user rows only
+  double level_fs = 0;   // Fair Tree only; +inf without usage
+  double fairshare = 0;  // user rows only
 };
 
 class ShareTree {

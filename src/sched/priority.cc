@@ -71,10 +71,13 @@ PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTre
     if (!cfg.priority.weight_tres.empty()) by_name.emplace(n.name, &n);
   }
   int max_factor = 0;
-  for (const core::Partition& p : cfg.partitions) max_factor = std::max(max_factor, p.priority_job_factor);
+  for (const core::Partition& p : cfg.partitions) {
+    max_factor = std::max(max_factor, p.priority_job_factor);
+  }
   for (const core::Partition& p : cfg.partitions) {
     PartitionTotals& t = partitions_[p.name];
-    t.partition_factor = max_factor > 0 ? static_cast<double>(p.priority_job_factor) / max_factor : 0;
+    t.partition_factor =
+        max_factor > 0 ? static_cast<double>(p.priority_job_factor) / max_factor : 0;
     core::Job probe;
     probe.partition = p.name;
     t.memory = cfg.MemoryDefaultsFor(probe);
@@ -90,7 +93,8 @@ PriorityCalculator::PriorityCalculator(const config::Config& cfg, const ShareTre
   }
 }
 
-const PriorityCalculator::PartitionTotals* PriorityCalculator::TotalsOf(const core::Job& job) const {
+const PriorityCalculator::PartitionTotals* PriorityCalculator::TotalsOf(
+    const core::Job& job) const {
   const std::string first = job.partition.substr(0, job.partition.find(','));
   auto it = partitions_.find(first);
   return it == partitions_.end() ? nullptr : &it->second;
@@ -108,7 +112,9 @@ PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
   if (shares_ != nullptr) f.fairshare = shares_->Factor(job.req.account, job.req.user_name);
   if (accounts_ != nullptr && max_qos_priority_ > 0) {
     const core::QosRecord* q = accounts_->FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
-    if (q != nullptr) f.qos = static_cast<double>(std::max<int64_t>(q->priority, 0)) / max_qos_priority_;
+    if (q != nullptr) {
+      f.qos = static_cast<double>(std::max<int64_t>(q->priority, 0)) / max_qos_priority_;
+    }
   }
   const PartitionTotals* totals = TotalsOf(job);
   const core::Tres tres =

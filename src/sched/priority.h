@@ -68,7 +68,7 @@ class PriorityCalculator {
   struct PartitionTotals {
     double partition_factor = 0;
     core::MemoryDefaults memory;  // what its jobs get when they do not say
-    std::vector<double> tres;  // per weight_tres entry: the partition's total
+    std::vector<double> tres;     // per weight_tres entry: the partition's total
   };
   const PartitionTotals* TotalsOf(const core::Job& job) const;
 

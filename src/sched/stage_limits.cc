@@ -26,8 +26,8 @@ PendingReason FirstPassed(std::span<const Limit> limits, const std::string& wher
                           const std::string& holder, std::string* detail) {
   for (const Limit& l : limits) {
     if (l.limit < 0 || l.have + l.want <= l.limit) continue;
-    *detail = fmt::format("{}={} in {}; {} hold {} and this job needs {} more", l.key, l.limit, where,
-                          holder, l.have, l.want);
+    *detail = fmt::format("{}={} in {}; {} hold {} and this job needs {} more", l.key, l.limit,
+                          where, holder, l.have, l.want);
     return l.reason;
   }
   return PendingReason::kNone;
@@ -49,9 +49,9 @@ PendingReason CheckWall(int64_t max_wall_s, const core::Job& job, PendingReason 
   if (max_wall_s < 0 || (job.time_limit_s >= 0 && job.time_limit_s <= max_wall_s)) {
     return PendingReason::kNone;
   }
-  *detail = fmt::format("MaxWall={} in {}; the job's time limit is {}",
-                        util::FormatDurationLong(max_wall_s), where,
-                        job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
+  *detail = fmt::format(
+      "MaxWall={} in {}; the job's time limit is {}", util::FormatDurationLong(max_wall_s), where,
+      job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
   return reason;
 }
 
@@ -103,7 +103,8 @@ PendingReason LimitUsage::Check(const core::Job& job, std::string* detail) const
   return CheckWant(job, core::JobTres(job, cfg_.MemoryDefaultsFor(job)), detail);
 }
 
-PendingReason LimitUsage::CheckAlloc(const core::Job& job, const std::vector<core::NodeAlloc>& alloc,
+PendingReason LimitUsage::CheckAlloc(const core::Job& job,
+                                     const std::vector<core::NodeAlloc>& alloc,
                                      std::string* detail) const {
   if (table_ == nullptr) return PendingReason::kNone;
   const Held h = Of(alloc);
@@ -148,16 +149,18 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
       {pu.mem_mb, u.mem_mb, want.mem_mb, PendingReason::kQosMaxMemPerUser, "MaxTRESPerUser mem"},
       {pu.node, u.node, want.nodes, PendingReason::kQosMaxNodePerUser, "MaxTRESPerUser node"},
       {pu.gpu, u.gpu, want.gpus, PendingReason::kQosMaxGresPerUser, "MaxTRESPerUser gres/gpu"}};
-  const std::string who = job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
+  const std::string who =
+      job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
   r = FirstPassed(per_user, where, who + "'s running jobs", detail);
   if (r != PendingReason::kNone) return r;
   const Held g = held(by_qos_, q->name);
   const core::TresLimits& gt = q->grp_tres;
-  const Limit group[] = {{q->grp_jobs, g.jobs, 1, PendingReason::kQosGrpJobs, "GrpJobs"},
-                         {gt.cpu, g.cpu, want.cpus, PendingReason::kQosGrpCpu, "GrpTRES cpu"},
-                         {gt.mem_mb, g.mem_mb, want.mem_mb, PendingReason::kQosGrpMem, "GrpTRES mem"},
-                         {gt.node, g.node, want.nodes, PendingReason::kQosGrpNode, "GrpTRES node"},
-                         {gt.gpu, g.gpu, want.gpus, PendingReason::kQosGrpGres, "GrpTRES gres/gpu"}};
+  const Limit group[] = {
+      {q->grp_jobs, g.jobs, 1, PendingReason::kQosGrpJobs, "GrpJobs"},
+      {gt.cpu, g.cpu, want.cpus, PendingReason::kQosGrpCpu, "GrpTRES cpu"},
+      {gt.mem_mb, g.mem_mb, want.mem_mb, PendingReason::kQosGrpMem, "GrpTRES mem"},
+      {gt.node, g.node, want.nodes, PendingReason::kQosGrpNode, "GrpTRES node"},
+      {gt.gpu, g.gpu, want.gpus, PendingReason::kQosGrpGres, "GrpTRES gres/gpu"}};
   return FirstPassed(group, where, "its running jobs", detail);
 }
 
@@ -179,11 +182,12 @@ PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& wan
   if (r != PendingReason::kNone) return r;
   auto group = [&](const core::AssocLimits& l, const Held& h, const std::string& at) {
     const core::TresLimits& t = l.grp_tres;
-    const Limit limits[] = {{l.grp_jobs, h.jobs, 1, PendingReason::kAssocGrpJobs, "GrpJobs"},
-                            {t.cpu, h.cpu, want.cpus, PendingReason::kAssocGrpCpu, "GrpTRES cpu"},
-                            {t.mem_mb, h.mem_mb, want.mem_mb, PendingReason::kAssocGrpMem, "GrpTRES mem"},
-                            {t.node, h.node, want.nodes, PendingReason::kAssocGrpNode, "GrpTRES node"},
-                            {t.gpu, h.gpu, want.gpus, PendingReason::kAssocGrpGres, "GrpTRES gres/gpu"}};
+    const Limit limits[] = {
+        {l.grp_jobs, h.jobs, 1, PendingReason::kAssocGrpJobs, "GrpJobs"},
+        {t.cpu, h.cpu, want.cpus, PendingReason::kAssocGrpCpu, "GrpTRES cpu"},
+        {t.mem_mb, h.mem_mb, want.mem_mb, PendingReason::kAssocGrpMem, "GrpTRES mem"},
+        {t.node, h.node, want.nodes, PendingReason::kAssocGrpNode, "GrpTRES node"},
+        {t.gpu, h.gpu, want.gpus, PendingReason::kAssocGrpGres, "GrpTRES gres/gpu"}};
     return FirstPassed(limits, at, "its running jobs", detail);
   };
   if (const core::UserAssociation* a = table_->FindAssociation(account, user)) {

@@ -70,7 +70,9 @@ void UsageLedger::Advance(int64_t now, const std::vector<UsageCharge>& running) 
 
 void UsageLedger::ChargeEnded(const UsageCharge& job, int64_t end) {
   const int64_t from = std::max(job.start, time_);
-  if (end > from && job.billing > 0) usage_[job.key] += job.billing * static_cast<double>(end - from);
+  if (end > from && job.billing > 0) {
+    usage_[job.key] += job.billing * static_cast<double>(end - from);
+  }
 }
 
 nlohmann::json UsageLedger::ToJson() const {

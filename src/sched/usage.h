@@ -12,9 +12,8 @@
 
 #include <cstdint>
 #include <map>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "config/config.h"
 #include "sched/fairshare.h"

@@ -33,7 +33,8 @@ Status WriteFileAtomically(const std::string& path, std::string_view text) {
   ::close(fd);
   if (!st.ok()) return st;
   if (::rename(tmp.c_str(), path.c_str()) != 0) return Errno("cannot rename", tmp);
-  const std::string dir = path.substr(0, path.rfind('/') == std::string::npos ? 1 : path.rfind('/'));
+  const std::string dir =
+      path.substr(0, path.rfind('/') == std::string::npos ? 1 : path.rfind('/'));
   int dfd = ::open(path.find('/') == std::string::npos ? "." : dir.c_str(),
                    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dfd >= 0) {
