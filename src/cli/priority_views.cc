@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "cli/render/format_util.h"
 #include "util/getopt.h"
 #include "util/strings.h"
 
@@ -449,30 +450,23 @@ std::string SshareUsage() {
 
 std::string RenderSshare(const SshareOptions& opts, const json& report, const std::string& caller) {
   const std::vector<ShareColumn> cols = ShareColumns(opts.long_format, opts.users_only);
-  auto line = [&](const std::function<std::string(const ShareColumn&)>& cell) {
+  auto line = [&](const std::function<std::string(const ShareColumn&)>& cell, bool header) {
     std::string out;
     for (size_t k = 0; k < cols.size(); ++k) {
-      const ShareColumn& c = cols[k];
-      std::string v = cell(c);
       if (opts.parsable != 0) {
-        out += v;
-        if (k + 1 < cols.size() || opts.parsable == 1) out += '|';
-        continue;
+        render::AppendParsableCell(&out, cell(cols[k]), k == 0, opts.parsable);
+      } else {
+        render::AppendAccountingCell(&out, cell(cols[k]), cols[k].width, cols[k].right, header);
       }
-      if (static_cast<int>(v.size()) > c.width) {
-        v = v.substr(0, static_cast<size_t>(c.width - 1)) + "+";
-      }
-      const std::string pad(static_cast<size_t>(c.width) - v.size(), ' ');
-      out += (c.right ? pad + v : v + pad) + " ";
     }
     return out + "\n";
   };
   std::string out;
   if (!opts.noheader) {
-    out += line([](const ShareColumn& c) { return std::string(c.header); });
+    out += line([](const ShareColumn& c) { return std::string(c.header); }, true);
     if (opts.parsable == 0) {
-      out +=
-          line([](const ShareColumn& c) { return std::string(static_cast<size_t>(c.width), '-'); });
+      out += line(
+          [](const ShareColumn& c) { return std::string(static_cast<size_t>(c.width), '-'); }, true);
     }
   }
   auto listed = [](const std::vector<std::string>& list, const std::string& v) {
@@ -497,7 +491,7 @@ std::string RenderSshare(const SshareOptions& opts, const json& report, const st
           !opts.users.empty() ? listed(opts.users, user) : opts.all || user == caller;
       if (!wanted) continue;
     }
-    out += line([&](const ShareColumn& c) { return c.value(row, depth); });
+    out += line([&](const ShareColumn& c) { return c.value(row, depth); }, false);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <functional>
 
+#include "cli/render/format_util.h"
 #include "core/accounts.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -244,12 +245,8 @@ std::function<std::string(const json&)> LimitTres(const char* key) {
   };
 }
 
-std::string Wall(int64_t s) {
-  if (s < 0) return "";
-  return s >= 86400 ? fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600,
-                                  s % 3600 / 60, s % 60)
-                    : fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
-}
+// MaxWall as sacctmgr lists it ("01:00:00", "2-00:00:00"); blank for none.
+std::string Wall(int64_t s) { return s < 0 ? "" : util::FormatDurationLong(s); }
 
 std::string LimitWall(const json& r) {
   return r.contains("limits") ? Wall(r["limits"].value("max_wall_s", int64_t{-1})) : "";
@@ -638,29 +635,29 @@ util::Result<std::string> RenderSacctmgrList(const SacctmgrCommand& cmd, const j
       rows.push_back(std::move(r));
     }
   }
-  auto line = [&](const std::function<std::string(const Column&)>& cell) {
+  // sacctmgr's columns are right-justified.
+  auto line = [&](const std::function<std::string(const Column&)>& cell, bool header) {
     std::string out;
     for (size_t k = 0; k < cols.size(); ++k) {
-      std::string v = cell(cols[k]);
       if (cmd.parsable != 0) {
-        out += v;
-        if (k + 1 < cols.size() || cmd.parsable == 1) out += '|';
-        continue;
+        render::AppendParsableCell(&out, cell(cols[k]), k == 0, cmd.parsable);
+      } else {
+        render::AppendAccountingCell(&out, cell(cols[k]), cols[k].width, true, header);
       }
-      const size_t w = static_cast<size_t>(cols[k].width);
-      if (v.size() > w) v = v.substr(0, w - 1) + "+";
-      out += std::string(w - v.size(), ' ') + v + " ";
     }
     return out + "\n";
   };
   std::string out;
   if (!cmd.noheader) {
-    out += line([](const Column& c) { return std::string(c.field->header); });
+    out += line([](const Column& c) { return std::string(c.field->header); }, true);
     if (cmd.parsable == 0) {
-      out += line([](const Column& c) { return std::string(static_cast<size_t>(c.width), '-'); });
+      out += line([](const Column& c) { return std::string(static_cast<size_t>(c.width), '-'); },
+                  true);
     }
   }
-  for (const json& r : rows) out += line([&](const Column& c) { return c.field->value(r); });
+  for (const json& r : rows) {
+    out += line([&](const Column& c) { return c.field->value(r); }, false);
+  }
   return out;
 }
 

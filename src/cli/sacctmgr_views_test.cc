@@ -39,6 +39,10 @@ TEST(Sacctmgr, ListsAsSlurm) {
             "        ml            anchor ml               anchor \n"
             "  research      anchor research               anchor \n"
             "      root default root account                 root \n");
+  // Narrow columns: values cut with a '+', headers without (the oracle's
+  // sacctmgr list account format=account%5,descr%4).
+  EXPECT_EQ(List({"list", "account", "format=account%5,descr%4"}),
+            "Accou Desc \n----- ---- \n   ml anc+ \nrese+ anc+ \n root def+ \n");
   EXPECT_EQ(List({"list", "user"}),
             "      User   Def Acct     Admin \n"
             "---------- ---------- --------- \n"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "util/slurm_time.h"
 #include "util/strings.h"
 
 namespace muster::core {
@@ -17,13 +18,6 @@ bool Contains(const std::vector<std::string>& list, const std::string& v) {
 std::string AssocLine(const std::string& account, const std::string& user,
                       const std::string& cluster) {
   return fmt::format("  C = {:<10} A = {:<20} U = {:<9}", cluster, account, user);
-}
-
-std::string FormatWall(int64_t s) {
-  if (s >= 86400) {
-    return fmt::format("{}-{:02}:{:02}:{:02}", s / 86400, s % 86400 / 3600, s % 3600 / 60, s % 60);
-  }
-  return fmt::format("{:02}:{:02}:{:02}", s / 3600, s % 3600 / 60, s % 60);
 }
 
 // sacctmgr's report of the QOS settings given, by Slurm's names.
@@ -41,7 +35,7 @@ void QosSettingLines(const QosSettings& set, std::vector<std::string>* lines) {
   }
   if (set.max_tres_per_job) line("MaxTRESPerJob", FormatTresLimits(*set.max_tres_per_job));
   if (set.max_tres_per_user) line("MaxTRESPerUser", FormatTresLimits(*set.max_tres_per_user));
-  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : FormatWall(*set.max_wall_s));
+  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : util::FormatDurationLong(*set.max_wall_s));
   if (set.priority) line("Priority", std::to_string(*set.priority));
   if (set.usage_factor) line("UsageFactor", fmt::format("{:.6f}", *set.usage_factor));
 }
@@ -78,7 +72,7 @@ void LimitLines(const AssocLimitSettings& set, std::vector<std::string>* lines) 
   if (set.grp_tres) line("GrpTRES", FormatTresLimits(*set.grp_tres));
   if (set.max_jobs) line("MaxJobs", count(*set.max_jobs));
   if (set.max_submit_jobs) line("MaxSubmitJobs", count(*set.max_submit_jobs));
-  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : FormatWall(*set.max_wall_s));
+  if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : util::FormatDurationLong(*set.max_wall_s));
 }
 
 nlohmann::json TresJson(const TresLimits& t);

@@ -151,6 +151,12 @@ class LimitUsage {
     int64_t gpu = 0;
   };
   static Held Of(const std::vector<core::NodeAlloc>& alloc);
+  // What `map` holds under `key`; nothing when absent.
+  template <typename Map, typename Key>
+  static Held HeldIn(const Map& map, const Key& key) {
+    auto it = map.find(key);
+    return it == map.end() ? Held{} : it->second;
+  }
   const core::QosRecord* QosOf(const core::Job& job) const;
   core::PendingReason CheckWant(const core::Job& job, const core::Tres& want, std::string* detail) const;
   core::PendingReason CheckQos(const core::Job& job, const core::Tres& want, std::string* detail) const;

@@ -137,11 +137,7 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
       {pj.gpu, 0, want.gpus, PendingReason::kQosMaxGresPerJob, "MaxTRESPerJob gres/gpu"}};
   r = FirstOverPerJob(per_job, where, detail);
   if (r != PendingReason::kNone) return r;
-  auto held = [](const auto& map, const auto& key) {
-    auto it = map.find(key);
-    return it == map.end() ? Held{} : it->second;
-  };
-  const Held u = held(by_user_, std::make_pair(q->name, job.req.uid));
+  const Held u = HeldIn(by_user_, std::make_pair(q->name, job.req.uid));
   const core::TresLimits& pu = q->max_tres_per_user;
   const Limit per_user[] = {
       {q->max_jobs_per_user, u.jobs, 1, PendingReason::kQosMaxJobsPerUser, "MaxJobsPerUser"},
@@ -153,7 +149,7 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
       job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
   r = FirstPassed(per_user, where, who + "'s running jobs", detail);
   if (r != PendingReason::kNone) return r;
-  const Held g = held(by_qos_, q->name);
+  const Held g = HeldIn(by_qos_, q->name);
   const core::TresLimits& gt = q->grp_tres;
   const Limit group[] = {
       {q->grp_jobs, g.jobs, 1, PendingReason::kQosGrpJobs, "GrpJobs"},
@@ -172,11 +168,7 @@ PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& wan
   const core::AssocLimits max = table_->EffectiveMaxLimits(account, user);
   PendingReason r = CheckWall(max.max_wall_s, job, PendingReason::kAssocMaxWall, where, detail);
   if (r != PendingReason::kNone) return r;
-  auto held = [](const auto& map, const auto& key) {
-    auto it = map.find(key);
-    return it == map.end() ? Held{} : it->second;
-  };
-  const Held mine = held(by_assoc_, std::make_pair(account, user));
+  const Held mine = HeldIn(by_assoc_, std::make_pair(account, user));
   const Limit max_jobs[] = {{max.max_jobs, mine.jobs, 1, PendingReason::kAssocMaxJobs, "MaxJobs"}};
   r = FirstPassed(max_jobs, where, "its running jobs", detail);
   if (r != PendingReason::kNone) return r;
@@ -195,7 +187,7 @@ PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& wan
     if (r != PendingReason::kNone) return r;
   }
   for (const core::AccountRecord* a : table_->Lineage(account)) {
-    r = group(a->limits, held(by_account_, a->name), "account " + a->name);
+    r = group(a->limits, HeldIn(by_account_, a->name), "account " + a->name);
     if (r != PendingReason::kNone) return r;
   }
   return PendingReason::kNone;

@@ -16,6 +16,25 @@ namespace muster::render {
 
 // ---- widths ----
 
+void AppendAccountingCell(std::string* out, std::string_view value, int width, bool right,
+                          bool header) {
+  std::string s(value);
+  if (static_cast<int>(s.size()) > width) {
+    s = header ? s.substr(0, static_cast<size_t>(std::max(width, 0)))
+               : s.substr(0, static_cast<size_t>(width > 0 ? width - 1 : 0)) + "+";
+  }
+  if (width > 0 && static_cast<int>(s.size()) > width) s.resize(static_cast<size_t>(width));
+  const std::string pad(static_cast<size_t>(std::max<int>(0, width - static_cast<int>(s.size()))), ' ');
+  *out += right ? pad + s : s + pad;
+  *out += ' ';
+}
+
+void AppendParsableCell(std::string* out, std::string_view value, bool first, int parsable) {
+  if (!first && parsable == 2) *out += '|';
+  *out += value;
+  if (parsable == 1) *out += '|';
+}
+
 void AppendField(std::string* out, std::string_view value, int width, bool right, bool null_value) {
   if (width <= 0) {
     out->append(value);

@@ -31,6 +31,16 @@ void AppendField(std::string* out, std::string_view value, int width, bool right
                  bool null_value = false);
 std::string FitField(std::string_view value, int width, bool right, bool null_value = false);
 
+// A cell of the tables of Slurm's accounting commands (sacct, sacctmgr,
+// sshare), followed by a space: the value fitted to `width`, cut when
+// longer to width-1 characters and a '+' (a header to the width, without
+// the '+'), padded on the left when `right`.
+void AppendAccountingCell(std::string* out, std::string_view value, int width, bool right,
+                          bool header);
+// The same tables with -p (`parsable` 1: '|' after every cell) or -P (2:
+// '|' between cells).
+void AppendParsableCell(std::string* out, std::string_view value, bool first, int parsable);
+
 // A column width in a format: the decimal digits of `s` from *pos on (none
 // is 0), *pos moved past them. At most 100000, whatever is written: musterd
 // pads every row to it.

@@ -344,16 +344,6 @@ Result<std::vector<Column>> ParseColumns(const std::string& format) {
   return cols;
 }
 
-// sacct's fixed-width cell: cut to width-1 plus '+', then padded.
-void AppendCell(std::string* out, const std::string& v, const Column& c) {
-  std::string s = v;
-  if (static_cast<int>(s.size()) > c.width) s = s.substr(0, c.width > 0 ? c.width - 1 : 0) + "+";
-  if (c.width > 0 && static_cast<int>(s.size()) > c.width) s.resize(c.width);
-  const std::string pad(static_cast<size_t>(std::max<int>(0, c.width - static_cast<int>(s.size()))), ' ');
-  *out += c.right ? pad + s : s + pad;
-  *out += ' ';
-}
-
 const std::map<std::string, std::string>& StateAbbrevs() {
   static const std::map<std::string, std::string> kStates = {
       {"BF", "BOOT_FAIL"}, {"CA", "CANCELLED"}, {"CD", "COMPLETED"}, {"DL", "DEADLINE"},
@@ -675,12 +665,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
       }
       out += '\n';
     } else {
-      for (const auto& c : cols) {
-        Column h = c;
-        std::string name = c.def->name;
-        if (static_cast<int>(name.size()) > c.width) name.resize(static_cast<size_t>(c.width));
-        AppendCell(&out, name, h);
-      }
+      for (const auto& c : cols) AppendAccountingCell(&out, c.def->name, c.width, c.right, true);
       out += '\n';
       for (const auto& c : cols) out += std::string(static_cast<size_t>(c.width), '-') + ' ';
       out += '\n';
@@ -695,7 +680,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
         out += v;
         if (req.parsable) out += '|';
       } else {
-        AppendCell(&out, v, cols[i]);
+        AppendAccountingCell(&out, v, cols[i].width, cols[i].right, false);
       }
     }
     out += '\n';
