@@ -512,6 +512,7 @@ class Parser {
   Status SetControlHost(const Pair& p);
   Status SetAuthInfo(const Pair& p);
   Status SetSchedulerParameters(const Pair& p);
+  Status SetBackfillParameter(const Pair& p, const std::string& name, std::string_view value);
   // PriorityType and the priority/multifactor keys; false when `p` is none.
   std::optional<Status> SetPriority(const Pair& p);
   Status SetApiParameters(const Pair& p);
@@ -946,19 +947,62 @@ Status Parser::SetSchedulerParameters(const Pair& p) {
   cfg_.kill_invalid_depend = false;
   cfg_.enable_user_top = false;
   cfg_.max_script_size = core::kDefaultMaxScriptSize;
+  cfg_.bf = BackfillConfig{};
   for (const std::string& flag : cfg_.scheduler_parameters) {
+    if (util::EqualsIgnoreCase(flag, "bf_continue")) cfg_.bf.continue_after_yield = true;
     if (util::EqualsIgnoreCase(flag, "kill_invalid_depend")) cfg_.kill_invalid_depend = true;
     if (util::EqualsIgnoreCase(flag, "enable_user_top")) cfg_.enable_user_top = true;
     const size_t eq = flag.find('=');
     if (eq == std::string::npos) continue;
-    if (util::EqualsIgnoreCase(util::Trim(flag.substr(0, eq)), "max_script_size")) {
+    const std::string name = util::ToLower(util::Trim(std::string_view(flag).substr(0, eq)));
+    const std::string_view value = util::Trim(std::string_view(flag).substr(eq + 1));
+    if (name.starts_with("bf_")) {
+      Status s = SetBackfillParameter(p, name, value);
+      if (!s.ok()) return s;
+      continue;
+    }
+    if (name == "max_script_size") {
       // Up to 1 GiB: musterd holds a pending script in memory while it
       // writes it to the payload store.
-      Result<int64_t> n =
-          ItemInt(p, "max_script_size", util::Trim(flag.substr(eq + 1)), 1, 1 << 30);
+      Result<int64_t> n = ItemInt(p, "max_script_size", value, 1, 1 << 30);
       if (!n.ok()) return n.status();
       cfg_.max_script_size = *n;
     }
+  }
+  return Status::Ok();
+}
+
+// One bf_NAME=VALUE item of SchedulerParameters. Those the planner has no
+// use for (bf_yield_interval, bf_busy_nodes, ...) are kept for `scontrol
+// show config` only, as every unknown item is.
+Status Parser::SetBackfillParameter(const Pair& p, const std::string& name,
+                                    std::string_view value) {
+  BackfillConfig& bf = cfg_.bf;
+  if (name == "bf_window") {
+    // Minutes, up to 30 days as in Slurm.
+    Result<int64_t> n = ItemInt(p, name, value, 1, 43200);
+    if (!n.ok()) return n.status();
+    bf.window_s = *n * 60;
+  } else if (name == "bf_resolution") {
+    Result<int64_t> n = ItemInt(p, name, value, 1, 3600);
+    if (!n.ok()) return n.status();
+    bf.resolution_s = *n;
+  } else if (name == "bf_max_job_test") {
+    Result<int64_t> n = ItemInt(p, name, value, 1, 1000000);
+    if (!n.ok()) return n.status();
+    bf.max_job_test = static_cast<int>(*n);
+  } else if (name == "bf_max_job_user") {
+    Result<int64_t> n = ItemInt(p, name, value, 0, 1000000);
+    if (!n.ok()) return n.status();
+    bf.max_job_user = static_cast<int>(*n);
+  } else if (name == "bf_min_prio_reserve") {
+    Result<int64_t> n = ItemInt(p, name, value, 0, UINT32_MAX);
+    if (!n.ok()) return n.status();
+    bf.min_prio_reserve = *n;
+  } else if (name == "bf_interval") {
+    Result<int64_t> n = ItemInt(p, name, value, 1, 10800);
+    if (!n.ok()) return n.status();
+    bf.interval_s = static_cast<int>(*n);
   }
   return Status::Ok();
 }

@@ -99,6 +99,19 @@ struct PriorityConfig {
   int64_t calc_period_s = 300;  // PriorityCalcPeriod: how often usage is charged and saved
 };
 
+// The backfill planner's SchedulerParameters (bf_*, Slurm's names and
+// units). Muster plans every pending job by default, where Slurm's default
+// bf_max_job_test stops at 500.
+struct BackfillConfig {
+  int64_t window_s = 24 * 3600;  // bf_window=MINUTES: how far ahead starts are planned
+  int64_t resolution_s = 60;     // bf_resolution=SECONDS: planned starts are rounded up to it
+  int max_job_test = 0;          // bf_max_job_test=N: jobs planned per pass (0 = all)
+  int max_job_user = 0;          // bf_max_job_user=N: jobs of one user planned per pass (0 = all)
+  int64_t min_prio_reserve = 0;  // bf_min_prio_reserve=P: below it, start now or not at all
+  int interval_s = 30;           // bf_interval=SECONDS: the longest time between passes
+  bool continue_after_yield = false;  // bf_continue: accepted; a Muster pass never yields
+};
+
 struct Config {
   std::string path;  // the main file, absolute
   std::string cluster_name = "cluster";
@@ -136,6 +149,7 @@ struct Config {
   // waits for resources may start if it cannot delay that one's earliest
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
+  BackfillConfig bf;  // SchedulerParameters=bf_*
   PriorityConfig priority;
   // AccountingStorageEnforce=associations (or limits, qos, safe, all): a
   // job's user must have an association with its account (sacctmgr).

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <unordered_map>
+
 #include "ctld/controller.h"
 #include "sched/estimate.h"
 #include "sched/priority.h"
@@ -53,17 +55,24 @@ std::vector<sched::RunningJob> Controller::RunningJobs(int64_t now) const {
 
 void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan) {
   // The job ahead of the rest of a partition: the first one that waits for
-  // resources there (no one passes it who could delay it), and, with
-  // backfill, when and where it is planned to start.
+  // resources there (no one passes it who could delay it). With backfill
+  // every waiting job has its planned start, which is its estimate too.
   std::map<std::string, core::JobId> first_blocked;
-  std::map<std::string, const sched::PlannedStart*> planned;
-  for (const sched::PlannedStart& p : plan.planned) planned.emplace(p.partition, &p);
+  std::unordered_map<core::JobId, const sched::PlannedStart*> planned;
+  for (const sched::PlannedStart& p : plan.planned) planned.emplace(p.job_id, &p);
   std::vector<Job*> resources;
   for (const auto& p : plan.pending) {
     Job* found = jobs_.Find(p.job_id);
     if (found == nullptr) continue;
     Job& job = *found;
     job.explanation.clear();
+    job.estimated_start = 0;
+    job.estimated_nodes.clear();
+    auto at = planned.find(job.id);
+    if (at != planned.end()) {
+      job.estimated_start = at->second->start;
+      job.estimated_nodes = util::CompressHostlist(at->second->nodes);
+    }
     if (p.reason == PendingReason::kResources) {
       first_blocked.emplace(job.partition, job.id);
       resources.push_back(&job);
@@ -73,11 +82,11 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
         job.explanation = fmt::format(
             "waits behind job {} (higher priority), which waits for resources in partition {}",
             ahead->second, job.partition);
-        if (auto at = planned.find(job.partition); at != planned.end()) {
+        if (at != planned.end()) {
           job.explanation += fmt::format(
-              " and is planned to start at about {} on {}; this job fits nowhere else now and "
-              "would not end by then",
-              ClockTime(at->second->start, snap.now), util::CompressHostlist(at->second->nodes));
+              "; what is free before then is held for higher-priority jobs, so it is planned "
+              "to start at about {} on {}",
+              ClockTime(job.estimated_start, snap.now), job.estimated_nodes);
         }
       }
     } else if (p.reason == PendingReason::kJobArrayTaskLimit) {
@@ -104,6 +113,21 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
 }
 
 void Controller::EstimateStartTimes() {
+  // With backfill the last pass planned every waiting job (ExplainPending
+  // kept its start); only jobs it did not see lose a stale estimate.
+  if (cfg_.backfill) {
+    for (core::JobId id : pending_ids_) {
+      Job& job = jobs_.At(id);
+      const bool unseen = orphans_.count(id) || job.held ||
+                          job.reason == PendingReason::kDependency ||
+                          job.reason == PendingReason::kDependencyNeverSatisfied;
+      if (unseen) {
+        job.estimated_start = 0;
+        job.estimated_nodes.clear();
+      }
+    }
+    return;
+  }
   sched::Snapshot snap = ClusterSnapshot();
   for (core::JobId id : pending_ids_) {
     Job& job = jobs_.At(id);

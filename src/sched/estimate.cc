@@ -478,10 +478,12 @@ std::vector<StartEstimate> EstimateStarts(const Snapshot& snapshot,
   NodeLookup lookup = copies.Lookup();
   Snapshot sim = snapshot;
   sim.nodes = copies.Pointers();
-  // The replayed passes keep priority order (no backfill plans over the
-  // simulated ends): a job that backfill starts does so in the real pass,
-  // before anyone asks when it will.
+  // The replayed passes keep priority order (sched/builtin: no plans over
+  // the simulated ends); with backfill the real pass plans every job itself.
   sim.running.clear();
+  config::Config strict = *snapshot.config;
+  strict.backfill = false;
+  sim.config = &strict;
 
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   size_t seq = 0;

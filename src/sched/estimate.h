@@ -26,7 +26,8 @@ struct StartEstimate {
   std::vector<std::string> nodes;  // where it would start
 };
 
-// Simulates the future with Schedule itself (Slurm's main scheduler, no
+// For sched/builtin (with backfill the pass plans every job itself, see
+// Plan::planned). Simulates the future with Schedule itself (Slurm's main scheduler, no
 // backfill): first one pass at snapshot.now over all of snapshot.pending;
 // then, at each moment a running (or simulated) job ends, its allocation is
 // released on copies of the nodes (ReleaseJob) and a pass runs with

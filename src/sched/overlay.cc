@@ -17,12 +17,37 @@ int GpuCount(const core::NodeConfig& node) {
   return static_cast<int>(n);
 }
 
+namespace {
+
+// The node's only "gpu" entry when it has exactly one (most nodes: one
+// model), else null.
+const core::GresSpec* SoleGpuEntry(const core::NodeConfig& node) {
+  const core::GresSpec* sole = nullptr;
+  for (const auto& g : node.gres) {
+    if (g.name != "gpu") continue;
+    if (sole != nullptr) return nullptr;
+    sole = &g;
+  }
+  return sole;
+}
+
+}  // namespace
+
 int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type) {
+  if (const core::GresSpec* sole = SoleGpuEntry(node)) {
+    return type.empty() || sole->type == type ? sole->count : 0;
+  }
   return GpusOfOneType(node, type, [](int) { return true; });
 }
 
 int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type) {
-  const int total = static_cast<int>(ov.at(i).gpu_count);
+  const NodeFree& f = ov.at(i);
+  if (f.gpus_free == 0) return 0;
+  // One model: every free GPU is of it.
+  if (const core::GresSpec* sole = SoleGpuEntry(node)) {
+    return type.empty() || sole->type == type ? f.gpus_free : 0;
+  }
+  const int total = static_cast<int>(f.gpu_count);
   return GpusOfOneType(node, type,
                        [&](int index) { return index < total && !ov.GpuUsed(i, index); });
 }

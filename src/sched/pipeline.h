@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,31 +58,122 @@ struct NodeFree {
   uint32_t gpus_free = 0;  // of any type
 };
 
+class Profile;
+
+// The nodes a pass works over: configured hardware by index (snapshot or
+// config order), shared by the overlay.
+using NodeConfigs = std::span<const core::NodeConfig* const>;
+
 // The pass's private copy of free counts (the input is never mutated). One
 // allocation per pass for all nodes; GPU flags in one flat array.
+//
+// An overlay may also be a window onto a Profile (ViewOf): each row is then
+// what the node has free throughout [start, end), worked out from the
+// profile the first time the row is read after SetWindow, so a first-fit
+// selection pays only for the nodes it looks at.
 class Overlay {
  public:
   // From live nodes: free = configured - allocated.
   static Overlay FromNodes(std::span<const core::Node* const> nodes);
   // Every node entirely free: what the hardware could ever offer.
   static Overlay Empty(std::span<const core::NodeConfig* const> configs);
+  // A window onto `profile` (which must outlive it); SetWindow before use.
+  static Overlay ViewOf(const Profile& profile, const Overlay& layout);
 
-  const NodeFree& at(int node) const { return free_[node]; }
-  bool GpuUsed(int node, int gpu) const { return gpu_used_[free_[node].gpu_begin + gpu] != 0; }
+  const NodeFree& at(int node) const {
+    if (profile_ != nullptr) Fill(node);
+    return free_[node];
+  }
+  bool GpuUsed(int node, int gpu) const {
+    if (profile_ != nullptr) Fill(node);
+    return gpu_used_[free_[node].gpu_begin + gpu] != 0;
+  }
   // Takes a node's share of an allocation (cpus, memory, GPU indices).
   void Reserve(int node, const core::NodeAlloc& share);
   // Gives a share back (a job that ends); the node is idle again once all
   // of `config` is free.
   void Release(int node, const core::NodeAlloc& share, const core::NodeConfig& config);
+  // A view's window; every row is worked out again when next read (also
+  // after the profile changed).
+  void SetWindow(int64_t start, int64_t end);
 
  private:
-  std::vector<NodeFree> free_;
-  std::vector<uint8_t> gpu_used_;
+  void Fill(int node) const;
+
+  mutable std::vector<NodeFree> free_;
+  mutable std::vector<uint8_t> gpu_used_;
+  // A view's profile and window, and the window each row was filled for.
+  const Profile* profile_ = nullptr;
+  int64_t start_ = 0, end_ = 0;
+  uint32_t window_ = 0;
+  mutable std::vector<uint32_t> filled_;
 };
 
-// The nodes a pass works over: configured hardware by index (snapshot or
-// config order), shared by the overlay.
-using NodeConfigs = std::span<const core::NodeConfig* const>;
+// ---- profile.cc: the backfill planner's availability profile. For every
+// node, what it has free from now on, as steps in time: the live free
+// resources now, more as running jobs end (by their time limits), less
+// where the pass has planned a job's start. Reservations only ever take,
+// so within a pass a node's free resources at any moment only shrink, and
+// the earliest start of a given request only moves later.
+class Profile {
+ public:
+  // A never-ending job (no time limit) holds its share for good.
+  static constexpr int64_t kForever = INT64_MAX;
+
+  // Node rows and GPU layout from `live` (free now, at `now`).
+  Profile(NodeConfigs configs, const Overlay& live, int64_t now);
+
+  // A share comes back to node `node` at time `t` (a running job's end).
+  void Release(int node, int64_t t, const core::NodeAlloc& share);
+  // A share is taken on node `node` over [start, end).
+  void Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share);
+  // What node `node` has free throughout [start, end): the least CPUs and
+  // memory, every GPU used at some moment, idle only if idle throughout.
+  void FreeOver(int node, int64_t start, int64_t end, NodeFree* free, uint64_t* gpus_used) const;
+  // Every moment at which some node's free resources change.
+  const std::set<int64_t>& changes() const { return changes_; }
+  // The moments after `from` at which node `node` gains free resources
+  // (a job's end, a planned job's end), ascending, until visit returns
+  // false. Only there can a request that did not fit start to fit: a
+  // window that moves past a reservation's start only takes it in.
+  template <typename Visit>
+  void ForEachRise(int node, int64_t from, Visit visit) const {
+    const std::vector<Step>& steps = steps_[node];
+    for (size_t k = 1; k < steps.size(); ++k) {
+      const Step& a = steps[k - 1];
+      const Step& b = steps[k];
+      if (b.start <= from) continue;
+      const bool rises =
+          b.cpus > a.cpus || b.mem_mb > a.mem_mb || (a.gpus_used & ~b.gpus_used) != 0;
+      if (rises && !visit(b.start)) return;
+    }
+  }
+  int64_t now() const { return now_; }
+  // Whether any reservation was made (else the live overlay is the view
+  // of every window that starts now).
+  bool reserved() const { return reserved_; }
+  // GPUs a profile follows per node; indices past it count as busy in
+  // every window after now.
+  static constexpr int kMaxGpus = 64;
+
+ private:
+  struct Step {
+    int64_t start = 0;  // until the next step's start
+    int cpus = 0;
+    int64_t mem_mb = 0;
+    uint64_t gpus_used = 0;  // bit i: GPU index i
+    bool idle = true;
+  };
+  // The index of the step that starts at `t`, splitting the one that
+  // covers it.
+  size_t Split(int node, int64_t t);
+
+  NodeConfigs configs_;
+  int64_t now_;
+  std::vector<std::vector<Step>> steps_;
+  std::set<int64_t> changes_;
+  bool reserved_ = false;
+};
 
 // Number of GPUs of a node (all "gpu" gres entries).
 int GpuCount(const core::NodeConfig& node);

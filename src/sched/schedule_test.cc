@@ -704,21 +704,28 @@ Harness TrainGpusBusy() {
 TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   Harness h = TrainGpusBusy();
   h.AddJob(MakeJob(10).Partition("train").Gpus(8).TimeLimit(1000));  // reserved: gpu01 at t+100
-  h.AddJob(MakeJob(11).Partition("train").Cpus(4).TimeLimit(3600));  // CPUs off gpu01
+  h.AddJob(MakeJob(11).Partition("train").Cpus(4).TimeLimit(3600));  // CPUs job 10 leaves free
   h.AddJob(MakeJob(12).Partition("train").Gpus(1));                  // no GPU free anywhere
-  h.AddJob(MakeJob(13).Partition("train").Cpus(28).TimeLimit(50));   // ends by t+100
+  h.AddJob(MakeJob(13).Partition("train").Cpus(28).TimeLimit(50));
   h.AddJob(MakeJob(14).Partition("train").Nodelist("gpu01").TimeLimit(3600));
   Plan p = h.Run();
   EXPECT_EQ(Outcome(p, 10), "Resources");
-  EXPECT_EQ(NodesOf(p, 11), "gpu02");
+  // A CPU-only job takes the free CPUs of a GPU node at once: the job that
+  // waits there needs its GPUs and one CPU, not these.
+  EXPECT_EQ(NodesOf(p, 11), "gpu01");
   EXPECT_EQ(Outcome(p, 12), "Priority");
-  EXPECT_EQ(NodesOf(p, 13), "gpu03");  // off the reservation first, where 28 are free
-  EXPECT_EQ(Outcome(p, 14), "Priority");  // on gpu01 past t+100
-  ASSERT_EQ(p.planned.size(), 1u);
+  EXPECT_EQ(NodesOf(p, 13), "gpu02");  // 27 CPUs are left on gpu01
+  EXPECT_EQ(NodesOf(p, 14), "gpu01");  // beside job 10's reservation, not in it
+  // Every job that waits is planned: 10 where gpu01's GPUs free up, 12 (no
+  // time limit, so for good) where gpu02's do, rounded up to bf_resolution.
+  ASSERT_EQ(p.planned.size(), 2u);
   EXPECT_EQ(p.planned[0].job_id, 10u);
   EXPECT_EQ(p.planned[0].partition, "train");
-  EXPECT_EQ(p.planned[0].start, h.now + 100);
+  EXPECT_EQ(p.planned[0].start, h.now + 120);
   EXPECT_EQ(p.planned[0].nodes, std::vector<std::string>{"gpu01"});
+  EXPECT_EQ(p.planned[1].job_id, 12u);
+  EXPECT_EQ(p.planned[1].start, h.now + 240);
+  EXPECT_EQ(p.planned[1].nodes, std::vector<std::string>{"gpu02"});
 }
 
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {

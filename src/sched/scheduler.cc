@@ -1,25 +1,34 @@
 // One scheduling pass, assembled from the stages (see pipeline.h):
 //   for each pending job, in the order given:
 //     1. eligibility (held, begin time, partition state and limits)
-//     2. partition blocked by an earlier job waiting for Resources -> Priority
+//     2. partition held back by an earlier job (sched/builtin, or a job
+//        that could not be planned) -> Priority
 //     3. the request, computed once (MakeResourceRequest)
 //     4. selection over the partition's usable nodes (state filter applied
 //        once per partition per pass), with the job's node predicates and
-//        the per-node fit
-//     5. reserve the choice in the overlay so later jobs see it
+//        the per-node fit, over what is free now, or with backfill over
+//        what stays free for the job's whole time limit (the profile)
+//     5. reserve the choice so later jobs see it
 //   (an array's pending part goes round again for each further task, up to
-//   its %N throttle), and, for a job that did not fit, the reason: BadConstraints when no set
-//   of the partition's nodes could ever hold it, ReqNodeNotAvail when the
-//   nodes that are up could not hold it even if idle (naming the unusable
-//   nodes it asked for), else Resources (which blocks the partition:
-//   Slurm's main scheduler; with backfill the blocked job gets a
-//   reservation and later jobs that cannot delay it still start).
+//   its %N throttle), and, for a job that did not fit, the reason:
+//   BadConstraints when no set of the partition's nodes could ever hold it,
+//   ReqNodeNotAvail when the nodes that are up could not hold it even if
+//   idle (naming the unusable nodes it asked for), else Resources for the
+//   first such job of a partition and Priority after it. Without backfill
+//   that job blocks its partition (Slurm's main scheduler); with backfill it
+//   is planned: its earliest start in the availability profile is reserved,
+//   and later jobs start now only where they cannot delay it.
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string_view>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "sched/pipeline.h"
 #include "util/hostlist.h"
@@ -29,16 +38,9 @@ namespace {
 
 using core::PendingReason;
 
-// When and where the first job blocked in a partition would start (see
-// Schedule's backfill).
-struct Reservation {
-  int64_t start = 0;
-  std::vector<int> nodes;  // sorted node indices
-};
-
 // A job started this pass whose time limit is unlimited never ends as far
-// as a reservation can tell.
-constexpr int64_t kNever = INT64_MAX;
+// as the planner can tell.
+constexpr int64_t kNever = Profile::kForever;
 
 struct PartitionState {
   const core::Partition* part = nullptr;
@@ -46,9 +48,19 @@ struct PartitionState {
   std::vector<int> usable;    // members that take new work now, by weight
   bool blocked = false;       // a job of this partition waits for Resources
   core::JobId blocked_by = 0;  // that job
-  std::optional<Reservation> reservation;  // its, with backfill
+  // Later jobs of the partition wait with Priority without being tried:
+  // sched/builtin, or with backfill a job that no known end lets start
+  // within bf_window (nothing to plan it by, so nothing may pass it).
+  bool held_back = false;
   size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
   size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
+};
+
+// The earliest start found for a job that cannot start now.
+struct Planned {
+  int64_t start = 0;
+  PartitionState* partition = nullptr;
+  std::vector<core::NodeAlloc> alloc;
 };
 
 class Pass {
@@ -87,6 +99,7 @@ class Pass {
       }
       PendingReason reason = PendingReason::kNone;
       int started = 0;
+      planned_.reset();
       while (started < want) {
         reason = PlaceInPartitions(*job, &alloc);
         if (reason != PendingReason::kNone) break;
@@ -96,9 +109,14 @@ class Pass {
           alloc.clear();
           break;
         }
-        for (const auto& share : alloc) live_.Reserve(index_.at(share.node), share);
+        const int64_t end = EndOf(*job, s_.now);
+        for (const auto& share : alloc) {
+          const int i = index_.at(share.node);
+          live_.Reserve(i, share);
+          if (profile_) profile_->Reserve(i, s_.now, end, share);
+        }
         limits_.Add(*job, alloc);
-        started_.emplace_back(job->time_limit_s >= 0 ? s_.now + job->time_limit_s : kNever, alloc);
+        if (!profile_) started_.emplace_back(end, alloc);
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
         ++started;
@@ -112,18 +130,47 @@ class Pass {
         if (reason == PendingReason::kReqNodeNotAvail) d.unavailable_nodes = unavailable_;
         if (reason == limit_reason_) d.detail = limit_detail_;
         plan.pending.push_back(std::move(d));
+        const bool waits_its_turn =
+            reason == PendingReason::kResources || reason == PendingReason::kPriority;
+        if (waits_its_turn && planned_) Commit(*job, *planned_, &plan);
       }
-    }
-    for (const auto& [name, p] : parts_) {
-      if (!p.blocked || !p.reservation) continue;
-      PlannedStart planned{p.blocked_by, name, p.reservation->start, {}};
-      for (int i : p.reservation->nodes) planned.nodes.push_back(configs_[i]->name);
-      plan.planned.push_back(std::move(planned));
     }
     return plan;
   }
 
  private:
+  // When a job started at `start` ends by its time limit.
+  static int64_t EndOf(const core::Job& job, int64_t start) {
+    return job.time_limit_s >= 0 ? start + job.time_limit_s : kNever;
+  }
+
+  // Reserves a planned start in the profile, so later jobs plan around it.
+  void Commit(const core::Job& job, const Planned& planned, Plan* plan) {
+    PlannedStart out{job.id, planned.partition->part->name, planned.start, {}};
+    const int64_t end = EndOf(job, planned.start);
+    for (const core::NodeAlloc& share : planned.alloc) {
+      profile_->Reserve(index_.at(share.node), planned.start, end, share);
+      out.nodes.push_back(share.node);
+    }
+    plan->planned.push_back(std::move(out));
+    ++planned_count_;
+    if (s_.config->bf.max_job_user > 0) ++planned_by_user_[job.req.uid];
+  }
+
+  // Whether backfill plans the job's start (bf_max_job_test,
+  // bf_max_job_user, bf_min_prio_reserve).
+  bool MayPlan(const core::Job& job) const {
+    const config::BackfillConfig& bf = s_.config->bf;
+    if (!s_.config->backfill) return false;
+    if (bf.max_job_test > 0 && planned_count_ >= bf.max_job_test) return false;
+    if (bf.min_prio_reserve > 0 && job.priority < bf.min_prio_reserve) return false;
+    if (bf.max_job_user > 0) {
+      auto it = planned_by_user_.find(job.req.uid);
+      if (it != planned_by_user_.end() && it->second >= bf.max_job_user) return false;
+    }
+    return true;
+  }
+
   // How many more tasks of the job's array may run: -1 = no limit.
   int ThrottleLeft(const core::Job& job) {
     if (job.array_job_id == 0 || job.array_max_running <= 0) return -1;
@@ -137,7 +184,8 @@ class Pass {
   }
 
   // -p a,b: the first partition listed where the job starts now. When it
-  // starts nowhere, the reason is the first partition's.
+  // starts nowhere, the reason is the first partition's, and the start
+  // planned is the earliest of any.
   PendingReason PlaceInPartitions(const core::Job& job, std::vector<core::NodeAlloc>* alloc) {
     if (job.partition.find(',') == std::string::npos) return Place(job, job.partition, alloc);
     PendingReason first = PendingReason::kNone;
@@ -150,10 +198,8 @@ class Pass {
       PendingReason r = Place(job, job.partition.substr(pos, end - pos), alloc);
       if (r == PendingReason::kNone) {
         // A job that starts somewhere holds back no one where it did not fit.
-        for (PartitionState* p : blocked_here) {
-          p->blocked = false;
-          p->reservation.reset();
-        }
+        for (PartitionState* p : blocked_here) p->blocked = p->held_back = false;
+        planned_.reset();
         return r;
       }
       if (r == PendingReason::kResources) blocked_here.push_back(current_);
@@ -168,7 +214,8 @@ class Pass {
   }
 
   // Returns kNone with `alloc` filled when the job starts in partition
-  // `name`, else its reason there.
+  // `name`, else its reason there (and, with backfill, its earliest start
+  // there in planned_ when that is the earliest so far).
   PendingReason Place(const core::Job& job, const std::string& name,
                       std::vector<core::NodeAlloc>* alloc) {
     PartitionState& p = Partition(name);
@@ -178,9 +225,7 @@ class Pass {
     // A QOS limit holds the job back, not its partition.
     limit_reason_ = limits_.Check(job, &limit_detail_);
     if (limit_reason_ != PendingReason::kNone) return limit_reason_;
-    // Behind a blocked job only backfill may start it.
-    const bool behind = p.blocked;
-    if (behind && !p.reservation) return PendingReason::kPriority;
+    if (p.held_back) return PendingReason::kPriority;
     auto request = MakeResourceRequest(job.req, s_.config->def_mem_per_cpu_mb);
     if (!request.ok()) return PendingReason::kBadConstraints;
     request_ = std::move(request).value();
@@ -188,6 +233,7 @@ class Pass {
     // Nodes with no free CPU take nothing more this pass (every job needs
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
+    // (Planned starts only take more, so this holds for the profile too.)
     auto full = [&](size_t k, bool gpus) {
       const NodeFree& f = live_.at(p.usable[k]);
       return f.cpus == 0 || (gpus && f.gpus_free == 0);
@@ -201,70 +247,255 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
-    if (behind) return Backfill(job, m, *p.reservation, candidates, alloc);
-    if (!candidates.empty() && SelectNodes(m, configs_, live_, candidates, &scratch_, alloc)) {
+    // Free now, and with planned starts for as long as the job would run.
+    const int64_t end = EndOf(job, s_.now);
+    const Overlay* now = &live_;
+    if (profile_ && profile_->reserved()) {
+      view_.SetWindow(s_.now, end);
+      now = &view_;
+    }
+    if (!candidates.empty() && SelectNodes(m, configs_, *now, candidates, &scratch_, alloc)) {
       return PendingReason::kNone;
     }
+    if (p.blocked && !s_.config->backfill) {
+      p.held_back = true;
+      return PendingReason::kPriority;
+    }
     reason = Diagnose(m, p);
-    if (reason == PendingReason::kResources) {
+    if (reason != PendingReason::kResources) return reason;
+    if (p.blocked) {
+      reason = PendingReason::kPriority;
+    } else {
       p.blocked = true;
       p.blocked_by = job.id;
-      // Without the running jobs' ends there is nothing to plan from.
-      if (s_.config->backfill && !s_.running.empty()) p.reservation = Reserve(m, p);
     }
+    if (!s_.config->backfill) {
+      p.held_back = true;
+      return reason;
+    }
+    if (!MayPlan(job)) return reason;
+    std::optional<Planned> planned = PlanStart(job, m, p);
+    if (!planned) return reason;
+    if (!planned_ || planned->start < planned_->start) planned_ = std::move(planned);
     return reason;
   }
 
-  // A job behind the partition's blocked one starts now if it cannot
-  // delay that one's reservation: on nodes outside it, or anywhere if its
-  // time limit ends by the reservation's start.
-  PendingReason Backfill(const core::Job& job, const NodeMatch& m, const Reservation& res,
-                         std::span<const int> candidates, std::vector<core::NodeAlloc>* alloc) {
-    std::vector<int> outside;
-    for (int i : candidates) {
-      if (!std::binary_search(res.nodes.begin(), res.nodes.end(), i)) outside.push_back(i);
-    }
-    if (!outside.empty() && SelectNodes(m, configs_, live_, outside, &scratch_, alloc)) {
-      return PendingReason::kNone;
-    }
-    const bool ends_in_time = job.time_limit_s >= 0 && s_.now + job.time_limit_s <= res.start;
-    if (ends_in_time && !candidates.empty() &&
-        SelectNodes(m, configs_, live_, candidates, &scratch_, alloc)) {
-      return PendingReason::kNone;
-    }
-    return PendingReason::kPriority;
+  // The profile, made on the first job that cannot start now: free now,
+  // more as the running jobs and this pass's starts end.
+  Profile& EnsureProfile() {
+    if (profile_) return *profile_;
+    profile_.emplace(configs_, live_, s_.now);
+    auto release = [&](int64_t end, const std::vector<core::NodeAlloc>& alloc) {
+      for (const core::NodeAlloc& share : alloc) {
+        auto it = index_.find(share.node);
+        if (it != index_.end()) profile_->Release(it->second, end, share);
+      }
+    };
+    for (const RunningJob& r : s_.running) release(r.expected_end, r.job->alloc);
+    for (const auto& [end, alloc] : started_) release(end, alloc);
+    started_.clear();
+    view_ = Overlay::ViewOf(*profile_, live_);
+    return *profile_;
   }
 
-  // The earliest time the job of `m` fits in partition `p` as the running
-  // jobs and this pass's starts end, in order, and the nodes it takes
-  // then; none when it fits after none of them.
-  std::optional<Reservation> Reserve(const NodeMatch& m, const PartitionState& p) {
-    std::vector<std::pair<int64_t, const std::vector<core::NodeAlloc>*>> ends;
-    ends.reserve(s_.running.size() + started_.size());
-    for (const RunningJob& r : s_.running) ends.emplace_back(r.expected_end, &r.job->alloc);
-    for (const auto& [end, alloc] : started_) {
-      if (end != kNever) ends.emplace_back(end, &alloc);
+  // The earliest moment after now (rounded up to bf_resolution, within
+  // bf_window) from which the job of `m` fits in partition `p` for its
+  // whole time limit, and the nodes it takes then. Two facts bound the
+  // search: requests alike (same partition, request and time limit) only
+  // ever start later than the last one planned, as planned starts only
+  // take; and a request that finds no start in the window finds none with
+  // a longer time limit either.
+  std::optional<Planned> PlanStart(const core::Job& job, const NodeMatch& m, PartitionState& p) {
+    EnsureProfile();
+    const int64_t horizon = s_.now + s_.config->bf.window_s;
+    const int64_t unlimited = std::numeric_limits<int64_t>::max();
+    const int64_t d = job.time_limit_s >= 0 ? job.time_limit_s : unlimited;
+    std::string shape = ShapeOf(p);
+    auto fails = fails_from_.find(shape);
+    if (fails != fails_from_.end() && d >= fails->second) return std::nullopt;
+    int64_t& from = shape_from_[shape + fmt::format("|{}", job.time_limit_s)];
+    if (from == 0) from = RoundUp(s_.now + 1, s_.now + 1);
+    std::optional<Planned> out;
+    const ResourceRequest& r = *m.request;
+    if (r.max_nodes == 1) {
+      out = EarliestOnOneNode(job, m, p, from);
+    } else if (r.min_nodes == 1 && FitsOneNode(m, p)) {
+      // A job that may spread is planned on one node where one can hold
+      // it: that start can be later than a spread one, never earlier, and
+      // each pass still tries to start it now spread over several. (A
+      // search over every node at every moment costs a thousand times
+      // more on a large cluster.)
+      ResourceRequest one = r;
+      one.max_nodes = 1;
+      NodeMatch single = m;
+      single.request = &one;
+      out = EarliestOnOneNode(job, single, p, from);
+    } else if (r.min_nodes == r.max_nodes && r.gpus_per_job == 0 && m.required.empty()) {
+      out = EarliestOnNodes(job, m, p, from);
+    } else {
+      out = EarliestAnywhere(job, m, p, from);
     }
-    std::stable_sort(ends.begin(), ends.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    Overlay future = live_;
+    if (out && out->start <= horizon) {
+      from = out->start;
+      return out;
+    }
+    int64_t& fail = fails_from_.try_emplace(std::move(shape), unlimited).first->second;
+    fail = std::min(fail, d);
+    // Past bf_window it may still start by the known ends (no reservation,
+    // as in Slurm); if it fits after none of them, nothing may pass it.
+    if (!out) {
+      view_.SetWindow(*profile_->changes().rbegin(), kNever);
+      std::vector<core::NodeAlloc> alloc;
+      if (!SelectNodes(m, configs_, view_, p.usable, &scratch_, &alloc)) p.held_back = true;
+    }
+    return std::nullopt;
+  }
+
+  // A moment rounded up to bf_resolution (from now), and no earlier than `from`.
+  int64_t RoundUp(int64_t t, int64_t from) const {
+    const int64_t r = s_.config->bf.resolution_s;
+    return std::max(s_.now + (t - s_.now + r - 1) / r * r, from);
+  }
+
+  // The earliest moment from `from` (before `before`) at which node `n`
+  // holds the job of `m` for its whole time limit, looking only where the
+  // node gains resources; 0 = none. Fills `alloc` for that moment.
+  int64_t EarliestOn(int n, const core::Job& job, const NodeMatch& m, int64_t from,
+                     int64_t before, std::vector<core::NodeAlloc>* alloc) {
+    auto fits_at = [&](int64_t t) {
+      view_.SetWindow(t, EndOf(job, t));
+      return SelectNodes(m, configs_, view_, std::span<const int>(&n, 1), &scratch_, alloc);
+    };
+    if (from >= before) return 0;
+    if (fits_at(from)) return from;
+    int64_t found = 0;
+    int64_t tried = from;
+    profile_->ForEachRise(n, from, [&](int64_t rise) {
+      const int64_t t = RoundUp(rise, from);
+      if (t >= before) return false;
+      if (t == tried) return true;
+      tried = t;
+      if (!fits_at(t)) return true;
+      found = t;
+      return false;
+    });
+    return found;
+  }
+
+  // PlanStart for a job on one node: each node's earliest fit, searched no
+  // later than the best found so far; the preference order breaks ties.
+  // Costs the steps of the nodes looked at.
+  std::optional<Planned> EarliestOnOneNode(const core::Job& job, const NodeMatch& m,
+                                           PartitionState& p, int64_t from) {
+    const int64_t stop = s_.now + s_.config->bf.window_s;
+    std::optional<Planned> best;
     std::vector<core::NodeAlloc> alloc;
-    for (size_t k = 0; k < ends.size();) {
-      const int64_t t = ends[k].first;
-      for (; k < ends.size() && ends[k].first == t; ++k) {
-        for (const core::NodeAlloc& share : *ends[k].second) {
-          auto it = index_.find(share.node);
-          if (it != index_.end()) future.Release(it->second, share, *configs_[it->second]);
-        }
-      }
-      if (SelectNodes(m, configs_, future, p.usable, &scratch_, &alloc)) {
-        Reservation r{std::max(t, s_.now), {}};
-        for (const core::NodeAlloc& share : alloc) r.nodes.push_back(index_.at(share.node));
-        std::sort(r.nodes.begin(), r.nodes.end());
-        return r;
+    for (int n : p.usable) {
+      const int64_t found = EarliestOn(n, job, m, from, best ? best->start : stop + 1, &alloc);
+      if (found == 0) continue;
+      best = Planned{found, &p, alloc};
+      if (found == from) break;
+    }
+    return best;
+  }
+
+  // PlanStart for a job on a fixed number k of nodes, each with its block
+  // of the tasks: no moment before the k-th earliest of the nodes' own
+  // earliest starts (for the largest block) can hold it, so that moment is
+  // tried first, over the nodes that could start by then; should a
+  // reservation between a node's earliest start and it spoil that, the
+  // search goes on from there over the whole partition.
+  std::optional<Planned> EarliestOnNodes(const core::Job& job, const NodeMatch& m,
+                                         PartitionState& p, int64_t from) {
+    const ResourceRequest& r = *m.request;
+    const int k = r.min_nodes;
+    ResourceRequest block = r;
+    block.min_nodes = block.max_nodes = 1;
+    if (r.ntasks_set) block.ntasks = (r.ntasks + k - 1) / k;
+    NodeMatch one = m;
+    one.request = &block;
+    const int64_t stop = s_.now + s_.config->bf.window_s;
+    // The k earliest so far, latest on top.
+    std::priority_queue<int64_t> kth;
+    std::vector<std::pair<int64_t, int>> earliest;  // (start, node)
+    std::vector<core::NodeAlloc> alloc;
+    for (int n : p.usable) {
+      const int64_t before = static_cast<int>(kth.size()) == k ? kth.top() + 1 : stop + 1;
+      const int64_t found = EarliestOn(n, job, one, from, before, &alloc);
+      if (found == 0) continue;
+      earliest.emplace_back(found, n);
+      kth.push(found);
+      if (static_cast<int>(kth.size()) > k) kth.pop();
+    }
+    if (static_cast<int>(kth.size()) < k) return std::nullopt;
+    const int64_t t = kth.top();
+    // In preference order, as `earliest` was found.
+    std::vector<int> by_then;
+    for (const auto& [start, n] : earliest) {
+      if (start <= t) by_then.push_back(n);
+    }
+    Planned out;
+    view_.SetWindow(t, EndOf(job, t));
+    if (SelectNodes(m, configs_, view_, by_then, &scratch_, &out.alloc)) {
+      out.start = t;
+      out.partition = &p;
+      return out;
+    }
+    return EarliestAnywhere(job, m, p, t);
+  }
+
+  // PlanStart for a job that may take several nodes: the whole partition
+  // at each moment something changes, earliest first, within bf_window.
+  std::optional<Planned> EarliestAnywhere(const core::Job& job, const NodeMatch& m,
+                                          PartitionState& p, int64_t from) {
+    const std::set<int64_t>& changes = profile_->changes();
+    const int64_t stop = s_.now + s_.config->bf.window_s;
+    // From the step that holds `from` (the first change is now, before it).
+    int64_t tried = 0;
+    Planned out;
+    for (auto it = std::prev(changes.upper_bound(from)); it != changes.end(); ++it) {
+      const int64_t t = RoundUp(*it, from);
+      if (t > stop) break;
+      if (t <= tried) continue;
+      tried = t;
+      view_.SetWindow(t, EndOf(job, t));
+      if (SelectNodes(m, configs_, view_, p.usable, &scratch_, &out.alloc)) {
+        out.start = t;
+        out.partition = &p;
+        return out;
       }
     }
     return std::nullopt;
+  }
+
+  // What makes two jobs plan alike in a partition: their requests.
+  std::string ShapeOf(const PartitionState& p) const {
+    const ResourceRequest& r = request_;
+    std::string key = fmt::format("{}|{} {} {} {} {} {} {} {} {}|{} {} {}|{}", p.part->name,
+                                  r.min_nodes, r.max_nodes, r.ntasks,
+                                  r.ntasks_set, r.ntasks_per_node, r.cpus_per_task,
+                                  r.mem_per_node_mb, r.mem_per_cpu_mb, r.whole_node_mem,
+                                  r.gpu_type, r.gpus_per_node, r.gpus_per_job, r.exclusive);
+    for (const auto& f : r.features) key += "&" + f;
+    for (const auto& group : r.feature_any) {
+      key += "[";
+      for (const auto& f : group) key += f + "|";
+    }
+    for (const auto& n : r.required_nodes) key += "+" + n;
+    for (const auto& n : r.excluded_nodes) key += "-" + n;
+    for (const auto& g : r.other_gres) key += fmt::format("%{}:{}:{}", g.name, g.type, g.count);
+    return key;
+  }
+
+  // Whether some node of the partition, idle, could hold the whole job.
+  bool FitsOneNode(const NodeMatch& m, const PartitionState& p) {
+    if (!empty_) empty_ = Overlay::Empty(configs_);
+    ResourceRequest one = *m.request;
+    one.max_nodes = 1;
+    NodeMatch single = m;
+    single.request = &one;
+    std::vector<core::NodeAlloc> alloc;
+    return SelectNodes(single, configs_, *empty_, p.members, &scratch_, &alloc);
   }
 
   // Why a job that did not fit waits: never (BadConstraints), for nodes to
@@ -351,10 +582,22 @@ class Pass {
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
   std::optional<Overlay> empty_;  // built on the first diagnosis
+  // Backfill: the availability profile (from the first job that cannot
+  // start now) and a window onto it.
+  std::optional<Profile> profile_;
+  Overlay view_;
+  std::optional<Planned> planned_;  // the current job's earliest start
+  int planned_count_ = 0;
+  std::map<uint32_t, int> planned_by_user_;  // with bf_max_job_user
+  // Where the search for each shape and time limit resumes, and the
+  // shortest time limit of each shape that found no start (see PlanStart).
+  std::unordered_map<std::string, int64_t> shape_from_;
+  std::unordered_map<std::string, int64_t> fails_from_;
   std::map<std::string, PartitionState> parts_;
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
-  // This pass's starts: when each ends by its time limit, and its shares.
+  // Starts before the profile exists: when each ends by its time limit,
+  // and its shares.
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
   LimitUsage limits_;

@@ -5,15 +5,17 @@
 // no clock, no globals; deterministic for the same input. Thread-safe in the
 // sense that it touches nothing but its arguments (which it never mutates).
 //
-// Policy for now (Slurm's main scheduler, with EASY backfill): jobs are
-// tried in the order given (sched/priority.h's OrderByPriority); a job that cannot start for lack of resources
-// blocks later jobs of the same partition (they get reason Priority), so a
-// big job is not starved by small ones, unless backfill finds that a later
-// job cannot delay it (see Schedule). Held jobs, jobs not yet eligible and
-// jobs that can never run (BadConstraints) do not block. Each job is placed
-// on the first nodes (lower Weight first, then config order; nodes without
-// GPUs first for a job that asks for none) that have the CPUs, memory and
-// GPUs it asks for.
+// Policy (Slurm's main scheduler and backfill in one pass): jobs are tried
+// in the order given (sched/priority.h's OrderByPriority). With
+// sched/builtin a job that cannot start for lack of resources blocks later
+// jobs of the same partition (they get reason Priority). With
+// sched/backfill (the default) it is planned instead: its earliest start is
+// reserved and later jobs start only where they cannot delay it (see
+// Schedule), so a big job is not starved by small ones and small ones still
+// run in the gaps. Held jobs, jobs not yet eligible and jobs that can never
+// run (BadConstraints) do not block. Each job is placed on the first nodes
+// (lower Weight first, then config order; nodes without GPUs first for a
+// job that asks for none) that have the CPUs, memory and GPUs it asks for.
 //
 // What the scheduler reads of a core::Node:
 //   config (cpus, real_memory_mb, gres entries named "gpu" with their types
@@ -155,8 +157,9 @@ struct PendingDecision {
   std::string detail;
 };
 
-// With backfill, a partition's reservation: its first job waiting for
-// Resources, and when and where it is planned to start.
+// With backfill, a job that cannot start now but is planned: its earliest
+// start, on which nodes, reserved in the availability profile so no later
+// job delays it (squeue --start, scontrol show job's StartTime).
 struct PlannedStart {
   core::JobId job_id = 0;
   std::string partition;
@@ -167,7 +170,7 @@ struct PlannedStart {
 struct Plan {
   std::vector<StartDecision> starts;     // in decision order
   std::vector<PendingDecision> pending;  // every pending job not started
-  std::vector<PlannedStart> planned;     // by partition name
+  std::vector<PlannedStart> planned;     // in priority order
 };
 
 // One scheduling pass. Every job of snapshot.pending ends up in exactly one
@@ -188,21 +191,28 @@ struct Plan {
 //   again for the nodes chosen; PendingDecision::detail says which limit;
 //   does not block the partition),
 //   Priority (an earlier job of the same partition waits for Resources;
-//   with backfill, see below, not when the job cannot delay that one),
+//   with backfill, see below, only when the job cannot start without
+//   delaying a planned start),
 //   BadConstraints (no set of the partition's nodes could ever hold it, or
 //   its request is malformed), ReqNodeNotAvail (it could run on the
 //   partition's nodes but not on those that are up: -w names a node that
 //   is down, drained or not responding, or too few nodes with its -C
 //   features, or too few at all, are up; does not block the partition),
 //   Resources (otherwise; blocks the partition for the rest of the pass).
-// Backfill (SchedulerType=sched/backfill, config::Config::backfill): the
-// first job of a partition that waits for Resources gets a reservation,
-// the earliest time at which it would fit as the running jobs (and those
-// started earlier in the pass) end by their time limits, on the nodes it
-// would take then. A later job of the partition starts now if it fits on
-// nodes outside that reservation, or on any nodes if its own time limit
-// ends by the reservation's start; else it waits with Priority. A job
-// whose reservation lies past every known end holds its partition back.
+// Backfill (SchedulerType=sched/backfill, config::Config::backfill) plans
+// as Slurm's backfill scheduler does, for every pending job (up to
+// bf_max_job_test, bf_max_job_user per user, and only jobs of priority
+// bf_min_prio_reserve and above): it keeps an availability profile of every
+// node over time (free now, more as running jobs and this pass's starts end
+// by their time limits), and a job that cannot start now gets the earliest
+// moment, rounded up to bf_resolution and within bf_window, from which it
+// fits for its whole time limit; that start is reserved in the profile
+// (Plan::planned). A later job starts now only where it fits for its whole
+// time limit around every reservation made before it, so it can delay no
+// higher-priority job's planned start. A job that no known end lets start
+// (the nodes it needs are held by jobs without a time limit) holds back the
+// rest of its partition; one that could start only past bf_window gets no
+// reservation, as in Slurm.
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

@@ -1,0 +1,134 @@
+// The backfill planner's availability profile (see pipeline.h), and the
+// overlay windows onto it. A node's steps are few (one per running job
+// ending there and per planned start or end), so every operation walks
+// them linearly.
+#include <algorithm>
+#include <cassert>
+
+#include "sched/pipeline.h"
+
+namespace muster::sched {
+namespace {
+
+uint64_t GpuMask(const core::NodeAlloc& share) {
+  uint64_t mask = 0;
+  for (int g : share.gpu_indices) {
+    if (g >= 0 && g < Profile::kMaxGpus) mask |= uint64_t{1} << g;
+  }
+  return mask;
+}
+
+}  // namespace
+
+Profile::Profile(NodeConfigs configs, const Overlay& live, int64_t now)
+    : configs_(configs), now_(now), steps_(configs.size()) {
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const int node = static_cast<int>(i);
+    const NodeFree& f = live.at(node);
+    Step s{now, f.cpus, f.mem_mb, 0, f.idle};
+    for (uint32_t g = 0; g < f.gpu_count && g < kMaxGpus; ++g) {
+      if (live.GpuUsed(node, static_cast<int>(g))) s.gpus_used |= uint64_t{1} << g;
+    }
+    steps_[i].push_back(s);
+  }
+  changes_.insert(now);
+}
+
+size_t Profile::Split(int node, int64_t t) {
+  std::vector<Step>& steps = steps_[node];
+  // The last step starting at or before t (the first starts at now).
+  auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                             [](int64_t v, const Step& s) { return v < s.start; });
+  assert(it != steps.begin());
+  --it;
+  if (it->start == t) return static_cast<size_t>(it - steps.begin());
+  Step copy = *it;
+  copy.start = t;
+  it = steps.insert(it + 1, copy);
+  changes_.insert(t);
+  return static_cast<size_t>(it - steps.begin());
+}
+
+void Profile::Release(int node, int64_t t, const core::NodeAlloc& share) {
+  if (t == kForever) return;
+  const core::NodeConfig& config = *configs_[node];
+  const uint64_t mask = GpuMask(share);
+  std::vector<Step>& steps = steps_[node];
+  for (size_t k = Split(node, std::max(t, now_)); k < steps.size(); ++k) {
+    Step& s = steps[k];
+    s.cpus = std::min(s.cpus + share.cpus, config.cpus);
+    s.mem_mb = std::min(s.mem_mb + share.mem_mb, config.real_memory_mb);
+    s.gpus_used &= ~mask;
+    s.idle = s.cpus == config.cpus && s.mem_mb == config.real_memory_mb && s.gpus_used == 0;
+  }
+}
+
+void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share) {
+  reserved_ = true;
+  const uint64_t mask = GpuMask(share);
+  const size_t first = Split(node, std::max(start, now_));
+  const size_t last = end == kForever ? steps_[node].size() : Split(node, end);
+  for (size_t k = first; k < last; ++k) {
+    Step& s = steps_[node][k];
+    // The planner only reserves what the window showed free.
+    assert(share.cpus <= s.cpus && share.mem_mb <= s.mem_mb && (s.gpus_used & mask) == 0);
+    s.cpus -= share.cpus;
+    s.mem_mb -= share.mem_mb;
+    s.gpus_used |= mask;
+    s.idle = false;
+  }
+}
+
+void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
+                       uint64_t* gpus_used) const {
+  const std::vector<Step>& steps = steps_[node];
+  auto it = std::upper_bound(steps.begin(), steps.end(), start,
+                             [](int64_t v, const Step& s) { return v < s.start; });
+  if (it != steps.begin()) --it;
+  free->cpus = it->cpus;
+  free->mem_mb = it->mem_mb;
+  free->idle = it->idle;
+  uint64_t used = it->gpus_used;
+  for (++it; it != steps.end() && it->start < end; ++it) {
+    free->cpus = std::min(free->cpus, it->cpus);
+    free->mem_mb = std::min(free->mem_mb, it->mem_mb);
+    free->idle = free->idle && it->idle;
+    used |= it->gpus_used;
+  }
+  *gpus_used = used;
+}
+
+Overlay Overlay::ViewOf(const Profile& profile, const Overlay& layout) {
+  Overlay view = layout;
+  view.profile_ = &profile;
+  view.filled_.assign(view.free_.size(), 0);
+  view.window_ = 0;
+  return view;
+}
+
+void Overlay::SetWindow(int64_t start, int64_t end) {
+  start_ = start;
+  end_ = end;
+  if (++window_ == 0) {
+    // Wrapped: no row may look filled for the new window.
+    std::fill(filled_.begin(), filled_.end(), 0);
+    window_ = 1;
+  }
+}
+
+void Overlay::Fill(int node) const {
+  if (filled_[node] == window_) return;
+  filled_[node] = window_;
+  NodeFree& f = free_[node];
+  uint64_t used = 0;
+  profile_->FreeOver(node, start_, end_, &f, &used);
+  uint32_t busy = 0;
+  for (uint32_t g = 0; g < f.gpu_count; ++g) {
+    const bool b = g >= static_cast<uint32_t>(Profile::kMaxGpus) || ((used >> g) & 1) != 0;
+    gpu_used_[f.gpu_begin + g] = b ? 1 : 0;
+    busy += b ? 1 : 0;
+  }
+  f.gpus_free = f.gpu_count - busy;
+}
+
+}  // namespace muster::sched
