@@ -149,6 +149,9 @@ class Profile {
     }
   }
   int64_t now() const { return now_; }
+  // Counts the reservations made on a node: what was worked out for it
+  // holds while this is unchanged.
+  uint32_t version(int node) const { return versions_[node]; }
   // Whether any reservation was made (else the live overlay is the view
   // of every window that starts now).
   bool reserved() const { return reserved_; }
@@ -171,6 +174,7 @@ class Profile {
   NodeConfigs configs_;
   int64_t now_;
   std::vector<std::vector<Step>> steps_;
+  std::vector<uint32_t> versions_;
   std::set<int64_t> changes_;
   bool reserved_ = false;
 };
@@ -287,6 +291,9 @@ struct NodeMatch {
   std::vector<int> required;      // -w as node indices, sorted
   std::vector<int> excluded;      // -x as node indices, sorted
   bool required_unknown = false;  // -w names a node not in the node set
+  // Every candidate has GPUs, so a job that asks for none has no nodes
+  // without them to prefer (spares a look at each candidate).
+  bool all_have_gpus = false;
 };
 // Does the node have the features, and is it allowed by -x? (-w is handled
 // by the selection, which places required nodes first.)

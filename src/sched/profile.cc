@@ -21,7 +21,7 @@ uint64_t GpuMask(const core::NodeAlloc& share) {
 }  // namespace
 
 Profile::Profile(NodeConfigs configs, const Overlay& live, int64_t now)
-    : configs_(configs), now_(now), steps_(configs.size()) {
+    : configs_(configs), now_(now), steps_(configs.size()), versions_(configs.size(), 0) {
   for (size_t i = 0; i < configs.size(); ++i) {
     const int node = static_cast<int>(i);
     const NodeFree& f = live.at(node);
@@ -65,6 +65,7 @@ void Profile::Release(int node, int64_t t, const core::NodeAlloc& share) {
 
 void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share) {
   reserved_ = true;
+  ++versions_[node];
   const uint64_t mask = GpuMask(share);
   const size_t first = Split(node, std::max(start, now_));
   const size_t last = end == kForever ? steps_[node].size() : Split(node, end);

@@ -52,6 +52,7 @@ struct PartitionState {
   // sched/builtin, or with backfill a job that no known end lets start
   // within bf_window (nothing to plan it by, so nothing may pass it).
   bool held_back = false;
+  size_t gpu_less = 0;        // usable nodes without GPUs
   size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
   size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
 };
@@ -230,6 +231,8 @@ class Pass {
     if (!request.ok()) return PendingReason::kBadConstraints;
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
+    m.all_have_gpus = p.gpu_less == 0;
+    shape_ = ShapeOf(request_, p);
     // Nodes with no free CPU take nothing more this pass (every job needs
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
@@ -247,16 +250,7 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
-    // Free now, and with planned starts for as long as the job would run.
-    const int64_t end = EndOf(job, s_.now);
-    const Overlay* now = &live_;
-    if (profile_ && profile_->reserved()) {
-      view_.SetWindow(s_.now, end);
-      now = &view_;
-    }
-    if (!candidates.empty() && SelectNodes(m, configs_, *now, candidates, &scratch_, alloc)) {
-      return PendingReason::kNone;
-    }
+    if (StartsNow(job, m, candidates, alloc)) return PendingReason::kNone;
     if (p.blocked && !s_.config->backfill) {
       p.held_back = true;
       return PendingReason::kPriority;
@@ -280,6 +274,32 @@ class Pass {
     return reason;
   }
 
+  // Whether the job starts now on `candidates`, filling `alloc`: on what is
+  // free now, and with planned starts, for its whole time limit. As the
+  // pass only ever takes, a request that did not fit now does not fit for
+  // later jobs of the pass either (nor for a longer time limit), which
+  // spares a scan of the partition for each job of a long queue.
+  bool StartsNow(const core::Job& job, const NodeMatch& m,
+                 std::span<const int> candidates, std::vector<core::NodeAlloc>* alloc) {
+    if (candidates.empty()) return false;
+    const int64_t time = job.time_limit_s >= 0 ? job.time_limit_s : kNever;
+    auto failed = now_fails_.find(shape_);
+    if (failed != now_fails_.end() && time >= failed->second) return false;
+    // What is free now first (no planned start can make room).
+    bool fits = SelectNodes(m, configs_, live_, candidates, &scratch_, alloc);
+    int64_t fails_from = 0;
+    if (fits && profile_ && profile_->reserved()) {
+      view_.SetWindow(s_.now, EndOf(job, s_.now));
+      fits = SelectNodes(m, configs_, view_, candidates, &scratch_, alloc);
+      fails_from = time;
+    }
+    if (!fits) {
+      int64_t& from = now_fails_.try_emplace(shape_, kNever).first->second;
+      from = std::min(from, fails_from);
+    }
+    return fits;
+  }
+
   // The profile, made on the first job that cannot start now: free now,
   // more as the running jobs and this pass's starts end.
   Profile& EnsureProfile() {
@@ -298,28 +318,37 @@ class Pass {
     return *profile_;
   }
 
+  // How long the planner holds a job's place: its time limit rounded up to
+  // a class (10, 30 minutes, 1, 2, 4, 8 hours, ... doubling), so that jobs
+  // alike share their searches; a start found for the class holds for the
+  // job. The reservation itself is for the time limit.
+  static int64_t SpanOf(const core::Job& job) {
+    if (job.time_limit_s < 0) return kNever;
+    int64_t span = 600;
+    if (job.time_limit_s > span) span = 1800;
+    while (job.time_limit_s > span) span = span == 1800 ? 3600 : span * 2;
+    return span;
+  }
+  static int64_t EndAt(int64_t t, int64_t span) { return span == kNever ? kNever : t + span; }
+
   // The earliest moment after now (rounded up to bf_resolution, within
   // bf_window) from which the job of `m` fits in partition `p` for its
-  // whole time limit, and the nodes it takes then. Two facts bound the
-  // search: requests alike (same partition, request and time limit) only
-  // ever start later than the last one planned, as planned starts only
-  // take; and a request that finds no start in the window finds none with
-  // a longer time limit either.
+  // span, and the nodes it takes then. Three facts bound the search:
+  // planned starts only take, so requests alike (same partition, request
+  // and span) only ever start later than the last one planned, and a node
+  // whose profile has not changed keeps its earliest start; and a request
+  // that finds no start in the window finds none with a longer span either.
   std::optional<Planned> PlanStart(const core::Job& job, const NodeMatch& m, PartitionState& p) {
     EnsureProfile();
     const int64_t horizon = s_.now + s_.config->bf.window_s;
-    const int64_t unlimited = std::numeric_limits<int64_t>::max();
-    const int64_t d = job.time_limit_s >= 0 ? job.time_limit_s : unlimited;
-    std::string shape = ShapeOf(p);
-    auto fails = fails_from_.find(shape);
-    if (fails != fails_from_.end() && d >= fails->second) return std::nullopt;
-    int64_t& from = shape_from_[shape + fmt::format("|{}", job.time_limit_s)];
-    if (from == 0) from = RoundUp(s_.now + 1, s_.now + 1);
-    std::optional<Planned> out;
+    const int64_t span = SpanOf(job);
     const ResourceRequest& r = *m.request;
-    if (r.max_nodes == 1) {
-      out = EarliestOnOneNode(job, m, p, from);
-    } else if (r.min_nodes == 1 && FitsOneNode(m, p)) {
+    auto fails = fails_from_.find(shape_);
+    if (fails != fails_from_.end() && span >= fails->second) return std::nullopt;
+    std::optional<Planned> out;
+    if (r.max_nodes == 1 && m.required.empty()) {
+      out = EarliestOnOneNode(span, m, p);
+    } else if (r.min_nodes == 1 && m.required.empty() && FitsOneNode(m, p)) {
       // A job that may spread is planned on one node where one can hold
       // it: that start can be later than a spread one, never earlier, and
       // each pass still tries to start it now spread over several. (A
@@ -329,25 +358,25 @@ class Pass {
       one.max_nodes = 1;
       NodeMatch single = m;
       single.request = &one;
-      out = EarliestOnOneNode(job, single, p, from);
+      out = EarliestOnOneNode(span, single, p);
     } else if (r.min_nodes == r.max_nodes && r.gpus_per_job == 0 && m.required.empty()) {
-      out = EarliestOnNodes(job, m, p, from);
+      out = EarliestOnNodes(span, m, p);
     } else {
-      out = EarliestAnywhere(job, m, p, from);
+      int64_t& from = shape_from_[fmt::format("{}|{}", shape_, span)];
+      from = std::max(from, RoundUp(s_.now + 1, s_.now + 1));
+      out = EarliestAnywhere(span, m, p, from);
+      if (out) from = out->start;
     }
-    if (out && out->start <= horizon) {
-      from = out->start;
-      return out;
-    }
-    int64_t& fail = fails_from_.try_emplace(std::move(shape), unlimited).first->second;
-    fail = std::min(fail, d);
+    if (out && out->start <= horizon) return out;
+    int64_t& fail = fails_from_.try_emplace(shape_, kNever).first->second;
+    fail = std::min(fail, span);
     // Past bf_window it may still start by the known ends (no reservation,
     // as in Slurm); if it fits after none of them, nothing may pass it.
-    if (!out) {
-      view_.SetWindow(*profile_->changes().rbegin(), kNever);
-      std::vector<core::NodeAlloc> alloc;
-      if (!SelectNodes(m, configs_, view_, p.usable, &scratch_, &alloc)) p.held_back = true;
-    }
+    // (Asked once per shape: planned starts past the window are few.)
+    if (!after_all_ends_.insert(shape_).second) return std::nullopt;
+    view_.SetWindow(*profile_->changes().rbegin(), kNever);
+    std::vector<core::NodeAlloc> alloc;
+    if (!SelectNodes(m, configs_, view_, p.usable, &scratch_, &alloc)) p.held_back = true;
     return std::nullopt;
   }
 
@@ -357,46 +386,93 @@ class Pass {
     return std::max(s_.now + (t - s_.now + r - 1) / r * r, from);
   }
 
-  // The earliest moment from `from` (before `before`) at which node `n`
-  // holds the job of `m` for its whole time limit, looking only where the
-  // node gains resources; 0 = none. Fills `alloc` for that moment.
-  int64_t EarliestOn(int n, const core::Job& job, const NodeMatch& m, int64_t from,
-                     int64_t before, std::vector<core::NodeAlloc>* alloc) {
-    auto fits_at = [&](int64_t t) {
-      view_.SetWindow(t, EndOf(job, t));
-      return SelectNodes(m, configs_, view_, std::span<const int>(&n, 1), &scratch_, alloc);
-    };
-    if (from >= before) return 0;
-    if (fits_at(from)) return from;
+  // Node `n` holds the job of `m` over [t, t + span).
+  bool FitsAt(int n, int64_t t, int64_t span, const NodeMatch& m,
+              std::vector<core::NodeAlloc>* alloc) {
+    view_.SetWindow(t, EndAt(t, span));
+    return SelectNodes(m, configs_, view_, std::span<const int>(&n, 1), &scratch_, alloc);
+  }
+
+  // The earliest moment from `from` (within bf_window) at which node `n`
+  // holds the job of `m` for `span`, looking only where the node gains
+  // resources; 0 = none.
+  int64_t EarliestOn(int n, int64_t span, const NodeMatch& m, int64_t from) {
+    const int64_t stop = s_.now + s_.config->bf.window_s;
+    if (from > stop) return 0;
+    if (FitsAt(n, from, span, m, &alloc_)) return from;
+    // A node that could not hold it even idle never will.
+    if (!empty_) empty_ = Overlay::Empty(configs_);
+    if (!SelectNodes(m, configs_, *empty_, std::span<const int>(&n, 1), &scratch_, &alloc_)) {
+      return 0;
+    }
     int64_t found = 0;
     int64_t tried = from;
     profile_->ForEachRise(n, from, [&](int64_t rise) {
       const int64_t t = RoundUp(rise, from);
-      if (t >= before) return false;
+      if (t > stop) return false;
       if (t == tried) return true;
       tried = t;
-      if (!fits_at(t)) return true;
+      if (!FitsAt(n, t, span, m, &alloc_)) return true;
       found = t;
       return false;
     });
     return found;
   }
 
-  // PlanStart for a job on one node: each node's earliest fit, searched no
-  // later than the best found so far; the preference order breaks ties.
-  // Costs the steps of the nodes looked at.
-  std::optional<Planned> EarliestOnOneNode(const core::Job& job, const NodeMatch& m,
-                                           PartitionState& p, int64_t from) {
-    const int64_t stop = s_.now + s_.config->bf.window_s;
-    std::optional<Planned> best;
-    std::vector<core::NodeAlloc> alloc;
-    for (int n : p.usable) {
-      const int64_t found = EarliestOn(n, job, m, from, best ? best->start : stop + 1, &alloc);
-      if (found == 0) continue;
-      best = Planned{found, &p, alloc};
-      if (found == from) break;
+  // Each node's earliest start for one shape of request and span, by
+  // (start, preference), worked out lazily: an entry whose node changed
+  // since (a start was planned there) is a lower bound, worked out again
+  // when it reaches the top. The first query works through the nodes in
+  // preference order until one fits at the earliest moment, as first fit
+  // does; later ones pay only for the nodes that changed.
+  struct NodeStart {
+    int64_t start;
+    int rank;  // in the partition's preference order
+    int node;
+    uint32_t version;  // of the node's profile when worked out
+    bool operator>(const NodeStart& o) const {
+      return start != o.start ? start > o.start : rank > o.rank;
     }
-    return best;
+  };
+  using NodeQueue = std::priority_queue<NodeStart, std::vector<NodeStart>, std::greater<>>;
+  static constexpr uint32_t kNotWorkedOut = UINT32_MAX;
+
+  NodeQueue& QueueFor(int64_t span, const NodeMatch& m, const PartitionState& p) {
+    auto [it, fresh] = queues_.try_emplace(fmt::format("{}|{}", ShapeOf(*m.request, p), span));
+    if (fresh) {
+      const int64_t from = RoundUp(s_.now + 1, s_.now + 1);
+      std::vector<NodeStart> all;
+      all.reserve(p.usable.size());
+      for (size_t k = 0; k < p.usable.size(); ++k) {
+        all.push_back(NodeStart{from, static_cast<int>(k), p.usable[k], kNotWorkedOut});
+      }
+      it->second = NodeQueue(std::greater<>(), std::move(all));
+    }
+    return it->second;
+  }
+
+  // Brings the queue's top up to date: afterwards it is empty or its top
+  // is the earliest start of any node.
+  void Refresh(NodeQueue* q, int64_t span, const NodeMatch& m) {
+    while (!q->empty()) {
+      NodeStart top = q->top();
+      if (top.version == profile_->version(top.node)) return;
+      q->pop();
+      top.version = profile_->version(top.node);
+      top.start = EarliestOn(top.node, span, m, top.start);
+      if (top.start != 0) q->push(top);
+    }
+  }
+
+  // PlanStart for a job on one node: the node with the earliest start,
+  // the preference order breaking ties.
+  std::optional<Planned> EarliestOnOneNode(int64_t span, const NodeMatch& m, PartitionState& p) {
+    NodeQueue& q = QueueFor(span, m, p);
+    Refresh(&q, span, m);
+    if (q.empty()) return std::nullopt;
+    Planned out{q.top().start, &p, {}};
+    if (!FitsAt(q.top().node, out.start, span, m, &out.alloc)) return std::nullopt;
+    return out;
   }
 
   // PlanStart for a job on a fixed number k of nodes, each with its block
@@ -405,8 +481,7 @@ class Pass {
   // tried first, over the nodes that could start by then; should a
   // reservation between a node's earliest start and it spoil that, the
   // search goes on from there over the whole partition.
-  std::optional<Planned> EarliestOnNodes(const core::Job& job, const NodeMatch& m,
-                                         PartitionState& p, int64_t from) {
+  std::optional<Planned> EarliestOnNodes(int64_t span, const NodeMatch& m, PartitionState& p) {
     const ResourceRequest& r = *m.request;
     const int k = r.min_nodes;
     ResourceRequest block = r;
@@ -414,40 +489,37 @@ class Pass {
     if (r.ntasks_set) block.ntasks = (r.ntasks + k - 1) / k;
     NodeMatch one = m;
     one.request = &block;
-    const int64_t stop = s_.now + s_.config->bf.window_s;
-    // The k earliest so far, latest on top.
-    std::priority_queue<int64_t> kth;
-    std::vector<std::pair<int64_t, int>> earliest;  // (start, node)
-    std::vector<core::NodeAlloc> alloc;
-    for (int n : p.usable) {
-      const int64_t before = static_cast<int>(kth.size()) == k ? kth.top() + 1 : stop + 1;
-      const int64_t found = EarliestOn(n, job, one, from, before, &alloc);
-      if (found == 0) continue;
-      earliest.emplace_back(found, n);
-      kth.push(found);
-      if (static_cast<int>(kth.size()) > k) kth.pop();
+    NodeQueue& q = QueueFor(span, one, p);
+    // Take entries off until k are known and every one up to the k-th.
+    std::vector<NodeStart> taken;
+    for (;;) {
+      Refresh(&q, span, one);
+      if (q.empty()) break;
+      if (static_cast<int>(taken.size()) >= k && q.top().start > taken[k - 1].start) break;
+      taken.push_back(q.top());
+      q.pop();
     }
-    if (static_cast<int>(kth.size()) < k) return std::nullopt;
-    const int64_t t = kth.top();
-    // In preference order, as `earliest` was found.
+    for (const NodeStart& e : taken) q.push(e);
+    if (static_cast<int>(taken.size()) < k) return std::nullopt;
+    const int64_t t = taken[k - 1].start;
+    std::sort(taken.begin(), taken.end(),
+              [](const NodeStart& a, const NodeStart& b) { return a.rank < b.rank; });
     std::vector<int> by_then;
-    for (const auto& [start, n] : earliest) {
-      if (start <= t) by_then.push_back(n);
-    }
+    for (const NodeStart& e : taken) by_then.push_back(e.node);
     Planned out;
-    view_.SetWindow(t, EndOf(job, t));
+    view_.SetWindow(t, EndAt(t, span));
     if (SelectNodes(m, configs_, view_, by_then, &scratch_, &out.alloc)) {
       out.start = t;
       out.partition = &p;
       return out;
     }
-    return EarliestAnywhere(job, m, p, t);
+    return EarliestAnywhere(span, m, p, t);
   }
 
-  // PlanStart for a job that may take several nodes: the whole partition
-  // at each moment something changes, earliest first, within bf_window.
-  std::optional<Planned> EarliestAnywhere(const core::Job& job, const NodeMatch& m,
-                                          PartitionState& p, int64_t from) {
+  // PlanStart for any other job: the whole partition at each moment
+  // something changes, earliest first, within bf_window.
+  std::optional<Planned> EarliestAnywhere(int64_t span, const NodeMatch& m, PartitionState& p,
+                                          int64_t from) {
     const std::set<int64_t>& changes = profile_->changes();
     const int64_t stop = s_.now + s_.config->bf.window_s;
     // From the step that holds `from` (the first change is now, before it).
@@ -458,7 +530,7 @@ class Pass {
       if (t > stop) break;
       if (t <= tried) continue;
       tried = t;
-      view_.SetWindow(t, EndOf(job, t));
+      view_.SetWindow(t, EndAt(t, span));
       if (SelectNodes(m, configs_, view_, p.usable, &scratch_, &out.alloc)) {
         out.start = t;
         out.partition = &p;
@@ -469,8 +541,7 @@ class Pass {
   }
 
   // What makes two jobs plan alike in a partition: their requests.
-  std::string ShapeOf(const PartitionState& p) const {
-    const ResourceRequest& r = request_;
+  static std::string ShapeOf(const ResourceRequest& r, const PartitionState& p) {
     std::string key = fmt::format("{}|{} {} {} {} {} {} {} {} {}|{} {} {}|{}", p.part->name,
                                   r.min_nodes, r.max_nodes, r.ntasks,
                                   r.ntasks_set, r.ntasks_per_node, r.cpus_per_task,
@@ -571,7 +642,9 @@ class Pass {
     p.members.erase(std::unique(p.members.begin(), p.members.end()), p.members.end());
     SortByWeight(configs_, &p.members);
     for (int i : p.members) {
-      if (usable_[i]) p.usable.push_back(i);
+      if (!usable_[i]) continue;
+      p.usable.push_back(i);
+      if (GpuCount(*configs_[i]) == 0) ++p.gpu_less;
     }
     return p;
   }
@@ -589,13 +662,21 @@ class Pass {
   std::optional<Planned> planned_;  // the current job's earliest start
   int planned_count_ = 0;
   std::map<uint32_t, int> planned_by_user_;  // with bf_max_job_user
-  // Where the search for each shape and time limit resumes, and the
-  // shortest time limit of each shape that found no start (see PlanStart).
+  // Per shape of request and span: the nodes' earliest starts, where the
+  // search over the whole partition resumes, and the shortest span that
+  // found no start (see PlanStart).
+  std::unordered_map<std::string, NodeQueue> queues_;
   std::unordered_map<std::string, int64_t> shape_from_;
   std::unordered_map<std::string, int64_t> fails_from_;
+  std::set<std::string> after_all_ends_;  // shapes tried past every known end
+  std::vector<core::NodeAlloc> alloc_;  // EarliestOn's scratch
   std::map<std::string, PartitionState> parts_;
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
+  std::string shape_;        // and its ShapeOf
+  // Per shape: the shortest time limit that found no room now (0: none at
+  // all on what is free now); see StartsNow.
+  std::unordered_map<std::string, int64_t> now_fails_;
   // Starts before the profile exists: when each ends by its time limit,
   // and its shares.
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;

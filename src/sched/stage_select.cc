@@ -91,9 +91,10 @@ bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     }
     return !required;
   };
-  auto gpu_less = [&](int i) { return ov.at(i).gpu_count == 0; };
-  bool ok = AsksForGpus(r) ? ForEachCandidate(m, candidates, visit, kNoPreference)
-                           : ForEachCandidate(m, candidates, visit, gpu_less);
+  auto gpu_less = [&](int i) { return GpuCount(*configs[i]) == 0; };
+  bool ok = AsksForGpus(r) || m.all_have_gpus
+                ? ForEachCandidate(m, candidates, visit, kNoPreference)
+                : ForEachCandidate(m, candidates, visit, gpu_less);
   return ok && static_cast<int>(s->chosen.size()) == n;
 }
 
@@ -146,10 +147,10 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   // GPU-less nodes of higher preference do not take all the tasks; without
   // any GPU, nodes without GPUs go first.
   auto has_gpus = [&](int i) { return FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node; };
-  auto gpu_less = [&](int i) { return ov.at(i).gpu_count == 0; };
-  bool ok = r.gpus_per_job > 0 ? ForEachCandidate(m, candidates, visit, has_gpus)
-            : AsksForGpus(r)   ? ForEachCandidate(m, candidates, visit, kNoPreference)
-                               : ForEachCandidate(m, candidates, visit, gpu_less);
+  auto gpu_less = [&](int i) { return GpuCount(*configs[i]) == 0; };
+  bool ok = r.gpus_per_job > 0                   ? ForEachCandidate(m, candidates, visit, has_gpus)
+            : AsksForGpus(r) || m.all_have_gpus ? ForEachCandidate(m, candidates, visit, kNoPreference)
+                                                 : ForEachCandidate(m, candidates, visit, gpu_less);
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;
