@@ -71,7 +71,9 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
     auto at = planned.find(job.id);
     if (at != planned.end()) {
       job.estimated_start = at->second->start;
-      job.estimated_nodes = util::CompressHostlist(at->second->nodes);
+      std::vector<std::string> names;
+      for (const core::NodeAlloc& share : at->second->alloc) names.push_back(share.node);
+      job.estimated_nodes = util::CompressHostlist(names);
     }
     if (p.reason == PendingReason::kResources) {
       first_blocked.emplace(job.partition, job.id);

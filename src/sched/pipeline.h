@@ -175,6 +175,7 @@ class Profile {
   int64_t now_;
   std::vector<std::vector<Step>> steps_;
   std::vector<uint32_t> versions_;
+  std::vector<int64_t> first_taken_;  // per node, the first planned start after now
   std::set<int64_t> changes_;
   bool reserved_ = false;
 };

@@ -21,7 +21,8 @@ uint64_t GpuMask(const core::NodeAlloc& share) {
 }  // namespace
 
 Profile::Profile(NodeConfigs configs, const Overlay& live, int64_t now)
-    : configs_(configs), now_(now), steps_(configs.size()), versions_(configs.size(), 0) {
+    : configs_(configs), now_(now), steps_(configs.size()), versions_(configs.size(), 0),
+      first_taken_(configs.size(), kForever) {
   for (size_t i = 0; i < configs.size(); ++i) {
     const int node = static_cast<int>(i);
     const NodeFree& f = live.at(node);
@@ -66,6 +67,7 @@ void Profile::Release(int node, int64_t t, const core::NodeAlloc& share) {
 void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share) {
   reserved_ = true;
   ++versions_[node];
+  if (start > now_) first_taken_[node] = std::min(first_taken_[node], start);
   const uint64_t mask = GpuMask(share);
   const size_t first = Split(node, std::max(start, now_));
   const size_t last = end == kForever ? steps_[node].size() : Split(node, end);
@@ -83,9 +85,20 @@ void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAllo
 void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
                        uint64_t* gpus_used) const {
   const std::vector<Step>& steps = steps_[node];
-  auto it = std::upper_bound(steps.begin(), steps.end(), start,
-                             [](int64_t v, const Step& s) { return v < s.start; });
-  if (it != steps.begin()) --it;
+  // From now until the first planned start only ends come: now is the least.
+  auto it = steps.begin();
+  if (start == now_ && end <= first_taken_[node]) {
+    free->cpus = it->cpus;
+    free->mem_mb = it->mem_mb;
+    free->idle = it->idle;
+    *gpus_used = it->gpus_used;
+    return;
+  }
+  if (start > now_) {
+    it = std::upper_bound(steps.begin(), steps.end(), start,
+                          [](int64_t v, const Step& s) { return v < s.start; });
+    --it;
+  }
   free->cpus = it->cpus;
   free->mem_mb = it->mem_mb;
   free->idle = it->idle;

@@ -270,6 +270,148 @@ TEST(ScheduleProperty, RandomClustersNeverOverAllocate) {
   EXPECT_GT(waiting, 500);
 }
 
+// A cluster whose every use is a running job with a known end, and a queue
+// of jobs with time limits (some without), for the backfill planner.
+Harness RandomBusyCluster(Gen& g, uint32_t seed) {
+  Harness h;
+  h.cfg.def_mem_per_cpu_mb = 100;
+  h.cfg.gres_types = {"gpu"};
+  h.cfg.bf.resolution_s = g.Pick(std::vector<int64_t>{1, 60});
+  const int n_nodes = g.Int(2, 6);
+  for (int i = 0; i < n_nodes; ++i) {
+    auto b = MakeNode("n" + std::to_string(i)).Cpus(g.Pick(std::vector<int>{4, 8, 16})).Mem(16000);
+    if (g.Chance(0.7)) b.Gpus("h100", g.Int(1, 8));
+    h.AddNode(b);
+  }
+  h.AddPartition(MakePartition("p").Default());
+  h.ResolvePartitions();
+  core::JobId id = 1;
+  for (int k = 0; k < g.Int(1, 8); ++k) {
+    auto j = MakeJob(id).Partition("p").Cpus(g.Int(1, 4)).Nodelist(
+        "n" + std::to_string(g.Int(0, n_nodes - 1)));
+    if (g.Chance(0.5)) j.Gpus(1);
+    h.AddJob(j);
+    Plan p = h.RunAndApply();
+    if (StartOf(p, id) != nullptr) {
+      h.ends.emplace_back(id, h.now + g.Int(1, 40) * 60);
+    } else {
+      h.jobs.pop_back();
+    }
+    ++id;
+  }
+  for (int k = 0; k < g.Int(5, 25); ++k) {
+    auto j = MakeJob(id++).Partition("p").Cpus(g.Int(1, 8));
+    if (g.Chance(0.9)) j.TimeLimit(g.Int(1, 60) * 60);
+    if (g.Chance(0.5)) j.Gpus(g.Int(1, 4));
+    if (g.Chance(0.3)) j.Nodes(g.Int(1, 3));
+    if (g.Chance(0.1)) j.Exclusive();
+    h.AddJob(j);
+  }
+  (void)seed;
+  return h;
+}
+
+// What a job holds over time, on one node.
+struct Hold {
+  int64_t start, end;
+  const core::NodeAlloc* share;
+};
+
+// Every running job, start and planned start together never ask more of a
+// node than it has at any moment: so no start, now or planned, can delay
+// one planned before it.
+void CheckPlanFeasible(Harness& h, const Plan& plan, uint32_t seed) {
+  std::map<std::string, std::vector<Hold>> holds;
+  auto limit_of = [&](core::JobId id) {
+    for (const auto& j : h.jobs) {
+      if (j.id == id) return j.time_limit_s;
+    }
+    return int64_t{-1};
+  };
+  auto add = [&](int64_t start, int64_t limit, const std::vector<core::NodeAlloc>& alloc) {
+    const int64_t end = limit < 0 ? INT64_MAX : start + limit;
+    for (const auto& share : alloc) holds[share.node].push_back(Hold{start, end, &share});
+  };
+  for (const RunningJob& r : h.RunningJobs()) {
+    for (const auto& share : r.job->alloc) {
+      holds[share.node].push_back(Hold{h.now, r.expected_end, &share});
+    }
+  }
+  for (const auto& s : plan.starts) add(h.now, limit_of(s.job_id), s.alloc);
+  for (const auto& p : plan.planned) {
+    EXPECT_GT(p.start, h.now) << "seed " << seed << " job " << p.job_id;
+    EXPECT_EQ(StartOf(plan, p.job_id), nullptr) << "seed " << seed;
+    add(p.start, limit_of(p.job_id), p.alloc);
+  }
+  for (const auto& [name, list] : holds) {
+    const core::Node* node = h.Node(name);
+    ASSERT_NE(node, nullptr);
+    for (const Hold& at : list) {
+      const int64_t t = at.start;
+      int cpus = 0;
+      int64_t mem = 0;
+      std::set<int> gpus;
+      for (const Hold& o : list) {
+        if (o.start > t || o.end <= t) continue;
+        cpus += o.share->cpus;
+        mem += o.share->mem_mb;
+        for (int gpu : o.share->gpu_indices) {
+          EXPECT_TRUE(gpus.insert(gpu).second)
+              << "seed " << seed << ": GPU " << gpu << " of " << name << " twice at t+" << t - h.now;
+        }
+      }
+      EXPECT_LE(cpus, node->config.cpus) << "seed " << seed << ": " << name << " at t+" << t - h.now;
+      EXPECT_LE(mem, node->config.real_memory_mb) << "seed " << seed << ": " << name;
+    }
+  }
+}
+
+// Backfill never delays the planned start of a higher-priority job: every
+// start and planned start fit together over time, and a job's plan is the
+// same whether or not lower-priority jobs follow it in the queue.
+TEST(ScheduleProperty, BackfillNeverDelaysAPlannedStart) {
+  int planned = 0, backfilled = 0;
+  for (uint32_t seed = 1; seed <= 300; ++seed) {
+    Gen g(seed);
+    Harness h = RandomBusyCluster(g, seed);
+    Snapshot snap = h.Snap();
+    Plan plan = Schedule(snap);
+    CheckPlanFeasible(h, plan, seed);
+    if (::testing::Test::HasFatalFailure()) return;
+    planned += static_cast<int>(plan.planned.size());
+    // Each prefix of the queue plans its jobs as the whole queue does.
+    std::map<core::JobId, int64_t> start_of;
+    for (const auto& p : plan.planned) start_of[p.job_id] = p.start;
+    for (const auto& s : plan.starts) start_of[s.job_id] = h.now;
+    for (size_t cut = 1; cut < snap.pending.size(); ++cut) {
+      Snapshot prefix = snap;
+      prefix.pending.resize(cut);
+      Plan part = Schedule(prefix);
+      const core::JobId last = prefix.pending.back()->id;
+      int64_t alone = 0;
+      for (const auto& p : part.planned) {
+        if (p.job_id == last) alone = p.start;
+      }
+      if (StartOf(part, last) != nullptr) alone = h.now;
+      auto it = start_of.find(last);
+      ASSERT_EQ(it == start_of.end() ? 0 : it->second, alone)
+          << "seed " << seed << " job " << last << " (0: neither started nor planned)";
+    }
+    // Some job started now though an earlier one waits.
+    bool waiting = false;
+    for (const core::Job* j : snap.pending) {
+      if (start_of.count(j->id) && start_of[j->id] > h.now) waiting = true;
+      if (waiting && start_of.count(j->id) && start_of[j->id] == h.now) {
+        ++backfilled;
+        break;
+      }
+    }
+  }
+  // The generator must exercise planning and backfill.
+  EXPECT_GT(planned, 300);
+  EXPECT_GT(backfilled, 30);
+}
+
 // A job the scheduler calls startable on an idle copy of the partition is
 // one CheckSatisfiable accepts, and BadConstraints only goes to jobs that
 // CheckSatisfiable refuses.

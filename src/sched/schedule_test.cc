@@ -722,10 +722,13 @@ TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   EXPECT_EQ(p.planned[0].job_id, 10u);
   EXPECT_EQ(p.planned[0].partition, "train");
   EXPECT_EQ(p.planned[0].start, h.now + 120);
-  EXPECT_EQ(p.planned[0].nodes, std::vector<std::string>{"gpu01"});
+  ASSERT_EQ(p.planned[0].alloc.size(), 1u);
+  EXPECT_EQ(p.planned[0].alloc[0].node, "gpu01");
+  EXPECT_EQ(p.planned[0].alloc[0].gpu_indices, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(p.planned[1].job_id, 12u);
   EXPECT_EQ(p.planned[1].start, h.now + 240);
-  EXPECT_EQ(p.planned[1].nodes, std::vector<std::string>{"gpu02"});
+  ASSERT_EQ(p.planned[1].alloc.size(), 1u);
+  EXPECT_EQ(p.planned[1].alloc[0].node, "gpu02");
 }
 
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {

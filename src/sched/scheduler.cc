@@ -147,13 +147,12 @@ class Pass {
 
   // Reserves a planned start in the profile, so later jobs plan around it.
   void Commit(const core::Job& job, const Planned& planned, Plan* plan) {
-    PlannedStart out{job.id, planned.partition->part->name, planned.start, {}};
     const int64_t end = EndOf(job, planned.start);
     for (const core::NodeAlloc& share : planned.alloc) {
       profile_->Reserve(index_.at(share.node), planned.start, end, share);
-      out.nodes.push_back(share.node);
     }
-    plan->planned.push_back(std::move(out));
+    plan->planned.push_back(
+        PlannedStart{job.id, planned.partition->part->name, planned.start, planned.alloc});
     ++planned_count_;
     if (s_.config->bf.max_job_user > 0) ++planned_by_user_[job.req.uid];
   }
@@ -477,43 +476,70 @@ class Pass {
 
   // PlanStart for a job on a fixed number k of nodes, each with its block
   // of the tasks: no moment before the k-th earliest of the nodes' own
-  // earliest starts (for the largest block) can hold it, so that moment is
-  // tried first, over the nodes that could start by then; should a
-  // reservation between a node's earliest start and it spoil that, the
-  // search goes on from there over the whole partition.
+  // earliest starts (for the largest block) can hold it, so that moment t
+  // is tried over the nodes that could start by then. Those that cannot
+  // hold it at t after all (a planned start lies between) move on to
+  // their next start after t, and t to the new k-th earliest, until k
+  // nodes hold it at once.
   std::optional<Planned> EarliestOnNodes(int64_t span, const NodeMatch& m, PartitionState& p) {
     const ResourceRequest& r = *m.request;
-    const int k = r.min_nodes;
+    const size_t k = static_cast<size_t>(r.min_nodes);
     ResourceRequest block = r;
     block.min_nodes = block.max_nodes = 1;
-    if (r.ntasks_set) block.ntasks = (r.ntasks + k - 1) / k;
+    if (r.ntasks_set) block.ntasks = (r.ntasks + r.min_nodes - 1) / r.min_nodes;
     NodeMatch one = m;
     one.request = &block;
     NodeQueue& q = QueueFor(span, one, p);
-    // Take entries off until k are known and every one up to the k-th.
-    std::vector<NodeStart> taken;
-    for (;;) {
-      Refresh(&q, span, one);
-      if (q.empty()) break;
-      if (static_cast<int>(taken.size()) >= k && q.top().start > taken[k - 1].start) break;
-      taken.push_back(q.top());
-      q.pop();
+    std::vector<NodeStart> taken;  // off the queue, put back as they were
+    std::vector<NodeStart> local;  // the same, with starts moved past t
+    auto take = [&](int64_t upto) {
+      for (;;) {
+        Refresh(&q, span, one);
+        if (q.empty() || (local.size() >= k && q.top().start > upto)) return;
+        taken.push_back(q.top());
+        local.push_back(q.top());
+        q.pop();
+      }
+    };
+    auto kth = [&] {
+      std::nth_element(local.begin(), local.begin() + static_cast<ptrdiff_t>(k - 1), local.end(),
+                       [](const NodeStart& a, const NodeStart& b) { return a.start < b.start; });
+      return local[k - 1].start;
+    };
+    const int64_t stop = s_.now + s_.config->bf.window_s;
+    std::optional<Planned> out;
+    take(0);
+    while (local.size() >= k) {
+      const int64_t t = kth();
+      if (t > stop) break;
+      take(t);
+      std::vector<std::pair<int, int>> fitting;  // (rank, node)
+      for (NodeStart& e : local) {
+        if (e.start > t) continue;
+        if (FitsAt(e.node, t, span, one, &alloc_)) {
+          fitting.emplace_back(e.rank, e.node);
+          continue;
+        }
+        const int64_t next = EarliestOn(e.node, span, one, RoundUp(t + 1, t + 1));
+        e.start = next == 0 ? kNever : next;
+      }
+      if (fitting.size() >= k) {
+        std::sort(fitting.begin(), fitting.end());
+        std::vector<int> nodes;
+        for (const auto& f : fitting) nodes.push_back(f.second);
+        Planned found{t, &p, {}};
+        view_.SetWindow(t, EndAt(t, span));
+        if (SelectNodes(m, configs_, view_, nodes, &scratch_, &found.alloc)) {
+          out = std::move(found);
+        } else {
+          out = EarliestAnywhere(span, m, p, t);
+        }
+        break;
+      }
+      std::erase_if(local, [](const NodeStart& e) { return e.start == kNever; });
     }
     for (const NodeStart& e : taken) q.push(e);
-    if (static_cast<int>(taken.size()) < k) return std::nullopt;
-    const int64_t t = taken[k - 1].start;
-    std::sort(taken.begin(), taken.end(),
-              [](const NodeStart& a, const NodeStart& b) { return a.rank < b.rank; });
-    std::vector<int> by_then;
-    for (const NodeStart& e : taken) by_then.push_back(e.node);
-    Planned out;
-    view_.SetWindow(t, EndAt(t, span));
-    if (SelectNodes(m, configs_, view_, by_then, &scratch_, &out.alloc)) {
-      out.start = t;
-      out.partition = &p;
-      return out;
-    }
-    return EarliestAnywhere(span, m, p, t);
+    return out;
   }
 
   // PlanStart for any other job: the whole partition at each moment

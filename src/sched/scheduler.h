@@ -164,7 +164,7 @@ struct PlannedStart {
   core::JobId job_id = 0;
   std::string partition;
   int64_t start = 0;
-  std::vector<std::string> nodes;  // config order
+  std::vector<core::NodeAlloc> alloc;  // what it takes then, in node order
 };
 
 struct Plan {
