@@ -972,6 +972,43 @@ TEST(PartitionRules, TopLevelPolicyKeys) {
   EXPECT_TRUE(top->enable_user_top);
 }
 
+// The backfill planner's SchedulerParameters, in Slurm's units (bf_window
+// in minutes); a bad value names the file, line, key and item.
+TEST(Config, BackfillParameters) {
+  auto unset = Parse("NodeName=n1\nPartitionName=p Nodes=ALL\n");
+  ASSERT_TRUE(unset.ok());
+  EXPECT_EQ(unset->bf.window_s, 86400);  // Slurm's defaults
+  EXPECT_EQ(unset->bf.resolution_s, 60);
+  EXPECT_EQ(unset->bf.interval_s, 30);
+  EXPECT_EQ(unset->bf.max_job_test, 0);  // every job, where Slurm stops at 500
+  auto cfg = Parse(
+      "SchedulerParameters=bf_window=2880,bf_resolution=300,BF_MAX_JOB_TEST=1000,"
+      "bf_max_job_user=20,bf_min_prio_reserve=5000,bf_interval=60,bf_continue,"
+      "bf_yield_interval=2000000\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->bf.window_s, 2880 * 60);
+  EXPECT_EQ(cfg->bf.resolution_s, 300);
+  EXPECT_EQ(cfg->bf.max_job_test, 1000);
+  EXPECT_EQ(cfg->bf.max_job_user, 20);
+  EXPECT_EQ(cfg->bf.min_prio_reserve, 5000);
+  EXPECT_EQ(cfg->bf.interval_s, 60);
+  EXPECT_TRUE(cfg->bf.continue_after_yield);
+  // A later line replaces an earlier one, defaults included.
+  auto later = Parse("SchedulerParameters=bf_window=60\nSchedulerParameters=bf_interval=10\n");
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->bf.window_s, 86400);
+  EXPECT_EQ(later->bf.interval_s, 10);
+  auto bad = Parse("SchedulerParameters=bf_window=0\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:1: SchedulerParameters: bf_window: invalid value '0' (must be 1..43200)");
+  auto word = Parse("\nSchedulerParameters=bf_resolution=soon\n");
+  ASSERT_FALSE(word.ok());
+  EXPECT_EQ(word.status().message(),
+            "muster.conf:2: SchedulerParameters: bf_resolution: invalid value 'soon' (must be "
+            "1..3600)");
+}
+
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
   auto cfg = Parse(
       "DefMemPerCPU=700\n"

@@ -666,6 +666,7 @@ void Controller::Reprioritize(const sched::Snapshot& snap) {
 
 void Controller::RunSchedule() {
   sched::Snapshot snap = ClusterSnapshot();
+  last_pass_time_ = snap.now;
   next_dependency_time_ = 0;
   singleton_index_.reset();
   const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
@@ -1754,7 +1755,9 @@ void Controller::Housekeeping() {
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
   if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
-  if (begin_waiting) RequestSchedule();
+  const bool plans_due =
+      cfg_.backfill && !pending_ids_.empty() && now - last_pass_time_ >= cfg_.bf.interval_s;
+  if (begin_waiting || plans_due) RequestSchedule();
 }
 
 }  // namespace muster::ctld

@@ -320,6 +320,9 @@ class Controller {
   // offset lets one go (0 = none), so housekeeping starts a pass then.
   std::map<core::JobId, sched::Dependency> dependencies_;
   int64_t next_dependency_time_ = 0;
+  // When the last pass ran: with backfill one runs at least every bf_interval
+  // while jobs wait (their plans age, priorities grow with age).
+  int64_t last_pass_time_ = 0;
   // Unfinished jobs by (uid, name) for singleton, built lazily in a pass.
   std::optional<std::map<std::pair<uint32_t, std::string>, std::vector<core::JobId>>>
       singleton_index_;

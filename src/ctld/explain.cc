@@ -86,8 +86,8 @@ void Controller::ExplainPending(const sched::Snapshot& snap, const sched::Plan& 
             ahead->second, job.partition);
         if (at != planned.end()) {
           job.explanation += fmt::format(
-              "; what is free before then is held for higher-priority jobs, so it is planned "
-              "to start at about {} on {}",
+              "; this job is planned to start at about {} on {}, as what frees up before then "
+              "is held for jobs of higher priority",
               ClockTime(job.estimated_start, snap.now), job.estimated_nodes);
         }
       }

@@ -731,6 +731,48 @@ TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   EXPECT_EQ(p.planned[1].alloc[0].node, "gpu02");
 }
 
+// bf_window, bf_max_job_test, bf_max_job_user and bf_min_prio_reserve
+// bound what is planned; a job not planned gets no start, and does not
+// hold back others (as in Slurm).
+TEST(Backfill, ParametersBoundThePlanning) {
+  auto make = [](config::BackfillConfig bf) {
+    Harness h = TrainGpusBusy();  // train's GPUs free up at t+100 .. t+400
+    h.cfg.bf = bf;
+    h.cfg.bf.resolution_s = 1;
+    h.AddJob(MakeJob(10).Partition("train").Gpus(8).TimeLimit(1000).Uid(1).Priority(300));
+    h.AddJob(MakeJob(11).Partition("train").Gpus(8).TimeLimit(1000).Uid(1).Priority(200));
+    h.AddJob(MakeJob(12).Partition("train").Gpus(8).TimeLimit(1000).Uid(2).Priority(100));
+    return h;
+  };
+  auto planned = [](const Plan& p) {
+    std::vector<std::string> out;
+    for (const PlannedStart& s : p.planned) {
+      out.push_back(std::to_string(s.job_id) + "@" + std::to_string(s.start - 1000));
+    }
+    return out;
+  };
+  config::BackfillConfig bf;
+  Harness all = make(bf);
+  EXPECT_EQ(planned(all.Run()), (std::vector<std::string>{"10@100", "11@200", "12@300"}));
+  bf.window_s = 250;  // the third frees up past it
+  Harness window = make(bf);
+  EXPECT_EQ(planned(window.Run()), (std::vector<std::string>{"10@100", "11@200"}));
+  bf = {};
+  bf.max_job_test = 2;
+  Harness test = make(bf);
+  EXPECT_EQ(planned(test.Run()), (std::vector<std::string>{"10@100", "11@200"}));
+  bf = {};
+  bf.max_job_user = 1;
+  Harness user = make(bf);
+  Plan p = user.Run();
+  EXPECT_EQ(planned(p), (std::vector<std::string>{"10@100", "12@200"}));
+  EXPECT_EQ(Outcome(p, 11), "Priority");
+  bf = {};
+  bf.min_prio_reserve = 150;
+  Harness prio = make(bf);
+  EXPECT_EQ(planned(prio.Run()), (std::vector<std::string>{"10@100", "11@200"}));
+}
+
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {
   Harness h;
   h.cfg.def_mem_per_cpu_mb = 100;

@@ -197,6 +197,11 @@ class JobBuilder {
     job_.req.user_name = "u" + std::to_string(uid);
     return *this;
   }
+  // The priority the pass sees (the order is the test's own).
+  JobBuilder& Priority(uint32_t p) {
+    job_.priority = p;
+    return *this;
+  }
   JobBuilder& TimeLimit(int64_t s) {
     job_.time_limit_s = s;
     job_.req.time_limit_s = s;

@@ -253,8 +253,16 @@ def test_a_cpu_job_is_not_held_behind_a_gpu_job_waiting_for_gpus(cluster):
         assert (j["state"], j["reason"]) == ("PENDING", "Priority")
         r = cluster.run(["squeue", "-h", "-j", str(long_gpu), "-O", "Explanation:300"])
         assert (f"waits behind job {gpu_job} (higher priority), which waits for resources in "
-                "partition train and is planned to start at about ") in r.stdout, r.stdout
-        assert " on gpu01; this job fits nowhere else now" in r.stdout, r.stdout
+                "partition train; this job is planned to start at about ") in r.stdout, r.stdout
+        assert " on gpu01, as what frees up before then is held for jobs of higher priority" \
+            in r.stdout, r.stdout
+        # Backfill planned both: each has its start in squeue --start.
+        r = cluster.run(["squeue", "--start", "-h", "-j", f"{gpu_job},{long_gpu}",
+                         "-o", "%i %S %Y"])
+        starts = dict(line.split(" ", 1) for line in r.stdout.splitlines())
+        for j in (gpu_job, long_gpu):
+            assert starts[str(j)].split()[0] != "N/A", r.stdout
+            assert starts[str(j)].split()[1] == "gpu01", r.stdout
     finally:
         cluster.run(["scancel", *map(str, busy + [gpu_job, cpu_job])], check=False)
         cluster.run(["scancel", "-p", "train"], check=False)
