@@ -108,6 +108,11 @@ int SallocMain(const std::vector<std::string>& all_args) {
     return 1;
   }
   core::JobRequest& req = inv.req;
+  if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
+    PrintError("salloc", per_gpu.message());
+    PrintError("salloc", "Invalid generic resource (gres) specification");
+    return 1;
+  }
   if (req.name.empty()) req.name = no_shell ? "no-shell" : "interactive";
   PrepareAllocationRequest(&req);
   std::vector<std::string> command = *positional;

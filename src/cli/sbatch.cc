@@ -138,6 +138,11 @@ int SbatchMain(const std::vector<std::string>& args) {
     }
   }
   core::JobRequest& req = inv.req;
+  if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
+    PrintError("sbatch", per_gpu.message());
+    PrintError("sbatch", "Invalid generic resource (gres) specification");
+    return 1;
+  }
   if (util::Status gres = CheckGresNames(req, *cfg); !gres.ok()) {
     PrintError("sbatch", "Invalid generic resource (gres) specification");
     PrintError("sbatch", gres.message());

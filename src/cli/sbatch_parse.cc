@@ -1,8 +1,11 @@
 #include "cli/sbatch_parse.h"
 
-#include <ctime>
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <optional>
+#include <set>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -172,6 +175,19 @@ util::Status ApplyExport(const std::string& spec, const std::vector<std::string>
   return util::Status::Ok();
 }
 
+util::Status CheckPerGpuOptions(const core::JobRequest& req) {
+  if (req.cpus_per_gpu > 0 && req.cpus_per_task_set) {
+    return util::InvalidArgument("--cpus-per-gpu is mutually exclusive with --cpus-per-task");
+  }
+  const bool gpus = std::any_of(req.gres.begin(), req.gres.end(),
+                                [](const core::GresRequest& g) { return g.name == "gpu"; });
+  if (req.mem_per_gpu_mb > 0 && !gpus) {
+    return util::InvalidArgument(fmt::format(
+        "Requested mem_per_tres=gres:gpu:{} but did not request any GPU.", req.mem_per_gpu_mb));
+  }
+  return util::Status::Ok();
+}
+
 int SbatchOptionExitCode(const util::Status& error) {
   return error.code() == util::Code::kOutOfRange ? 1 : 255;
 }
@@ -180,6 +196,8 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
                                                           SbatchInvocation* inv,
                                                           std::string_view prog) {
   core::JobRequest& r = inv->req;
+  // The memory options of this pass (Slurm refuses two on one command line).
+  std::set<std::string> mem_options;
   auto str = [](std::string* field) {
     return [field](const std::string& v) {
       *field = v;
@@ -219,6 +237,7 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
          r.begin_time = *t;
          return util::Status::Ok();
        }},
+      {0, "cpus-per-gpu", Arg::kRequired, positive(&r.cpus_per_gpu, "--cpus-per-gpu")},
       {'c', "cpus-per-task", Arg::kRequired,
        [&r](const std::string& v) {
          auto n = PositiveInt(v, "--cpus-per-task");
@@ -288,19 +307,31 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
       {0, "mail-type", Arg::kRequired, ignore},
       {0, "mail-user", Arg::kRequired, ignore},
       {0, "mem", Arg::kRequired,
-       [&r](const std::string& v) {
+       [&r, &mem_options](const std::string& v) {
          auto mb = util::ParseMemoryMb(v);
          if (!mb.ok()) return Invalid("--mem");
          r.mem_per_node_mb = *mb;
          r.mem_whole_node = *mb == 0;
-         r.mem_per_cpu_mb = 0;
+         r.mem_per_cpu_mb = r.mem_per_gpu_mb = 0;
+         mem_options.insert("mem");
          return util::Status::Ok();
        }},
       {0, "mem-per-cpu", Arg::kRequired,
-       [&r, memory](const std::string& v) {
+       [&r, &mem_options, memory](const std::string& v) {
          MUSTER_RETURN_IF_ERROR(memory(&r.mem_per_cpu_mb, "--mem-per-cpu")(v));
-         r.mem_per_node_mb = 0;
+         r.mem_per_node_mb = r.mem_per_gpu_mb = 0;
          r.mem_whole_node = false;
+         mem_options.insert("mem-per-cpu");
+         return util::Status::Ok();
+       }},
+      {0, "mem-per-gpu", Arg::kRequired,
+       [&r, &mem_options](const std::string& v) {
+         auto mb = util::ParseMemoryMb(v);
+         if (!mb.ok() || *mb <= 0) return Invalid("--mem-per-gpu");
+         r.mem_per_gpu_mb = *mb;
+         r.mem_per_node_mb = r.mem_per_cpu_mb = 0;
+         r.mem_whole_node = false;
+         mem_options.insert("mem-per-gpu");
          return util::Status::Ok();
        }},
       {0, "mincpus", Arg::kRequired, ignore},
@@ -406,6 +437,11 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
     };
   }
   auto parsed = ParseOptions(std::string(prog), specs, args, true);
+  if (parsed.ok() && mem_options.size() > 1) {
+    return util::OutOfRange(std::string(prog) +
+                            ": fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually "
+                            "exclusive.");
+  }
   if (!parsed.ok()) {
     if (value_refused) {
       return util::Status(parsed.status().code(),

@@ -53,4 +53,9 @@ std::string WrapScript(const std::string& command);
 // Slurm's check that a batch script starts with "#!".
 util::Status CheckScript(const std::string& script);
 
+// --cpus-per-gpu with -c, or --mem-per-gpu without a GPU, in Slurm's words
+// ("--cpus-per-gpu is mutually exclusive with --cpus-per-task"); the caller
+// follows it with "Invalid generic resource (gres) specification".
+util::Status CheckPerGpuOptions(const core::JobRequest& req);
+
 }  // namespace muster::cli

@@ -100,6 +100,9 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
       {{"--begin=now+2min"}, "sbatch: error: Invalid --begin specification"},
       {{"--bogus=1"}, "sbatch: unrecognized option '--bogus=1'" + try_help},
       {{"--mem"}, "sbatch: option '--mem' requires an argument" + try_help},
+      {{"--cpus-per-gpu=x"}, "sbatch: error: Invalid numeric value \"x\" for --cpus-per-gpu."},
+      {{"--cpus-per-gpu=0"}, "sbatch: error: Invalid numeric value \"0\" for --cpus-per-gpu."},
+      {{"--mem-per-gpu=zz"}, "sbatch: error: Invalid --mem-per-gpu specification"},
   };
   for (const auto& c : cases) {
     SbatchInvocation inv;
@@ -110,6 +113,44 @@ TEST(ApplySbatchOptions, ErrorsNameTheOption) {
     const bool count = c.message.find("Invalid numeric value") != std::string::npos;
     EXPECT_EQ(SbatchOptionExitCode(r.status()), count ? 1 : 255) << c.args[0];
   }
+}
+
+// --cpus-per-gpu and --mem-per-gpu, and what Slurm refuses about them
+// (messages and exit statuses as the oracle gives them).
+TEST(ApplySbatchOptions, PerGpuOptions) {
+  SbatchInvocation inv;
+  ASSERT_TRUE(
+      ApplySbatchOptions({"--gres=gpu:2", "--cpus-per-gpu=4", "--mem-per-gpu=10G"}, &inv).ok());
+  EXPECT_EQ(inv.req.cpus_per_gpu, 4);
+  EXPECT_EQ(inv.req.mem_per_gpu_mb, 10240);
+  EXPECT_TRUE(CheckPerGpuOptions(inv.req).ok());
+  // One memory option per command line.
+  for (const char* other : {"--mem=1G", "--mem-per-cpu=1G"}) {
+    SbatchInvocation both;
+    auto r = ApplySbatchOptions({"--gres=gpu:2", "--mem-per-gpu=10G", other}, &both);
+    ASSERT_FALSE(r.ok()) << other;
+    EXPECT_EQ(r.status().message(),
+              "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
+    EXPECT_EQ(SbatchOptionExitCode(r.status()), 1);
+  }
+  // A later pass (the command line over the script) replaces the option.
+  SbatchInvocation later;
+  ASSERT_TRUE(ApplySbatchOptions({"--mem-per-gpu=10G"}, &later).ok());
+  ASSERT_TRUE(ApplySbatchOptions({"--mem=2G"}, &later).ok());
+  EXPECT_EQ(later.req.mem_per_gpu_mb, 0);
+  EXPECT_EQ(later.req.mem_per_node_mb, 2048);
+  SbatchInvocation with_c;
+  ASSERT_TRUE(ApplySbatchOptions({"--gres=gpu:2", "--cpus-per-gpu=4", "-c", "2"}, &with_c).ok());
+  EXPECT_EQ(CheckPerGpuOptions(with_c.req).message(),
+            "--cpus-per-gpu is mutually exclusive with --cpus-per-task");
+  SbatchInvocation no_gpu;
+  ASSERT_TRUE(ApplySbatchOptions({"--mem-per-gpu=4G"}, &no_gpu).ok());
+  EXPECT_EQ(CheckPerGpuOptions(no_gpu.req).message(),
+            "Requested mem_per_tres=gres:gpu:4096 but did not request any GPU.");
+  // --cpus-per-gpu without a GPU is accepted and does nothing, as in Slurm.
+  SbatchInvocation cpus_only;
+  ASSERT_TRUE(ApplySbatchOptions({"--cpus-per-gpu=4"}, &cpus_only).ok());
+  EXPECT_TRUE(CheckPerGpuOptions(cpus_only.req).ok());
 }
 
 TEST(ApplyExport, AllNoneAndLists) {

@@ -156,6 +156,10 @@ struct JobRequest {
   bool cpus_per_task_set = false;
   int64_t mem_per_node_mb = 0;  // --mem; 0 = not given
   int64_t mem_per_cpu_mb = 0;   // --mem-per-cpu; 0 = not given
+  // --cpus-per-gpu, --mem-per-gpu (0 = not given): CPUs and memory per GPU
+  // allocated on a node (Slurm's CpusPerTres / MemPerTres of gres:gpu).
+  int cpus_per_gpu = 0;
+  int64_t mem_per_gpu_mb = 0;
   bool mem_whole_node = false;  // --mem=0
   std::vector<GresRequest> gres;
   int64_t time_limit_s = -2;  // -2 = not given; -1 = UNLIMITED

@@ -13,7 +13,7 @@ namespace muster::core {
 
 int64_t MemoryPerCpuMb(const JobRequest& req, int64_t def_mem_per_cpu_mb) {
   if (req.mem_per_cpu_mb > 0) return req.mem_per_cpu_mb;
-  if (req.mem_per_node_mb > 0 || req.mem_whole_node) return 0;
+  if (req.mem_per_node_mb > 0 || req.mem_whole_node || req.mem_per_gpu_mb > 0) return 0;
   return std::max<int64_t>(def_mem_per_cpu_mb, 0);
 }
 
@@ -30,6 +30,7 @@ int64_t JobMemoryTotalMb(const Job& job, const MemoryDefaults& defaults) {
   if (const int64_t per_cpu = MemoryPerCpuMb(r, defaults.def_mem_per_cpu_mb); per_cpu > 0) {
     return per_cpu * job.NumCpus();
   }
+  if (r.mem_per_gpu_mb > 0) return r.mem_per_gpu_mb * JobGpuTotal(job);
   if (r.mem_per_node_mb > 0 && !r.mem_whole_node) return r.mem_per_node_mb * nodes;
   return defaults.node_memory_mb * nodes;
 }

@@ -61,6 +61,8 @@ void SetLayoutVariables(const core::Job& job, std::map<std::string, std::string>
   }
   if (req.ntasks_per_node > 0) env["SLURM_NTASKS_PER_NODE"] = std::to_string(req.ntasks_per_node);
   if (req.cpus_per_task_set) env["SLURM_CPUS_PER_TASK"] = std::to_string(req.cpus_per_task);
+  if (req.cpus_per_gpu > 0) env["SLURM_CPUS_PER_GPU"] = std::to_string(req.cpus_per_gpu);
+  if (req.mem_per_gpu_mb > 0) env["SLURM_MEM_PER_GPU"] = std::to_string(req.mem_per_gpu_mb);
 }
 
 // Memory as Slurm states it: per CPU when it came from --mem-per-cpu or

@@ -213,10 +213,10 @@ Candidates FindCandidates(const ResourceRequest& r, const core::Partition& part,
     if (!members.count(cfg.name) || listed(r.excluded_nodes, cfg.name)) continue;
     if (only_named && !listed(r.required_nodes, cfg.name)) continue;
     if (!FilterNodeMatch(m, cfg, static_cast<int>(i)).ok()) continue;
-    const int cpus = ShareCpus(r, cfg, tasks);
-    const int64_t mem = ShareMem(r, cfg, cpus);
     const int64_t gpus_here = std::max<int64_t>(gpus, CountsGpus(r) ? 1 : 0);
-    if (NeedCpus(r, tasks) > cfg.cpus || mem > cfg.real_memory_mb ||
+    const int cpus = ShareCpus(r, cfg, tasks, gpus_here);
+    const int64_t mem = ShareMem(r, cfg, cpus, gpus_here);
+    if (NeedCpus(r, tasks, gpus_here) > cfg.cpus || mem > cfg.real_memory_mb ||
         GpuCountOfType(cfg, r.gpu_type) < gpus_here) {
       continue;
     }
@@ -251,9 +251,11 @@ std::string NeverLine(const ResourceRequest& r, const core::Partition& part,
     max_gpus = std::max(max_gpus, GpuCountOfType(n, r.gpu_type));
   }
   const std::string none = "; no node of partition " + part.name + " has ";
-  const int cpus = NeedCpus(r, tasks);
+  const int cpus = NeedCpus(r, tasks, gpus);
   if (cpus > max_cpus) return "needs " + CpusText(cpus) + " on one node" + none + "that many";
-  const int64_t mem = r.mem_per_node_mb > 0 ? r.mem_per_node_mb : r.mem_per_cpu_mb * cpus;
+  const int64_t mem = r.mem_per_gpu_mb > 0    ? r.mem_per_gpu_mb * gpus
+                      : r.mem_per_node_mb > 0 ? r.mem_per_node_mb
+                                              : r.mem_per_cpu_mb * cpus;
   if (!r.whole_node_mem && mem > max_mem) {
     return "needs " + MemText(mem) + " memory on one node" + none + "that much";
   }

@@ -313,9 +313,10 @@ struct Share {
 };
 // The CPUs a share's tasks need, and what it takes on a node (all of them
 // with --exclusive); the memory it takes.
-int NeedCpus(const ResourceRequest& r, int tasks);
-int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks);
-int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus);
+// `gpus`: the GPUs the share gets on the node (--cpus-per-gpu, --mem-per-gpu).
+int NeedCpus(const ResourceRequest& r, int tasks, int64_t gpus = 0);
+int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks, int64_t gpus);
+int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus, int64_t gpus);
 FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                       int i, const Share& share);
 // How many of a job's tasks a node holds with `cpus_free` CPUs and

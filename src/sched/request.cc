@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "sched/pipeline.h"
 #include "util/hostlist.h"
 #include "util/strings.h"
@@ -121,13 +123,24 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
   r.ntasks_per_node = req.ntasks_per_node;
   r.exclusive = req.exclusive;
 
-  // Memory: --mem (per node), --mem-per-cpu, else DefMemPerCPU, else the
-  // whole node (Slurm's behaviour without DefMemPerCPU); --mem=0 = whole node.
-  bool mem_set = req.mem_per_node_mb > 0 || req.mem_whole_node;
-  if (mem_set && req.mem_per_cpu_mb > 0) {
-    return util::InvalidArgument("--mem and --mem-per-cpu are mutually exclusive");
+  // Memory: --mem (per node), --mem-per-cpu, --mem-per-gpu, else
+  // DefMemPerCPU, else the whole node (Slurm's behaviour without
+  // DefMemPerCPU); --mem=0 = whole node.
+  const int mem_options = (req.mem_per_node_mb > 0 || req.mem_whole_node ? 1 : 0) +
+                          (req.mem_per_cpu_mb > 0 ? 1 : 0) + (req.mem_per_gpu_mb > 0 ? 1 : 0);
+  if (mem_options > 1) {
+    return util::InvalidArgument("--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
   }
-  if (req.mem_whole_node) {
+  if (req.cpus_per_gpu < 0 || req.mem_per_gpu_mb < 0) {
+    return util::InvalidArgument("invalid --cpus-per-gpu or --mem-per-gpu");
+  }
+  if (req.cpus_per_gpu > 0 && req.cpus_per_task_set) {
+    return util::InvalidArgument("--cpus-per-gpu is mutually exclusive with --cpus-per-task");
+  }
+  r.cpus_per_gpu = req.cpus_per_gpu;
+  if (req.mem_per_gpu_mb > 0) {
+    r.mem_per_gpu_mb = req.mem_per_gpu_mb;
+  } else if (req.mem_whole_node) {
     r.whole_node_mem = true;
   } else if (req.mem_per_node_mb > 0) {
     r.mem_per_node_mb = req.mem_per_node_mb;
@@ -140,6 +153,11 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
   }
 
   MUSTER_RETURN_IF_ERROR(ParseGres(req.gres, &r));
+  if (r.mem_per_gpu_mb > 0 && r.gpus_per_node == 0 && r.gpus_per_job == 0) {
+    return util::InvalidArgument(
+        fmt::format("Requested mem_per_tres=gres:gpu:{} but did not request any GPU.",
+                    r.mem_per_gpu_mb));
+  }
   MUSTER_RETURN_IF_ERROR(ParseConstraint(req.constraint, &r));
   MUSTER_RETURN_IF_ERROR(ExpandList(req.nodelist, "-w/--nodelist", &r.required_nodes));
   MUSTER_RETURN_IF_ERROR(ExpandList(req.exclude, "-x/--exclude", &r.excluded_nodes));

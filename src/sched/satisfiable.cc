@@ -73,13 +73,20 @@ std::string CheckMaxima(const ResourceRequest& r, NodeConfigs nodes, const std::
     sum_gpus += g;
     any_gpus += GpuCount(*n);
   }
-  const int64_t cpn = PerNodeTasks(r) * r.cpus_per_task;
+  const int64_t gpn = PerNodeGpus(r);
+  const int64_t for_gpus = gpn * r.cpus_per_gpu;
+  const int64_t cpn = std::max<int64_t>(PerNodeTasks(r) * r.cpus_per_task, for_gpus);
   if (cpn > max_cpus) {
-    return "cpus: requested " + std::to_string(cpn) + " per node, the most " + most + " has is " +
-           std::to_string(max_cpus);
+    return "cpus: requested " + std::to_string(cpn) + " per node" +
+           (cpn == for_gpus ? " (" + std::to_string(gpn) + " GPUs x --cpus-per-gpu=" +
+                                  std::to_string(r.cpus_per_gpu) + ")"
+                            : std::string()) +
+           ", the most " + most + " has is " + std::to_string(max_cpus);
   }
   if (!r.whole_node_mem) {
-    const int64_t mem = r.mem_per_node_mb > 0 ? r.mem_per_node_mb : r.mem_per_cpu_mb * cpn;
+    const int64_t mem = r.mem_per_gpu_mb > 0    ? r.mem_per_gpu_mb * gpn
+                        : r.mem_per_node_mb > 0 ? r.mem_per_node_mb
+                                                : r.mem_per_cpu_mb * cpn;
     if (mem > max_mem) {
       return "memory: requested " + std::to_string(mem) + "M per node, the most " + most +
              " has is " + std::to_string(max_mem) + "M";
@@ -99,7 +106,6 @@ std::string CheckMaxima(const ResourceRequest& r, NodeConfigs nodes, const std::
            "; types there: " +
            (types.empty() ? std::string("untyped only") : util::Join(types, ","));
   }
-  const int64_t gpn = PerNodeGpus(r);
   if (wants_gpus && gpn > max_gpus) {
     return GresLabel(r) + ": requested " + std::to_string(std::max<int64_t>(gpn, 1)) +
            " per node, the most " + most + " has is " + std::to_string(max_gpus);

@@ -90,6 +90,52 @@ TEST(Schedule, PlacementAndSharing) {
   });
 }
 
+// --cpus-per-gpu and --mem-per-gpu: a node's share takes CPUs and memory
+// for each GPU it gets there (the oracle: --gres=gpu:2 --cpus-per-gpu=4
+// --mem-per-gpu=10G runs with NumCPUs=8 and mem=20G; -N 2
+// --gpus-per-node=2 --cpus-per-gpu=3 with 12 CPUs over both nodes).
+TEST(Schedule, CpusAndMemoryPerGpu) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("train").Gpus(2).CpusPerGpu(4).MemPerGpu(10240));
+  h.AddJob(MakeJob(2).Partition("train").Nodes(2).Gpus(2).CpusPerGpu(3));
+  h.AddJob(MakeJob(3).Partition("train").GpusPerJob(3).CpusPerGpu(2).Tasks(1));
+  // 3 GPUs x 16 CPUs is more than any node has.
+  h.AddJob(MakeJob(4).Partition("train").Gpus(3).CpusPerGpu(16));
+  Plan p = h.Run();
+  const StartDecision* one = StartOf(p, 1);
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(one->alloc[0].cpus, 8);
+  EXPECT_EQ(one->alloc[0].mem_mb, 20480);
+  const StartDecision* two = StartOf(p, 2);
+  ASSERT_NE(two, nullptr);
+  ASSERT_EQ(two->alloc.size(), 2u);
+  EXPECT_EQ(two->alloc[0].cpus + two->alloc[1].cpus, 12);
+  EXPECT_EQ(two->alloc[0].mem_mb, 6 * 1000);  // DefMemPerCPU for each CPU taken
+  const StartDecision* three = StartOf(p, 3);
+  ASSERT_NE(three, nullptr);
+  EXPECT_EQ(three->alloc[0].cpus, 6);
+  EXPECT_EQ(Outcome(p, 4), "BadConstraints");
+  // Where a node's CPUs run short, the GPUs there are no use.
+  Harness busy = OracleCluster();
+  for (const char* n : {"gpu01", "gpu02", "gpu03", "gpu04"}) busy.Node(n)->alloc_cpus = 28;
+  busy.AddJob(MakeJob(5).Partition("train").Gpus(1).CpusPerGpu(8));
+  busy.AddJob(MakeJob(6).Partition("train").Gpus(1).CpusPerGpu(4));
+  Plan q = busy.Run();
+  EXPECT_EQ(Outcome(q, 5), "Resources");
+  EXPECT_EQ(Outcome(q, 6), "Priority");  // behind 5, which could use the node when it frees
+  // The request says what it cannot be.
+  core::JobRequest both;
+  both.cpus_per_gpu = 2;
+  both.cpus_per_task_set = true;
+  both.gres.push_back({"gpu", "", 1, false});
+  EXPECT_EQ(MakeResourceRequest(both, 1000).status().message(),
+            "--cpus-per-gpu is mutually exclusive with --cpus-per-task");
+  core::JobRequest no_gpu;
+  no_gpu.mem_per_gpu_mb = 4096;
+  EXPECT_EQ(MakeResourceRequest(no_gpu, 1000).status().message(),
+            "Requested mem_per_tres=gres:gpu:4096 but did not request any GPU.");
+}
+
 TEST(Schedule, NodeStateFilter) {
   RunCases({
       {"drained, down, unregistered skipped",

@@ -74,6 +74,11 @@ struct ResourceRequest {
   int64_t mem_per_node_mb = 0;  // exactly one of mem_per_node / mem_per_cpu is set
   int64_t mem_per_cpu_mb = 0;   // (or neither, with whole_node_mem)
   bool whole_node_mem = false;  // --mem=0, or no memory option and no DefMemPerCPU
+  // --cpus-per-gpu: a node's share takes at least this many CPUs per GPU
+  // it gets there; --mem-per-gpu: its memory is this much per GPU (then
+  // neither mem_per_node nor mem_per_cpu is set).
+  int cpus_per_gpu = 0;
+  int64_t mem_per_gpu_mb = 0;
   std::string gpu_type;         // "" = any
   int64_t gpus_per_node = 0;
   int64_t gpus_per_job = 0;  // --gpus=N, spread over nodes

@@ -9,16 +9,18 @@
 
 namespace muster::sched {
 
-int NeedCpus(const ResourceRequest& r, int tasks) {
-  if (r.ntasks_per_node > 0) return r.ntasks_per_node * r.cpus_per_task;
-  return tasks * r.cpus_per_task;
+int NeedCpus(const ResourceRequest& r, int tasks, int64_t gpus) {
+  const int64_t for_tasks =
+      static_cast<int64_t>(r.ntasks_per_node > 0 ? r.ntasks_per_node : tasks) * r.cpus_per_task;
+  return static_cast<int>(std::min<int64_t>(std::max(for_tasks, gpus * r.cpus_per_gpu), 1 << 30));
 }
 
-int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks) {
-  return r.exclusive ? node.cpus : NeedCpus(r, tasks);
+int ShareCpus(const ResourceRequest& r, const core::NodeConfig& node, int tasks, int64_t gpus) {
+  return r.exclusive ? node.cpus : NeedCpus(r, tasks, gpus);
 }
 
-int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus) {
+int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpus, int64_t gpus) {
+  if (r.mem_per_gpu_mb > 0) return gpus * r.mem_per_gpu_mb;
   if (r.whole_node_mem) return node.real_memory_mb;
   if (r.mem_per_node_mb > 0) return r.mem_per_node_mb;
   return r.mem_per_cpu_mb * cpus;
@@ -27,9 +29,11 @@ int64_t ShareMem(const ResourceRequest& r, const core::NodeConfig& node, int cpu
 FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                       int i, const Share& share) {
   const NodeFree& f = ov.at(i);
-  if (NeedCpus(r, share.tasks) > node.cpus) return {Verdict::kNeverSchedulable, "too few CPUs"};
-  const int cpus = ShareCpus(r, node, share.tasks);
-  const int64_t mem = ShareMem(r, node, cpus);
+  if (NeedCpus(r, share.tasks, share.gpus) > node.cpus) {
+    return {Verdict::kNeverSchedulable, "too few CPUs"};
+  }
+  const int cpus = ShareCpus(r, node, share.tasks, share.gpus);
+  const int64_t mem = ShareMem(r, node, cpus, share.gpus);
   if (mem > node.real_memory_mb) return {Verdict::kNeverSchedulable, "too little memory"};
   if (share.gpus > 0 && GpuCountOfType(node, r.gpu_type) < share.gpus) {
     return {Verdict::kNeverSchedulable, "too few GPUs of the type"};
@@ -75,6 +79,9 @@ int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const
   const NodeFree& f = ov.at(i);
   if (want <= 0) return 0;
   if (gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < gpus) return 0;
+  // --cpus-per-gpu and --mem-per-gpu: what the GPUs bring must fit too.
+  if (gpus * r.cpus_per_gpu > (r.exclusive ? node.cpus : f.cpus)) return 0;
+  if (gpus * r.mem_per_gpu_mb > f.mem_mb) return 0;
   return static_cast<int>(std::min<int64_t>(TaskCapacity(r, node, f.cpus, f.mem_mb, f.idle), want));
 }
 
@@ -85,8 +92,8 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
   // SLURM_TASKS_PER_NODE and NumTasks do (-N 2 -n 3 --ntasks-per-node=2:
   // 2(x2), NumTasks=4), though fewer may be started there.
   out->tasks = r.ntasks_per_node > 0 ? r.ntasks_per_node : share.tasks;
-  out->cpus = ShareCpus(r, node, share.tasks);
-  out->mem_mb = ShareMem(r, node, out->cpus);
+  out->cpus = ShareCpus(r, node, share.tasks, share.gpus);
+  out->mem_mb = ShareMem(r, node, out->cpus, share.gpus);
   out->gpu_indices.clear();
   if (share.gpus <= 0) return;
   out->gpu_indices.reserve(static_cast<size_t>(share.gpus));

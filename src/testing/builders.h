@@ -143,6 +143,14 @@ class JobBuilder {
     job_.req.mem_per_cpu_mb = mb;
     return *this;
   }
+  JobBuilder& CpusPerGpu(int n) {
+    job_.req.cpus_per_gpu = n;
+    return *this;
+  }
+  JobBuilder& MemPerGpu(int64_t mb) {
+    job_.req.mem_per_gpu_mb = mb;
+    return *this;
+  }
   // --gres=gpu[:type]:n (per node).
   JobBuilder& Gpus(int64_t n, std::string type = "") {
     job_.req.gres.push_back(core::GresRequest{"gpu", std::move(type), n, false});

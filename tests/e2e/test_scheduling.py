@@ -266,3 +266,42 @@ def test_a_cpu_job_is_not_held_behind_a_gpu_job_waiting_for_gpus(cluster):
     finally:
         cluster.run(["scancel", *map(str, busy + [gpu_job, cpu_job])], check=False)
         cluster.run(["scancel", "-p", "train"], check=False)
+
+
+def test_cpus_and_memory_per_gpu(cluster, tmp_path):
+    # As the oracle runs them: CPUs and memory follow the GPUs allocated.
+    out = tmp_path / "env.out"
+    job = cluster.sbatch("-p", "train", "--gres=gpu:2", "--cpus-per-gpu=4", "--mem-per-gpu=10G",
+                         "-o", str(out), "--wrap", "env")
+    assert cluster.wait_done(job) == "COMPLETED"
+    shown = cluster.run(["scontrol", "show", "job", str(job)]).stdout
+    assert "NumCPUs=8 " in shown, shown
+    assert "TRES=cpu=8,mem=20G,node=1,billing=8,gres/gpu=2" in shown, shown
+    assert "MinMemoryNode=0 " in shown, shown
+    assert "\n   CpusPerTres=gres:gpu:4\n   MemPerTres=gres:gpu:10240\n" in shown, shown
+    env = dict(line.split("=", 1) for line in out.read_text().splitlines() if "=" in line)
+    assert env["SLURM_CPUS_PER_GPU"] == "4" and env["SLURM_MEM_PER_GPU"] == "10240", env
+    assert env["SLURM_CPUS_ON_NODE"] == "8", env
+    # What Slurm refuses, in its words and with its exit statuses.
+    cases = [
+        (["--gres=gpu:2", "--cpus-per-gpu=4", "-c", "2"], 1,
+         "sbatch: error: --cpus-per-gpu is mutually exclusive with --cpus-per-task\n"
+         "sbatch: error: Invalid generic resource (gres) specification\n"),
+        (["--gres=gpu:2", "--mem-per-gpu=10G", "--mem=1G"], 1,
+         "sbatch: fatal: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n"),
+        (["--mem-per-gpu=4G"], 1,
+         "sbatch: error: Requested mem_per_tres=gres:gpu:4096 but did not request any GPU.\n"
+         "sbatch: error: Invalid generic resource (gres) specification\n"),
+        (["--gres=gpu:2", "--cpus-per-gpu=x"], 1,
+         "sbatch: error: Invalid numeric value \"x\" for --cpus-per-gpu.\n"),
+        (["--gres=gpu:2", "--mem-per-gpu=zz"], 255,
+         "sbatch: error: Invalid --mem-per-gpu specification\n"),
+        # (Slurm says the first line only; Muster adds which resource.)
+        (["--gres=gpu:3", "--cpus-per-gpu=16"], 1,
+         "sbatch: error: Batch job submission failed: Requested node configuration is not "
+         "available\nsbatch: error: cpus: requested 48 per node (3 GPUs x --cpus-per-gpu=16), "
+         "the most any node in partition train has is 32\n"),
+    ]
+    for args, rc, err in cases:
+        r = cluster.run(["sbatch", "-p", "train", *args, "--wrap", "true"], check=False)
+        assert (r.returncode, r.stderr) == (rc, err), (args, r.returncode, r.stderr)

@@ -416,7 +416,7 @@ std::string JobMinMemory(const core::Job& job, const ClusterView& view) {
   if (const int64_t per_cpu = core::MemoryPerCpuMb(r, def); per_cpu > 0) {
     return FormatMemoryMb(per_cpu);
   }
-  return r.mem_whole_node ? "0" : FormatMemoryMb(r.mem_per_node_mb);
+  return r.mem_whole_node || r.mem_per_gpu_mb > 0 ? "0" : FormatMemoryMb(r.mem_per_node_mb);
 }
 
 int JobMinCpusNode(const core::Job& job) {

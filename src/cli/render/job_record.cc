@@ -197,7 +197,7 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   std::string min_memory;
   if (r.mem_per_cpu_mb > 0) {
     min_memory = "MinMemoryCPU=" + FormatMemoryMb(r.mem_per_cpu_mb);
-  } else if (r.mem_whole_node) {
+  } else if (r.mem_whole_node || r.mem_per_gpu_mb > 0) {
     min_memory = "MinMemoryNode=0";
   } else if (r.mem_per_node_mb > 0) {
     min_memory = "MinMemoryNode=" + FormatMemoryMb(r.mem_per_node_mb);
@@ -218,6 +218,8 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   add("StdIn=" + JobStdIn(job));
   add("StdOut=" + JobStdOut(job));
   add("Power=");
+  if (r.cpus_per_gpu > 0) add(fmt::format("CpusPerTres=gres:gpu:{}", r.cpus_per_gpu));
+  if (r.mem_per_gpu_mb > 0) add(fmt::format("MemPerTres=gres:gpu:{}", r.mem_per_gpu_mb));
   std::string per_job = JobTresPerJob(job);
   if (!per_job.empty()) add("TresPerJob=" + per_job);
   std::string per_node = JobTresPerNode(job);
