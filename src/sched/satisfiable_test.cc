@@ -187,8 +187,8 @@ TEST(CheckSatisfiable, OtherClusters) {
           {"partition without nodes", MakeJob(), "empty", kUnavailable, kNotAvailable,
            "nodes: requested 1, partition empty has 0"},
           {"malformed request keeps its own error", MakeJob().Mem(1).MemPerCpu(1), "mixed",
-           kInvalid, "--mem and --mem-per-cpu are mutually exclusive",
-           "--mem and --mem-per-cpu are mutually exclusive"},
+           kInvalid, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.",
+           "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive."},
       });
 }
 
