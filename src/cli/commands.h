@@ -12,6 +12,10 @@ int SqueueMain(const std::vector<std::string>& args);
 int SinfoMain(const std::vector<std::string>& args);
 int ScancelMain(const std::vector<std::string>& args);
 int ScontrolMain(const std::vector<std::string>& args);
+// scontrol create|update|delete|show reservation (src/cli/scontrol_reservation.cc);
+// `words` follow the verb.
+int ReservationCommand(const std::string& verb, const std::vector<std::string>& words,
+                       bool one_liner);
 int SrunMain(const std::vector<std::string>& args);
 int SallocMain(const std::vector<std::string>& args);
 int SacctMain(const std::vector<std::string>& args);

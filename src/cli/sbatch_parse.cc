@@ -42,8 +42,8 @@ util::Result<int> NodeCount(const std::string& v) {
   return util::InvalidArgument("\"" + v + "\" is not a valid node count");
 }
 
-// Parses Slurm's wall-clock forms for --begin: now[{+|-}N[units]], HH:MM[:SS],
-// YYYY-MM-DD[THH:MM[:SS]], today, tomorrow, midnight, noon, teatime.
+}  // namespace
+
 util::Result<int64_t> ParseBeginTime(const std::string& v) {
   std::string s = util::ToLower(v);
   int64_t now = ::time(nullptr);
@@ -92,7 +92,6 @@ util::Result<int64_t> ParseBeginTime(const std::string& v) {
   return Invalid("--begin");
 }
 
-}  // namespace
 
 std::vector<std::string> ExtractDirectives(const std::string& script) {
   std::vector<std::string> words;

@@ -53,6 +53,11 @@ std::string WrapScript(const std::string& command);
 // Slurm's check that a batch script starts with "#!".
 util::Status CheckScript(const std::string& script);
 
+// Slurm's wall-clock forms (sbatch --begin, scontrol's StartTime=):
+// now[{+|-}N[units]], HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], today,
+// tomorrow, midnight, noon, teatime; as epoch seconds.
+util::Result<int64_t> ParseBeginTime(const std::string& v);
+
 // --cpus-per-gpu with -c, or --mem-per-gpu without a GPU, in Slurm's words
 // ("--cpus-per-gpu is mutually exclusive with --cpus-per-task"); the caller
 // follows it with "Invalid generic resource (gres) specification".

@@ -62,6 +62,9 @@ int Show(const std::vector<std::string>& words, bool one_liner, bool details, bo
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (what == "hostnames") return ShowHostnames(rest);
   if (what == "hostlist" || what == "hostlistsorted") return ShowHostlist(rest);
+  if (what == "reservation" || what == "reservations" || what == "res") {
+    return ReservationCommand("show", rest, one_liner);
+  }
   render::ShowRequest req;
   req.one_liner = one_liner;
   req.details = details;
@@ -213,6 +216,8 @@ int Update(const std::vector<std::string>& words) {
       reason = value;
     } else if (key == "jobid") {
       return UpdateJob(words);
+    } else if (key == "reservationname" || key == "reservation") {
+      return ReservationCommand("update", words, false);
     } else {
       std::cerr << "scontrol: error: Update of this parameter is not supported: " << w << "\n"
                 << "Request aborted\n";
@@ -257,6 +262,7 @@ int ScontrolMain(const std::vector<std::string>& args) {
   if (words.empty()) {
     std::cerr << "usage: scontrol [-o] [-d] show {job|node|partition|config|hostnames|hostlist} "
                  "[NAME] | update NodeName=... State=... [Reason=...] | update JobId=... FIELD=VALUE... | "
+                 "create|update|delete|show reservation ... | "
                  "hold|uhold|release|requeue|requeuehold|top JOBID | reconfigure\n";
     return 1;
   }
@@ -265,6 +271,15 @@ int ScontrolMain(const std::vector<std::string>& args) {
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (verb == "show") return Show(rest, one_liner, details, all);
   if (verb == "update") return Update(rest);
+  if (verb == "create" || verb == "delete") {
+    if (verb == "create" && (rest.empty() || (!util::EqualsIgnoreCase(rest[0], "reservation") &&
+                                              !util::EqualsIgnoreCase(rest[0], "res")))) {
+      std::cerr << "scontrol: error: invalid entity:" << (rest.empty() ? "" : rest[0])
+                << " for keyword:create\n";
+      return 1;
+    }
+    return ReservationCommand(verb, rest, one_liner);
+  }
   if (verb == "hold" || verb == "uhold" || verb == "release" || verb == "requeue" ||
       verb == "requeuehold" || verb == "top") {
     return JobListVerb(verb, rest);

@@ -299,6 +299,14 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!out.ok()) return Error(HttpStatusFor(out.status()), out.status().message());
     return JsonReply(200, {{"changed", out->changed}, {"lines", out->lines}});
   }
+  if (what == "reservations" && parts.size() == 2 && get) {
+    return JsonReply(200, ctl.ReservationsReport());
+  }
+  if (what == "reservations" && parts.size() == 2 && post) {
+    auto out = ctl.ChangeReservation(body, caller);
+    if (!out.ok()) return Error(HttpStatusFor(out.status()), out.status().message());
+    return JsonReply(200, {{"message", *out}});
+  }
   if (what == "priority" && parts.size() == 2 && get) return JsonReply(200, ctl.PriorityReport());
   if (what == "shares" && parts.size() == 2 && get) return JsonReply(200, ctl.SharesReport());
   if (what == "nodes" && parts.size() == 2 && get) {

@@ -180,6 +180,11 @@ core::Node* Controller::FindNode(const std::string& name) {
   return it == node_index_.end() ? nullptr : &nodes_[it->second];
 }
 
+const core::Node* Controller::FindNode(const std::string& name) const {
+  auto it = node_index_.find(name);
+  return it == node_index_.end() ? nullptr : &nodes_[it->second];
+}
+
 // ---------------------------------------------------------------- state ----
 
 std::string Controller::StateJson() const {
@@ -359,6 +364,7 @@ util::Status Controller::Recover() {
   acct.clock = &clock_;
   acct_ = std::make_unique<store::AccountingStore>(acct);
   MUSTER_RETURN_IF_ERROR(LoadAccounts());
+  MUSTER_RETURN_IF_ERROR(LoadReservations());
   json state;
   std::vector<json> records;
   std::vector<uint64_t> seqs;
@@ -477,9 +483,15 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
   if (req.qos.empty()) req.qos = "normal";
   if (accounts_.FindQos(req.qos) == nullptr) return util::PermissionDenied("Invalid qos specification");
-  // No reservation can be made yet (scontrol create reservation), so any
-  // the job names is unknown: Slurm's refusal.
-  if (!req.reservation.empty()) return util::PermissionDenied("Requested reservation is invalid");
+  if (!req.reservation.empty()) {
+    auto resv = reservations_.find(req.reservation);
+    if (resv == reservations_.end()) {
+      return util::PermissionDenied("Requested reservation is invalid");
+    }
+    if (!resv->second.Admits(req.user_name, req.account)) {
+      return util::PermissionDenied("Access denied to requested reservation");
+    }
+  }
   if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
 
   // Only operators may raise a job's priority with a negative nice (Slurm);
@@ -622,6 +634,7 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   snap.array_running = array_running_;
   snap.running = RunningJobs(snap.now);
   snap.accounts = &accounts_;
+  for (const auto& [name, r] : reservations_) snap.reservations.push_back(&r);
   return snap;
 }
 
@@ -1718,6 +1731,7 @@ void Controller::ArmHousekeeping() {
 
 void Controller::Housekeeping() {
   int64_t now = Now();
+  AgeReservations(now);
   // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
   if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) AdvanceUsage(now, RunningJobs(now));
   bool begin_waiting = false;

@@ -28,6 +28,7 @@
 #include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "core/reservation.h"
 #include "ctld/job_table.h"
 #include "ctld/journal.h"
 #include "sched/refusal.h"
@@ -177,6 +178,14 @@ class Controller {
   util::Result<core::AccountsOutcome> ChangeAccounts(const nlohmann::json& request,
                                                      const Caller& caller);
   const core::AccountTable& accounts() const { return accounts_; }
+  // scontrol create|update|delete reservation (src/ctld/reservations.cc):
+  // `request` has "op" and the fields as given (names, hostlists and flags
+  // as text, times as epoch seconds). Returns scontrol's line ("Reservation
+  // created: NAME") or Slurm's refusal. Operators only.
+  util::Result<std::string> ChangeReservation(const nlohmann::json& request,
+                                              const Caller& caller);
+  // {"reservations": [...]} with each one's "state" and "core_cnt".
+  nlohmann::json ReservationsReport() const;
   const std::vector<core::Node>& nodes() const { return nodes_; }
   int64_t Now() const { return clock_.Now(); }
   int64_t start_time() const { return start_time_; }
@@ -220,6 +229,15 @@ class Controller {
   util::Status CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const;
   // At Recover(): sacctmgr's accounts from the accounting database.
   util::Status LoadAccounts();
+  // Reservations live in <StateSaveLocation>/reservations.json, written
+  // whole (atomically) at each change.
+  util::Status LoadReservations();
+  util::Status SaveReservations() const;
+  // Housekeeping: ended reservations repeat (DAILY, WEEKLY) or go;
+  // PURGE_COMP ones go after 5 minutes without jobs.
+  void AgeReservations(int64_t now);
+  // Whether a pending or running job names the reservation.
+  bool ReservationInUse(const std::string& name) const;
   // A pending job's priority now (sched/priority.h) with the fairshare of
   // the last pass; 0 for a held job.
   uint32_t PriorityOf(const core::Job& job) const;
@@ -244,6 +262,7 @@ class Controller {
   void ArmHousekeeping();
   void Housekeeping();
   core::Node* FindNode(const std::string& name);
+  const core::Node* FindNode(const std::string& name) const;
   // The records a user's job id names (src/ctld/arrays.cc): "123" (a job,
   // or every record of array 123), "123_4", "123_[1-3]". With
   // split_pending, tasks named inside an array's pending part are first
@@ -339,6 +358,8 @@ class Controller {
   // (priority/multifactor).
   std::unique_ptr<UsageKeeper> usage_;
   core::AccountTable accounts_;
+  std::map<std::string, core::Reservation> reservations_;
+  int64_t next_reservation_id_ = 1;
   std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
   std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;

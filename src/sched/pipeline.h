@@ -127,6 +127,10 @@ class Profile {
   void Release(int node, int64_t t, const core::NodeAlloc& share);
   // A share is taken on node `node` over [start, end).
   void Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share);
+  // Node `node` takes nothing over [start, end) but jobs of reservation
+  // `tag` (an advance reservation); Exempt(tag) says whose job is placed.
+  void Block(int node, int64_t start, int64_t end, int tag);
+  void Exempt(int tag) { exempt_ = tag; }
   // What node `node` has free throughout [start, end): the least CPUs and
   // memory, every GPU used at some moment, idle only if idle throughout.
   void FreeOver(int node, int64_t start, int64_t end, NodeFree* free, uint64_t* gpus_used) const;
@@ -136,16 +140,32 @@ class Profile {
   // (a job's end, a planned job's end), ascending, until visit returns
   // false. Only there can a request that did not fit start to fit: a
   // window that moves past a reservation's start only takes it in.
+  // The end of another reservation's hold on the node is one too.
   template <typename Visit>
   void ForEachRise(int node, int64_t from, Visit visit) const {
     const std::vector<Step>& steps = steps_[node];
+    const bool held = !blocked_.empty() && !blocked_[node].empty();
+    std::vector<int64_t> times;  // with holds only: rises and hold ends, merged
     for (size_t k = 1; k < steps.size(); ++k) {
       const Step& a = steps[k - 1];
       const Step& b = steps[k];
       if (b.start <= from) continue;
       const bool rises =
           b.cpus > a.cpus || b.mem_mb > a.mem_mb || (a.gpus_used & ~b.gpus_used) != 0;
-      if (rises && !visit(b.start)) return;
+      if (!rises) continue;
+      if (held) {
+        times.push_back(b.start);
+      } else if (!visit(b.start)) {
+        return;
+      }
+    }
+    if (!held) return;
+    for (const Blocked& b : blocked_[node]) {
+      if (b.tag != exempt_ && b.end > from && b.end != kForever) times.push_back(b.end);
+    }
+    std::sort(times.begin(), times.end());
+    for (int64_t t : times) {
+      if (!visit(t)) return;
     }
   }
   int64_t now() const { return now_; }
@@ -176,6 +196,12 @@ class Profile {
   std::vector<std::vector<Step>> steps_;
   std::vector<uint32_t> versions_;
   std::vector<int64_t> first_taken_;  // per node, the first planned start after now
+  struct Blocked {
+    int64_t start, end;
+    int tag;
+  };
+  std::vector<std::vector<Blocked>> blocked_;  // per node; empty for most
+  int exempt_ = -1;
   std::set<int64_t> changes_;
   bool reserved_ = false;
 };

@@ -82,8 +82,28 @@ void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAllo
   }
 }
 
+void Profile::Block(int node, int64_t start, int64_t end, int tag) {
+  reserved_ = true;
+  ++versions_[node];
+  if (blocked_.empty()) blocked_.resize(steps_.size());
+  blocked_[node].push_back(Blocked{start, end, tag});
+  changes_.insert(std::max(start, now_));
+  if (end != kForever) changes_.insert(end);
+}
+
 void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
                        uint64_t* gpus_used) const {
+  if (!blocked_.empty()) {
+    for (const Blocked& b : blocked_[node]) {
+      if (b.tag == exempt_ || b.end <= start || end <= b.start) continue;
+      // Another reservation's: nothing of it is free.
+      free->cpus = 0;
+      free->mem_mb = 0;
+      free->idle = false;
+      *gpus_used = ~uint64_t{0};
+      return;
+    }
+  }
   const std::vector<Step>& steps = steps_[node];
   // From now until the first planned start only ends come: now is the least.
   auto it = steps.begin();

@@ -375,9 +375,32 @@ TEST(ScheduleProperty, BackfillNeverDelaysAPlannedStart) {
     Gen g(seed);
     Harness h = RandomBusyCluster(g, seed);
     Snapshot snap = h.Snap();
+    // Sometimes a node is reserved for others a while from now.
+    core::Reservation resv;
+    resv.name = "r";
+    resv.start = h.now + g.Int(0, 30) * 60;
+    resv.end = resv.start + g.Int(10, 60) * 60;
+    resv.nodes = {h.nodes[static_cast<size_t>(g.Int(0, static_cast<int>(h.nodes.size()) - 1))]
+                      .config.name};
+    if (g.Chance(0.3)) snap.reservations = {&resv};
     Plan plan = Schedule(snap);
     CheckPlanFeasible(h, plan, seed);
     if (::testing::Test::HasFatalFailure()) return;
+    // No job (none names it) holds the reserved node in its window.
+    auto outside = [&](core::JobId id, int64_t start, const std::vector<core::NodeAlloc>& alloc) {
+      if (snap.reservations.empty()) return;
+      int64_t limit = -1;
+      for (const auto& j : h.jobs) {
+        if (j.id == id) limit = j.time_limit_s;
+      }
+      const int64_t end = limit < 0 ? INT64_MAX : start + limit;
+      for (const auto& share : alloc) {
+        EXPECT_FALSE(resv.Covers(share.node, start, end))
+            << "seed " << seed << ": job " << id << " on reserved " << share.node;
+      }
+    };
+    for (const auto& st : plan.starts) outside(st.job_id, h.now, st.alloc);
+    for (const auto& pl : plan.planned) outside(pl.job_id, pl.start, pl.alloc);
     planned += static_cast<int>(plan.planned.size());
     // Each prefix of the queue plans its jobs as the whole queue does.
     std::map<core::JobId, int64_t> start_of;

@@ -819,6 +819,69 @@ TEST(Backfill, ParametersBoundThePlanning) {
   EXPECT_EQ(planned(prio.Run()), (std::vector<std::string>{"10@100", "11@200"}));
 }
 
+// Advance reservations: in its window a reservation's nodes take only its
+// jobs, its jobs only its nodes; a job that would still run when one
+// begins keeps off its nodes, and is planned past it.
+TEST(Schedule, Reservations) {
+  Harness h = OracleCluster();
+  h.cfg.bf.resolution_s = 1;
+  core::Reservation now_r;  // team-ml: gpu01 for the next hour
+  now_r.name = "team-ml";
+  now_r.start = h.now - 60;
+  now_r.end = h.now + 3600;
+  now_r.nodes = {"gpu01"};
+  now_r.users = {"u1"};
+  core::Reservation later;  // gpu02 from t+600 for an hour
+  later.name = "maint";
+  later.start = h.now + 600;
+  later.end = h.now + 4200;
+  later.nodes = {"gpu02"};
+  later.flags = core::kResvMaint;
+  // gpu03 and gpu04 are busy for two hours.
+  for (const char* n : {"gpu03", "gpu04"}) {
+    h.Running(MakeJob(n == std::string("gpu03") ? 1 : 2).Partition("train").Gpus(8).Nodelist(n),
+              7200);
+  }
+  h.AddJob(MakeJob(10).Partition("train").Gpus(8).TimeLimit(300));   // gpu02 ends before maint
+  h.AddJob(MakeJob(11).Partition("train").Gpus(1).TimeLimit(1200));  // would run into maint
+  h.AddJob(MakeJob(12).Partition("train").Gpus(1).Reservation("team-ml"));
+  h.AddJob(MakeJob(13).Partition("train").Nodelist("gpu01").TimeLimit(60));  // not its own
+  h.AddJob(MakeJob(14).Partition("train").Reservation("maint"));  // not begun
+  h.AddJob(MakeJob(15).Partition("train").Reservation("gone"));
+  Snapshot snap = h.Snap();
+  snap.reservations = {&now_r, &later};
+  Plan p = Schedule(snap);
+  EXPECT_EQ(NodesOf(p, 10), "gpu02");
+  EXPECT_EQ(Outcome(p, 11), "Resources");
+  EXPECT_EQ(NodesOf(p, 12), "gpu01");
+  EXPECT_NE(Outcome(p, 13), "started");
+  EXPECT_EQ(Outcome(p, 14), "Reservation");
+  EXPECT_EQ(Outcome(p, 15), "Reservation");
+  // Job 11 is planned for when team-ml ends on gpu01, before maint ends
+  // on gpu02 and the running jobs on gpu03-04.
+  bool planned = false;
+  for (const PlannedStart& s : p.planned) {
+    if (s.job_id != 11) continue;
+    planned = true;
+    EXPECT_EQ(s.start, now_r.end);
+    EXPECT_EQ(s.alloc[0].node, "gpu01");
+  }
+  EXPECT_TRUE(planned);
+  // FLEX: the reservation's jobs may also use other nodes.
+  Harness f = OracleCluster();
+  core::Reservation flex = now_r;
+  flex.flags = core::kResvFlex;
+  f.AddJob(MakeJob(20).Partition("train").Gpus(8).Reservation("team-ml"));
+  f.AddJob(MakeJob(21).Partition("train").Gpus(8).Reservation("team-ml"));
+  Snapshot fs = f.Snap();
+  fs.reservations = {&flex};
+  Plan q = Schedule(fs);
+  EXPECT_EQ(NodesOf(q, 20), "gpu01");
+  EXPECT_EQ(NodesOf(q, 21), "gpu02");
+  fs.reservations = {&now_r};
+  EXPECT_EQ(Outcome(Schedule(fs), 21), "Resources");
+}
+
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {
   Harness h;
   h.cfg.def_mem_per_cpu_mb = 100;

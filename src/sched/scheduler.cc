@@ -82,6 +82,8 @@ class Pass {
   Plan Run() {
     Plan plan;
     plan.pending.reserve(s_.pending.size());
+    // Reservations hold their nodes in the profile from the start.
+    if (!s_.reservations.empty()) EnsureProfile();
     std::vector<core::NodeAlloc> alloc;
     for (const core::Job* job : s_.pending) {
       // An array's pending part starts as many tasks as fit and its %N
@@ -226,12 +228,19 @@ class Pass {
     limit_reason_ = limits_.Check(job, &limit_detail_);
     if (limit_reason_ != PendingReason::kNone) return limit_reason_;
     if (p.held_back) return PendingReason::kPriority;
+    // --reservation: its window must have begun.
+    int tag = -1;
+    if (!job.req.reservation.empty()) {
+      tag = ReservationOf(job);
+      if (tag < 0 || s_.now < s_.reservations[tag]->start) return PendingReason::kReservation;
+    }
+    if (profile_) profile_->Exempt(tag);
     auto request = MakeResourceRequest(job.req, s_.config->def_mem_per_cpu_mb);
     if (!request.ok()) return PendingReason::kBadConstraints;
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
-    shape_ = ShapeOf(request_, p);
+    shape_ = ShapeOf(request_, p) + "|" + job.req.reservation;
     // Nodes with no free CPU take nothing more this pass (every job needs
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
@@ -249,6 +258,17 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
+    // A job of a reservation runs on its nodes (with FLEX, anywhere).
+    std::vector<int> inside;
+    if (tag >= 0 && !s_.reservations[tag]->Has(core::kResvFlex)) {
+      const std::vector<std::string>& names = s_.reservations[tag]->nodes;
+      for (int i : candidates) {
+        if (std::find(names.begin(), names.end(), configs_[i]->name) != names.end()) {
+          inside.push_back(i);
+        }
+      }
+      candidates = inside;
+    }
     if (StartsNow(job, m, candidates, alloc)) return PendingReason::kNone;
     if (p.blocked && !s_.config->backfill) {
       p.held_back = true;
@@ -266,7 +286,8 @@ class Pass {
       p.held_back = true;
       return reason;
     }
-    if (!MayPlan(job)) return reason;
+    // (A job of a reservation is not planned: its nodes are its own.)
+    if (!MayPlan(job) || tag >= 0) return reason;
     std::optional<Planned> planned = PlanStart(job, m, p);
     if (!planned) return reason;
     if (!planned_ || planned->start < planned_->start) planned_ = std::move(planned);
@@ -313,8 +334,23 @@ class Pass {
     for (const RunningJob& r : s_.running) release(r.expected_end, r.job->alloc);
     for (const auto& [end, alloc] : started_) release(end, alloc);
     started_.clear();
+    for (size_t k = 0; k < s_.reservations.size(); ++k) {
+      const core::Reservation& r = *s_.reservations[k];
+      for (const std::string& name : r.nodes) {
+        auto it = index_.find(name);
+        if (it != index_.end()) profile_->Block(it->second, r.start, r.end, static_cast<int>(k));
+      }
+    }
     view_ = Overlay::ViewOf(*profile_, live_);
     return *profile_;
+  }
+
+  // The index in the snapshot of the reservation the job names; -1 = gone.
+  int ReservationOf(const core::Job& job) const {
+    for (size_t k = 0; k < s_.reservations.size(); ++k) {
+      if (s_.reservations[k]->name == job.req.reservation) return static_cast<int>(k);
+    }
+    return -1;
   }
 
   // How long the planner holds a job's place: its time limit rounded up to

@@ -42,6 +42,7 @@
 #include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "core/reservation.h"
 #include "sched/refusal.h"
 #include "util/status.h"
 
@@ -140,6 +141,10 @@ struct Snapshot {
   std::vector<RunningJob> running;
   // Accounts and QOS (sacctmgr), for the QOS limits; null = none.
   const core::AccountTable* accounts = nullptr;
+  // Advance reservations (scontrol create reservation): in its window a
+  // reservation's nodes take only jobs that name it (sbatch
+  // --reservation), and those jobs only its nodes (all nodes with FLEX).
+  std::vector<const core::Reservation*> reservations;
   int64_t now = 0;
 };
 
@@ -190,6 +195,8 @@ struct Plan {
 //   PartitionDown (state DOWN; DRAIN still runs queued jobs, as in Slurm),
 //   PartitionTimeLimit (partition MaxTime < job.time_limit_s, -1 = unlimited),
 //   PartitionNodeLimit (-N above the partition's MaxNodes / below MinNodes),
+//   Reservation (--reservation names one that has not begun, or that is
+//   gone),
 //   a limit of the job's QOS, then of its association and the accounts
 //   above it (QOSMaxJobsPerUserLimit, QOSGrpGRES, AssocMaxJobsLimit,
 //   AssocGrpGRES, ...; with snapshot.accounts; checked for the request and

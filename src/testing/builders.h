@@ -143,6 +143,10 @@ class JobBuilder {
     job_.req.mem_per_cpu_mb = mb;
     return *this;
   }
+  JobBuilder& Reservation(std::string name) {
+    job_.req.reservation = std::move(name);
+    return *this;
+  }
   JobBuilder& CpusPerGpu(int n) {
     job_.req.cpus_per_gpu = n;
     return *this;

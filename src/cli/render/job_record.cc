@@ -208,6 +208,7 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   }
   add(fmt::format("MinCPUsNode={} {} MinTmpDiskNode=0", JobMinCpusNode(job), min_memory));
   add(fmt::format("Features={} DelayBoot=00:00:00", OrNull(r.constraint)));
+  if (!r.reservation.empty()) add("Reservation=" + r.reservation);
   add(fmt::format("OverSubscribe={} Contiguous=0 Licenses=(null) Network=(null)",
                   r.exclusive ? "NO" : "OK"));
   add("Command=" + JobCommand(job));
