@@ -99,7 +99,7 @@ util::Result<json> ReadFields(const std::vector<std::string>& words) {
       if (util::EqualsIgnoreCase(word, "reservation") || util::EqualsIgnoreCase(word, "res")) {
         continue;
       }
-      return util::InvalidArgument("Invalid parameter: " + word);
+      return util::InvalidArgument("Invalid parameter: " + word + ".");
     }
     const std::string key = util::ToLower(word.substr(0, eq));
     const std::string value = word.substr(eq + 1);
@@ -109,25 +109,25 @@ util::Result<json> ReadFields(const std::vector<std::string>& words) {
       auto t = ParseBeginTime(value);
       if (!t.ok()) {
         std::cerr << "Invalid time specification (pos=0): " << value << "\n";
-        return util::InvalidArgument("Invalid start time " + word);
+        return util::InvalidArgument("Invalid start time " + word + ".");
       }
       req["start"] = *t;
     } else if (key == "endtime") {
       auto t = ParseBeginTime(value);
       if (!t.ok()) {
         std::cerr << "Invalid time specification (pos=0): " << value << "\n";
-        return util::InvalidArgument("Invalid end time " + word);
+        return util::InvalidArgument("Invalid end time " + word + ".");
       }
       req["end"] = *t;
     } else if (key == "duration") {
       auto d = util::ParseTimeLimitSeconds(value);
-      if (!d.ok()) return util::InvalidArgument("Invalid duration " + word);
+      if (!d.ok()) return util::InvalidArgument("Invalid duration " + word + ".");
       req["duration"] = *d == util::kUnlimited ? int64_t{-1} : (*d + 59) / 60 * 60;
     } else if (key == "nodes" || key == "nodelist") {
       req["nodes"] = value;
     } else if (key == "nodecnt") {
       auto n = util::ParseInt(value);
-      if (!n.ok() || *n <= 0) return util::InvalidArgument("Invalid node count " + word);
+      if (!n.ok() || *n <= 0) return util::InvalidArgument("Invalid node count " + word + ".");
       req["node_cnt"] = *n;
     } else if (key == "partitionname" || key == "partition") {
       req["partition"] = value;
@@ -141,7 +141,7 @@ util::Result<json> ReadFields(const std::vector<std::string>& words) {
       if (!flags.ok()) return flags.status();
       req["flags"] = value;
     } else {
-      return util::InvalidArgument("Invalid parameter: " + word);
+      return util::InvalidArgument("Invalid parameter: " + word + ".");
     }
   }
   return req;

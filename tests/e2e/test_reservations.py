@@ -1,0 +1,123 @@
+"""Advance reservations through scontrol and sbatch (the handbook's
+"a reservation for team-ml"): their layout and refusals as the oracle
+prints them, jobs in and out of them, and survival of a musterd crash."""
+import getpass
+import os
+import signal
+import time
+
+import pytest
+
+ME = getpass.getuser()
+
+
+def scontrol(cluster, *args):
+    return cluster.run(["scontrol", *args], check=False)
+
+
+def test_reservation_for_team_ml(fresh_cluster):
+    c = fresh_cluster
+    r = scontrol(c, "create", "reservation", "ReservationName=team-ml", "StartTime=now",
+                 "Duration=60", f"Users={ME}", "Nodes=gpu01")
+    assert (r.returncode, r.stdout) == (0, "Reservation created: team-ml\n"), r.stderr
+    shown = scontrol(c, "show", "reservation", "team-ml").stdout
+    lines = shown.split("\n")
+    assert lines[0].startswith("ReservationName=team-ml StartTime="), shown
+    assert lines[0].endswith(" Duration=01:00:00"), shown
+    assert lines[1:5] == [
+        "   Nodes=gpu01 NodeCnt=1 CoreCnt=32 Features=(null) PartitionName=(null) "
+        "Flags=SPEC_NODES",
+        "   TRES=cpu=32",
+        f"   Users={ME} Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE "
+        "BurstBuffer=(null) Watts=n/a",
+        "   MaxStartDelay=(null)"], shown
+    assert shown.endswith("\n\n"), shown
+
+    # What Slurm refuses, in its words.
+    cases = [
+        (["create", "reservation", "ReservationName=team-ml", "StartTime=now", "Duration=60",
+          f"Users={ME}", "Nodes=gpu02"],
+         "Error creating the reservation: Duplicate reservation name\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=now", "Duration=60"],
+         "scontrol: error: CoreCnt, Nodes, NodeCnt, BurstBuffer, Licenses or Watts must be "
+         "specified.  No reservation created.\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=now", "Duration=60",
+          "Nodes=gpu02"],
+         "scontrol: error: Either Users/Groups and/or Accounts must be specified.  No "
+         "reservation created.\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=bogus", "Duration=60",
+          f"Users={ME}", "Nodes=gpu02"],
+         "Invalid time specification (pos=0): bogus\nscontrol: error: Invalid start time "
+         "StartTime=bogus.  No reservation created.\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=now", "Duration=60",
+          f"Users={ME}", "Nodes=gpu09"],
+         "Error creating the reservation: Invalid node name specified\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=now", "Duration=60",
+          f"Users={ME}", "Nodes=gpu01"],
+         "Error creating the reservation: Requested reservation overlaps with another "
+         "reservation\n"),
+        (["create", "reservation", "ReservationName=x", "StartTime=now", "Duration=60",
+          f"Users={ME}", "Nodes=gpu02", "Flags=BOGUS"],
+         "scontrol: error: Error parsing flags BOGUS.  No reservation created.\n"),
+        (["update", "ReservationName=nope", "Duration=5"],
+         "Error updating the reservation: Requested reservation is invalid\n"
+         "slurm_update error: Requested reservation is invalid\n"),
+        (["delete", "ReservationName=nope"],
+         "delete_reservation ReservationName=nope: Requested reservation is invalid\n"),
+    ]
+    for args, err in cases:
+        r = scontrol(c, *args)
+        assert (r.returncode, r.stderr) == (1, err), (args, r.stderr)
+    r = scontrol(c, "show", "reservation", "nope")
+    assert (r.returncode, r.stdout) == (1, "Reservation nope not found\n")
+
+    # In its window gpu01 takes only team-ml's jobs, and they only gpu01.
+    inside = c.sbatch("-p", "train", "--reservation=team-ml", "--gres=gpu:8", "--wrap",
+                      "sleep 30")
+    c.wait_state(inside, "RUNNING")
+    assert c.job(inside)["nodelist"] == "gpu01"
+    outsider = c.sbatch("-p", "train", "-w", "gpu01", "-t", "5", "--wrap", "true")
+    elsewhere = c.sbatch("-p", "train", "--gres=gpu:8", "-t", "5", "--wrap", "sleep 30")
+    c.wait_state(elsewhere, "RUNNING")
+    assert c.job(elsewhere)["nodelist"] == "gpu02"
+    time.sleep(0.5)
+    assert c.job(outsider)["state"] == "PENDING"
+    r = c.run(["squeue", "-h", "-j", str(inside), "-o", "%v"])
+    assert r.stdout.strip() == "team-ml"
+    assert "\n   Reservation=team-ml\n" in c.run(["scontrol", "show", "job", str(inside)]).stdout
+    r = c.run(["sbatch", "--reservation=nope", "--wrap", "true"], check=False)
+    assert r.returncode == 1
+    assert "Requested reservation is invalid" in r.stderr, r.stderr
+
+    # In use: it stays.
+    r = scontrol(c, "delete", "ReservationName=team-ml")
+    assert (r.returncode, r.stderr) == (
+        1, "delete_reservation ReservationName=team-ml: Requested reservation is in use\n")
+    r = scontrol(c, "update", "ReservationName=team-ml", "Duration=30")
+    assert (r.returncode, r.stdout) == (0, "Reservation updated.\n"), r.stderr
+    assert " Duration=00:30:00\n" in scontrol(c, "show", "res").stdout
+
+    # A reservation by count, for an account, in a partition, later on.
+    r = scontrol(c, "create", "res", "StartTime=now+1hour", "Duration=1-0", f"Accounts={ME}",
+                 "NodeCnt=1", "PartitionName=short", "Flags=MAINT,DAILY")
+    assert r.returncode == 0, r.stderr
+    name = r.stdout.strip().rsplit(" ", 1)[1]
+    assert name.startswith(f"{ME}_"), r.stdout
+    later = scontrol(c, "show", "-o", "reservation", name).stdout
+    # Off the GPU nodes where one will do, as idle nodes go first.
+    assert " Nodes=cpu01 NodeCnt=1 CoreCnt=16 " in later, later
+    assert " PartitionName=short Flags=MAINT,DAILY " in later, later
+    assert " State=INACTIVE " in later and " Duration=1-00:00:00 " in later, later
+
+    # A crash of musterd loses none of them.
+    os.kill(c.daemon_pids()["musterd"], signal.SIGKILL)
+    time.sleep(0.5)
+    c.up()
+    after = scontrol(c, "show", "reservation").stdout
+    assert "ReservationName=team-ml " in after and f"ReservationName={name} " in after, after
+
+    c.run(["scancel", str(inside), str(outsider), str(elsewhere)], check=False)
+    c.wait_done(inside)
+    r = scontrol(c, "delete", "reservation", "team-ml")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    assert "team-ml" not in scontrol(c, "show", "reservation").stdout
