@@ -76,7 +76,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "MaxDBDMsgs", "MaxJobId", "MaxMemPerNode", "MaxNodeCount", "MaxStepCount",
         "MaxTasksPerNode", "MCSParameters", "MCSPlugin", "MessageTimeout",
         "MpiParams", "NodeFeaturesPlugins", "OverTimeLimit", "PluginDir", "PlugStackConfig",
-        "PowerParameters", "PowerPlugin", "PreemptExemptTime", "PreemptMode", "PreemptType",
+        "PowerParameters", "PowerPlugin",
         "PrEpParameters", "PrEpPlugins", "PriorityParameters",
         "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
         "PrivateData", "ProctrackType", "Prolog",
@@ -124,8 +124,8 @@ constexpr std::string_view kNodeKeys[] = {
 // PartitionName= attributes Slurm documents that Muster does not use.
 constexpr std::string_view kPartitionIgnoredKeys[] = {
     "allocnodes", "alternate", "cpubind", "defcpupergpu", "defmempercpu", "defmempergpu",
-    "defmempernode", "disablerootjobs", "exclusiveuser", "gracetime", "lln", "maxcpuspernode",
-    "maxmempercpu", "maxmempernode", "overtimelimit", "preemptmode", "qos", "reqresv",
+    "defmempernode", "disablerootjobs", "exclusiveuser", "lln", "maxcpuspernode",
+    "maxmempercpu", "maxmempernode", "overtimelimit", "qos", "reqresv",
     "resumetimeout", "rootonly", "selecttypeparameters", "suspendtime", "suspendtimeout",
     // Added after 22.05.
     "maxcpuspersocket", "powerdownonidle"};
@@ -133,7 +133,7 @@ constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
     "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared",
-    "tresbillingweights"};
+    "tresbillingweights", "preemptmode", "gracetime"};
 
 // What DownNodes= may give its nodes.
 constexpr core::NodeInitialState kDownNodeStates[] = {
@@ -746,6 +746,31 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     }
     return Status::Ok();
   }
+  if (k == "preempttype") {
+    const std::string v = util::ToLower(p.value);
+    if (v == "preempt/partition_prio") {
+      cfg_.preempt_partition_prio = true;
+    } else if (v == "preempt/none") {
+      cfg_.preempt_partition_prio = false;
+    } else if (v == "preempt/qos") {
+      return BadValue(p, "", "preempt/qos is not supported yet; preempt/partition_prio is");
+    } else {
+      return BadValue(p, "", "expected preempt/none or preempt/partition_prio");
+    }
+    return Status::Ok();
+  }
+  if (k == "preemptmode") {
+    std::optional<core::PreemptMode> m = core::ParsePreemptMode(p.value);
+    if (!m) return BadValue(p, "", "expected OFF, CANCEL or REQUEUE (SUSPEND and GANG are not supported)");
+    cfg_.preempt_mode = *m;
+    return Status::Ok();
+  }
+  if (k == "preemptexempttime") {
+    Result<int64_t> t = TimeValue(p, "");
+    if (!t.ok()) return t.status();
+    cfg_.preempt_exempt_time_s = *t == util::kUnlimited ? 0 : *t;
+    return Status::Ok();
+  }
   if (k == "schedulertype") {
     const std::string v = util::ToLower(p.value);
     if (v == "sched/backfill") {
@@ -1330,6 +1355,14 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
     part.billing_weights = std::move(weights).value();
     part.billing_weights_text = p->value;
   }
+  if (const Pair* p = Find(attrs, "preemptmode")) {
+    std::optional<core::PreemptMode> m = core::ParsePreemptMode(p->value);
+    if (!m) return BadValue(*p, context, "expected OFF, CANCEL or REQUEUE");
+    part.preempt_mode = m;
+  }
+  int64_t grace = 0;
+  MUSTER_RETURN_IF_ERROR(SetInt(attrs, "gracetime", context, 0, kMaxInt, &grace));
+  part.grace_time_s = grace;
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "maxnodes", context, 0, kMaxInt, &part.max_nodes, -1));
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "minnodes", context, 0, kMaxInt, &part.min_nodes));
   if (part.max_nodes >= 0 && part.min_nodes > part.max_nodes) {

@@ -150,6 +150,13 @@ struct Config {
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
   BackfillConfig bf;  // SchedulerParameters=bf_*
+  // PreemptType=preempt/partition_prio: a job that cannot start may stop
+  // running jobs of partitions with a lower PriorityTier (preempt/none:
+  // never); PreemptMode= is the default of partitions that set none;
+  // PreemptExemptTime= protects jobs that have run less than it.
+  bool preempt_partition_prio = false;
+  core::PreemptMode preempt_mode = core::PreemptMode::kOff;
+  int64_t preempt_exempt_time_s = 0;
   PriorityConfig priority;
   // AccountingStorageEnforce=associations (or limits, qos, safe, all): a
   // job's user must have an association with its account (sacctmgr).

@@ -345,7 +345,6 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "Licenses",
                         "MCSPlugin",
                         "MpiParams",
-                        "PreemptType",
                         "PrioritySiteFactorPlugin",
                         "PrologFlags",
                         "RebootProgram",
@@ -447,8 +446,7 @@ TEST(Nodes, SlurmOnlyAttributesAreRecorded) {
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_THAT(cfg->ignored_keys,
               ElementsAre("muster.conf:1: CoreSpecCount", "muster.conf:1: MemSpecLimit",
-                          "muster.conf:2: FrontendName", "muster.conf:3: GraceTime",
-                          "muster.conf:3: LLN"));
+                          "muster.conf:2: FrontendName", "muster.conf:3: LLN"));
 }
 
 // Each node's host, address and agent port, one per node in order; by
@@ -1007,6 +1005,33 @@ TEST(Config, BackfillParameters) {
   EXPECT_EQ(word.status().message(),
             "muster.conf:2: SchedulerParameters: bf_resolution: invalid value 'soon' (must be "
             "1..3600)");
+}
+
+// Preemption: PreemptType, PreemptMode and PreemptExemptTime, and a
+// partition's own PreemptMode and GraceTime; what Muster cannot do yet is
+// refused by name, not ignored.
+TEST(Config, Preemption) {
+  auto cfg = Parse(
+      "PreemptType=preempt/partition_prio\nPreemptMode=requeue\nPreemptExemptTime=00:10:00\n"
+      "NodeName=n1\nPartitionName=low Nodes=ALL PriorityTier=1 PreemptMode=CANCEL "
+      "GraceTime=30\nPartitionName=high Nodes=ALL PriorityTier=5\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->preempt_partition_prio);
+  EXPECT_EQ(cfg->preempt_mode, core::PreemptMode::kRequeue);
+  EXPECT_EQ(cfg->preempt_exempt_time_s, 600);
+  EXPECT_EQ(cfg->FindPartition("low")->preempt_mode, core::PreemptMode::kCancel);
+  EXPECT_EQ(cfg->FindPartition("low")->grace_time_s, 30);
+  EXPECT_FALSE(cfg->FindPartition("high")->preempt_mode.has_value());
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+  auto qos = Parse("PreemptType=preempt/qos\n");
+  ASSERT_FALSE(qos.ok());
+  EXPECT_EQ(qos.status().message(),
+            "muster.conf:1: PreemptType: invalid value 'preempt/qos' (preempt/qos is not "
+            "supported yet; preempt/partition_prio is)");
+  auto gang = Parse("PreemptMode=SUSPEND,GANG\n");
+  ASSERT_FALSE(gang.ok());
+  auto bad = Parse("NodeName=n1\nPartitionName=p Nodes=ALL PreemptMode=sometimes\n");
+  ASSERT_FALSE(bad.ok());
 }
 
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {

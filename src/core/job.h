@@ -214,6 +214,8 @@ struct Job {
   int exit_code = 0;    // exit status of the batch script
   int exit_signal = 0;  // terminating signal, 0 if none
   uint32_t cancelled_by = UINT32_MAX;
+  // The job whose start preempted this one (PreemptType); 0 = none.
+  JobId preempted_by = 0;
   int restart_count = 0;
   // The end already decided while its processes are being stopped
   // (CANCELLED after scancel, NODE_FAIL after its node was set DOWN);

@@ -24,7 +24,7 @@ using nlohmann::json;
 #define MUSTER_JOB_FIELDS(X)                                                            \
   X(id) X(req) X(state) X(reason) X(reason_nodes) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
-  X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by)                 \
+  X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by) X(preempted_by)                 \
   X(restart_count) X(ending_as) X(requeue_on_end) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(next_step_id) \
   X(array_job_id) X(array_task_id) X(array_max_running) X(explanation) X(estimated_start) X(estimated_nodes) X(dependency_state) X(dependency_failed)
 #define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \

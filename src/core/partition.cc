@@ -1,6 +1,8 @@
 #include "core/partition.h"
 
 #include <array>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "util/strings.h"
@@ -27,6 +29,22 @@ std::string_view PartitionStateName(PartitionState s) {
 std::optional<PartitionState> ParsePartitionState(std::string_view s) {
   for (const auto& [state, name] : kNames) {
     if (util::EqualsIgnoreCase(s, name)) return state;
+  }
+  return std::nullopt;
+}
+
+std::string_view PreemptModeName(PreemptMode m) {
+  switch (m) {
+    case PreemptMode::kOff: return "OFF";
+    case PreemptMode::kCancel: return "CANCEL";
+    case PreemptMode::kRequeue: return "REQUEUE";
+  }
+  return "OFF";
+}
+
+std::optional<PreemptMode> ParsePreemptMode(std::string_view s) {
+  for (PreemptMode m : {PreemptMode::kOff, PreemptMode::kCancel, PreemptMode::kRequeue}) {
+    if (util::EqualsIgnoreCase(s, PreemptModeName(m))) return m;
   }
   return std::nullopt;
 }

@@ -21,6 +21,14 @@ std::string_view PartitionStateName(PartitionState s);
 // Case-insensitive; nullopt for any other word.
 std::optional<PartitionState> ParsePartitionState(std::string_view s);
 
+// PreemptMode of a partition (or the cluster's default): what happens to
+// its jobs when a job of a partition with a higher PriorityTier needs
+// their resources (PreemptType=preempt/partition_prio).
+enum class PreemptMode { kOff, kCancel, kRequeue };
+std::string_view PreemptModeName(PreemptMode m);
+// OFF, CANCEL or REQUEUE, any case; nullopt otherwise.
+std::optional<PreemptMode> ParsePreemptMode(std::string_view s);
+
 struct Partition {
   std::string name;
   std::string nodes_expr;           // as written, e.g. "gpu[01-04]" or "ALL"
@@ -51,6 +59,10 @@ struct Partition {
   std::string billing_weights_text;
   int max_nodes = -1;               // -1 = UNLIMITED
   int min_nodes = 1;
+  // PreemptMode= (unset: the cluster's) and GraceTime= (seconds a job it
+  // preempts has between SIGTERM and its end).
+  std::optional<PreemptMode> preempt_mode;
+  int64_t grace_time_s = 0;
 };
 
 }  // namespace muster::core

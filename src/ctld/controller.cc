@@ -635,6 +635,7 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   snap.running = RunningJobs(snap.now);
   snap.accounts = &accounts_;
   for (const auto& [name, r] : reservations_) snap.reservations.push_back(&r);
+  for (const auto& [id, deadline] : preempt_deadline_) snap.preempting.insert(id);
   return snap;
 }
 
@@ -773,6 +774,7 @@ void Controller::RunSchedule() {
     // never run twice after a controller crash.
     Launch(job);
   }
+  ApplyPreemptions(plan, snap.now);
   // A start can satisfy an after: dependency or let the next aftercorr
   // tasks go: look again rather than wait for the next job's end.
   if (!plan.starts.empty() && dependency_waits) RequestSchedule();
@@ -974,6 +976,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
                            int64_t end_time, const std::string& detail) {
   bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
   if (held_resources) ReleaseResources(job);
+  // Preempted and ended by itself within its GraceTime: as the preemption says.
+  if (job.preempted_by != 0 && preempt_deadline_.erase(job.id) > 0) MarkPreemptedEnd(job);
   // Its steps' CPUs go with it (a requeued run starts with none held).
   for (auto it = running_steps_.lower_bound({job.id, 0});
        it != running_steps_.end() && it->first.first == job.id; ++it) {
@@ -983,9 +987,13 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     state = job.ending_as;
     job.ending_as = JobState::kPending;
   }
+  std::string why = detail;
+  if (job.preempted_by != 0) why = fmt::format("preempted by job {}", job.preempted_by);
   if (job.requeue_on_end != 0) {
-    // scontrol requeue: the old run is gone; the job goes back to the queue.
-    PutBackInQueue(job, job.requeue_on_end == 2, "");
+    // scontrol requeue, or a preemption: the old run is gone; the job goes
+    // back to the queue.
+    PutBackInQueue(job, job.requeue_on_end == 2, job.preempted_by != 0 ? why : "");
+    job.preempted_by = 0;
     return;
   }
   // An allocation is its client's: it is never run again by itself.
@@ -1000,7 +1008,7 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
   job.end_time = end_time > 0 ? end_time : Now();
-  job.failure_detail = detail;
+  job.failure_detail = why;
   job.reason = core::PendingReason::kNone;
   MarkJob(job.id);
   RequestSchedule();
@@ -1718,6 +1726,63 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
   return util::Status::Ok();
 }
 
+// ----------------------------------------------------------- preemption ----
+
+void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
+  std::map<JobId, std::vector<JobId>> by;  // preemptor -> its victims
+  for (const sched::Preemption& p : plan.preemptions) {
+    Job* victim = jobs_.Find(p.victim);
+    if (victim == nullptr || victim->state != JobState::kRunning || victim->preempted_by != 0) {
+      continue;
+    }
+    const core::Partition* part = cfg_.FindPartition(victim->partition);
+    const int64_t grace = part != nullptr ? part->grace_time_s : 0;
+    victim->preempted_by = p.by;
+    MarkJob(victim->id);
+    by[p.by].push_back(victim->id);
+    util::LogInfo("job {}: preempted by job {} (grace {} s)", victim->id, p.by, grace);
+    if (grace > 0) {
+      // SIGTERM now, the end after GraceTime (Slurm's order).
+      SendToAgentOf(*victim, {{"type", "signal"},
+                              {"job_id", victim->id},
+                              {"signal", SIGTERM},
+                              {"target", "all"}});
+      preempt_deadline_[victim->id] = now + grace;
+    } else {
+      StopPreempted(*victim);
+    }
+  }
+  for (const auto& [id, victims] : by) {
+    Job* job = jobs_.Find(id);
+    if (job == nullptr) continue;
+    std::vector<std::string> ids;
+    for (JobId v : victims) ids.push_back(std::to_string(v));
+    job->explanation = fmt::format("preempting job{} {} of lower-priority partitions; starts when "
+                                   "{} ended",
+                                   ids.size() > 1 ? "s" : "", util::Join(ids, ","),
+                                   ids.size() > 1 ? "they have" : "it has");
+  }
+}
+
+void Controller::MarkPreemptedEnd(Job& job) {
+  const core::Partition* part = cfg_.FindPartition(job.partition);
+  const core::PreemptMode mode =
+      part != nullptr ? part->preempt_mode.value_or(cfg_.preempt_mode) : cfg_.preempt_mode;
+  if (mode == core::PreemptMode::kRequeue && job.req.requeue && !job.req.interactive) {
+    job.requeue_on_end = 1;
+  } else {
+    job.ending_as = JobState::kPreempted;
+  }
+}
+
+void Controller::StopPreempted(Job& job) {
+  preempt_deadline_.erase(job.id);
+  MarkPreemptedEnd(job);
+  job.state = JobState::kCompleting;
+  MarkJob(job.id);
+  StopJob(job);
+}
+
 // --------------------------------------------------------- housekeeping ----
 
 void Controller::ArmHousekeeping() {
@@ -1732,6 +1797,19 @@ void Controller::ArmHousekeeping() {
 void Controller::Housekeeping() {
   int64_t now = Now();
   AgeReservations(now);
+  // Preempted jobs whose GraceTime is over.
+  std::vector<JobId> graced;
+  for (const auto& [id, deadline] : preempt_deadline_) {
+    if (deadline <= now) graced.push_back(id);
+  }
+  for (JobId id : graced) {
+    Job* job = jobs_.Find(id);
+    if (job != nullptr && job->state == JobState::kRunning) {
+      StopPreempted(*job);
+    } else {
+      preempt_deadline_.erase(id);
+    }
+  }
   // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
   if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) AdvanceUsage(now, RunningJobs(now));
   bool begin_waiting = false;

@@ -253,6 +253,14 @@ class Controller {
   // submitted again now and held back until now + AuthInfo=cred_expire + 1
   // (Reason=BeginTime), as Slurm does.
   void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
+  // Preemption (the plan's): each victim is told SIGTERM and stopped after
+  // its partition's GraceTime, or at once; StopPreempted requeues it
+  // (PreemptMode=REQUEUE, a batch job that may be requeued) or ends it
+  // PREEMPTED.
+  void ApplyPreemptions(const sched::Plan& plan, int64_t now);
+  void StopPreempted(core::Job& job);
+  // How a preempted job ends: requeue_on_end or ending_as PREEMPTED.
+  void MarkPreemptedEnd(core::Job& job);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
   // Ends a running job's processes (it finishes once they are gone); an
   // allocation, which has none, finishes at once as job.ending_as says.
@@ -333,6 +341,8 @@ class Controller {
   std::set<core::JobId> pending_ids_;
   // Requeued jobs whose previous run an agent is still stopping.
   std::set<core::JobId> orphans_;
+  // Jobs preempted in their GraceTime, and when it ends (housekeeping stops them).
+  std::map<core::JobId, int64_t> preempt_deadline_;
   // How many tasks of each job array hold resources (for the %N throttle).
   std::map<core::JobId, int> array_running_;
   // Parsed --dependency of pending jobs, and the earliest moment a +time

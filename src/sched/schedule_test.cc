@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -880,6 +881,65 @@ TEST(Schedule, Reservations) {
   EXPECT_EQ(NodesOf(q, 21), "gpu02");
   fs.reservations = {&now_r};
   EXPECT_EQ(Outcome(Schedule(fs), 21), "Resources");
+}
+
+// Preemption (PreemptType=preempt/partition_prio): a job of a higher
+// PriorityTier that waits for resources has jobs of lower tiers stopped,
+// the most recently started first, and no more than it needs.
+TEST(Schedule, PreemptionByPartitionTier) {
+  auto make = [](core::PreemptMode mode) {
+    Harness h = OracleCluster();
+    h.cfg.preempt_partition_prio = true;
+    h.cfg.preempt_mode = mode;
+    for (auto& part : h.cfg.partitions) {
+      if (part.name == "train") part.priority_tier = 2;
+    }
+    // short's jobs hold every GPU: 4 GPUs each, two per node.
+    core::JobId id = 1;
+    for (const char* n : {"gpu01", "gpu02", "gpu03", "gpu04"}) {
+      for (int k = 0; k < 2; ++k) {
+        h.Running(MakeJob(id).Partition("short").Gpus(4).Nodelist(n), 3600);
+        ++id;
+      }
+    }
+    for (auto& j : h.jobs) j.start_time = h.now - 1000 + 10 * static_cast<int64_t>(j.id);
+    return h;
+  };
+  Harness h = make(core::PreemptMode::kRequeue);
+  h.AddJob(MakeJob(20).Partition("train").Gpus(4).TimeLimit(600));
+  h.AddJob(MakeJob(21).Partition("short").Gpus(4).TimeLimit(600));  // same tier: preempts none
+  Plan p = h.Run();
+  ASSERT_EQ(p.preemptions.size(), 1u);
+  EXPECT_EQ(p.preemptions[0].victim, 8u);  // the last started, on gpu04
+  EXPECT_EQ(p.preemptions[0].by, 20u);
+  EXPECT_EQ(Outcome(p, 20), "Resources");
+  // A whole node: both jobs of one node, the newest node's pair.
+  Harness whole = make(core::PreemptMode::kCancel);
+  whole.AddJob(MakeJob(30).Partition("train").Gpus(8));
+  Plan q = whole.Run();
+  ASSERT_EQ(q.preemptions.size(), 2u);
+  std::set<core::JobId> victims = {q.preemptions[0].victim, q.preemptions[1].victim};
+  EXPECT_EQ(victims, (std::set<core::JobId>{7, 8}));
+  // Jobs already stopping count as coming free: none more is chosen.
+  Snapshot snap = whole.Snap();
+  snap.preempting = {7, 8};
+  EXPECT_TRUE(Schedule(snap).preemptions.empty());
+  // PreemptMode=OFF (here the cluster's), or jobs younger than
+  // PreemptExemptTime, are never preempted.
+  Harness off = make(core::PreemptMode::kOff);
+  off.AddJob(MakeJob(40).Partition("train").Gpus(4));
+  EXPECT_TRUE(off.Run().preemptions.empty());
+  Harness young = make(core::PreemptMode::kCancel);
+  young.cfg.preempt_exempt_time_s = 985;  // only job 1 (started 990 s ago) has run that long
+  young.AddJob(MakeJob(50).Partition("train").Gpus(4));
+  Plan r = young.Run();
+  ASSERT_EQ(r.preemptions.size(), 1u);
+  EXPECT_EQ(r.preemptions[0].victim, 1u);
+  // Without preempt/partition_prio nothing is.
+  Harness none = make(core::PreemptMode::kCancel);
+  none.cfg.preempt_partition_prio = false;
+  none.AddJob(MakeJob(60).Partition("train").Gpus(4));
+  EXPECT_TRUE(none.Run().preemptions.empty());
 }
 
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {

@@ -84,6 +84,7 @@ class Pass {
     plan.pending.reserve(s_.pending.size());
     // Reservations hold their nodes in the profile from the start.
     if (!s_.reservations.empty()) EnsureProfile();
+
     std::vector<core::NodeAlloc> alloc;
     for (const core::Job* job : s_.pending) {
       // An array's pending part starts as many tasks as fit and its %N
@@ -138,6 +139,7 @@ class Pass {
         if (waits_its_turn && planned_) Commit(*job, *planned_, &plan);
       }
     }
+    plan.preemptions = std::move(preemptions_);
     return plan;
   }
 
@@ -276,6 +278,7 @@ class Pass {
     }
     reason = Diagnose(m, p);
     if (reason != PendingReason::kResources) return reason;
+    if (s_.config->preempt_partition_prio) Preempt(job, m, p);
     if (p.blocked) {
       reason = PendingReason::kPriority;
     } else {
@@ -620,6 +623,64 @@ class Pass {
     return key;
   }
 
+  // Chooses the running jobs to stop so that `job` fits in partition `p`
+  // (see Schedule's preemption rules) and records them in the plan.
+  void Preempt(const core::Job& job, const NodeMatch& m, const PartitionState& p) {
+    const int tier = p.part->priority_tier;
+    Overlay base = live_;
+    auto release = [&](Overlay* ov, const core::Job& j) {
+      for (const core::NodeAlloc& share : j.alloc) {
+        auto it = index_.find(share.node);
+        if (it != index_.end()) ov->Release(it->second, share, *configs_[it->second]);
+      }
+    };
+    std::vector<const core::Job*> candidates;
+    for (const RunningJob& r : s_.running) {
+      const core::Job& j = *r.job;
+      if (victims_.count(j.id)) continue;  // stopped for another job of this pass
+      if (j.state != core::JobState::kRunning || s_.preempting.count(j.id)) {
+        release(&base, j);  // ending already
+        continue;
+      }
+      const core::Partition* vp = s_.config->FindPartition(j.partition);
+      if (vp == nullptr || vp->priority_tier >= tier) continue;
+      if (vp->preempt_mode.value_or(s_.config->preempt_mode) == core::PreemptMode::kOff) continue;
+      if (s_.now - j.start_time < s_.config->preempt_exempt_time_s) continue;
+      candidates.push_back(&j);
+    }
+    std::vector<core::NodeAlloc> alloc;
+    auto fits = [&](const Overlay& ov) {
+      return SelectNodes(m, configs_, ov, p.usable, &scratch_, &alloc);
+    };
+    if (candidates.empty() || fits(base)) return;  // nothing to stop, or it waits for those ending
+    auto tier_of = [&](const core::Job* j) { return s_.config->FindPartition(j->partition)->priority_tier; };
+    std::sort(candidates.begin(), candidates.end(), [&](const core::Job* a, const core::Job* b) {
+      if (tier_of(a) != tier_of(b)) return tier_of(a) < tier_of(b);
+      if (a->start_time != b->start_time) return a->start_time > b->start_time;
+      return a->id > b->id;
+    });
+    std::vector<const core::Job*> chosen;
+    Overlay ov = base;
+    for (const core::Job* j : candidates) {
+      release(&ov, *j);
+      chosen.push_back(j);
+      if (fits(ov)) break;
+    }
+    if (!fits(ov)) return;  // even all of them would not make room
+    // Spare each one it fits without, the last chosen first.
+    for (size_t k = chosen.size(); k-- > 0;) {
+      Overlay without = base;
+      for (size_t i = 0; i < chosen.size(); ++i) {
+        if (i != k) release(&without, *chosen[i]);
+      }
+      if (fits(without)) chosen.erase(chosen.begin() + static_cast<ptrdiff_t>(k));
+    }
+    for (const core::Job* j : chosen) {
+      victims_.insert(j->id);
+      preemptions_.push_back(Preemption{j->id, job.id});
+    }
+  }
+
   // Whether some node of the partition, idle, could hold the whole job.
   bool FitsOneNode(const NodeMatch& m, const PartitionState& p) {
     if (!empty_) empty_ = Overlay::Empty(configs_);
@@ -749,6 +810,9 @@ class Pass {
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;
+  // Preemptions chosen this pass, and their victims.
+  std::vector<Preemption> preemptions_;
+  std::set<core::JobId> victims_;
 };
 
 }  // namespace

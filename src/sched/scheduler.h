@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,10 @@ struct Snapshot {
   // reservation's nodes take only jobs that name it (sbatch
   // --reservation), and those jobs only its nodes (all nodes with FLEX).
   std::vector<const core::Reservation*> reservations;
+  // Running jobs already told to stop for a preemption (in their
+  // GraceTime): their resources count as coming free, and they are not
+  // preempted again.
+  std::set<core::JobId> preempting;
   int64_t now = 0;
 };
 
@@ -177,8 +182,17 @@ struct PlannedStart {
   std::vector<core::NodeAlloc> alloc;  // what it takes then, in node order
 };
 
+// With PreemptType=preempt/partition_prio: a running job to stop so that a
+// job of a higher PriorityTier can start (the controller stops it as its
+// partition's PreemptMode says, after its GraceTime).
+struct Preemption {
+  core::JobId victim = 0;
+  core::JobId by = 0;
+};
+
 struct Plan {
   std::vector<StartDecision> starts;     // in decision order
+  std::vector<Preemption> preemptions;   // in decision order
   std::vector<PendingDecision> pending;  // every pending job not started
   std::vector<PlannedStart> planned;     // in priority order
 };
@@ -225,6 +239,15 @@ struct Plan {
 // (the nodes it needs are held by jobs without a time limit) holds back the
 // rest of its partition; one that could start only past bf_window gets no
 // reservation, as in Slurm.
+// Preemption (config::Config::preempt_partition_prio): a job that could run
+// on its partition's nodes but waits for resources may have running jobs
+// of partitions with a lower PriorityTier stopped for it (their
+// partition's PreemptMode, else the cluster's, not OFF; run for at least
+// PreemptExemptTime). Only what must be is chosen: jobs already ending
+// (completing, or preempted in their grace time) count as free first;
+// then the lowest tier and the most recently started go first, until the
+// job would fit; then each chosen job it would fit without is spared. The
+// job itself starts in a later pass, when they have ended.
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

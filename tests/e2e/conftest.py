@@ -183,7 +183,7 @@ class Cluster:
 
     def wait_done(self, job_id, timeout=30):
         return self.wait_state(job_id, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
-                                        "NODE_FAIL", "OUT_OF_MEMORY"}, timeout)
+                                        "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"}, timeout)
 
     def scontrol_job(self, job_id):
         r = self.run(["scontrol", "show", "job", str(job_id)])

@@ -187,6 +187,7 @@ std::string AccessField(const std::string& what, const std::vector<std::string>&
 
 std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterView& view) {
   const config::Config& cfg = *view.config;
+  const core::PreemptMode preempt_default = cfg.preempt_mode;
   int64_t cpus = 0;
   int64_t mem = 0;
   std::vector<core::GresSpec> gres;
@@ -215,14 +216,15 @@ std::vector<std::string> PartitionLines(const core::Partition& p, const ClusterV
                   AccessField("Accounts", p.allow_accounts, p.deny_accounts),
                   AccessField("Qos", p.allow_qos, p.deny_qos)),
       fmt::format("AllocNodes=ALL Default={} QoS=N/A", p.is_default ? "YES" : "NO"),
-      fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden={}",
-                  def_time, p.hidden ? "YES" : "NO"),
+      fmt::format("DefaultTime={} DisableRootJobs=NO ExclusiveUser=NO GraceTime={} Hidden={}",
+                  def_time, p.grace_time_s, p.hidden ? "YES" : "NO"),
       fmt::format("MaxNodes={} MaxTime={} MinNodes={} LLN=NO MaxCPUsPerNode=UNLIMITED",
                   max_nodes, max_time, p.min_nodes),
       "Nodes=" + nodes,
       fmt::format("PriorityJobFactor={} PriorityTier={} RootOnly=NO ReqResv=NO OverSubscribe={}",
                   p.priority_job_factor, p.priority_tier, p.oversubscribe),
-      "OverTimeLimit=NONE PreemptMode=OFF",
+      fmt::format("OverTimeLimit=NONE PreemptMode={}",
+                  core::PreemptModeName(p.preempt_mode.value_or(preempt_default))),
       fmt::format("State={} TotalCPUs={} TotalNodes={} SelectTypeParameters=NONE",
                   core::PartitionStateName(p.state), cpus, p.nodes.size()),
       "JobDefaults=(null)",
