@@ -2,10 +2,10 @@
 // words. The controller keeps the reservations and its rules
 // (src/ctld/reservations.cc); this file reads the command line, checks
 // what Slurm's scontrol checks itself, and lays out `show`.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "cli/client.h"
 #include "cli/commands.h"
@@ -35,9 +35,9 @@ std::string RenderReservation(const json& r, bool one_liner) {
   const std::vector<std::string> nodes = r.value("nodes", std::vector<std::string>{});
   const int64_t cores = r.value("core_cnt", int64_t{0});
   const std::vector<std::string> lines = {
-      fmt::format("ReservationName={} StartTime={} EndTime={} Duration={}",
-                  r.value("name", ""), util::FormatTimestamp(start),
-                  util::FormatTimestamp(end), util::FormatDurationLong(end - start)),
+      fmt::format("ReservationName={} StartTime={} EndTime={} Duration={}", r.value("name", ""),
+                  util::FormatTimestamp(start), util::FormatTimestamp(end),
+                  util::FormatDurationLong(end - start)),
       fmt::format("Nodes={} NodeCnt={} CoreCnt={} Features=(null) PartitionName={} Flags={}",
                   OrNull(util::CompressHostlist(nodes)), nodes.size(), cores,
                   OrNull(r.value("partition", "")),
@@ -65,9 +65,8 @@ int ShowReservations(const std::vector<std::string>& names, bool one_liner) {
   }
   auto resp = Client::ForConfig(*cfg).Get("/v1/reservations");
   if (!resp.ok() || resp->status / 100 != 2) {
-    PrintCallError("scontrol",
-                   resp.ok() ? util::Unavailable(resp->body.value("error", resp->text))
-                             : resp.status());
+    PrintCallError("scontrol", resp.ok() ? util::Unavailable(resp->body.value("error", resp->text))
+                                         : resp.status());
     return 1;
   }
   const json& list = resp->body["reservations"];
@@ -161,8 +160,8 @@ int Send(json req, const std::string& refused, const std::string& also) {
     return 1;
   }
   if (resp->status / 100 != 2) {
-    const std::string error = resp->body.is_object() ? resp->body.value("error", resp->text)
-                                                     : resp->text;
+    const std::string error =
+        resp->body.is_object() ? resp->body.value("error", resp->text) : resp->text;
     std::cerr << refused << error << "\n";
     if (!also.empty()) std::cerr << also << error << "\n";
     return 1;

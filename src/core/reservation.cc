@@ -13,7 +13,7 @@ struct FlagName {
 };
 // Slurm's order when it lists them.
 constexpr FlagName kFlags[] = {
-    {kResvMaint, "MAINT"},          {kResvFlex, "FLEX"},   {kResvIgnoreJobs, "IGNORE_JOBS"},
+    {kResvMaint, "MAINT"},          {kResvFlex, "FLEX"},     {kResvIgnoreJobs, "IGNORE_JOBS"},
     {kResvDaily, "DAILY"},          {kResvWeekly, "WEEKLY"}, {kResvPurgeComp, "PURGE_COMP"},
     {kResvSpecNodes, "SPEC_NODES"},
 };
@@ -71,11 +71,11 @@ std::string FormatReservationFlags(uint32_t flags) {
 }
 
 void to_json(nlohmann::json& j, const Reservation& r) {
-  j = nlohmann::json{{"name", r.name},         {"id", r.id},
-                     {"start", r.start},       {"end", r.end},
-                     {"nodes", r.nodes},       {"partition", r.partition},
-                     {"users", r.users},       {"accounts", r.accounts},
-                     {"flags", r.flags},       {"idle_since", r.idle_since}};
+  j = nlohmann::json{{"name", r.name},   {"id", r.id},
+                     {"start", r.start}, {"end", r.end},
+                     {"nodes", r.nodes}, {"partition", r.partition},
+                     {"users", r.users}, {"accounts", r.accounts},
+                     {"flags", r.flags}, {"idle_since", r.idle_since}};
 }
 
 void from_json(const nlohmann::json& j, Reservation& r) {

@@ -94,8 +94,7 @@ json Controller::ReservationsReport() const {
   return json{{"reservations", list}};
 }
 
-util::Result<std::string> Controller::ChangeReservation(const json& request,
-                                                        const Caller& caller) {
+util::Result<std::string> Controller::ChangeReservation(const json& request, const Caller& caller) {
   if (!caller.admin) return util::PermissionDenied("Access/permission denied");
   const std::string op = request.value("op", "");
   const std::string name = request.value("name", "");

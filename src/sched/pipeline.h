@@ -281,15 +281,18 @@ class LimitUsage {
     return it == map.end() ? Held{} : it->second;
   }
   const core::QosRecord* QosOf(const core::Job& job) const;
-  core::PendingReason CheckWant(const core::Job& job, const core::Tres& want, std::string* detail) const;
-  core::PendingReason CheckQos(const core::Job& job, const core::Tres& want, std::string* detail) const;
-  core::PendingReason CheckAssoc(const core::Job& job, const core::Tres& want, std::string* detail) const;
+  core::PendingReason CheckWant(const core::Job& job, const core::Tres& want,
+                                std::string* detail) const;
+  core::PendingReason CheckQos(const core::Job& job, const core::Tres& want,
+                               std::string* detail) const;
+  core::PendingReason CheckAssoc(const core::Job& job, const core::Tres& want,
+                                 std::string* detail) const;
 
   const core::AccountTable* table_;
   const config::Config& cfg_;
   std::map<std::string, Held> by_qos_;                        // by QOS name
   std::map<std::pair<std::string, uint32_t>, Held> by_user_;  // by (QOS, uid)
-  std::map<std::string, Held> by_account_;                    // by account, its sub-accounts' included
+  std::map<std::string, Held> by_account_;  // by account, its sub-accounts' included
   std::map<std::pair<std::string, std::string>, Held> by_assoc_;  // by (account, user)
 };
 

@@ -21,7 +21,10 @@ uint64_t GpuMask(const core::NodeAlloc& share) {
 }  // namespace
 
 Profile::Profile(NodeConfigs configs, const Overlay& live, int64_t now)
-    : configs_(configs), now_(now), steps_(configs.size()), versions_(configs.size(), 0),
+    : configs_(configs),
+      now_(now),
+      steps_(configs.size()),
+      versions_(configs.size(), 0),
       first_taken_(configs.size(), kForever) {
   for (size_t i = 0; i < configs.size(); ++i) {
     const int node = static_cast<int>(i);

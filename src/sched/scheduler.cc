@@ -18,6 +18,8 @@
 //   that job blocks its partition (Slurm's main scheduler); with backfill it
 //   is planned: its earliest start in the availability profile is reserved,
 //   and later jobs start now only where they cannot delay it.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -27,8 +29,6 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "sched/pipeline.h"
 #include "util/hostlist.h"
@@ -44,9 +44,9 @@ constexpr int64_t kNever = Profile::kForever;
 
 struct PartitionState {
   const core::Partition* part = nullptr;
-  std::vector<int> members;   // nodes of the partition in the snapshot, by weight
-  std::vector<int> usable;    // members that take new work now, by weight
-  bool blocked = false;       // a job of this partition waits for Resources
+  std::vector<int> members;    // nodes of the partition in the snapshot, by weight
+  std::vector<int> usable;     // members that take new work now, by weight
+  bool blocked = false;        // a job of this partition waits for Resources
   core::JobId blocked_by = 0;  // that job
   // Later jobs of the partition wait with Priority without being tried:
   // sched/builtin, or with backfill a job that no known end lets start
@@ -126,8 +126,8 @@ class Pass {
         ++started;
         if (job->array_job_id != 0) ++array_running_[job->array_job_id];
       }
-      const bool left_over = job->IsArrayPendingPart() &&
-                             started < static_cast<int>(job->array_pending.size());
+      const bool left_over =
+          job->IsArrayPendingPart() && started < static_cast<int>(job->array_pending.size());
       if (started == 0 || left_over) {
         if (reason == PendingReason::kNone) reason = cut;
         PendingDecision d{job->id, reason, {}};
@@ -302,8 +302,8 @@ class Pass {
   // pass only ever takes, a request that did not fit now does not fit for
   // later jobs of the pass either (nor for a longer time limit), which
   // spares a scan of the partition for each job of a long queue.
-  bool StartsNow(const core::Job& job, const NodeMatch& m,
-                 std::span<const int> candidates, std::vector<core::NodeAlloc>* alloc) {
+  bool StartsNow(const core::Job& job, const NodeMatch& m, std::span<const int> candidates,
+                 std::vector<core::NodeAlloc>* alloc) {
     if (candidates.empty()) return false;
     const int64_t time = job.time_limit_s >= 0 ? job.time_limit_s : kNever;
     auto failed = now_fails_.find(shape_);
@@ -607,11 +607,11 @@ class Pass {
 
   // What makes two jobs plan alike in a partition: their requests.
   static std::string ShapeOf(const ResourceRequest& r, const PartitionState& p) {
-    std::string key = fmt::format("{}|{} {} {} {} {} {} {} {} {}|{} {} {}|{}", p.part->name,
-                                  r.min_nodes, r.max_nodes, r.ntasks,
-                                  r.ntasks_set, r.ntasks_per_node, r.cpus_per_task,
-                                  r.mem_per_node_mb, r.mem_per_cpu_mb, r.whole_node_mem,
-                                  r.gpu_type, r.gpus_per_node, r.gpus_per_job, r.exclusive);
+    std::string key =
+        fmt::format("{}|{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{}", p.part->name, r.min_nodes,
+                    r.max_nodes, r.ntasks, r.ntasks_set, r.ntasks_per_node, r.cpus_per_task,
+                    r.mem_per_node_mb, r.mem_per_cpu_mb, r.whole_node_mem, r.cpus_per_gpu,
+                    r.mem_per_gpu_mb, r.gpu_type, r.gpus_per_node, r.gpus_per_job, r.exclusive);
     for (const auto& f : r.features) key += "&" + f;
     for (const auto& group : r.feature_any) {
       key += "[";
@@ -653,7 +653,9 @@ class Pass {
       return SelectNodes(m, configs_, ov, p.usable, &scratch_, &alloc);
     };
     if (candidates.empty() || fits(base)) return;  // nothing to stop, or it waits for those ending
-    auto tier_of = [&](const core::Job* j) { return s_.config->FindPartition(j->partition)->priority_tier; };
+    auto tier_of = [&](const core::Job* j) {
+      return s_.config->FindPartition(j->partition)->priority_tier;
+    };
     std::sort(candidates.begin(), candidates.end(), [&](const core::Job* a, const core::Job* b) {
       if (tier_of(a) != tier_of(b)) return tier_of(a) < tier_of(b);
       if (a->start_time != b->start_time) return a->start_time > b->start_time;
@@ -792,7 +794,7 @@ class Pass {
   std::unordered_map<std::string, int64_t> shape_from_;
   std::unordered_map<std::string, int64_t> fails_from_;
   std::set<std::string> after_all_ends_;  // shapes tried past every known end
-  std::vector<core::NodeAlloc> alloc_;  // EarliestOn's scratch
+  std::vector<core::NodeAlloc> alloc_;    // EarliestOn's scratch
   std::map<std::string, PartitionState> parts_;
   PartitionState* current_ = nullptr;
   ResourceRequest request_;  // the current job's (NodeMatch points at it)
