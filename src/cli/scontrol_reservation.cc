@@ -104,20 +104,15 @@ util::Result<json> ReadFields(const std::vector<std::string>& words) {
     const std::string value = word.substr(eq + 1);
     if (key == "reservationname" || key == "reservation") {
       req["name"] = value;
-    } else if (key == "starttime") {
+    } else if (key == "starttime" || key == "endtime") {
+      const bool start = key == "starttime";
       auto t = ParseBeginTime(value);
       if (!t.ok()) {
         std::cerr << "Invalid time specification (pos=0): " << value << "\n";
-        return util::InvalidArgument("Invalid start time " + word + ".");
+        return util::InvalidArgument(
+            fmt::format("Invalid {} time {}.", start ? "start" : "end", word));
       }
-      req["start"] = *t;
-    } else if (key == "endtime") {
-      auto t = ParseBeginTime(value);
-      if (!t.ok()) {
-        std::cerr << "Invalid time specification (pos=0): " << value << "\n";
-        return util::InvalidArgument("Invalid end time " + word + ".");
-      }
-      req["end"] = *t;
+      req[start ? "start" : "end"] = *t;
     } else if (key == "duration") {
       auto d = util::ParseTimeLimitSeconds(value);
       if (!d.ok()) return util::InvalidArgument("Invalid duration " + word + ".");
