@@ -193,6 +193,9 @@ struct Job {
   // it back, as a hostlist ("" = no particular ones; see
   // sched::PendingDecision). Set with reason by the scheduling pass.
   std::string reason_nodes;
+  // With ReqNodeNotAvail: the nodes it asks for (-w) are held by another's
+  // reservation (Slurm: "May be reserved for other job").
+  bool reason_reserved = false;
   uint32_t priority = 0;
   // scontrol update Priority=N by an operator: the job's priority from
   // then on, whatever its factors (0 = none set).

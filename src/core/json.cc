@@ -22,7 +22,7 @@ using nlohmann::json;
   X(requeue) X(requeue_set) X(nice) X(signal_spec) X(array_spec) X(dependency) X(kill_invalid_dep) X(nodelist) X(exclude) X(export_mode)                \
   X(environment) X(argv) X(script) X(command) X(interactive)
 #define MUSTER_JOB_FIELDS(X)                                                            \
-  X(id) X(req) X(state) X(reason) X(reason_nodes) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
+  X(id) X(req) X(state) X(reason) X(reason_nodes) X(reason_reserved) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
   X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by) X(preempted_by)                 \
   X(restart_count) X(ending_as) X(requeue_on_end) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(next_step_id) \

@@ -727,6 +727,7 @@ void Controller::RunSchedule() {
     if (job == nullptr) continue;
     job->reason = p.reason;
     job->reason_nodes = p.unavailable_nodes;
+    job->reason_reserved = p.reserved;
   }
   ExplainPending(snap, plan);
   for (const auto& p : plan.pending) {

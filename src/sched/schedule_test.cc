@@ -855,7 +855,11 @@ TEST(Schedule, Reservations) {
   EXPECT_EQ(NodesOf(p, 10), "gpu02");
   EXPECT_EQ(Outcome(p, 11), "Resources");
   EXPECT_EQ(NodesOf(p, 12), "gpu01");
-  EXPECT_NE(Outcome(p, 13), "started");
+  // Not its reservation: Slurm's "ReqNodeNotAvail, May be reserved for other job".
+  EXPECT_EQ(Outcome(p, 13), "ReqNodeNotAvail");
+  for (const PendingDecision& d : p.pending) {
+    EXPECT_EQ(d.reserved, d.job_id == 13) << d.job_id;
+  }
   EXPECT_EQ(Outcome(p, 14), "Reservation");
   EXPECT_EQ(Outcome(p, 15), "Reservation");
   // Job 11 is planned for when team-ml ends on gpu01, before maint ends

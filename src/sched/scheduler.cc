@@ -131,7 +131,10 @@ class Pass {
       if (started == 0 || left_over) {
         if (reason == PendingReason::kNone) reason = cut;
         PendingDecision d{job->id, reason, {}};
-        if (reason == PendingReason::kReqNodeNotAvail) d.unavailable_nodes = unavailable_;
+        if (reason == PendingReason::kReqNodeNotAvail) {
+          d.unavailable_nodes = unavailable_;
+          d.reserved = reserved_;
+        }
         if (reason == limit_reason_) d.detail = limit_detail_;
         plan.pending.push_back(std::move(d));
         const bool waits_its_turn =
@@ -194,6 +197,7 @@ class Pass {
     if (job.partition.find(',') == std::string::npos) return Place(job, job.partition, alloc);
     PendingReason first = PendingReason::kNone;
     std::string first_unavailable;
+    bool first_reserved = false;
     std::vector<PartitionState*> blocked_here;
     size_t pos = 0;
     while (pos <= job.partition.size()) {
@@ -210,10 +214,12 @@ class Pass {
       if (first == PendingReason::kNone) {
         first = r;
         first_unavailable = unavailable_;
+        first_reserved = reserved_;
       }
       pos = end + 1;
     }
     unavailable_ = std::move(first_unavailable);
+    reserved_ = first_reserved;
     return first;
   }
 
@@ -278,6 +284,10 @@ class Pass {
     }
     reason = Diagnose(m, p);
     if (reason != PendingReason::kResources) return reason;
+    if (RequiredNodeReserved(job, m, tag)) {
+      reserved_ = true;
+      return PendingReason::kReqNodeNotAvail;
+    }
     if (s_.config->preempt_partition_prio) Preempt(job, m, p);
     if (p.blocked) {
       reason = PendingReason::kPriority;
@@ -683,6 +693,19 @@ class Pass {
     }
   }
 
+  // Whether a node the job names (-w) is held, at some moment of its time
+  // limit from now, by a reservation other than its own (`tag`).
+  bool RequiredNodeReserved(const core::Job& job, const NodeMatch& m, int tag) const {
+    const int64_t end = EndOf(job, s_.now);
+    for (int i : m.required) {
+      for (size_t k = 0; k < s_.reservations.size(); ++k) {
+        if (static_cast<int>(k) == tag) continue;
+        if (s_.reservations[k]->Covers(configs_[i]->name, s_.now, end)) return true;
+      }
+    }
+    return false;
+  }
+
   // Whether some node of the partition, idle, could hold the whole job.
   bool FitsOneNode(const NodeMatch& m, const PartitionState& p) {
     if (!empty_) empty_ = Overlay::Empty(configs_);
@@ -698,6 +721,7 @@ class Pass {
   // come back (ReqNodeNotAvail, with unavailable_ set), or for resources.
   PendingReason Diagnose(const NodeMatch& m, const PartitionState& p) {
     unavailable_.clear();
+    reserved_ = false;
     if (!empty_) empty_ = Overlay::Empty(configs_);
     std::vector<core::NodeAlloc> ideal;
     if (!SelectNodes(m, configs_, *empty_, p.members, &scratch_, &ideal)) {
@@ -806,6 +830,7 @@ class Pass {
   // and its shares.
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
+  bool reserved_ = false;    // and whether a reservation holds them
   LimitUsage limits_;
   PendingReason limit_reason_ = PendingReason::kNone;  // the last QOS limit hit
   std::string limit_detail_;                           // and what holds it

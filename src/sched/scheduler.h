@@ -168,6 +168,9 @@ struct PendingDecision {
   // asked for no particular nodes (Slurm then says "Nodes required for job
   // are DOWN, DRAINED or reserved for jobs in higher priority partitions").
   std::string unavailable_nodes;
+  // ReqNodeNotAvail because a node named by -w is held by a reservation
+  // the job is not in, over its time limit from now.
+  bool reserved = false;
   // A QOS limit: which, and what holds it (LimitUsage::Check).
   std::string detail;
 };
@@ -224,6 +227,8 @@ struct Plan {
 //   partition's nodes but not on those that are up: -w names a node that
 //   is down, drained or not responding, or too few nodes with its -C
 //   features, or too few at all, are up; does not block the partition),
+//   ReqNodeNotAvail with PendingDecision::reserved (a -w node is held by
+//   a reservation the job is not in, for some of its time limit),
 //   Resources (otherwise; blocks the partition for the rest of the pass).
 // Backfill (SchedulerType=sched/backfill, config::Config::backfill) plans
 // as Slurm's backfill scheduler does, for every pending job (up to

@@ -82,6 +82,8 @@ def test_reservation_for_team_ml(fresh_cluster):
     assert c.job(elsewhere)["nodelist"] == "gpu02"
     time.sleep(0.5)
     assert c.job(outsider)["state"] == "PENDING"
+    r = c.run(["squeue", "-h", "-j", str(outsider), "-o", "%r"])
+    assert r.stdout.strip() == "ReqNodeNotAvail, May be reserved for other job", r.stdout
     r = c.run(["squeue", "-h", "-j", str(inside), "-o", "%v"])
     assert r.stdout.strip() == "team-ml"
     assert "\n   Reservation=team-ml\n" in c.run(["scontrol", "show", "job", str(inside)]).stdout

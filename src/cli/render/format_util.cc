@@ -225,7 +225,8 @@ std::string PendingReasonText(const core::Job& job) {
   if (job.reason != core::PendingReason::kReqNodeNotAvail) {
     return std::string(core::PendingReasonName(job.reason));
   }
-  // Slurm 22.05's state description for this reason.
+  // Slurm 22.05's state descriptions for this reason.
+  if (job.reason_reserved) return "ReqNodeNotAvail, May be reserved for other job";
   if (job.reason_nodes.empty()) {
     return "Nodes required for job are DOWN, DRAINED or reserved for jobs in higher priority "
            "partitions";
@@ -307,6 +308,7 @@ std::string JobExplanation(const core::Job& job) {
     case PendingReason::kJobHeldAdmin: return "held by an administrator";
     case PendingReason::kBeginTime: return "its --begin time has not been reached";
     case PendingReason::kReqNodeNotAvail:
+      if (job.reason_reserved) return "waits for nodes it asks for (-w) that a reservation holds";
       if (job.reason_nodes.empty()) {
         return "needs more nodes than its partition has up (the others are down, drained or "
                "not responding)";
