@@ -10,7 +10,6 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/sbatch_parse.h"
-#include "config/config.h"
 #include "core/reservation.h"
 #include "util/hostlist.h"
 #include "util/slurm_time.h"
@@ -58,15 +57,14 @@ std::string RenderReservation(const json& r, bool one_liner) {
 }
 
 int ShowReservations(const std::vector<std::string>& names, bool one_liner) {
-  auto cfg = config::LoadConfig(config::DefaultConfigPath());
-  if (!cfg.ok()) {
-    PrintError("scontrol", cfg.status().message());
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    PrintError("scontrol", client.status().message());
     return 1;
   }
-  auto resp = Client::ForConfig(*cfg).Get("/v1/reservations");
+  auto resp = client->Get("/v1/reservations");
   if (!resp.ok() || resp->status / 100 != 2) {
-    PrintCallError("scontrol", resp.ok() ? util::Unavailable(resp->body.value("error", resp->text))
-                                         : resp.status());
+    PrintCallError("scontrol", resp.ok() ? util::Unavailable(ErrorText(*resp)) : resp.status());
     return 1;
   }
   const json& list = resp->body["reservations"];
@@ -144,21 +142,15 @@ util::Result<json> ReadFields(const std::vector<std::string>& words) {
 // Sends one change; prints the controller's line, or its refusal after
 // `refused` ("Error creating the reservation: ").
 int Send(json req, const std::string& refused, const std::string& also) {
-  auto cfg = config::LoadConfig(config::DefaultConfigPath());
-  if (!cfg.ok()) {
-    PrintError("scontrol", cfg.status().message());
-    return 1;
-  }
-  auto resp = Client::ForConfig(*cfg).Post("/v1/reservations", req);
+  auto resp = CallController("/v1/reservations", req);
   if (!resp.ok()) {
-    PrintCallError("scontrol", resp.status());
-    return 1;
-  }
-  if (resp->status / 100 != 2) {
-    const std::string error =
-        resp->body.is_object() ? resp->body.value("error", resp->text) : resp->text;
-    std::cerr << refused << error << "\n";
-    if (!also.empty()) std::cerr << also << error << "\n";
+    if (resp.status().code() != util::Code::kFailedPrecondition) {
+      PrintCallError("scontrol", resp.status());
+      return 1;
+    }
+    // The controller's refusal, in Slurm's words.
+    std::cerr << refused << resp.status().message() << "\n";
+    if (!also.empty()) std::cerr << also << resp.status().message() << "\n";
     return 1;
   }
   const std::string line = resp->body.value("message", "");

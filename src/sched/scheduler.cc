@@ -644,7 +644,7 @@ class Pass {
         if (it != index_.end()) ov->Release(it->second, share, *configs_[it->second]);
       }
     };
-    std::vector<const core::Job*> candidates;
+    std::vector<std::pair<int, const core::Job*>> candidates;  // (tier, job)
     for (const RunningJob& r : s_.running) {
       const core::Job& j = *r.job;
       if (victims_.count(j.id)) continue;  // stopped for another job of this pass
@@ -656,26 +656,26 @@ class Pass {
       if (vp == nullptr || vp->priority_tier >= tier) continue;
       if (vp->preempt_mode.value_or(s_.config->preempt_mode) == core::PreemptMode::kOff) continue;
       if (s_.now - j.start_time < s_.config->preempt_exempt_time_s) continue;
-      candidates.push_back(&j);
+      candidates.emplace_back(vp->priority_tier, &j);
     }
     std::vector<core::NodeAlloc> alloc;
     auto fits = [&](const Overlay& ov) {
       return SelectNodes(m, configs_, ov, p.usable, &scratch_, &alloc);
     };
     if (candidates.empty() || fits(base)) return;  // nothing to stop, or it waits for those ending
-    auto tier_of = [&](const core::Job* j) {
-      return s_.config->FindPartition(j->partition)->priority_tier;
-    };
-    std::sort(candidates.begin(), candidates.end(), [&](const core::Job* a, const core::Job* b) {
-      if (tier_of(a) != tier_of(b)) return tier_of(a) < tier_of(b);
-      if (a->start_time != b->start_time) return a->start_time > b->start_time;
-      return a->id > b->id;
+    // The lowest tier first, then the most recently started.
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      if (a.second->start_time != b.second->start_time) {
+        return a.second->start_time > b.second->start_time;
+      }
+      return a.second->id > b.second->id;
     });
     std::vector<const core::Job*> chosen;
     Overlay ov = base;
-    for (const core::Job* j : candidates) {
-      release(&ov, *j);
-      chosen.push_back(j);
+    for (const auto& candidate : candidates) {
+      release(&ov, *candidate.second);
+      chosen.push_back(candidate.second);
       if (fits(ov)) break;
     }
     if (!fits(ov)) return;  // even all of them would not make room
