@@ -85,7 +85,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
         "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
         "RoutePlugin", "SchedulerTimeSlice",
-        "ScronParameters", "SelectType", "SelectTypeParameters", "SlurmctldAddr", "SlurmctldDebug",
+        "ScronParameters", "SelectType", "SlurmctldAddr", "SlurmctldDebug",
         "SlurmctldLogFile", "SlurmctldPidFile", "SlurmctldPlugstack",
         "SlurmctldPrimaryOffProg", "SlurmctldPrimaryOnProg", "SlurmctldSyslogDebug",
         "SlurmctldTimeout", "SlurmdDebug", "SlurmdLogFile", "SlurmdParameters", "SlurmdPidFile",
@@ -124,7 +124,7 @@ constexpr std::string_view kNodeKeys[] = {
 // PartitionName= attributes Slurm documents that Muster does not use.
 constexpr std::string_view kPartitionIgnoredKeys[] = {
     "allocnodes", "alternate", "cpubind", "defcpupergpu", "defmempercpu", "defmempergpu",
-    "defmempernode", "disablerootjobs", "exclusiveuser", "lln", "maxcpuspernode",
+    "defmempernode", "disablerootjobs", "exclusiveuser", "maxcpuspernode",
     "maxmempercpu", "maxmempernode", "overtimelimit", "qos", "reqresv",
     "resumetimeout", "rootonly", "selecttypeparameters", "suspendtime", "suspendtimeout",
     // Added after 22.05.
@@ -133,7 +133,7 @@ constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
     "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared",
-    "tresbillingweights", "preemptmode", "gracetime"};
+    "tresbillingweights", "preemptmode", "gracetime", "lln"};
 
 // What DownNodes= may give its nodes.
 constexpr core::NodeInitialState kDownNodeStates[] = {
@@ -512,6 +512,7 @@ class Parser {
   Status SetControlHost(const Pair& p);
   Status SetAuthInfo(const Pair& p);
   Status SetSchedulerParameters(const Pair& p);
+  Status SetSelectTypeParameters(const Pair& p);
   Status SetBackfillParameter(const Pair& p, const std::string& name, std::string_view value);
   // PriorityType and the priority/multifactor keys; false when `p` is none.
   std::optional<Status> SetPriority(const Pair& p);
@@ -782,6 +783,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     }
     return Status::Ok();
   }
+  if (k == "selecttypeparameters") return SetSelectTypeParameters(p);
   if (k == "tmpfs") {
     if (p.value.empty()) return BadValue(p, "");
     cfg_.tmp_fs = p.value;
@@ -851,6 +853,36 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   cfg_.raw.erase(p.key);
   raw_spelling_.erase(k);
   return InvalidArgument(p.loc.Str() + ": unknown key '" + p.key + "'");
+}
+
+// SelectTypeParameters: what select/cons_tres counts (Muster always counts
+// CPUs and memory, as CR_Core_Memory does, so the resource kinds are
+// accepted as written) and how nodes are chosen: CR_Pack_Nodes fills the
+// busiest node that fits first, CR_LLN the least loaded.
+Status Parser::SetSelectTypeParameters(const Pair& p) {
+  static constexpr std::string_view kAccepted[] = {
+      "cr_cpu",        "cr_cpu_memory",        "cr_core",           "cr_core_memory",
+      "cr_socket",     "cr_socket_memory",     "cr_memory",         "cr_one_task_per_core",
+      "cr_core_default_dist_block"};
+  cfg_.pack_nodes = false;
+  cfg_.least_loaded = false;
+  for (const std::string& item : ListValue(p.value)) {
+    const std::string v = util::ToLower(item);
+    if (v == "cr_pack_nodes") {
+      cfg_.pack_nodes = true;
+    } else if (v == "cr_lln") {
+      cfg_.least_loaded = true;
+    } else if (std::find(std::begin(kAccepted), std::end(kAccepted), v) == std::end(kAccepted)) {
+      return BadValue(p, "", "unknown item '" + item +
+                                 "' (expected CR_Core_Memory, CR_CPU_Memory, CR_Core, CR_CPU, "
+                                 "CR_Socket[_Memory], CR_Memory, CR_Pack_Nodes, CR_LLN, "
+                                 "CR_ONE_TASK_PER_CORE or CR_CORE_DEFAULT_DIST_BLOCK)");
+    }
+  }
+  if (cfg_.pack_nodes && cfg_.least_loaded) {
+    return BadValue(p, "", "CR_Pack_Nodes and CR_LLN choose nodes in opposite orders; give one");
+  }
+  return Status::Ok();
 }
 
 // AuthInfo: a comma-separated list ("cred_expire=30,ttl=60,socket=/run/munge.sock",
@@ -1359,6 +1391,11 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
     std::optional<core::PreemptMode> m = core::ParsePreemptMode(p->value);
     if (!m) return BadValue(*p, context, "expected OFF, CANCEL or REQUEUE");
     part.preempt_mode = m;
+  }
+  if (const Pair* p = Find(attrs, "lln")) {
+    Result<bool> b = BoolValue(*p, context);
+    if (!b.ok()) return b.status();
+    part.least_loaded = *b;
   }
   int64_t grace = 0;
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "gracetime", context, 0, kMaxInt, &grace));

@@ -150,6 +150,12 @@ struct Config {
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
   BackfillConfig bf;  // SchedulerParameters=bf_*
+  // SelectTypeParameters=CR_Pack_Nodes: of the nodes a job fits on, the
+  // busiest first (fewest free GPUs, then CPUs), so whole nodes stay free
+  // for jobs that need them; CR_LLN: the least loaded first (most idle
+  // CPUs). Neither: lowest Weight, then configuration order (Slurm's).
+  bool pack_nodes = false;
+  bool least_loaded = false;
   // PreemptType=preempt/partition_prio: a job that cannot start may stop
   // running jobs of partitions with a lower PriorityTier (preempt/none:
   // never); PreemptMode= is the default of partitions that set none;

@@ -1034,6 +1034,30 @@ TEST(Config, Preemption) {
   ASSERT_FALSE(bad.ok());
 }
 
+TEST(Config, SelectTypeParametersChooseTheNodeOrder) {
+  auto cfg = Parse(
+      "SelectTypeParameters=CR_Core_Memory,CR_Pack_Nodes\nNodeName=n1\n"
+      "PartitionName=a Nodes=ALL LLN=YES\nPartitionName=b Nodes=ALL\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->pack_nodes);
+  EXPECT_FALSE(cfg->least_loaded);
+  EXPECT_TRUE(cfg->FindPartition("a")->least_loaded);
+  EXPECT_FALSE(cfg->FindPartition("b")->least_loaded);
+  EXPECT_TRUE(cfg->ignored_keys.empty());
+  EXPECT_EQ(cfg->raw.at("SelectTypeParameters"), "CR_Core_Memory,CR_Pack_Nodes");
+  auto lln = Parse("SelectTypeParameters=cr_cpu_memory,CR_LLN\n");
+  ASSERT_TRUE(lln.ok()) << lln.status().message();
+  EXPECT_TRUE(lln->least_loaded);
+  auto unknown = Parse("SelectTypeParameters=CR_Core_Memory,CR_Tight\n");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().message().find("muster.conf:1: SelectTypeParameters: invalid value"),
+            std::string::npos)
+      << unknown.status().message();
+  EXPECT_NE(unknown.status().message().find("unknown item 'CR_Tight'"), std::string::npos);
+  EXPECT_FALSE(Parse("SelectTypeParameters=CR_Pack_Nodes,CR_LLN\n").ok());
+  EXPECT_FALSE(Parse("NodeName=n1\nPartitionName=a Nodes=ALL LLN=maybe\n").ok());
+}
+
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
   auto cfg = Parse(
       "DefMemPerCPU=700\n"

@@ -63,6 +63,8 @@ struct Partition {
   // preempts has between SIGTERM and its end).
   std::optional<PreemptMode> preempt_mode;
   int64_t grace_time_s = 0;
+  // LLN=YES: jobs go to the least loaded nodes (as CR_LLN, this partition only).
+  bool least_loaded = false;
 };
 
 }  // namespace muster::core

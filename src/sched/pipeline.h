@@ -316,8 +316,16 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
 // ---- stage_node_match.cc: per job, the static node predicates
 // (-C features, -w/-x lists, other GRES); the pass resolves -w/-x names to
 // node indices once per job.
+// The order in which the selection tries the candidates of one Weight
+// (SelectTypeParameters, partition LLN): as given (configuration order,
+// Slurm's default), the busiest first (CR_Pack_Nodes: fewest free GPUs,
+// then CPUs, so whole nodes stay whole), or the least loaded first
+// (CR_LLN, LLN=YES: most idle CPUs).
+enum class Placement { kFirstFit, kPack, kLeastLoaded };
+
 struct NodeMatch {
   const ResourceRequest* request = nullptr;
+  Placement placement = Placement::kFirstFit;
   std::vector<int> required;      // -w as node indices, sorted
   std::vector<int> excluded;      // -x as node indices, sorted
   bool required_unknown = false;  // -w names a node not in the node set
@@ -369,6 +377,8 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
 struct SelectScratch {
   std::vector<int> chosen;
   std::vector<Share> shares;
+  std::vector<int> order;  // the candidates in placement order
+  std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
 };
 bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,

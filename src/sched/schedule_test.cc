@@ -91,6 +91,74 @@ TEST(Schedule, PlacementAndSharing) {
   });
 }
 
+// SelectTypeParameters=CR_Pack_Nodes and CR_LLN (and a partition's
+// LLN=YES) order the nodes of one Weight; Slurm's default takes them in
+// configuration order.
+TEST(Schedule, PackAndLeastLoadedPlacement) {
+  auto six_gpus_busy_on_gpu02 = [](Harness& h) {
+    h.Node("gpu02")->alloc_cpus = 6;
+    h.Node("gpu02")->alloc_mem_mb = 6000;
+    for (int g = 0; g < 6; ++g) h.Node("gpu02")->gpu_used[g] = true;
+  };
+  auto pack = [&](Harness& h) {
+    six_gpus_busy_on_gpu02(h);
+    h.cfg.pack_nodes = true;
+  };
+  std::vector<testing::JobBuilder> fragmenting = {
+      MakeJob(1).Partition("train").Gpus(2), MakeJob(2).Partition("train").Gpus(8),
+      MakeJob(3).Partition("train").Gpus(8), MakeJob(4).Partition("train").Gpus(8)};
+  RunCases({
+      // The handbook's fragmentation: first fit breaks into an idle node
+      // and the third 8-GPU job waits; pack fills gpu02 and all start.
+      {"first fit scatters GPUs", six_gpus_busy_on_gpu02, fragmenting,
+       {"gpu01", "gpu03", "gpu04", "Resources"}},
+      {"pack keeps whole nodes whole", pack, fragmenting, {"gpu02", "gpu01", "gpu03", "gpu04"}},
+      {"pack fills the busiest CPU node",
+       [](Harness& h) {
+         h.cfg.pack_nodes = true;
+         h.Node("cpu02")->alloc_cpus = 20;
+       },
+       {MakeJob(1).Partition("short").Cpus(4), MakeJob(2).Partition("short").Cpus(16)},
+       {"cpu02", "cpu01"}},
+      {"pack after Weight",
+       [](Harness& h) {
+         h.cfg.pack_nodes = true;
+         h.Node("cpu01")->alloc_cpus = 20;
+         h.Node("cpu02")->config.weight = 0;
+         h.cfg.nodes[5].weight = 0;
+       },
+       {MakeJob(1).Partition("short")},
+       {"cpu02"}},
+      {"CR_LLN takes the least loaded",
+       [](Harness& h) {
+         h.cfg.least_loaded = true;
+         h.Node("cpu01")->alloc_cpus = 8;
+       },
+       {MakeJob(1).Partition("short"), MakeJob(2).Partition("train").Gpus(1)},
+       {"cpu02", "gpu01"}},
+      {"partition LLN=YES",
+       [](Harness& h) {
+         h.cfg.partitions[1].least_loaded = true;
+         h.Node("gpu01")->alloc_cpus = 8;
+         h.Node("gpu02")->alloc_cpus = 4;
+         h.Node("gpu03")->alloc_cpus = 2;
+       },
+       {MakeJob(1).Partition("train"), MakeJob(2).Partition("short").Cpus(32)},
+       {"gpu04", "cpu01"}},
+  });
+  // CR_Pack_Nodes packs tasks on whole nodes too: -N2 -n4 --exclusive 3 + 1
+  // (Slurm's default spreads them 2 + 2).
+  Harness h = OracleCluster();
+  h.cfg.pack_nodes = true;
+  h.AddJob(MakeJob(1).Partition("train").Nodes(2).Tasks(4).Exclusive());
+  Plan p = h.Run();
+  const StartDecision* s = StartOf(p, 1);
+  ASSERT_NE(s, nullptr) << Outcome(p, 1);
+  ASSERT_EQ(s->alloc.size(), 2u);
+  EXPECT_EQ(s->alloc[0].tasks, 3);
+  EXPECT_EQ(s->alloc[1].tasks, 1);
+}
+
 // --cpus-per-gpu and --mem-per-gpu: a node's share takes CPUs and memory
 // for each GPU it gets there (the oracle: --gres=gpu:2 --cpus-per-gpu=4
 // --mem-per-gpu=10G runs with NumCPUs=8 and mem=20G; -N 2

@@ -77,6 +77,8 @@ class Pass {
       index_.emplace(n->config.name, static_cast<int>(i));  // first of duplicates wins
     }
     live_ = Overlay::FromNodes(s.nodes);
+    if (s.config->pack_nodes) placement_ = Placement::kPack;
+    if (s.config->least_loaded) placement_ = Placement::kLeastLoaded;
   }
 
   Plan Run() {
@@ -248,6 +250,8 @@ class Pass {
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
+    m.placement = placement_;
+    if (p.part != nullptr && p.part->least_loaded) m.placement = Placement::kLeastLoaded;
     shape_ = ShapeOf(request_, p) + "|" + job.req.reservation;
     // Nodes with no free CPU take nothing more this pass (every job needs
     // one), nodes with no free GPU no job that needs GPUs on every node;
@@ -803,6 +807,7 @@ class Pass {
   std::vector<bool> usable_;
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
+  Placement placement_ = Placement::kFirstFit;  // SelectTypeParameters' node order
   std::optional<Overlay> empty_;  // built on the first diagnosis
   // Backfill: the availability profile (from the first job that cannot
   // start now) and a window onto it.

@@ -15,6 +15,7 @@
 //   for every node still needed to reach min_nodes, until the request is
 //   placed or max_nodes is reached. With --gpus, nodes with free GPUs of
 //   the type are visited first.
+//   With CR_Pack_Nodes the tasks fill the nodes first with --exclusive too.
 //   Either way a job that asks for no GPU visits nodes without GPUs first,
 //   as Slurm's cons_tres keeps such jobs off GPU nodes. Greedy, so it can miss a packing that a
 //   search would find (e.g. -n 2 --gpus=12 where the GPUs sit on three
@@ -148,9 +149,10 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   // any GPU, nodes without GPUs go first.
   auto has_gpus = [&](int i) { return FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node; };
   auto gpu_less = [&](int i) { return GpuCount(*configs[i]) == 0; };
-  bool ok = r.gpus_per_job > 0                   ? ForEachCandidate(m, candidates, visit, has_gpus)
-            : AsksForGpus(r) || m.all_have_gpus ? ForEachCandidate(m, candidates, visit, kNoPreference)
-                                                 : ForEachCandidate(m, candidates, visit, gpu_less);
+  bool ok = r.gpus_per_job > 0 ? ForEachCandidate(m, candidates, visit, has_gpus)
+            : AsksForGpus(r) || m.all_have_gpus
+                ? ForEachCandidate(m, candidates, visit, kNoPreference)
+                : ForEachCandidate(m, candidates, visit, gpu_less);
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;
@@ -158,9 +160,36 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
 
 // Whether a fixed-count job's tasks fill its nodes first rather than in
 // even blocks (see the file comment).
-bool FillsFirst(const ResourceRequest& r) {
-  return r.min_nodes > 1 && r.ntasks_set && r.ntasks_per_node == 0 && !r.exclusive &&
-         r.gpus_per_job == 0;
+bool FillsFirst(const NodeMatch& m) {
+  const ResourceRequest& r = *m.request;
+  return r.min_nodes > 1 && r.ntasks_set && r.ntasks_per_node == 0 &&
+         (!r.exclusive || m.placement == Placement::kPack) && r.gpus_per_job == 0;
+}
+
+// The candidates in the placement's order: by Weight as given, then the
+// busiest (pack) or the least loaded (LLN) first, ties in the given order.
+std::span<const int> InPlacementOrder(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                                      std::span<const int> candidates, SelectScratch* s) {
+  const ResourceRequest& r = *m.request;
+  const bool gpus = AsksForGpus(r);
+  s->keyed.clear();
+  for (size_t k = 0; k < candidates.size(); ++k) {
+    const int i = candidates[k];
+    const NodeFree& f = ov.at(i);
+    std::array<int64_t, 4> key{configs[i]->weight, 0, 0, 0};
+    if (m.placement == Placement::kLeastLoaded) {
+      key[1] = -f.cpus;
+    } else {
+      key[1] = gpus ? FreeGpus(*configs[i], ov, i, r.gpu_type) : f.cpus;
+      key[2] = gpus ? f.cpus : f.mem_mb;
+      key[3] = f.mem_mb;
+    }
+    s->keyed.emplace_back(key, static_cast<int>(k));
+  }
+  std::sort(s->keyed.begin(), s->keyed.end());
+  s->order.clear();
+  for (const auto& [key, k] : s->keyed) s->order.push_back(candidates[k]);
+  return s->order;
 }
 
 // Lays the tasks out again over the nodes SelectBlocks chose: each takes as
@@ -185,7 +214,7 @@ void RefillFirst(const ResourceRequest& r, NodeConfigs configs, const Overlay& o
 bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* s) {
   const ResourceRequest& r = *m.request;
-  if (!FillsFirst(r)) return SelectBlocks(m, configs, ov, candidates, s);
+  if (!FillsFirst(m)) return SelectBlocks(m, configs, ov, candidates, s);
   // min_nodes == max_nodes: the spreading pass stops at exactly n nodes.
   if (SelectSpread(m, configs, ov, candidates, s)) return true;
   s->chosen.clear();
@@ -205,6 +234,9 @@ bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   if (m.required_unknown) return false;
   scratch->chosen.clear();
   scratch->shares.clear();
+  if (m.placement != Placement::kFirstFit && candidates.size() > 1) {
+    candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
+  }
   const bool fixed = r.min_nodes == r.max_nodes;
   if (!(fixed ? SelectFixed(m, configs, ov, candidates, scratch)
               : SelectSpread(m, configs, ov, candidates, scratch))) {

@@ -1,0 +1,96 @@
+"""Node choice through the real daemons: Slurm's default takes the first
+node that fits; SelectTypeParameters=CR_Pack_Nodes fills the busiest, so
+idle GPUs are not scattered over nodes (the handbook's fragmentation
+scenario); a partition with LLN=YES takes the least loaded."""
+import pytest
+
+from conftest import DEFAULT_CONF, make_cluster
+
+PACK_CONF = DEFAULT_CONF.replace(
+    "PartitionName=short",
+    "PartitionName=spread Nodes=gpu[01-02] LLN=YES MaxTime=1:00:00 State=UP\n"
+    "PartitionName=short", 1) + "SelectTypeParameters=CR_Core_Memory,CR_Pack_Nodes\n"
+
+
+@pytest.fixture(scope="module")
+def pack_cluster():
+    c = make_cluster(PACK_CONF)
+    try:
+        yield c
+    finally:
+        c.teardown()
+
+
+def nodes_of(c, job):
+    return c.run(["squeue", "-h", "-j", str(job), "-o", "%N"]).stdout.strip()
+
+
+def fragment(c):
+    """Six of gpu02's GPUs busy, then a 2-GPU job and an 8-GPU job; returns
+    the three job ids."""
+    busy = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:6", "--wrap", "sleep 300")
+    c.wait_state(busy, "RUNNING")
+    small = c.sbatch("-p", "train", "--gres=gpu:2", "--wrap", "sleep 300")
+    c.wait_state(small, "RUNNING")
+    big = c.sbatch("-p", "train", "--gres=gpu:8", "--wrap", "sleep 300")
+    return [busy, small, big]
+
+
+def cancel(c, jobs):
+    c.run(["scancel", *map(str, jobs)], check=False)
+    for j in jobs:
+        c.wait_done(j)
+
+
+def test_first_fit_scatters_idle_gpus(cluster):
+    jobs = fragment(cluster)
+    busy, small, big = jobs
+    try:
+        # Slurm's default: the first node that fits, so the 2-GPU job breaks
+        # into idle gpu01 and the 8-GPU job finds no whole node (10 GPUs
+        # idle, 6 + 2 + 2 over two nodes).
+        assert nodes_of(cluster, small) == "gpu01"
+        cluster.wait_state(big, "PENDING")
+        assert cluster.job(big)["reason"] == "Resources"
+    finally:
+        cancel(cluster, jobs)
+
+
+def test_pack_nodes_keeps_whole_nodes_free(pack_cluster):
+    c = pack_cluster
+    jobs = fragment(c)
+    busy, small, big = jobs
+    try:
+        assert nodes_of(c, small) == "gpu02"
+        c.wait_state(big, "RUNNING")
+        assert nodes_of(c, big) == "gpu01"
+        # CPU-only work packs too, onto the node with the fewest free CPUs
+        # that fits: gpu02 (two jobs of one CPU each) before gpu01 (one).
+        cpu = c.sbatch("-p", "train", "-c", "4", "--wrap", "sleep 300")
+        jobs.append(cpu)
+        c.wait_state(cpu, "RUNNING")
+        assert nodes_of(c, cpu) == "gpu02"
+    finally:
+        cancel(c, jobs)
+
+
+def test_lln_partition_takes_the_least_loaded_node(pack_cluster):
+    c = pack_cluster
+    shown = c.run(["scontrol", "show", "partition", "spread"]).stdout
+    assert "LLN=YES" in shown, shown
+    first = c.sbatch("-p", "spread", "-w", "gpu01", "-c", "8", "--wrap", "sleep 300")
+    jobs = [first]
+    try:
+        c.wait_state(first, "RUNNING")
+        for expect in ("gpu02", "gpu02", "gpu02"):
+            j = c.sbatch("-p", "spread", "-c", "3", "--wrap", "sleep 300")
+            jobs.append(j)
+            c.wait_state(j, "RUNNING")
+            assert nodes_of(c, j) == expect
+        # gpu02 now has 9 CPUs taken, gpu01 8: the next goes back to gpu01.
+        j = c.sbatch("-p", "spread", "-c", "1", "--wrap", "sleep 300")
+        jobs.append(j)
+        c.wait_state(j, "RUNNING")
+        assert nodes_of(c, j) == "gpu01"
+    finally:
+        cancel(c, jobs)
