@@ -513,6 +513,7 @@ class Parser {
   Status SetAuthInfo(const Pair& p);
   Status SetSchedulerParameters(const Pair& p);
   Status SetSelectTypeParameters(const Pair& p);
+  Status SetGpuReserve(const Pair& p);
   Status SetBackfillParameter(const Pair& p, const std::string& name, std::string_view value);
   // PriorityType and the priority/multifactor keys; false when `p` is none.
   std::optional<Status> SetPriority(const Pair& p);
@@ -784,6 +785,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     return Status::Ok();
   }
   if (k == "selecttypeparameters") return SetSelectTypeParameters(p);
+  if (k == "gpureserve") return SetGpuReserve(p);
   if (k == "tmpfs") {
     if (p.value.empty()) return BadValue(p, "");
     cfg_.tmp_fs = p.value;
@@ -881,6 +883,31 @@ Status Parser::SetSelectTypeParameters(const Pair& p) {
   }
   if (cfg_.pack_nodes && cfg_.least_loaded) {
     return BadValue(p, "", "CR_Pack_Nodes and CR_LLN choose nodes in opposite orders; give one");
+  }
+  return Status::Ok();
+}
+
+// GpuReserve=CPUs=N,Mem=SIZE: what each free GPU keeps from CPU-only work.
+Status Parser::SetGpuReserve(const Pair& p) {
+  cfg_.gpu_reserve_cpus = 0;
+  cfg_.gpu_reserve_mem_mb = 0;
+  for (const std::string& item : ListValue(p.value)) {
+    const size_t eq = item.find('=');
+    const std::string name = util::ToLower(item.substr(0, eq));
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    if (name == "cpus") {
+      Result<int64_t> n = util::ParseInt(value);
+      if (!n.ok() || *n < 0 || *n > 4096) {
+        return BadValue(p, "", "CPUs= needs a count from 0 to 4096, not '" + value + "'");
+      }
+      cfg_.gpu_reserve_cpus = static_cast<int>(*n);
+    } else if (name == "mem") {
+      Result<int64_t> mb = util::ParseMemoryMb(value);
+      if (!mb.ok()) return BadValue(p, "", "Mem=" + value + ": " + mb.status().message());
+      cfg_.gpu_reserve_mem_mb = *mb;
+    } else {
+      return BadValue(p, "", "unknown item '" + item + "' (expected CPUs=N and Mem=SIZE)");
+    }
   }
   return Status::Ok();
 }

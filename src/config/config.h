@@ -156,6 +156,12 @@ struct Config {
   // CPUs). Neither: lowest Weight, then configuration order (Slurm's).
   bool pack_nodes = false;
   bool least_loaded = false;
+  // GpuReserve=CPUs=N,Mem=SIZE (Muster's own): each free GPU of a node
+  // keeps N CPUs and SIZE of memory there from jobs that take no GPU on
+  // that node (except --exclusive ones), so CPU-only work never leaves a
+  // GPU without the CPUs and memory a job needs to use it. Unset: none.
+  int gpu_reserve_cpus = 0;
+  int64_t gpu_reserve_mem_mb = 0;
   // PreemptType=preempt/partition_prio: a job that cannot start may stop
   // running jobs of partitions with a lower PriorityTier (preempt/none:
   // never); PreemptMode= is the default of partitions that set none;

@@ -1058,6 +1058,24 @@ TEST(Config, SelectTypeParametersChooseTheNodeOrder) {
   EXPECT_FALSE(Parse("NodeName=n1\nPartitionName=a Nodes=ALL LLN=maybe\n").ok());
 }
 
+TEST(Config, GpuReserve) {
+  auto cfg = Parse("GpuReserve=CPUs=2,Mem=8G\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->gpu_reserve_cpus, 2);
+  EXPECT_EQ(cfg->gpu_reserve_mem_mb, 8192);
+  auto none = Parse("NodeName=n1\n");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->gpu_reserve_cpus, 0);
+  EXPECT_EQ(none->gpu_reserve_mem_mb, 0);
+  auto bad = Parse("DefMemPerCPU=100\nGpuReserve=CPUs=two\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            "muster.conf:2: GpuReserve: invalid value 'CPUs=two' (CPUs= needs a count from 0 to "
+            "4096, not 'two')");
+  EXPECT_FALSE(Parse("GpuReserve=Disk=1G\n").ok());
+  EXPECT_FALSE(Parse("GpuReserve=Mem=lots\n").ok());
+}
+
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
   auto cfg = Parse(
       "DefMemPerCPU=700\n"

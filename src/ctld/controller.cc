@@ -777,8 +777,10 @@ void Controller::RunSchedule() {
   }
   ApplyPreemptions(plan, snap.now);
   // A start can satisfy an after: dependency or let the next aftercorr
-  // tasks go: look again rather than wait for the next job's end.
-  if (!plan.starts.empty() && dependency_waits) RequestSchedule();
+  // tasks go, and one that takes GPUs frees their GpuReserve for CPU-only
+  // work tried before it: look again rather than wait for the next job's end.
+  const bool reserve = cfg_.gpu_reserve_cpus > 0 || cfg_.gpu_reserve_mem_mb > 0;
+  if (!plan.starts.empty() && (dependency_waits || reserve)) RequestSchedule();
 }
 
 void Controller::Launch(Job& job) {

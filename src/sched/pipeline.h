@@ -9,6 +9,7 @@
 // scratch buffers live in the pass, not in the job loop.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -88,6 +89,26 @@ class Overlay {
     if (profile_ != nullptr) Fill(node);
     return gpu_used_[free_[node].gpu_begin + gpu] != 0;
   }
+  // GpuReserve: CPUs and memory each free GPU keeps from a share that
+  // takes no GPU on its node. Views copy it; Empty() has none (hardware).
+  void SetGpuReserve(int cpus, int64_t mem_mb) {
+    reserve_cpus_ = cpus;
+    reserve_mem_mb_ = mem_mb;
+  }
+  // What a share may take on `node`: what is free, less the reserve of its
+  // free GPUs unless the share takes GPUs there (or the whole node).
+  struct Room {
+    int cpus = 0;
+    int64_t mem_mb = 0;
+  };
+  Room RoomFor(int node, bool takes_gpus) const {
+    const NodeFree& f = at(node);
+    if (takes_gpus || f.gpus_free == 0 || (reserve_cpus_ == 0 && reserve_mem_mb_ == 0)) {
+      return {f.cpus, f.mem_mb};
+    }
+    return {std::max(0, f.cpus - reserve_cpus_ * static_cast<int>(f.gpus_free)),
+            std::max<int64_t>(0, f.mem_mb - reserve_mem_mb_ * f.gpus_free)};
+  }
   // Takes a node's share of an allocation (cpus, memory, GPU indices).
   void Reserve(int node, const core::NodeAlloc& share);
   // Gives a share back (a job that ends); the node is idle again once all
@@ -102,6 +123,8 @@ class Overlay {
 
   mutable std::vector<NodeFree> free_;
   mutable std::vector<uint8_t> gpu_used_;
+  int reserve_cpus_ = 0;
+  int64_t reserve_mem_mb_ = 0;
   // A view's profile and window, and the window each row was filled for.
   const Profile* profile_ = nullptr;
   int64_t start_ = 0, end_ = 0;

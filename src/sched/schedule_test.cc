@@ -159,6 +159,48 @@ TEST(Schedule, PackAndLeastLoadedPlacement) {
   EXPECT_EQ(s->alloc[1].tasks, 1);
 }
 
+// GpuReserve=CPUs=2,Mem=4000: each free GPU keeps 2 CPUs and 4000 MB of
+// its node from work that takes no GPU there.
+TEST(Schedule, GpuReserveKeepsCpusAndMemoryForFreeGpus) {
+  auto reserve = [](Harness& h) {
+    h.cfg.gpu_reserve_cpus = 2;
+    h.cfg.gpu_reserve_mem_mb = 4000;
+  };
+  RunCases({
+      {"CPU-only work leaves 16 CPUs for 8 free GPUs",
+       reserve,
+       {MakeJob(1).Partition("train").Cpus(16), MakeJob(2).Partition("train").Cpus(1),
+        MakeJob(3).Partition("train").Gpus(8).Cpus(16)},
+       {"gpu01", "gpu02", "gpu01"}},
+      {"memory too",
+       reserve,
+       {MakeJob(1).Partition("train").Mem(32000), MakeJob(2).Partition("train").Mem(32001),
+        MakeJob(3).Partition("train").Mem(1000)},
+       {"gpu01", "Resources", "gpu02"}},
+      {"as the node's GPUs are taken, their reserve is freed",
+       [&](Harness& h) {
+         reserve(h);
+         for (const char* n : {"gpu01", "gpu02", "gpu03", "gpu04"}) {
+           h.Node(n)->alloc_cpus = 1;
+           h.Node(n)->alloc_mem_mb = 1000;
+           for (int g = 0; g < 6; ++g) h.Node(n)->gpu_used[g] = true;
+         }
+       },
+       {MakeJob(1).Partition("train").Cpus(27)},
+       {"gpu01"}},
+      // Only the reserve keeps it out, and only until GPUs are taken: the
+      // job waits, and holds back no job behind it.
+      {"kept out without holding back the partition",
+       reserve,
+       {MakeJob(1).Partition("train").Cpus(20), MakeJob(2).Partition("train").Gpus(1)},
+       {"Resources", "gpu01"}},
+      {"--exclusive takes the whole node", reserve,
+       {MakeJob(1).Partition("train").Exclusive()}, {"gpu01"}},
+      {"CPU nodes have nothing to keep", reserve, {MakeJob(1).Partition("short").Cpus(32)},
+       {"cpu01"}},
+  });
+}
+
 // --cpus-per-gpu and --mem-per-gpu: a node's share takes CPUs and memory
 // for each GPU it gets there (the oracle: --gres=gpu:2 --cpus-per-gpu=4
 // --mem-per-gpu=10G runs with NumCPUs=8 and mem=20G; -N 2

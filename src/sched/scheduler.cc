@@ -77,6 +77,7 @@ class Pass {
       index_.emplace(n->config.name, static_cast<int>(i));  // first of duplicates wins
     }
     live_ = Overlay::FromNodes(s.nodes);
+    live_.SetGpuReserve(s.config->gpu_reserve_cpus, s.config->gpu_reserve_mem_mb);
     if (s.config->pack_nodes) placement_ = Placement::kPack;
     if (s.config->least_loaded) placement_ = Placement::kLeastLoaded;
   }
@@ -426,9 +427,13 @@ class Pass {
     // as in Slurm); if it fits after none of them, nothing may pass it.
     // (Asked once per shape: planned starts past the window are few.)
     if (!after_all_ends_.insert(shape_).second) return std::nullopt;
+    // (GpuReserve aside: a job only the reserve keeps out waits for GPUs to
+    // be taken, which no plan foresees, and holds back nothing.)
     view_.SetWindow(*profile_->changes().rbegin(), kNever);
+    view_.SetGpuReserve(0, 0);
     std::vector<core::NodeAlloc> alloc;
     if (!SelectNodes(m, configs_, view_, p.usable, &scratch_, &alloc)) p.held_back = true;
+    view_.SetGpuReserve(s_.config->gpu_reserve_cpus, s_.config->gpu_reserve_mem_mb);
     return std::nullopt;
   }
 

@@ -2,7 +2,8 @@
 // test with CR_Core_Memory: CPUs (tasks * --cpus-per-task, or
 // --ntasks-per-node * --cpus-per-task, or the whole node with --exclusive),
 // memory (--mem per node, --mem-per-cpu/DefMemPerCPU times the CPUs taken
-// there, or the whole node's memory), GPUs of the requested type.
+// there, or the whole node's memory), GPUs of the requested type. A share
+// without GPUs leaves the GpuReserve of each free GPU alone.
 #include <algorithm>
 
 #include "sched/pipeline.h"
@@ -39,8 +40,15 @@ FilterResult FitShare(const ResourceRequest& r, const core::NodeConfig& node, co
     return {Verdict::kNeverSchedulable, "too few GPUs of the type"};
   }
   if (r.exclusive && !f.idle) return {Verdict::kUnschedulableNow, "node not idle (--exclusive)"};
-  if (cpus > f.cpus) return {Verdict::kUnschedulableNow, "CPUs busy"};
-  if (mem > f.mem_mb) return {Verdict::kUnschedulableNow, "memory busy"};
+  const Overlay::Room room = ov.RoomFor(i, share.gpus > 0 || r.exclusive);
+  if (cpus > room.cpus) {
+    return {Verdict::kUnschedulableNow,
+            cpus > f.cpus ? "CPUs busy" : "CPUs kept for the node's free GPUs (GpuReserve)"};
+  }
+  if (mem > room.mem_mb) {
+    return {Verdict::kUnschedulableNow,
+            mem > f.mem_mb ? "memory busy" : "memory kept for the node's free GPUs (GpuReserve)"};
+  }
   if (share.gpus > 0 && FreeGpus(node, ov, i, r.gpu_type) < share.gpus) {
     return {Verdict::kUnschedulableNow, "GPUs busy"};
   }
@@ -82,7 +90,9 @@ int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const
   // --cpus-per-gpu and --mem-per-gpu: what the GPUs bring must fit too.
   if (gpus * r.cpus_per_gpu > (r.exclusive ? node.cpus : f.cpus)) return 0;
   if (gpus * r.mem_per_gpu_mb > f.mem_mb) return 0;
-  return static_cast<int>(std::min<int64_t>(TaskCapacity(r, node, f.cpus, f.mem_mb, f.idle), want));
+  const Overlay::Room room = ov.RoomFor(i, gpus > 0 || r.exclusive);
+  return static_cast<int>(
+      std::min<int64_t>(TaskCapacity(r, node, room.cpus, room.mem_mb, f.idle), want));
 }
 
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,

@@ -1,7 +1,8 @@
 """Node choice through the real daemons: Slurm's default takes the first
 node that fits; SelectTypeParameters=CR_Pack_Nodes fills the busiest, so
 idle GPUs are not scattered over nodes (the handbook's fragmentation
-scenario); a partition with LLN=YES takes the least loaded."""
+scenario); a partition with LLN=YES takes the least loaded; GpuReserve
+keeps CPUs of GPU nodes for their free GPUs."""
 import pytest
 
 from conftest import DEFAULT_CONF, make_cluster
@@ -9,7 +10,8 @@ from conftest import DEFAULT_CONF, make_cluster
 PACK_CONF = DEFAULT_CONF.replace(
     "PartitionName=short",
     "PartitionName=spread Nodes=gpu[01-02] LLN=YES MaxTime=1:00:00 State=UP\n"
-    "PartitionName=short", 1) + "SelectTypeParameters=CR_Core_Memory,CR_Pack_Nodes\n"
+    "PartitionName=short", 1) + \
+    "SelectTypeParameters=CR_Core_Memory,CR_Pack_Nodes\nGpuReserve=CPUs=1,Mem=1G\n"
 
 
 @pytest.fixture(scope="module")
@@ -92,5 +94,26 @@ def test_lln_partition_takes_the_least_loaded_node(pack_cluster):
         jobs.append(j)
         c.wait_state(j, "RUNNING")
         assert nodes_of(c, j) == "gpu01"
+    finally:
+        cancel(c, jobs)
+
+
+def test_gpu_reserve_keeps_cpus_for_free_gpus(pack_cluster):
+    c = pack_cluster
+    # 32 CPUs, 8 free GPUs keeping one each: CPU-only work may take 24.
+    wide = c.sbatch("-p", "train", "-c", "25", "--wrap", "sleep 300")
+    jobs = [wide]
+    try:
+        c.wait_state(wide, "PENDING")
+        assert c.job(wide)["reason"] == "Resources"
+        ok = c.sbatch("-p", "train", "-c", "24", "--wrap", "sleep 300")
+        jobs.append(ok)
+        c.wait_state(ok, "RUNNING")
+        # Once gpu02's GPUs are all taken, their CPUs are free to take.
+        gpus = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:8", "--wrap", "sleep 300")
+        jobs.append(gpus)
+        c.wait_state(gpus, "RUNNING")
+        c.wait_state(wide, "RUNNING")
+        assert nodes_of(c, wide) == "gpu02"
     finally:
         cancel(c, jobs)
