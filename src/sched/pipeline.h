@@ -360,6 +360,8 @@ struct NodeMatch {
 // by the selection, which places required nodes first.)
 FilterResult FilterNodeMatch(const NodeMatch& m, const core::NodeConfig& node, int index);
 bool HasFeature(const core::NodeConfig& node, std::string_view feature);
+// Whether the node counts for a -C count (`a*2`, `(a&b)*2`, `(a|b)*2`).
+bool MeetsCount(const core::NodeConfig& node, const ResourceRequest::FeatureCount& c);
 // Whether the node has every feature of -C (all of `features`, one of each
 // `feature_any` group).
 bool HasFeatures(const core::NodeConfig& node, const ResourceRequest& r);
@@ -402,6 +404,9 @@ struct SelectScratch {
   std::vector<Share> shares;
   std::vector<int> order;  // the candidates in placement order
   std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
+  std::vector<int> matching;    // those of one matching-OR alternative
+  std::vector<int> count_left;  // per -C count, nodes it still needs
+  int counts_unmet = 0;         // their sum
 };
 bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,

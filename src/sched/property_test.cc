@@ -79,8 +79,9 @@ Harness RandomCluster(Gen& g) {
     if (members.empty()) members.push_back("n0");
     auto part = MakePartition("p" + std::to_string(p)).Nodes(members);
     if (g.Chance(0.1)) {
-      part.State(g.Pick(std::vector<core::PartitionState>{
-          core::PartitionState::kDown, core::PartitionState::kDrain, core::PartitionState::kInactive}));
+      part.State(g.Pick(std::vector<core::PartitionState>{core::PartitionState::kDown,
+                                                          core::PartitionState::kDrain,
+                                                          core::PartitionState::kInactive}));
     }
     h.AddPartition(part);
   }
@@ -112,8 +113,23 @@ Harness RandomCluster(Gen& g) {
     else if (g.Chance(0.15))
       b.GpusPerJob(g.Int(1, 8), g.Pick(kTypes));
     if (g.Chance(0.1)) b.Exclusive();
-    if (g.Chance(0.2))
-      b.Constraint(g.Pick(kFeatures) + (g.Chance(0.5) ? "&" + g.Pick(kFeatures) : ""));
+    if (g.Chance(0.2)) {
+      // A feature, two of them, a matching OR or a count (man sbatch -C).
+      switch (g.Int(0, 3)) {
+        case 0:
+          b.Constraint(g.Pick(kFeatures));
+          break;
+        case 1:
+          b.Constraint(g.Pick(kFeatures) + "&" + g.Pick(kFeatures));
+          break;
+        case 2:
+          b.Constraint("[" + g.Pick(kFeatures) + "|" + g.Pick(kFeatures) + "]");
+          break;
+        default:
+          b.Constraint(g.Pick(kFeatures) + "*" + std::to_string(g.Int(1, 2)));
+          break;
+      }
+    }
     if (g.Chance(0.1)) b.Nodelist("n" + std::to_string(g.Int(0, n_nodes - 1)));
     if (g.Chance(0.1)) b.Exclude("n" + std::to_string(g.Int(0, n_nodes - 1)));
     h.AddJob(b);
@@ -122,7 +138,8 @@ Harness RandomCluster(Gen& g) {
 }
 
 bool Usable(const core::Node& n) {
-  return n.registered && !n.down && !n.drain && n.config.initial_state != core::NodeInitialState::kFuture;
+  return n.registered && !n.down && !n.drain &&
+         n.config.initial_state != core::NodeInitialState::kFuture;
 }
 
 void CheckPlan(Harness& h, const Plan& plan, uint32_t seed) {
@@ -165,6 +182,23 @@ void CheckPlan(Harness& h, const Plan& plan, uint32_t seed) {
     int tasks = 0;
     int64_t job_gpus = 0;
     std::set<std::string> names;
+    // -C's set constraints: one matching-OR feature on every node, each
+    // count met.
+    if (!r->feature_match.empty()) {
+      const bool one =
+          std::any_of(r->feature_match.begin(), r->feature_match.end(), [&](const std::string& f) {
+            return std::all_of(s.alloc.begin(), s.alloc.end(), [&](const core::NodeAlloc& a) {
+              return HasFeature(by_name[a.node]->config, f);
+            });
+          });
+      EXPECT_TRUE(one) << "job " << job.id << " mixes the features of " << job.req.constraint;
+    }
+    for (const auto& c : r->feature_counts) {
+      const auto n = std::count_if(s.alloc.begin(), s.alloc.end(), [&](const core::NodeAlloc& a) {
+        return MeetsCount(by_name[a.node]->config, c);
+      });
+      EXPECT_GE(n, c.count) << "job " << job.id << ": " << job.req.constraint;
+    }
     for (const auto& a : s.alloc) {
       ASSERT_TRUE(by_name.count(a.node));
       const core::Node& n = *by_name[a.node];
@@ -287,8 +321,10 @@ Harness RandomBusyCluster(Gen& g, uint32_t seed) {
   h.ResolvePartitions();
   core::JobId id = 1;
   for (int k = 0; k < g.Int(1, 8); ++k) {
-    auto j = MakeJob(id).Partition("p").Cpus(g.Int(1, 4)).Nodelist(
-        "n" + std::to_string(g.Int(0, n_nodes - 1)));
+    auto j = MakeJob(id)
+                 .Partition("p")
+                 .Cpus(g.Int(1, 4))
+                 .Nodelist("n" + std::to_string(g.Int(0, n_nodes - 1)));
     if (g.Chance(0.5)) j.Gpus(1);
     h.AddJob(j);
     Plan p = h.RunAndApply();
@@ -356,11 +392,12 @@ void CheckPlanFeasible(Harness& h, const Plan& plan, uint32_t seed) {
         cpus += o.share->cpus;
         mem += o.share->mem_mb;
         for (int gpu : o.share->gpu_indices) {
-          EXPECT_TRUE(gpus.insert(gpu).second)
-              << "seed " << seed << ": GPU " << gpu << " of " << name << " twice at t+" << t - h.now;
+          EXPECT_TRUE(gpus.insert(gpu).second) << "seed " << seed << ": GPU " << gpu << " of "
+                                               << name << " twice at t+" << t - h.now;
         }
       }
-      EXPECT_LE(cpus, node->config.cpus) << "seed " << seed << ": " << name << " at t+" << t - h.now;
+      EXPECT_LE(cpus, node->config.cpus)
+          << "seed " << seed << ": " << name << " at t+" << t - h.now;
       EXPECT_LE(mem, node->config.real_memory_mb) << "seed " << seed << ": " << name;
     }
   }
@@ -380,8 +417,8 @@ TEST(ScheduleProperty, BackfillNeverDelaysAPlannedStart) {
     resv.name = "r";
     resv.start = h.now + g.Int(0, 30) * 60;
     resv.end = resv.start + g.Int(10, 60) * 60;
-    resv.nodes = {h.nodes[static_cast<size_t>(g.Int(0, static_cast<int>(h.nodes.size()) - 1))]
-                      .config.name};
+    resv.nodes = {
+        h.nodes[static_cast<size_t>(g.Int(0, static_cast<int>(h.nodes.size()) - 1))].config.name};
     if (g.Chance(0.3)) snap.reservations = {&resv};
     Plan plan = Schedule(snap);
     CheckPlanFeasible(h, plan, seed);
@@ -494,7 +531,6 @@ TEST(ScheduleProperty, ConservationOverPasses) {
   }
 }
 
-
 // QOS and association limits over many passes: random users, accounts
 // under a random tree, random limits; whatever starts, no limit is ever
 // passed by what holds resources after a pass.
@@ -560,7 +596,8 @@ TEST(ScheduleProperty, LimitsAreNeverPassed) {
         if (j.req.account == "team") ++team_jobs[j.req.uid];
       }
       for (const auto& [uid, n] : q_jobs) EXPECT_LE(n, *qos.max_jobs_per_user) << "uid " << uid;
-      for (const auto& [uid, n] : q_nodes) EXPECT_LE(n, qos.max_tres_per_user->node) << "uid " << uid;
+      for (const auto& [uid, n] : q_nodes)
+        EXPECT_LE(n, qos.max_tres_per_user->node) << "uid " << uid;
       EXPECT_LE(q_all, *qos.grp_jobs);
       EXPECT_LE(lab_cpus, lab.limits.grp_tres->cpu);  // team is below lab: all jobs count
       EXPECT_LE(lab_gpus, lab.limits.grp_tres->gpu);

@@ -7,12 +7,12 @@
 //   -n 5 --ntasks-per-node=2 takes 3 nodes; -w gpu[01-02] implies -N 2 and
 //   with -N 1 is "invalid number of nodes (-N 2-1)"; --gpus=12 without -N
 //   spreads over as many nodes as it needs.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "sched/pipeline.h"
 #include "util/hostlist.h"
@@ -74,39 +74,178 @@ std::string NodeRange(int lo, int hi) {
 
 }  // namespace
 
-// -C: "a&b", "a,b" (all required) or "a|b" (any one). Slurm's bracketed
-// and counted forms ("[a|b]", "a*2") are not supported yet and say so.
+namespace {
+
+// A recursive-descent reader of -C's grammar:
+//   constraint := item (AND item)* | item ('|' item)*     AND: '&' or ','
+//   item       := term | '[' term ('|' term)+ ']' | '[' term (AND term)* ']'
+//   term       := (name | '(' name (op name)* ')') ['*' count]
+// where one term's parenthesised names use one operator. The OR of the
+// whole constraint, and a matching OR, take no counts; a bracket of ANDs
+// takes a count on every term.
+class ConstraintReader {
+ public:
+  ConstraintReader(std::string_view text, ResourceRequest* r) : s_(text), r_(r) {}
+
+  Status Read() {
+    std::vector<ResourceRequest::FeatureCount> items;
+    char op = 0;
+    for (;;) {
+      MUSTER_RETURN_IF_ERROR(Item(&items));
+      Skip();
+      if (pos_ == s_.size()) break;
+      const char c = Operator(s_[pos_]);
+      if (c == 0) return Error("unexpected '" + std::string(1, s_[pos_]) + "'");
+      if (op != 0 && c != op) {
+        return Error("mixing '&' and '|' needs parentheses, as in '(a|b)&c'");
+      }
+      op = c;
+      ++pos_;
+    }
+    if (op == '|' && bracket_) return Error("brackets go with '&' only, as in 'a&[b|c]'");
+    for (auto& t : items) {
+      if (op == '|' && t.names.size() > 1 && !t.any) {
+        return Error("an OR of ANDs ('(a&b)|c') is not supported");
+      }
+      if (t.count > 0) {
+        if (op == '|') return Error("a count ('*') goes with '&' only");
+        r_->feature_counts.push_back(std::move(t));
+      } else if (op == '|') {
+        for (auto& n : t.names) any_.push_back(std::move(n));
+      } else if (t.any && t.names.size() > 1) {
+        r_->feature_any.push_back(std::move(t.names));
+      } else {
+        for (auto& n : t.names) AppendUnique(&r_->features, std::move(n));
+      }
+    }
+    if (any_.size() > 1) {
+      r_->feature_any.push_back(std::move(any_));
+    } else {
+      for (auto& n : any_) AppendUnique(&r_->features, std::move(n));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  static char Operator(char c) { return c == ',' ? '&' : (c == '&' || c == '|') ? c : 0; }
+
+  Status Error(const std::string& why) const {
+    return util::InvalidArgument("--constraint '" + std::string(s_) + "': " + why);
+  }
+
+  void Skip() {
+    while (pos_ < s_.size() && s_[pos_] == ' ') ++pos_;
+  }
+
+  // One item: a term, or a bracket (matching OR or multiple counts).
+  Status Item(std::vector<ResourceRequest::FeatureCount>* items) {
+    Skip();
+    if (pos_ < s_.size() && s_[pos_] == '[') {
+      if (bracket_) return Error("only one set of brackets is allowed");
+      bracket_ = true;
+      ++pos_;
+      std::vector<ResourceRequest::FeatureCount> inner;
+      char op = 0;
+      for (;;) {
+        ResourceRequest::FeatureCount t;
+        MUSTER_RETURN_IF_ERROR(Term(&t));
+        inner.push_back(std::move(t));
+        Skip();
+        if (pos_ < s_.size() && s_[pos_] == ']') break;
+        const char c = pos_ < s_.size() ? Operator(s_[pos_]) : 0;
+        if (c == 0) return Error("missing ']'");
+        if (op != 0 && c != op) return Error("mixing '&' and '|' in brackets");
+        op = c;
+        ++pos_;
+      }
+      ++pos_;  // ']'
+      if (op == '|' || (op == 0 && inner.front().count == 0)) {
+        std::vector<std::string> alternatives;
+        for (auto& t : inner) {
+          if (t.count > 0) return Error("a matching OR ('[a|b]') takes no counts");
+          if (t.names.size() != 1) return Error("a matching OR chooses among single features");
+          AppendUnique(&alternatives, std::move(t.names.front()));
+        }
+        r_->feature_match = alternatives;
+        r_->feature_any.push_back(std::move(alternatives));
+        return Status::Ok();
+      }
+      for (auto& t : inner) {
+        if (t.count == 0) {
+          return Error("every feature in '[..&..]' needs a count, as in '[a*2&b*4]'");
+        }
+        items->push_back(std::move(t));
+      }
+      return Status::Ok();
+    }
+    ResourceRequest::FeatureCount t;
+    MUSTER_RETURN_IF_ERROR(Term(&t));
+    items->push_back(std::move(t));
+    return Status::Ok();
+  }
+
+  // A name or a parenthesised group, with its count if any.
+  Status Term(ResourceRequest::FeatureCount* t) {
+    Skip();
+    if (pos_ < s_.size() && s_[pos_] == '(') {
+      ++pos_;
+      char op = 0;
+      for (;;) {
+        std::string name;
+        MUSTER_RETURN_IF_ERROR(Name(&name));
+        AppendUnique(&t->names, std::move(name));
+        Skip();
+        if (pos_ < s_.size() && s_[pos_] == ')') break;
+        const char c = pos_ < s_.size() ? Operator(s_[pos_]) : 0;
+        if (c == 0) return Error("missing ')'");
+        if (op != 0 && c != op) return Error("mixing '&' and '|' in parentheses");
+        op = c;
+        ++pos_;
+      }
+      ++pos_;  // ')'
+      t->any = op == '|';
+    } else {
+      std::string name;
+      MUSTER_RETURN_IF_ERROR(Name(&name));
+      t->names.push_back(std::move(name));
+    }
+    Skip();
+    if (pos_ < s_.size() && s_[pos_] == '*') {
+      ++pos_;
+      const size_t begin = pos_;
+      while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') ++pos_;
+      auto n = util::ParseInt(s_.substr(begin, pos_ - begin));
+      if (!n.ok() || *n < 1 || *n > 100000) return Error("a count needs a number from 1");
+      t->count = static_cast<int>(*n);
+    }
+    return Status::Ok();
+  }
+
+  Status Name(std::string* out) {
+    Skip();
+    const size_t begin = pos_;
+    while (pos_ < s_.size() &&
+           std::string_view("&,|*[]() ").find(s_[pos_]) == std::string_view::npos) {
+      ++pos_;
+    }
+    if (pos_ == begin) return Error("empty feature name");
+    *out = std::string(s_.substr(begin, pos_ - begin));
+    return Status::Ok();
+  }
+
+  std::string_view s_;
+  ResourceRequest* r_;
+  size_t pos_ = 0;
+  bool bracket_ = false;
+  std::vector<std::string> any_;  // the top level's OR
+};
+
+}  // namespace
+
 util::Status ParseConstraint(std::string_view text, ResourceRequest* r) {
   std::string_view s = util::Trim(text);
   if (s.empty()) return util::Status::Ok();
-  if (s.find_first_of("[]()*") != std::string_view::npos) {
-    return util::InvalidArgument("unsupported --constraint syntax '" + std::string(s) +
-                                 "': only '&', ',' and '|' are supported");
-  }
-  bool has_and = s.find_first_of("&,") != std::string_view::npos;
-  bool has_or = s.find('|') != std::string_view::npos;
-  if (has_and && has_or) {
-    return util::InvalidArgument("--constraint '" + std::string(s) +
-                                 "': mixing '&' and '|' is not supported");
-  }
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find_first_of(has_or ? "|" : "&,", start);
-    if (end == std::string_view::npos) end = s.size();
-    std::string_view name = util::Trim(s.substr(start, end - start));
-    if (name.empty()) {
-      return util::InvalidArgument("--constraint '" + std::string(s) + "': empty feature name");
-    }
-    AppendUnique(&names, std::string(name));
-    start = end + 1;
-  }
-  if (has_or && names.size() > 1) {
-    r->feature_any.push_back(std::move(names));
-  } else {
-    for (auto& n : names) AppendUnique(&r->features, std::move(n));
-  }
-  return util::Status::Ok();
+  return ConstraintReader(s, r).Read();
 }
 
 util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
@@ -154,9 +293,8 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
 
   MUSTER_RETURN_IF_ERROR(ParseGres(req.gres, &r));
   if (r.mem_per_gpu_mb > 0 && r.gpus_per_node == 0 && r.gpus_per_job == 0) {
-    return util::InvalidArgument(
-        fmt::format("Requested mem_per_tres=gres:gpu:{} but did not request any GPU.",
-                    r.mem_per_gpu_mb));
+    return util::InvalidArgument(fmt::format(
+        "Requested mem_per_tres=gres:gpu:{} but did not request any GPU.", r.mem_per_gpu_mb));
   }
   MUSTER_RETURN_IF_ERROR(ParseConstraint(req.constraint, &r));
   MUSTER_RETURN_IF_ERROR(ExpandList(req.nodelist, "-w/--nodelist", &r.required_nodes));
@@ -222,6 +360,23 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
     }
     min_nodes = named;
     max_nodes = std::max(max_nodes, named);
+  }
+  // -C counts: the job has at least as many nodes as they add up to.
+  int counted = 0;
+  for (const auto& c : r.feature_counts) counted += c.count;
+  if (counted > min_nodes) {
+    if (nodes_given && hi < counted) {
+      *kind = RequestError::kMalformed;
+      return util::InvalidArgument("--constraint '" + req.constraint + "' counts " +
+                                   std::to_string(counted) + " nodes, more than -N allows (" +
+                                   std::to_string(hi) + ")");
+    }
+    if (r.ntasks_set && r.ntasks < counted) {
+      return util::InvalidArgument("--ntasks=" + std::to_string(r.ntasks) + " is less than the " +
+                                   std::to_string(counted) + " nodes --constraint counts");
+    }
+    min_nodes = counted;
+    max_nodes = std::max(max_nodes, counted);
   }
   if (npn > 0 && r.ntasks_set && static_cast<int64_t>(max_nodes) * npn < r.ntasks) {
     return util::InvalidArgument("--ntasks=" + std::to_string(r.ntasks) +

@@ -105,6 +105,33 @@ TEST(MakeResourceRequest, GpusFeaturesAndLists) {
   EXPECT_EQ(any->feature_any, (std::vector<std::vector<std::string>>{{"a", "b"}}));
   EXPECT_EQ(any->gpus_per_job, 4);
 
+  // Slurm's other forms (man sbatch, --constraint).
+  auto grouped = MakeResourceRequest(MakeJob().Constraint("(a|b)&c").req(), 0);
+  ASSERT_TRUE(grouped.ok()) << grouped.status().message();
+  EXPECT_EQ(grouped->features, (std::vector<std::string>{"c"}));
+  EXPECT_EQ(grouped->feature_any, (std::vector<std::vector<std::string>>{{"a", "b"}}));
+  auto matching = MakeResourceRequest(MakeJob().Nodes(2).Constraint("gpu&[rack1|rack2]").req(), 0);
+  ASSERT_TRUE(matching.ok()) << matching.status().message();
+  EXPECT_EQ(matching->features, (std::vector<std::string>{"gpu"}));
+  EXPECT_EQ(matching->feature_match, (std::vector<std::string>{"rack1", "rack2"}));
+  EXPECT_EQ(matching->feature_any, (std::vector<std::vector<std::string>>{{"rack1", "rack2"}}));
+  auto counted = MakeResourceRequest(MakeJob().Nodes(4).Constraint("gpu&big*1").req(), 0);
+  ASSERT_TRUE(counted.ok()) << counted.status().message();
+  EXPECT_EQ(counted->features, (std::vector<std::string>{"gpu"}));
+  ASSERT_EQ(counted->feature_counts.size(), 1u);
+  EXPECT_EQ(counted->feature_counts[0].names, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(counted->feature_counts[0].count, 1);
+  EXPECT_EQ(counted->min_nodes, 4);
+  // Multiple counts give the job their sum of nodes.
+  auto multi = MakeResourceRequest(MakeJob().Constraint("[(a&b)*2 & c*1]").req(), 0);
+  ASSERT_TRUE(multi.ok()) << multi.status().message();
+  ASSERT_EQ(multi->feature_counts.size(), 2u);
+  EXPECT_EQ(multi->feature_counts[0].names, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(multi->feature_counts[0].any);
+  EXPECT_EQ(multi->feature_counts[1].count, 1);
+  EXPECT_EQ(multi->min_nodes, 3);
+  EXPECT_EQ(multi->max_nodes, 3);
+
   auto zero = MakeResourceRequest(MakeJob().Gpus(0, "h100").req(), 0);
   ASSERT_TRUE(zero.ok());
   EXPECT_EQ(zero->gpus_per_node, 0);
@@ -139,8 +166,21 @@ TEST(MakeResourceRequest, Errors) {
       {"-w and -x", MakeJob().Nodelist("n1").Exclude("n1"), "both required (-w) and excluded",
        RequestError::kMalformed},
       {"mixed & and |", MakeJob().Constraint("a&b|c"), "mixing", RequestError::kMalformed},
-      {"brackets", MakeJob().Constraint("[a|b]"), "unsupported --constraint",
+      {"two brackets", MakeJob().Constraint("[a|b]&[c|d]"), "only one set of brackets",
        RequestError::kMalformed},
+      {"count with OR", MakeJob().Constraint("a*2|b"), "goes with '&' only",
+       RequestError::kMalformed},
+      {"count in matching OR", MakeJob().Constraint("[a*2|b]"), "takes no counts",
+       RequestError::kMalformed},
+      {"bracket of ANDs without counts", MakeJob().Constraint("[a*2&b]"), "needs a count",
+       RequestError::kMalformed},
+      {"unclosed bracket", MakeJob().Constraint("[a|b"), "missing ']'", RequestError::kMalformed},
+      {"unclosed parenthesis", MakeJob().Constraint("(a|b&c"), "mixing '&' and '|' in paren",
+       RequestError::kMalformed},
+      {"zero count", MakeJob().Constraint("a*0"), "a count needs a number",
+       RequestError::kMalformed},
+      {"counts beyond -N", MakeJob().Nodes(2).Constraint("[a*2&b*1]"),
+       "counts 3 nodes, more than -N allows (2)", RequestError::kMalformed},
       {"empty feature", MakeJob().Constraint("a&&b"), "empty feature", RequestError::kMalformed},
   };
   for (const auto& c : cases) {

@@ -21,6 +21,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "sched/pipeline.h"
 #include "util/strings.h"
 
@@ -231,6 +233,14 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
       return util::InvalidArgument("Invalid feature specification");
     }
   }
+  for (const auto& c : r.feature_counts) {
+    for (const auto& f : c.names) {
+      if (!cluster_has_feature(f)) {
+        *detail = "features: no node in the cluster has feature '" + f + "'";
+        return util::InvalidArgument("Invalid feature specification");
+      }
+    }
+  }
 
   std::vector<int> members;
   members.reserve(part.nodes.size());
@@ -275,6 +285,18 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
     };
     if (std::none_of(nodes.begin(), nodes.end(), has_any)) {
       *detail = "features: no node in " + where + " has any of '" + FeatureGroup(group, "|") + "'";
+      return unavailable();
+    }
+  }
+
+  for (const auto& c : r.feature_counts) {
+    const auto meeting = std::count_if(nodes.begin(), nodes.end(), [&](const core::NodeConfig* n) {
+      return MeetsCount(*n, c);
+    });
+    if (meeting < c.count) {
+      *detail = fmt::format("features: '{}*{}' needs {} nodes, {} has {}",
+                            FeatureGroup(c.names, c.any ? "|" : "&"), c.count, c.count, where,
+                            meeting);
       return unavailable();
     }
   }

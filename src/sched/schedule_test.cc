@@ -201,6 +201,38 @@ TEST(Schedule, GpuReserveKeepsCpusAndMemoryForFreeGpus) {
   });
 }
 
+// -C's set constraints (man sbatch): a matching OR puts every node of the
+// job under the same one of its features; a count needs that many of the
+// job's nodes to have it; multiple counts in brackets add up to the job.
+TEST(Schedule, ConstraintCountsAndMatchingOr) {
+  auto racks = [](Harness& h) {
+    for (const char* n : {"gpu01", "gpu02"}) h.Node(n)->config.features.push_back("rack1");
+    for (const char* n : {"gpu03", "gpu04"}) h.Node(n)->config.features.push_back("rack2");
+  };
+  auto racks_gpu01_busy = [&](Harness& h) {
+    racks(h);
+    h.Node("gpu01")->alloc_cpus = 32;
+  };
+  RunCases({
+      {"matching OR: the first rack that holds it", racks,
+       {MakeJob(1).Partition("train").Nodes(2).Constraint("[rack1|rack2]")}, {"gpu01,gpu02"}},
+      {"matching OR takes the other rack, plain OR mixes them", racks_gpu01_busy,
+       {MakeJob(1).Partition("train").Nodes(2).Constraint("[rack1|rack2]"),
+        MakeJob(2).Partition("train").Nodes(2).Constraint("rack1|rack2")},
+       {"gpu03,gpu04", "gpu02,gpu03"}},
+      {"plain OR mixes racks", racks_gpu01_busy,
+       {MakeJob(1).Partition("train").Nodes(2).Constraint("rack1|rack2")}, {"gpu02,gpu03"}},
+      {"a count among other nodes", nullptr,
+       {MakeJob(1).Partition("short").Nodes(2).Constraint("h100*1")}, {"gpu01,cpu01"}},
+      {"multiple counts add up", racks,
+       {MakeJob(1).Partition("train").Constraint("[rack1*1&rack2*2]")}, {"gpu01,gpu03,gpu04"}},
+      {"a count no free node meets", racks,
+       {MakeJob(1).Partition("train").Nodes(2).Exclusive().Constraint("rack2*2"),
+        MakeJob(2).Partition("train").Nodes(2).Constraint("rack2*1")},
+       {"gpu03,gpu04", "Resources"}},
+  });
+}
+
 // --cpus-per-gpu and --mem-per-gpu: a node's share takes CPUs and memory
 // for each GPU it gets there (the oracle: --gres=gpu:2 --cpus-per-gpu=4
 // --mem-per-gpu=10G runs with NumCPUs=8 and mem=20G; -N 2

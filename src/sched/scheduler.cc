@@ -19,6 +19,7 @@
 //   is planned: its earliest start in the availability profile is reserved,
 //   and later jobs start now only where they cannot delay it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -544,6 +545,7 @@ class Pass {
     const size_t k = static_cast<size_t>(r.min_nodes);
     ResourceRequest block = r;
     block.min_nodes = block.max_nodes = 1;
+    block.feature_counts.clear();  // a count is met by the set, not by one node
     if (r.ntasks_set) block.ntasks = (r.ntasks + r.min_nodes - 1) / r.min_nodes;
     NodeMatch one = m;
     one.request = &block;
@@ -635,6 +637,10 @@ class Pass {
     for (const auto& group : r.feature_any) {
       key += "[";
       for (const auto& f : group) key += f + "|";
+    }
+    if (!r.feature_match.empty()) key += "[" + fmt::format("{}", fmt::join(r.feature_match, "|"));
+    for (const auto& c : r.feature_counts) {
+      key += fmt::format("({}{}*{}", c.any ? "|" : "&", fmt::join(c.names, ","), c.count);
     }
     for (const auto& n : r.required_nodes) key += "+" + n;
     for (const auto& n : r.excluded_nodes) key += "-" + n;

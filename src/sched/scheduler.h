@@ -87,7 +87,20 @@ struct ResourceRequest {
   bool exclusive = false;
   std::vector<std::string> features;  // all required (-C a&b or a,b)
   // Each group needs at least one of its features on the node (-C a|b).
+  // A matching OR's alternatives are one such group too.
   std::vector<std::vector<std::string>> feature_any;
+  // -C [a|b|c] (matching OR): every node of the job has the same one of
+  // these, tried in order.
+  std::vector<std::string> feature_match;
+  // -C a*2 (a count), [a*2&b*4] (multiple counts), (a&b)*2: that many of
+  // the job's nodes (distinct ones for each count) have every feature of
+  // `names` (with `any`, one of them).
+  struct FeatureCount {
+    std::vector<std::string> names;
+    bool any = false;
+    int count = 0;
+  };
+  std::vector<FeatureCount> feature_counts;
   std::vector<std::string> required_nodes;  // -w
   std::vector<std::string> excluded_nodes;  // -x
   // --gres entries other than "gpu" (e.g. "nic:1"): a node must have that
@@ -96,9 +109,10 @@ struct ResourceRequest {
   std::vector<core::GresRequest> other_gres;
 };
 
-// -C: "a&b", "a,b" (all required, into r->features) or "a|b" (any one,
-// a group of r->feature_any). Slurm's bracketed and counted forms
-// ("[a|b]", "a*2") are refused, saying so.
+// -C, Slurm's syntax: "a&b", "a,b" (all required, into r->features), "a|b"
+// (any one, a group of r->feature_any), "(a|b)&c" (parentheses group),
+// "a*2" and "(a&b)*2" (counts, with AND only), "[a|b]" (matching OR) and
+// "[a*2&b*4]" (multiple counts), one bracket per job as in Slurm.
 util::Status ParseConstraint(std::string_view text, ResourceRequest* r);
 
 // Derives the request; `def_mem_per_cpu_mb` is DefMemPerCPU (0 = whole node).

@@ -1,8 +1,9 @@
 // Stage: the job's static node predicates. -C/--constraint features (all of
 // `features`, one of each `feature_any` group; names compared exactly, as
 // Slurm does), -x/--exclude, and GRES other than GPUs that a node must have
-// configured. -w is not a filter here: the selection places the named nodes
-// first and the rest of the request may use other nodes too (sbatch -w).
+// configured. -C's counts and matching OR constrain the set of nodes, not
+// each one: the selection sees to them. -w is not a filter here: the selection places the named
+// nodes first and the rest of the request may use other nodes too (sbatch -w).
 #include <algorithm>
 
 #include "sched/pipeline.h"
@@ -22,6 +23,12 @@ bool NodeHasOtherGres(const core::NodeConfig& node, const ResourceRequest& r) {
     if (have < want.count) return false;
   }
   return true;
+}
+
+bool MeetsCount(const core::NodeConfig& node, const ResourceRequest::FeatureCount& c) {
+  auto has = [&](const std::string& f) { return HasFeature(node, f); };
+  return c.any ? std::any_of(c.names.begin(), c.names.end(), has)
+               : std::all_of(c.names.begin(), c.names.end(), has);
 }
 
 bool HasFeatures(const core::NodeConfig& node, const ResourceRequest& r) {

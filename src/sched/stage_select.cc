@@ -73,6 +73,30 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
 // a partition of gpu[01-04],cpu[01-02] on cpu01, -N3 on cpu[01-02],gpu01).
 bool AsksForGpus(const ResourceRequest& r) { return r.gpus_per_node > 0 || r.gpus_per_job > 0; }
 
+// -C counts: the first count not yet met that the node counts for, else -1.
+int OpenCount(const ResourceRequest& r, const core::NodeConfig& node, const SelectScratch& s) {
+  for (size_t c = 0; c < r.feature_counts.size(); ++c) {
+    if (s.count_left[c] > 0 && MeetsCount(node, r.feature_counts[c])) return static_cast<int>(c);
+  }
+  return -1;
+}
+
+// Whether a selection with `slots` nodes still to take may take this one:
+// always, unless the counts not yet met need every slot left and the node
+// meets none of them.
+bool CountsAdmit(const ResourceRequest& r, const core::NodeConfig& node, const SelectScratch& s,
+                 int slots) {
+  return s.counts_unmet == 0 || s.counts_unmet < slots || OpenCount(r, node, s) >= 0;
+}
+
+void TakeCount(const ResourceRequest& r, const core::NodeConfig& node, SelectScratch* s) {
+  if (s->counts_unmet == 0) return;
+  const int c = OpenCount(r, node, *s);
+  if (c < 0) return;
+  --s->count_left[c];
+  --s->counts_unmet;
+}
+
 bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                   std::span<const int> candidates, SelectScratch* s) {
   const ResourceRequest& r = *m.request;
@@ -85,9 +109,11 @@ bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     Share share;
     share.tasks = r.ntasks_set ? static_cast<int>(Block(r.ntasks, n, j)) : per_node_tasks;
     share.gpus = r.gpus_per_node + (r.gpus_per_job > 0 ? Block(r.gpus_per_job, n, j) : 0);
-    if (FilterNodeMatch(m, node, i).ok() && FitShare(r, node, ov, i, share).ok()) {
+    if (FilterNodeMatch(m, node, i).ok() && CountsAdmit(r, node, *s, n - j) &&
+        FitShare(r, node, ov, i, share).ok()) {
       s->chosen.push_back(i);
       s->shares.push_back(share);
+      TakeCount(r, node, s);
       return true;
     }
     return !required;
@@ -108,15 +134,17 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   auto done = [&] {
     const int chosen = static_cast<int>(s->chosen.size());
     if (chosen >= r.max_nodes) return true;
-    if (chosen < r.min_nodes) return false;
+    if (chosen < r.min_nodes || s->counts_unmet > 0) return false;
     if (r.ntasks_set) return tasks_left == 0 && gpus_left == 0;
     return r.gpus_per_job > 0 && gpus_left == 0;
   };
   auto visit = [&](int i, bool required) {
     if (!required && done()) return false;
     const core::NodeConfig& node = *configs[i];
-    if (!FilterNodeMatch(m, node, i).ok()) return !required;
     const int chosen = static_cast<int>(s->chosen.size());
+    if (!FilterNodeMatch(m, node, i).ok() || !CountsAdmit(r, node, *s, r.max_nodes - chosen)) {
+      return !required;
+    }
     int64_t gpus_here = 0;
     if (gpus_left > 0) {
       int64_t avail = FreeGpus(node, ov, i, r.gpu_type) - r.gpus_per_node;
@@ -140,6 +168,7 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     if (tasks <= 0 || (!r.ntasks_set && tasks < want)) return !required;
     s->chosen.push_back(i);
     s->shares.push_back(Share{tasks, r.gpus_per_node + gpus_here});
+    TakeCount(r, node, s);
     if (r.ntasks_set) tasks_left -= tasks;
     gpus_left -= gpus_here;
     return true;
@@ -156,6 +185,18 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   if (!ok) return false;
   const int chosen = static_cast<int>(s->chosen.size());
   return chosen >= r.min_nodes && chosen <= r.max_nodes && tasks_left == 0 && gpus_left == 0;
+}
+
+// Nothing chosen yet; every -C count still to meet.
+void ResetSelection(const ResourceRequest& r, SelectScratch* s) {
+  s->chosen.clear();
+  s->shares.clear();
+  s->count_left.clear();
+  s->counts_unmet = 0;
+  for (const auto& c : r.feature_counts) {
+    s->count_left.push_back(c.count);
+    s->counts_unmet += c.count;
+  }
 }
 
 // Whether a fixed-count job's tasks fill its nodes first rather than in
@@ -217,31 +258,39 @@ bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   if (!FillsFirst(m)) return SelectBlocks(m, configs, ov, candidates, s);
   // min_nodes == max_nodes: the spreading pass stops at exactly n nodes.
   if (SelectSpread(m, configs, ov, candidates, s)) return true;
-  s->chosen.clear();
-  s->shares.clear();
+  ResetSelection(r, s);
   if (!SelectBlocks(m, configs, ov, candidates, s)) return false;
   RefillFirst(r, configs, ov, s);
   return true;
 }
 
-}  // namespace
-
-bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+// SelectNodes over one set of candidates (a matching OR's alternative).
+bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,
                  std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
-  out->clear();
-  if (m.required_unknown) return false;
-  scratch->chosen.clear();
-  scratch->shares.clear();
   if (m.placement != Placement::kFirstFit && candidates.size() > 1) {
     candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
   }
+  if (!r.feature_counts.empty()) {
+    // Nodes a count can use go first, so a spreading job meets its counts
+    // before it is done.
+    if (candidates.data() != scratch->order.data()) {
+      scratch->order.assign(candidates.begin(), candidates.end());
+    }
+    std::stable_partition(scratch->order.begin(), scratch->order.end(), [&](int i) {
+      return std::any_of(r.feature_counts.begin(), r.feature_counts.end(),
+                         [&](const auto& c) { return MeetsCount(*configs[i], c); });
+    });
+    candidates = scratch->order;
+  }
+  ResetSelection(r, scratch);
   const bool fixed = r.min_nodes == r.max_nodes;
   if (!(fixed ? SelectFixed(m, configs, ov, candidates, scratch)
               : SelectSpread(m, configs, ov, candidates, scratch))) {
     return false;
   }
+  if (scratch->counts_unmet > 0) return false;
   // The allocation lists nodes in config order, as Slurm's node bitmap does
   // (the first is the batch host); each keeps its own share.
   const size_t n = scratch->chosen.size();
@@ -256,6 +305,31 @@ bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     MakeShareAlloc(r, *configs[i], ov, i, scratch->shares[j], &(*out)[k]);
   }
   return true;
+}
+
+}  // namespace
+
+bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out) {
+  const ResourceRequest& r = *m.request;
+  out->clear();
+  if (m.required_unknown) return false;
+  if (r.feature_match.empty()) return SelectAmong(m, configs, ov, candidates, scratch, out);
+  // -C [a|b]: all nodes of one alternative, the first that holds the job.
+  for (const std::string& feature : r.feature_match) {
+    scratch->matching.clear();
+    for (int i : candidates) {
+      if (HasFeature(*configs[i], feature)) scratch->matching.push_back(i);
+    }
+    // (SelectAmong reorders into scratch->order, never `matching`.)
+    if (!scratch->matching.empty() &&
+        SelectAmong(m, configs, ov, scratch->matching, scratch, out)) {
+      return true;
+    }
+  }
+  out->clear();
+  return false;
 }
 
 void SortByWeight(NodeConfigs configs, std::vector<int>* indices) {

@@ -117,3 +117,35 @@ def test_gpu_reserve_keeps_cpus_for_free_gpus(pack_cluster):
         assert nodes_of(c, wide) == "gpu02"
     finally:
         cancel(c, jobs)
+
+
+def test_constraint_counts_and_matching_or(cluster):
+    # One of the two nodes must have h100; a job that asks for no GPU
+    # otherwise keeps to the CPU node.
+    counted = cluster.sbatch("-p", "short", "-N", "2", "-C", "h100*1", "--wrap", "sleep 300")
+    jobs = [counted]
+    try:
+        cluster.wait_state(counted, "RUNNING")
+        assert nodes_of(cluster, counted) == "cpu01,gpu01"
+        assert cluster.scontrol_job(counted)["Features"] == "h100*1"
+        # Both nodes under one of the features: only the GPU nodes are two.
+        matching = cluster.sbatch("-p", "short", "-N", "2", "-C", "[cpu|gpu]", "--wrap",
+                                  "sleep 300")
+        jobs.append(matching)
+        cluster.wait_state(matching, "RUNNING")
+        assert nodes_of(cluster, matching) == "gpu[01-02]"
+        # Multiple counts give the job their sum of nodes.
+        multi = cluster.sbatch("-p", "short", "-C", "[cpu*1&h100*2]", "--wrap", "sleep 300")
+        jobs.append(multi)
+        cluster.wait_state(multi, "RUNNING")
+        assert nodes_of(cluster, multi) == "cpu01,gpu[01-02]"
+    finally:
+        cancel(cluster, jobs)
+    # Bad syntax is refused, naming the option and what was wrong.
+    r = cluster.run(["sbatch", "-C", "[cpu|gpu]&[h100|gpu]", "--wrap", "true"], check=False)
+    assert r.returncode != 0
+    assert "--constraint '[cpu|gpu]&[h100|gpu]': only one set of brackets" in r.stderr, r.stderr
+    # A count more nodes than the partition has with the feature.
+    r = cluster.run(["sbatch", "-p", "short", "-C", "cpu*2", "--wrap", "true"], check=False)
+    assert r.returncode != 0
+    assert "Requested node configuration is not available" in r.stderr, r.stderr
