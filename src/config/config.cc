@@ -93,7 +93,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "SrunEpilog", "SrunPortRange", "SrunProlog", "SuspendExcNodes", "SuspendExcParts",
         "SuspendProgram", "SuspendRate", "SuspendTime", "SuspendTimeout", "SwitchParameters",
         "SwitchType", "TaskEpilog", "TaskPlugin", "TaskPluginParam", "TaskProlog", "TCPTimeout",
-        "TopologyParam", "TopologyPlugin", "TrackWCKey", "TreeWidth",
+        "TopologyParam", "TrackWCKey", "TreeWidth",
         "UnkillableStepProgram", "UnkillableStepTimeout", "UsePAM", "VSizeFactor", "WaitTime",
         "X11Parameters",
         // Removed from or renamed in recent Slurm, still found in old files.
@@ -490,6 +490,9 @@ class Parser {
   Status Finish();
   // Applies gres.conf text read from `abs_path`.
   Status ApplyGresConf(std::string_view text, const std::string& abs_path);
+  // Applies topology.conf text read from `abs_path`.
+  Status ApplyTopologyConf(std::string_view text, const std::string& abs_path);
+  bool TopologyTree() const { return cfg_.topology_tree; }
 
   Config Take() { return std::move(cfg_); }
 
@@ -786,6 +789,17 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   }
   if (k == "selecttypeparameters") return SetSelectTypeParameters(p);
   if (k == "gpureserve") return SetGpuReserve(p);
+  if (k == "topologyplugin") {
+    const std::string v = util::ToLower(p.value);
+    if (v == "topology/tree") {
+      cfg_.topology_tree = true;
+    } else if (v == "topology/none" || v == "topology/default" || v.empty()) {
+      cfg_.topology_tree = false;
+    } else {
+      return BadValue(p, "", "expected topology/tree or topology/none");
+    }
+    return Status::Ok();
+  }
   if (k == "tmpfs") {
     if (p.value.empty()) return BadValue(p, "");
     cfg_.tmp_fs = p.value;
@@ -1031,6 +1045,7 @@ Status Parser::SetSchedulerParameters(const Pair& p) {
   cfg_.kill_invalid_depend = false;
   cfg_.enable_user_top = false;
   cfg_.max_script_size = core::kDefaultMaxScriptSize;
+  cfg_.max_switch_wait_s = 300;
   cfg_.bf = BackfillConfig{};
   for (const std::string& flag : cfg_.scheduler_parameters) {
     if (util::EqualsIgnoreCase(flag, "bf_continue")) cfg_.bf.continue_after_yield = true;
@@ -1043,6 +1058,12 @@ Status Parser::SetSchedulerParameters(const Pair& p) {
     if (name.starts_with("bf_")) {
       Status s = SetBackfillParameter(p, name, value);
       if (!s.ok()) return s;
+      continue;
+    }
+    if (name == "max_switch_wait") {
+      Result<int64_t> n = ItemInt(p, "max_switch_wait", value, 0, kMaxInt);
+      if (!n.ok()) return n.status();
+      cfg_.max_switch_wait_s = *n;
       continue;
     }
     if (name == "max_script_size") {
@@ -1765,6 +1786,97 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
   return Status::Ok();
 }
 
+// topology.conf: SwitchName= with Nodes= (a leaf) or Switches= (children),
+// and LinkSpeed=. Every switch named once, every child switch defined, no
+// node under two leaves, no switch its own ancestor.
+Status Parser::ApplyTopologyConf(std::string_view text, const std::string& abs_path) {
+  std::vector<Switch>& switches = cfg_.switches;
+  switches.clear();
+  cfg_.leaf_of_node.clear();
+  std::vector<std::pair<Loc, std::vector<std::string>>> children;  // by switch, as written
+  std::map<std::string, int> by_name;
+  Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
+  for (const LogicalLine& logical : SplitLines(text)) {
+    Loc loc = base;
+    loc.line = logical.line;
+    Result<std::vector<Pair>> pairs = Tokenize(logical.text, loc);
+    if (!pairs.ok()) return pairs.status();
+    if (pairs->empty()) continue;
+    Switch sw;
+    std::vector<std::string> kids;
+    bool named = false;
+    for (const Pair& pair : *pairs) {
+      const std::string key = util::ToLower(pair.key);
+      if (key == "switchname") {
+        if (pair.value.empty()) return BadValue(pair, "", "a switch needs a name");
+        sw.name = pair.value;
+        named = true;
+      } else if (key == "nodes" || key == "switches") {
+        auto names = util::ExpandHostlist(pair.value);
+        if (!names.ok() || names->empty()) {
+          return BadValue(pair, "", names.ok() ? "empty list" : names.status().message());
+        }
+        (key == "nodes" ? sw.nodes : kids) = std::move(names).value();
+      } else if (key == "linkspeed") {
+        sw.link_speed = pair.value;
+      } else {
+        return InvalidArgument(pair.loc.Str() + ": unknown key '" + pair.key +
+                               "' (expected SwitchName, Switches, Nodes or LinkSpeed)");
+      }
+    }
+    if (!named) return InvalidArgument(loc.Str() + ": a line without SwitchName=");
+    if (sw.nodes.empty() == kids.empty()) {
+      return InvalidArgument(loc.Str() + ": switch " + sw.name +
+                             " needs either Nodes= (a leaf) or Switches=, not " +
+                             (kids.empty() ? "neither" : "both"));
+    }
+    if (!by_name.emplace(sw.name, static_cast<int>(switches.size())).second) {
+      return InvalidArgument(loc.Str() + ": switch " + sw.name + " is defined twice");
+    }
+    for (const std::string& node : sw.nodes) {
+      if (node_index_.count(node) == 0) {
+        return InvalidArgument(loc.Str() + ": switch " + sw.name + ": unknown node '" + node +
+                               "'");
+      }
+      if (!cfg_.leaf_of_node.emplace(node, static_cast<int>(switches.size())).second) {
+        return InvalidArgument(loc.Str() + ": node " + node + " is under two leaf switches (" +
+                               switches[cfg_.leaf_of_node[node]].name + " and " + sw.name + ")");
+      }
+    }
+    switches.push_back(std::move(sw));
+    children.emplace_back(loc, std::move(kids));
+  }
+  for (size_t i = 0; i < switches.size(); ++i) {
+    for (const std::string& kid : children[i].second) {
+      auto it = by_name.find(kid);
+      if (it == by_name.end()) {
+        return InvalidArgument(children[i].first.Str() + ": switch " + switches[i].name +
+                               ": unknown switch '" + kid + "'");
+      }
+      if (switches[it->second].parent >= 0) {
+        return InvalidArgument(children[i].first.Str() + ": switch " + kid +
+                               " has two parents (" + switches[switches[it->second].parent].name +
+                               " and " + switches[i].name + ")");
+      }
+      switches[it->second].parent = static_cast<int>(i);
+      switches[i].children.push_back(it->second);
+    }
+  }
+  // Levels from the leaves up; a cycle never reaches a top switch.
+  for (size_t i = 0; i < switches.size(); ++i) {
+    int level = 0, at = static_cast<int>(i);
+    for (size_t steps = 0; switches[at].parent >= 0; ++steps) {
+      if (steps > switches.size()) {
+        return InvalidArgument(children[i].first.Str() + ": switch " + switches[i].name +
+                               " is its own ancestor");
+      }
+      at = switches[at].parent;
+      switches[at].level = std::max(switches[at].level, ++level);
+    }
+  }
+  return Status::Ok();
+}
+
 // The nodes a gres.conf line is about: those NodeName= names (nodes not in
 // this configuration skipped, as one gres.conf may serve several clusters),
 // else every node.
@@ -1847,6 +1959,15 @@ util::Result<Config> ParseConfig(const std::string& text, const std::string& pat
     Result<std::string> g = ReadFile(gres_path);
     if (!g.ok()) return InvalidArgument("cannot read " + g.status().message());
     MUSTER_RETURN_IF_ERROR(parser.ApplyGresConf(*g, gres_path));
+  }
+  if (parser.TopologyTree()) {
+    // As slurmctld, the tree needs topology.conf beside the main file.
+    std::string topo_path = (fs::path(abs).parent_path() / "topology.conf").string();
+    Result<std::string> t = ReadFile(topo_path);
+    if (!t.ok()) {
+      return InvalidArgument("TopologyPlugin=topology/tree needs " + t.status().message());
+    }
+    MUSTER_RETURN_IF_ERROR(parser.ApplyTopologyConf(*t, topo_path));
   }
   return parser.Take();
 }

@@ -112,6 +112,16 @@ struct BackfillConfig {
   bool continue_after_yield = false;  // bf_continue: accepted; a Muster pass never yields
 };
 
+// One switch of topology.conf (TopologyPlugin=topology/tree).
+struct Switch {
+  std::string name;
+  std::vector<std::string> nodes;  // a leaf's nodes (Nodes=)
+  std::vector<int> children;       // child switches (Switches=), as indices
+  int parent = -1;                 // -1 for a top switch
+  int level = 0;                   // 0 for a leaf, else one above its highest child
+  std::string link_speed;          // LinkSpeed=, kept as written
+};
+
 struct Config {
   std::string path;  // the main file, absolute
   std::string cluster_name = "cluster";
@@ -162,6 +172,15 @@ struct Config {
   // GPU without the CPUs and memory a job needs to use it. Unset: none.
   int gpu_reserve_cpus = 0;
   int64_t gpu_reserve_mem_mb = 0;
+  // TopologyPlugin=topology/tree: topology.conf's switches (read from
+  // beside the main file), and each node's leaf switch (index into
+  // switches). A multi-node job goes under as few leaf switches as it can,
+  // within one tree; sbatch --switches=N[@wait] waits up to
+  // max_switch_wait (SchedulerParameters, seconds) for at most N leaves.
+  bool topology_tree = false;
+  std::vector<Switch> switches;
+  std::map<std::string, int> leaf_of_node;
+  int64_t max_switch_wait_s = 300;
   // PreemptType=preempt/partition_prio: a job that cannot start may stop
   // running jobs of partitions with a lower PriorityTier (preempt/none:
   // never); PreemptMode= is the default of partitions that set none;

@@ -353,7 +353,6 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "SuspendTime",
                         "TaskPluginParam",
                         "TCPTimeout",
-                        "TopologyPlugin",
                         "TreeWidth",
                         "UnkillableStepTimeout",
                         "X11Parameters",
@@ -442,11 +441,11 @@ TEST(Nodes, SlurmOnlyAttributesAreRecorded) {
       "NodeName=n1 NodeHostname=h1 NodeAddr=10.0.0.1 Port=7000 CoreSpecCount=1 "
       "MemSpecLimit=100\n"
       "FrontendName=fe1 FrontendAddr=10.0.0.9\n"
-      "PartitionName=p Nodes=n1 GraceTime=0 LLN=NO\n");
+      "PartitionName=p Nodes=n1 GraceTime=0 DisableRootJobs=NO\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_THAT(cfg->ignored_keys,
               ElementsAre("muster.conf:1: CoreSpecCount", "muster.conf:1: MemSpecLimit",
-                          "muster.conf:2: FrontendName", "muster.conf:3: LLN"));
+                          "muster.conf:2: FrontendName", "muster.conf:3: DisableRootJobs"));
 }
 
 // Each node's host, address and agent port, one per node in order; by

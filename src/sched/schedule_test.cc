@@ -906,16 +906,17 @@ TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   EXPECT_EQ(NodesOf(p, 13), "gpu02");  // 27 CPUs are left on gpu01
   EXPECT_EQ(NodesOf(p, 14), "gpu01");  // beside job 10's reservation, not in it
   // Every job that waits is planned: 10 where gpu01's GPUs free up, 12 (no
-  // time limit, so for good) where gpu02's do, rounded up to bf_resolution.
+  // time limit, so for good) where gpu02's do, rounded up to a multiple of
+  // bf_resolution (60 s: t+100 = 1100 is planned at 1140, 1200 stays).
   ASSERT_EQ(p.planned.size(), 2u);
   EXPECT_EQ(p.planned[0].job_id, 10u);
   EXPECT_EQ(p.planned[0].partition, "train");
-  EXPECT_EQ(p.planned[0].start, h.now + 120);
+  EXPECT_EQ(p.planned[0].start, 1140);
   ASSERT_EQ(p.planned[0].alloc.size(), 1u);
   EXPECT_EQ(p.planned[0].alloc[0].node, "gpu01");
   EXPECT_EQ(p.planned[0].alloc[0].gpu_indices, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(p.planned[1].job_id, 12u);
-  EXPECT_EQ(p.planned[1].start, h.now + 240);
+  EXPECT_EQ(p.planned[1].start, 1200);
   ASSERT_EQ(p.planned[1].alloc.size(), 1u);
   EXPECT_EQ(p.planned[1].alloc[0].node, "gpu02");
 }

@@ -438,10 +438,14 @@ class Pass {
     return std::nullopt;
   }
 
-  // A moment rounded up to bf_resolution (from now), and no earlier than `from`.
+  // A moment rounded up to a multiple of bf_resolution, and no earlier
+  // than `from`. The grid is fixed, not counted from now: rounded from
+  // now, a planned start would stay a resolution ahead of every pass, and
+  // a stream of short jobs could push it back for ever.
   int64_t RoundUp(int64_t t, int64_t from) const {
     const int64_t r = s_.config->bf.resolution_s;
-    return std::max(s_.now + (t - s_.now + r - 1) / r * r, from);
+    const int64_t up = t >= 0 ? (t + r - 1) / r * r : t / r * r;
+    return std::max(up, from);
   }
 
   // Node `n` holds the job of `m` over [t, t + span).
