@@ -400,6 +400,21 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
        }},
       {0, "reservation", Arg::kRequired, str(&r.reservation)},
       {0, "signal", Arg::kRequired, str(&r.signal_spec)},
+      {0, "switches", Arg::kRequired,
+       [&r](const std::string& v) {
+         // N[@max-time]
+         const size_t at = v.find('@');
+         auto n = util::ParseInt(std::string_view(v).substr(0, at));
+         if (!n.ok() || *n < 1 || *n > 1 << 20) return Invalid("--switches");
+         r.switches = static_cast<int>(*n);
+         r.switches_wait_s = -1;
+         if (at != std::string::npos) {
+           auto t = util::ParseTimeLimitSeconds(std::string_view(v).substr(at + 1));
+           if (!t.ok() || *t < 0) return Invalid("--switches");
+           r.switches_wait_s = *t;
+         }
+         return util::Status::Ok();
+       }},
       {'t', "time", Arg::kRequired,
        [&r](const std::string& v) {
          auto t = util::ParseTimeLimitSeconds(v);

@@ -79,6 +79,8 @@ int Show(const std::vector<std::string>& words, bool one_liner, bool details, bo
     req.what = "config";
   } else if (what == "step" || what == "steps") {
     req.what = "step";
+  } else if (what == "topology") {
+    req.what = "topology";
   } else {
     std::cerr << "scontrol: error: invalid entity:" << words[0] << " for keyword:show \n";
     return 1;

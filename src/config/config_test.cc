@@ -1075,6 +1075,55 @@ TEST(Config, GpuReserve) {
   EXPECT_FALSE(Parse("GpuReserve=Mem=lots\n").ok());
 }
 
+TEST(Config, TopologyTreeReadsTopologyConf) {
+  TempDir dir;
+  const std::string nodes = "NodeName=n[1-6]\nSchedulerParameters=max_switch_wait=60\n";
+  std::string main = dir.Write("muster.conf", "TopologyPlugin=topology/tree\n" + nodes);
+  dir.Write("topology.conf",
+            "# two leaves under a spine; n6 under none\n"
+            "SwitchName=s1 Nodes=n[1-3] LinkSpeed=100\n"
+            "SwitchName=s2 Nodes=n[4-5]\n"
+            "SwitchName=spine Switches=s[1-2]\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->topology_tree);
+  EXPECT_EQ(cfg->max_switch_wait_s, 60);
+  ASSERT_EQ(cfg->switches.size(), 3u);
+  EXPECT_EQ(cfg->switches[0].nodes, (std::vector<std::string>{"n1", "n2", "n3"}));
+  EXPECT_EQ(cfg->switches[0].parent, 2);
+  EXPECT_EQ(cfg->switches[0].link_speed, "100");
+  EXPECT_EQ(cfg->switches[2].children, (std::vector<int>{0, 1}));
+  EXPECT_EQ(cfg->switches[2].level, 1);
+  EXPECT_EQ(cfg->leaf_of_node.at("n4"), 1);
+  EXPECT_EQ(cfg->leaf_of_node.count("n6"), 0u);
+
+  // Each error names topology.conf's line.
+  const std::pair<const char*, const char*> bad[] = {
+      {"SwitchName=s1 Nodes=n[1-2]\nSwitchName=s2 Nodes=n2\n",
+       "topology.conf:2: node n2 is under two leaf switches (s1 and s2)"},
+      {"SwitchName=s1 Nodes=n9\n", "topology.conf:1: switch s1: unknown node 'n9'"},
+      {"SwitchName=top Switches=s9\n", "topology.conf:1: switch top: unknown switch 's9'"},
+      {"SwitchName=s1\n", "topology.conf:1: switch s1 needs either Nodes= (a leaf) or Switches="},
+      {"SwitchName=s1 Nodes=n1\nSwitchName=s1 Nodes=n2\n",
+       "topology.conf:2: switch s1 is defined twice"},
+      {"SwitchName=a Switches=b\nSwitchName=b Switches=a\n", "is its own ancestor"},
+      {"SwitchName=s1 Nodes=n1 Speed=9\n", "topology.conf:1: unknown key 'Speed'"},
+  };
+  for (const auto& [text, want] : bad) {
+    dir.Write("topology.conf", text);
+    auto c = LoadConfig(main);
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
+  }
+  fs::remove(fs::path(dir.path()) / "topology.conf");
+  auto missing = LoadConfig(main);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("TopologyPlugin=topology/tree needs"),
+            std::string::npos)
+      << missing.status().message();
+  EXPECT_FALSE(Parse("TopologyPlugin=topology/3d_torus\n").ok());
+}
+
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
   auto cfg = Parse(
       "DefMemPerCPU=700\n"

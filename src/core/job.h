@@ -166,6 +166,10 @@ struct JobRequest {
   bool exclusive = false;
   bool hold = false;
   int64_t begin_time = 0;
+  // --switches=N[@max-time]: at most N leaf switches (0 = any), waiting up
+  // to max-time for them (-1: max_switch_wait of the configuration).
+  int switches = 0;
+  int64_t switches_wait_s = -1;
   bool requeue = true;       // Slurm's default (JobRequeue=1); --no-requeue clears it
   bool requeue_set = false;  // --requeue or --no-requeue was given
   int nice = 0;  // within +/- kMaxNice

@@ -18,7 +18,7 @@ using nlohmann::json;
   X(uid) X(gid) X(user_name) X(groups) X(work_dir) X(submit_dir) X(submit_host) X(std_out) X(std_err)  \
   X(std_in) X(open_append) X(min_nodes) X(max_nodes) X(ntasks) X(ntasks_per_node)        \
   X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb) X(cpus_per_gpu) X(mem_per_gpu_mb) \
-  X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time)           \
+  X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time) X(switches) X(switches_wait_s) \
   X(requeue) X(requeue_set) X(nice) X(signal_spec) X(array_spec) X(dependency) X(kill_invalid_dep) X(nodelist) X(exclude) X(export_mode)                \
   X(environment) X(argv) X(script) X(command) X(interactive)
 #define MUSTER_JOB_FIELDS(X)                                                            \

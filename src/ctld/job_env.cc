@@ -76,14 +76,29 @@ void SetMemoryVariable(const core::Job& job, const config::Config& cfg,
   }
 }
 
+// The node's place in the network: its switches from the top down, then
+// itself ("s0.s1.gpu01", pattern "switch.switch.node"); the node alone
+// without topology/tree.
+void SetTopologyVariables(const config::Config& cfg, const std::string& node,
+                          std::map<std::string, std::string>& env) {
+  std::string addr = node, pattern = "node";
+  if (auto leaf = cfg.leaf_of_node.find(node); leaf != cfg.leaf_of_node.end()) {
+    for (int sw = leaf->second; sw >= 0; sw = cfg.switches[sw].parent) {
+      addr = cfg.switches[sw].name + "." + addr;
+      pattern = "switch." + pattern;
+    }
+  }
+  env["SLURM_TOPOLOGY_ADDR"] = addr;
+  env["SLURM_TOPOLOGY_ADDR_PATTERN"] = pattern;
+}
+
 // What the batch step's own node gives it: CPUs, name, memory, GPUs.
 void SetBatchNodeVariables(const core::Job& job, const config::Config& cfg,
                            const core::NodeAlloc& first, std::map<std::string, std::string>& env) {
   env["SLURM_CPUS_ON_NODE"] = std::to_string(first.cpus);
   // slurmd sets HOSTNAME to the node's name, whatever the submitter had.
   env["SLURMD_NODENAME"] = env["HOSTNAME"] = first.node;
-  env["SLURM_TOPOLOGY_ADDR"] = first.node;
-  env["SLURM_TOPOLOGY_ADDR_PATTERN"] = "node";
+  SetTopologyVariables(cfg, first.node, env);
   SetMemoryVariable(job, cfg, first, env);
   if (first.gpu_indices.empty()) return;
   std::vector<std::string> idx;

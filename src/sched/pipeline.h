@@ -349,6 +349,13 @@ enum class Placement { kFirstFit, kPack, kLeastLoaded };
 struct NodeMatch {
   const ResourceRequest* request = nullptr;
   Placement placement = Placement::kFirstFit;
+  // topology/tree: each node's leaf switch (-1: none) and each leaf's top
+  // switch, by node and switch index; null without a topology. A job
+  // that may take several nodes goes under as few leaves as it can, and
+  // with max_leaves > 0 (--switches while it waits) under at most that many.
+  const std::vector<int>* leaf_of = nullptr;
+  const std::vector<int>* root_of = nullptr;
+  int max_leaves = 0;
   std::vector<int> required;      // -w as node indices, sorted
   std::vector<int> excluded;      // -x as node indices, sorted
   bool required_unknown = false;  // -w names a node not in the node set
@@ -405,6 +412,8 @@ struct SelectScratch {
   std::vector<int> order;  // the candidates in placement order
   std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
   std::vector<int> matching;    // those of one matching-OR alternative
+  std::vector<int> by_leaf;     // the candidates by leaf switch
+  std::vector<int> tree;        // those of one tree, largest leaves first
   std::vector<int> count_left;  // per -C count, nodes it still needs
   int counts_unmet = 0;         // their sum
 };

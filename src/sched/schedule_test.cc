@@ -233,6 +233,54 @@ TEST(Schedule, ConstraintCountsAndMatchingOr) {
   });
 }
 
+// topology/tree: leaf s1 over gpu[01-02], s2 over gpu[03-04], s3 over
+// cpu[01-02], all under s0 (or, `split`, no top switch: three trees).
+void Topology(Harness& h, bool split = false) {
+  h.cfg.topology_tree = true;
+  const std::vector<std::vector<std::string>> leaves = {
+      {"gpu01", "gpu02"}, {"gpu03", "gpu04"}, {"cpu01", "cpu02"}};
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    config::Switch sw;
+    sw.name = "s" + std::to_string(k + 1);
+    sw.nodes = leaves[k];
+    sw.parent = split ? -1 : 3;
+    for (const auto& n : leaves[k]) h.cfg.leaf_of_node[n] = static_cast<int>(k);
+    h.cfg.switches.push_back(sw);
+  }
+  config::Switch top;
+  top.name = "s0";
+  top.children = {0, 1, 2};
+  top.level = 1;
+  if (split) top.children.clear();
+  h.cfg.switches.push_back(top);
+}
+
+TEST(Schedule, TopologyKeepsJobsUnderFewLeafSwitches) {
+  auto gpu01_full = [](Harness& h) {
+    Topology(h);
+    h.Node("gpu01")->alloc_cpus = 32;
+  };
+  RunCases({
+      // First fit would take gpu02 and gpu03, under two leaves.
+      {"first fit", [](Harness& h) { h.Node("gpu01")->alloc_cpus = 32; },
+       {MakeJob(1).Partition("train").Nodes(2)}, {"gpu02,gpu03"}},
+      {"one leaf that holds it", gpu01_full, {MakeJob(1).Partition("train").Nodes(2)},
+       {"gpu03,gpu04"}},
+      {"as few leaves as it can", gpu01_full, {MakeJob(1).Partition("train").Nodes(3)},
+       {"gpu02,gpu03,gpu04"}},
+      // --switches=1 waits (max_switch_wait, 300 s, from its submission)...
+      {"--switches=1 waits", gpu01_full,
+       {MakeJob(1).Partition("train").Nodes(3).Switches(1, -1, 900)}, {"Resources"}},
+      // ... then takes what there is.
+      {"--switches=1@60 after its wait", gpu01_full,
+       {MakeJob(1).Partition("train").Nodes(3).Switches(1, 60, 900)}, {"gpu02,gpu03,gpu04"}},
+      {"spread over one leaf first", gpu01_full, {MakeJob(1).Partition("short").Tasks(40)},
+       {"cpu01,cpu02"}},
+      {"one fabric only", [](Harness& h) { Topology(h, true); },
+       {MakeJob(1).Partition("train").Nodes(3)}, {"BadConstraints"}},
+  });
+}
+
 // --cpus-per-gpu and --mem-per-gpu: a node's share takes CPUs and memory
 // for each GPU it gets there (the oracle: --gres=gpu:2 --cpus-per-gpu=4
 // --mem-per-gpu=10G runs with NumCPUs=8 and mem=20G; -N 2

@@ -79,6 +79,20 @@ class Pass {
     }
     live_ = Overlay::FromNodes(s.nodes);
     live_.SetGpuReserve(s.config->gpu_reserve_cpus, s.config->gpu_reserve_mem_mb);
+    if (s.config->topology_tree) {
+      const std::vector<config::Switch>& switches = s.config->switches;
+      leaf_of_.assign(s.nodes.size(), -1);
+      for (size_t i = 0; i < s.nodes.size(); ++i) {
+        auto it = s.config->leaf_of_node.find(s.nodes[i]->config.name);
+        if (it != s.config->leaf_of_node.end()) leaf_of_[i] = it->second;
+      }
+      root_of_.resize(switches.size());
+      for (size_t k = 0; k < switches.size(); ++k) {
+        int top = static_cast<int>(k);
+        while (switches[top].parent >= 0) top = switches[top].parent;
+        root_of_[k] = top;
+      }
+    }
     if (s.config->pack_nodes) placement_ = Placement::kPack;
     if (s.config->least_loaded) placement_ = Placement::kLeastLoaded;
   }
@@ -254,7 +268,17 @@ class Pass {
     m.all_have_gpus = p.gpu_less == 0;
     m.placement = placement_;
     if (p.part != nullptr && p.part->least_loaded) m.placement = Placement::kLeastLoaded;
+    if (s_.config->topology_tree) {
+      m.leaf_of = &leaf_of_;
+      m.root_of = &root_of_;
+      // --switches=N holds out for N leaves until its wait is over.
+      const int64_t wait =
+          job.req.switches_wait_s >= 0 ? job.req.switches_wait_s : s_.config->max_switch_wait_s;
+      const int64_t since = std::max(job.submit_time, job.req.begin_time);
+      if (job.req.switches > 0 && s_.now < since + wait) m.max_leaves = job.req.switches;
+    }
     shape_ = ShapeOf(request_, p) + "|" + job.req.reservation;
+    if (m.max_leaves > 0) shape_ += "|switches=" + std::to_string(m.max_leaves);
     // Nodes with no free CPU take nothing more this pass (every job needs
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
@@ -738,9 +762,12 @@ class Pass {
 
   // Why a job that did not fit waits: never (BadConstraints), for nodes to
   // come back (ReqNodeNotAvail, with unavailable_ set), or for resources.
-  PendingReason Diagnose(const NodeMatch& m, const PartitionState& p) {
+  PendingReason Diagnose(const NodeMatch& waiting, const PartitionState& p) {
     unavailable_.clear();
     reserved_ = false;
+    // --switches only delays a start: what could ever run ignores it.
+    NodeMatch m = waiting;
+    m.max_leaves = 0;
     if (!empty_) empty_ = Overlay::Empty(configs_);
     std::vector<core::NodeAlloc> ideal;
     if (!SelectNodes(m, configs_, *empty_, p.members, &scratch_, &ideal)) {
@@ -823,6 +850,7 @@ class Pass {
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
   Placement placement_ = Placement::kFirstFit;  // SelectTypeParameters' node order
+  std::vector<int> leaf_of_, root_of_;          // topology/tree (see NodeMatch)
   std::optional<Overlay> empty_;  // built on the first diagnosis
   // Backfill: the availability profile (from the first job that cannot
   // start now) and a window onto it.

@@ -264,26 +264,11 @@ bool SelectFixed(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   return true;
 }
 
-// SelectNodes over one set of candidates (a matching OR's alternative).
-bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+// The selection over `candidates` as ordered: fills `out` on success.
+bool SelectPlain(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,
                  std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
-  if (m.placement != Placement::kFirstFit && candidates.size() > 1) {
-    candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
-  }
-  if (!r.feature_counts.empty()) {
-    // Nodes a count can use go first, so a spreading job meets its counts
-    // before it is done.
-    if (candidates.data() != scratch->order.data()) {
-      scratch->order.assign(candidates.begin(), candidates.end());
-    }
-    std::stable_partition(scratch->order.begin(), scratch->order.end(), [&](int i) {
-      return std::any_of(r.feature_counts.begin(), r.feature_counts.end(),
-                         [&](const auto& c) { return MeetsCount(*configs[i], c); });
-    });
-    candidates = scratch->order;
-  }
   ResetSelection(r, scratch);
   const bool fixed = r.min_nodes == r.max_nodes;
   if (!(fixed ? SelectFixed(m, configs, ov, candidates, scratch)
@@ -305,6 +290,117 @@ bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     MakeShareAlloc(r, *configs[i], ov, i, scratch->shares[j], &(*out)[k]);
   }
   return true;
+}
+
+// topology/tree: a job that may take several nodes goes under one leaf
+// switch where one can hold it (the leaf with the fewest candidates first,
+// so big leaves stay whole), else under as few leaves of one tree as it
+// can (the leaves with the most candidates first). Nodes under no switch
+// count as one leaf of a tree of their own. --switches=N while it waits:
+// at most N leaves.
+bool SelectUnderSwitches(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                         std::span<const int> candidates, SelectScratch* scratch,
+                         std::vector<core::NodeAlloc>* out) {
+  const ResourceRequest& r = *m.request;
+  const std::vector<int>& leaf_of = *m.leaf_of;
+  std::vector<int>& by_leaf = scratch->by_leaf;
+  by_leaf.assign(candidates.begin(), candidates.end());
+  std::stable_sort(by_leaf.begin(), by_leaf.end(),
+                   [&](int a, int b) { return leaf_of[a] < leaf_of[b]; });
+  struct Range {
+    int leaf, root;
+    size_t begin, end;
+    bool has_gpus;  // for a job that asks for none, a leaf to try late
+    size_t size() const { return end - begin; }
+  };
+  const bool gpu_less_first = !AsksForGpus(r) && !m.all_have_gpus;
+  std::vector<Range> ranges;
+  for (size_t k = 0; k < by_leaf.size();) {
+    const int leaf = leaf_of[by_leaf[k]];
+    size_t end = k;
+    bool has_gpus = false;
+    for (; end < by_leaf.size() && leaf_of[by_leaf[end]] == leaf; ++end) {
+      has_gpus = has_gpus || (gpu_less_first && GpuCount(*configs[by_leaf[end]]) > 0);
+    }
+    ranges.push_back(Range{leaf, leaf < 0 ? -1 : (*m.root_of)[leaf], k, end, has_gpus});
+    k = end;
+  }
+  auto span_of = [&](const Range& g) {
+    return std::span<const int>(by_leaf.data() + g.begin, g.size());
+  };
+  std::stable_sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
+    return std::pair(a.has_gpus, a.size()) < std::pair(b.has_gpus, b.size());
+  });
+  for (const Range& g : ranges) {
+    if (static_cast<int>(g.size()) < r.min_nodes) continue;
+    if (SelectPlain(m, configs, ov, span_of(g), scratch, out)) return true;
+  }
+  if (m.max_leaves == 1 || ranges.size() < 2) return false;
+  // Over several leaves of one tree, the largest tree first.
+  std::vector<std::pair<size_t, int>> trees;  // (candidates, root)
+  for (const Range& g : ranges) {
+    auto it = std::find_if(trees.begin(), trees.end(), [&](auto& t) { return t.second == g.root; });
+    if (it == trees.end()) {
+      trees.emplace_back(g.size(), g.root);
+    } else {
+      it->first += g.size();
+    }
+  }
+  std::stable_sort(trees.begin(), trees.end(), [](auto& a, auto& b) { return a.first > b.first; });
+  for (const auto& [size, root] : trees) {
+    if (static_cast<int>(size) < r.min_nodes) continue;
+    // Its leaves, the most candidates first (for a CPU-only job, those
+    // without GPUs before).
+    std::vector<const Range*> order;
+    for (const Range& g : ranges) {
+      if (g.root == root) order.push_back(&g);
+    }
+    std::stable_sort(order.begin(), order.end(), [](const Range* a, const Range* b) {
+      return std::pair(!a->has_gpus, a->size()) > std::pair(!b->has_gpus, b->size());
+    });
+    std::vector<int>& tree = scratch->tree;
+    tree.clear();
+    for (const Range* g : order) {
+      tree.insert(tree.end(), by_leaf.begin() + g->begin, by_leaf.begin() + g->end);
+    }
+    const int leaves = static_cast<int>(order.size());
+    if (leaves < 2 || !SelectPlain(m, configs, ov, tree, scratch, out)) continue;
+    if (m.max_leaves > 0) {
+      std::vector<int> used;
+      for (int i : scratch->chosen) used.push_back(leaf_of[i]);
+      std::sort(used.begin(), used.end());
+      if (std::unique(used.begin(), used.end()) - used.begin() > m.max_leaves) continue;
+    }
+    return true;
+  }
+  out->clear();
+  return false;
+}
+
+// SelectNodes over one set of candidates (a matching OR's alternative).
+bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out) {
+  const ResourceRequest& r = *m.request;
+  if (m.placement != Placement::kFirstFit && candidates.size() > 1) {
+    candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
+  }
+  if (!r.feature_counts.empty()) {
+    // Nodes a count can use go first, so a spreading job meets its counts
+    // before it is done.
+    if (candidates.data() != scratch->order.data()) {
+      scratch->order.assign(candidates.begin(), candidates.end());
+    }
+    std::stable_partition(scratch->order.begin(), scratch->order.end(), [&](int i) {
+      return std::any_of(r.feature_counts.begin(), r.feature_counts.end(),
+                         [&](const auto& c) { return MeetsCount(*configs[i], c); });
+    });
+    candidates = scratch->order;
+  }
+  if (m.leaf_of != nullptr && r.max_nodes > 1) {
+    return SelectUnderSwitches(m, configs, ov, candidates, scratch, out);
+  }
+  return SelectPlain(m, configs, ov, candidates, scratch, out);
 }
 
 }  // namespace

@@ -199,6 +199,13 @@ class JobBuilder {
     job_.req.begin_time = t;
     return *this;
   }
+  // --switches=N[@wait] (wait -1: max_switch_wait), submitted at `submit`.
+  JobBuilder& Switches(int n, int64_t wait, int64_t submit) {
+    job_.req.switches = n;
+    job_.req.switches_wait_s = wait;
+    job_.submit_time = submit;
+    return *this;
+  }
   JobBuilder& Qos(std::string q) {
     job_.req.qos = std::move(q);
     return *this;

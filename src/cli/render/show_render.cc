@@ -689,8 +689,33 @@ Result<std::string> ShowConfig(const ClusterView& view) {
   return out;
 }
 
+// topology.conf's switches, one line each: its level, link speed (1 when
+// not given), every node below it, and its child switches.
+Result<std::string> ShowTopology(const std::string& name, const config::Config& cfg) {
+  std::string out;
+  for (const config::Switch& sw : cfg.switches) {
+    if (!name.empty() && sw.name != name) continue;
+    std::vector<std::string> nodes, children;
+    std::vector<const config::Switch*> stack = {&sw};
+    while (!stack.empty()) {
+      const config::Switch* at = stack.back();
+      stack.pop_back();
+      nodes.insert(nodes.end(), at->nodes.begin(), at->nodes.end());
+      for (int c : at->children) stack.push_back(&cfg.switches[c]);
+    }
+    for (int c : sw.children) children.push_back(cfg.switches[c].name);
+    out += fmt::format("SwitchName={} Level={} LinkSpeed={} Nodes={}", sw.name, sw.level,
+                       sw.link_speed.empty() ? "1" : sw.link_speed,
+                       util::CompressHostlist(nodes));
+    if (!children.empty()) out += " Switches=" + util::CompressHostlist(children);
+    out += "\n";
+  }
+  if (out.empty() && !name.empty()) return InvalidArgument("switch " + name + " not found");
+  return out;
+}
+
 // What `scontrol show ENTITY` names, accepting scontrol's abbreviations.
-enum class Entity { kJob, kNode, kPartition, kConfig, kStep, kUnknown };
+enum class Entity { kJob, kNode, kPartition, kConfig, kStep, kTopology, kUnknown };
 
 Entity ParseEntity(const std::string& what) {
   std::string w = util::ToLower(what);
@@ -702,6 +727,7 @@ Entity ParseEntity(const std::string& what) {
   if (abbrev("partitions", 2) || w == "partitionname") return Entity::kPartition;
   if (abbrev("configuration", 2)) return Entity::kConfig;
   if (abbrev("steps", 2)) return Entity::kStep;
+  if (abbrev("topology", 1)) return Entity::kTopology;
   return Entity::kUnknown;
 }
 
@@ -738,6 +764,7 @@ Result<std::string> RenderShow(const ShowRequest& req, const ClusterView& view) 
     case Entity::kPartition: return ShowPartitions(req, view);
     case Entity::kConfig: return ShowConfig(view);
     case Entity::kStep: return RenderShowSteps(req.name, view);
+    case Entity::kTopology: return ShowTopology(req.name, *view.config);
     case Entity::kUnknown: break;
   }
   return InvalidArgument("invalid entity:" + req.what + " for keyword:show ");
