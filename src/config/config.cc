@@ -873,8 +873,8 @@ Status Parser::ApplyTopLevel(const Pair& p) {
 
 // SelectTypeParameters: what select/cons_tres counts (Muster always counts
 // CPUs and memory, as CR_Core_Memory does, so the resource kinds are
-// accepted as written) and how nodes are chosen: CR_Pack_Nodes fills the
-// busiest node that fits first, CR_LLN the least loaded.
+// accepted as written) and how nodes are chosen: CR_Pack_Nodes packs a
+// job's tasks onto its first nodes, CR_LLN takes the least loaded.
 Status Parser::SetSelectTypeParameters(const Pair& p) {
   static constexpr std::string_view kAccepted[] = {
       "cr_cpu",        "cr_cpu_memory",        "cr_core",           "cr_core_memory",
@@ -896,7 +896,7 @@ Status Parser::SetSelectTypeParameters(const Pair& p) {
     }
   }
   if (cfg_.pack_nodes && cfg_.least_loaded) {
-    return BadValue(p, "", "CR_Pack_Nodes and CR_LLN choose nodes in opposite orders; give one");
+    return BadValue(p, "", "CR_Pack_Nodes packs and CR_LLN spreads; give one");
   }
   return Status::Ok();
 }

@@ -160,10 +160,11 @@ struct Config {
   // start) or sched/builtin (strict priority order in each partition).
   bool backfill = true;
   BackfillConfig bf;  // SchedulerParameters=bf_*
-  // SelectTypeParameters=CR_Pack_Nodes: of the nodes a job fits on, the
-  // busiest first (fewest free GPUs, then CPUs), so whole nodes stay free
-  // for jobs that need them; CR_LLN: the least loaded first (most idle
-  // CPUs). Neither: lowest Weight, then configuration order (Slurm's).
+  // Of the nodes of one Weight a job fits on, the busiest go first
+  // (fewest free GPUs, then CPUs), so whole nodes stay free for jobs that
+  // need them. SelectTypeParameters=CR_Pack_Nodes also fills a job's
+  // first nodes with its tasks when it has more room than they need
+  // (--exclusive); CR_LLN takes the least loaded first (most idle CPUs).
   bool pack_nodes = false;
   bool least_loaded = false;
   // GpuReserve=CPUs=N,Mem=SIZE (Muster's own): each free GPU of a node

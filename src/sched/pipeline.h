@@ -339,16 +339,23 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
 // ---- stage_node_match.cc: per job, the static node predicates
 // (-C features, -w/-x lists, other GRES); the pass resolves -w/-x names to
 // node indices once per job.
-// The order in which the selection tries the candidates of one Weight
-// (SelectTypeParameters, partition LLN): as given (configuration order,
-// Slurm's default), the busiest first (CR_Pack_Nodes: fewest free GPUs,
-// then CPUs, so whole nodes stay whole), or the least loaded first
-// (CR_LLN, LLN=YES: most idle CPUs).
+// The order in which the selection tries the candidates of one Weight:
+// the busiest first (the default, a best fit: fewest free GPUs, then CPUs,
+// so whole nodes stay whole), the least loaded first (CR_LLN, LLN=YES:
+// most idle CPUs), or as given (configuration order; what "could it ever
+// run" asks, and the fallback when the greedy selection misses in the
+// placement's order).
 enum class Placement { kFirstFit, kPack, kLeastLoaded };
 
 struct NodeMatch {
   const ResourceRequest* request = nullptr;
   Placement placement = Placement::kFirstFit;
+  // The candidates already come in the placement's order (the pass keeps
+  // it), so the selection need not sort them.
+  bool in_order = false;
+  // CR_Pack_Nodes: a fixed node count's tasks fill the first nodes with
+  // --exclusive too (Slurm's default spreads those evenly).
+  bool pack_tasks = false;
   // topology/tree: each node's leaf switch (-1: none) and each leaf's top
   // switch, by node and switch index; null without a topology. A job
   // that may take several nodes goes under as few leaves as it can, and

@@ -91,38 +91,30 @@ TEST(Schedule, PlacementAndSharing) {
   });
 }
 
-// SelectTypeParameters=CR_Pack_Nodes and CR_LLN (and a partition's
-// LLN=YES) order the nodes of one Weight; Slurm's default takes them in
-// configuration order.
-TEST(Schedule, PackAndLeastLoadedPlacement) {
+// Of the nodes that fit, the busiest go first (a best fit, as the oracle's
+// select/cons_tres does: it put a 2-GPU job on the node with 2 GPUs free
+// rather than an idle one, a 4-CPU job on the CPU node with 12 CPUs free
+// rather than 32); CR_LLN and a partition's LLN=YES take the least loaded.
+TEST(Schedule, BestFitAndLeastLoadedPlacement) {
   auto six_gpus_busy_on_gpu02 = [](Harness& h) {
     h.Node("gpu02")->alloc_cpus = 6;
     h.Node("gpu02")->alloc_mem_mb = 6000;
     for (int g = 0; g < 6; ++g) h.Node("gpu02")->gpu_used[g] = true;
   };
-  auto pack = [&](Harness& h) {
-    six_gpus_busy_on_gpu02(h);
-    h.cfg.pack_nodes = true;
-  };
-  std::vector<testing::JobBuilder> fragmenting = {
-      MakeJob(1).Partition("train").Gpus(2), MakeJob(2).Partition("train").Gpus(8),
-      MakeJob(3).Partition("train").Gpus(8), MakeJob(4).Partition("train").Gpus(8)};
   RunCases({
-      // The handbook's fragmentation: first fit breaks into an idle node
-      // and the third 8-GPU job waits; pack fills gpu02 and all start.
-      {"first fit scatters GPUs", six_gpus_busy_on_gpu02, fragmenting,
-       {"gpu01", "gpu03", "gpu04", "Resources"}},
-      {"pack keeps whole nodes whole", pack, fragmenting, {"gpu02", "gpu01", "gpu03", "gpu04"}},
-      {"pack fills the busiest CPU node",
-       [](Harness& h) {
-         h.cfg.pack_nodes = true;
-         h.Node("cpu02")->alloc_cpus = 20;
-       },
+      // The handbook's fragmentation: taking the first node would break
+      // into an idle one and leave the third 8-GPU job waiting.
+      {"whole nodes stay whole",
+       six_gpus_busy_on_gpu02,
+       {MakeJob(1).Partition("train").Gpus(2), MakeJob(2).Partition("train").Gpus(8),
+        MakeJob(3).Partition("train").Gpus(8), MakeJob(4).Partition("train").Gpus(8)},
+       {"gpu02", "gpu01", "gpu03", "gpu04"}},
+      {"the busiest CPU node",
+       [](Harness& h) { h.Node("cpu02")->alloc_cpus = 20; },
        {MakeJob(1).Partition("short").Cpus(4), MakeJob(2).Partition("short").Cpus(16)},
        {"cpu02", "cpu01"}},
-      {"pack after Weight",
+      {"after Weight",
        [](Harness& h) {
-         h.cfg.pack_nodes = true;
          h.Node("cpu01")->alloc_cpus = 20;
          h.Node("cpu02")->config.weight = 0;
          h.cfg.nodes[5].weight = 0;
@@ -216,10 +208,8 @@ TEST(Schedule, ConstraintCountsAndMatchingOr) {
   RunCases({
       {"matching OR: the first rack that holds it", racks,
        {MakeJob(1).Partition("train").Nodes(2).Constraint("[rack1|rack2]")}, {"gpu01,gpu02"}},
-      {"matching OR takes the other rack, plain OR mixes them", racks_gpu01_busy,
-       {MakeJob(1).Partition("train").Nodes(2).Constraint("[rack1|rack2]"),
-        MakeJob(2).Partition("train").Nodes(2).Constraint("rack1|rack2")},
-       {"gpu03,gpu04", "gpu02,gpu03"}},
+      {"matching OR takes the other rack", racks_gpu01_busy,
+       {MakeJob(1).Partition("train").Nodes(2).Constraint("[rack1|rack2]")}, {"gpu03,gpu04"}},
       {"plain OR mixes racks", racks_gpu01_busy,
        {MakeJob(1).Partition("train").Nodes(2).Constraint("rack1|rack2")}, {"gpu02,gpu03"}},
       {"a count among other nodes", nullptr,
@@ -461,6 +451,7 @@ TEST(Schedule, MultiNode) {
        },
        {MakeJob(1).Partition("short").Nodes(2, 4).GpusPerJob(1)},
        {"gpu01,gpu04"}},
+      // (The CPU-only job then fills gpu04, the busiest.)
       {"GPU jobs skip nodes whose GPUs are all used",
        [](Harness& h) {
          for (int i = 0; i < 3; ++i)
@@ -468,7 +459,7 @@ TEST(Schedule, MultiNode) {
        },
        {MakeJob(1).Partition("train").Gpus(1), MakeJob(2).Partition("train").GpusPerJob(2),
         MakeJob(3).Partition("train")},
-       {"gpu04", "gpu04", "gpu01"}},
+       {"gpu04", "gpu04", "gpu04"}},
       {"-N 2-3 takes as many as are free",
        [](Harness& h) { h.Node("gpu02")->drain = true; },
        {MakeJob(1).Partition("train").Nodes(2, 3)},

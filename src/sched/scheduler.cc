@@ -22,6 +22,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -46,6 +47,7 @@ constexpr int64_t kNever = Profile::kForever;
 struct PartitionState {
   const core::Partition* part = nullptr;
   std::vector<int> members;    // nodes of the partition in the snapshot, by weight
+  std::vector<int> members_sorted;  // the same by index
   std::vector<int> usable;     // members that take new work now, by weight
   bool blocked = false;        // a job of this partition waits for Resources
   core::JobId blocked_by = 0;  // that job
@@ -56,6 +58,12 @@ struct PartitionState {
   size_t gpu_less = 0;        // usable nodes without GPUs
   size_t live_begin = 0;      // usable[0, live_begin) have no free CPU left
   size_t gpu_live_begin = 0;  // usable[0, gpu_live_begin): no free CPU or GPU
+  // The usable nodes in the placement's order (busiest or least loaded
+  // first) for jobs without GPUs [0] and with [1], by what is free now;
+  // built on first use and kept in order as the pass starts jobs.
+  std::array<std::vector<int>, 2> ordered;
+  std::array<bool, 2> ordered_built{false, false};
+  Placement placement = Placement::kFirstFit;  // LLN=YES, else the cluster's
 };
 
 // The earliest start found for a job that cannot start now.
@@ -93,7 +101,6 @@ class Pass {
         root_of_[k] = top;
       }
     }
-    if (s.config->pack_nodes) placement_ = Placement::kPack;
     if (s.config->least_loaded) placement_ = Placement::kLeastLoaded;
   }
 
@@ -134,7 +141,9 @@ class Pass {
         const int64_t end = EndOf(*job, s_.now);
         for (const auto& share : alloc) {
           const int i = index_.at(share.node);
+          TakeOutOfOrders(i);
           live_.Reserve(i, share);
+          PutBackInOrders(i);
           if (profile_) profile_->Reserve(i, s_.now, end, share);
         }
         limits_.Add(*job, alloc);
@@ -266,8 +275,9 @@ class Pass {
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
-    m.placement = placement_;
-    if (p.part != nullptr && p.part->least_loaded) m.placement = Placement::kLeastLoaded;
+    // Planning, diagnosis and preemption take nodes in config order; a start
+    // now takes them in the partition's placement order (see below).
+    m.pack_tasks = s_.config->pack_nodes;
     if (s_.config->topology_tree) {
       m.leaf_of = &leaf_of_;
       m.root_of = &root_of_;
@@ -283,10 +293,11 @@ class Pass {
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
     // (Planned starts only take more, so this holds for the profile too.)
-    auto full = [&](size_t k, bool gpus) {
-      const NodeFree& f = live_.at(p.usable[k]);
+    auto full_in_order = [&](int i, bool gpus) {
+      const NodeFree& f = live_.at(i);
       return f.cpus == 0 || (gpus && f.gpus_free == 0);
     };
+    auto full = [&](size_t k, bool gpus) { return full_in_order(p.usable[k], gpus); };
     while (p.live_begin < p.usable.size() && full(p.live_begin, false)) ++p.live_begin;
     p.gpu_live_begin = std::max(p.gpu_live_begin, p.live_begin);
     while (p.gpu_live_begin < p.usable.size() && full(p.gpu_live_begin, true)) ++p.gpu_live_begin;
@@ -296,6 +307,18 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
+    NodeMatch now = m;
+    if (p.placement != Placement::kFirstFit) {
+      // In the placement's order, kept by the pass (sorting each job's
+      // candidates would cost a sort per job); full nodes lead it.
+      const bool gpus = request_.gpus_per_node > 0 || request_.gpus_per_job > 0;
+      const std::vector<int>& order = Ordered(p, gpus);
+      size_t k = 0;
+      while (k < order.size() && full_in_order(order[k], gpus_everywhere)) ++k;
+      candidates = std::span<const int>(order.data() + k, order.size() - k);
+      now.placement = p.placement;
+      now.in_order = true;
+    }
     // A job of a reservation runs on its nodes (with FLEX, anywhere).
     std::vector<int> inside;
     if (tag >= 0 && !s_.reservations[tag]->Has(core::kResvFlex)) {
@@ -307,7 +330,7 @@ class Pass {
       }
       candidates = inside;
     }
-    if (StartsNow(job, m, candidates, alloc)) return PendingReason::kNone;
+    if (StartsNow(job, now, candidates, alloc)) return PendingReason::kNone;
     if (p.blocked && !s_.config->backfill) {
       p.held_back = true;
       return PendingReason::kPriority;
@@ -765,9 +788,12 @@ class Pass {
   PendingReason Diagnose(const NodeMatch& waiting, const PartitionState& p) {
     unavailable_.clear();
     reserved_ = false;
-    // --switches only delays a start: what could ever run ignores it.
+    // --switches only delays a start, and the node order only chooses
+    // among fits: what could ever run ignores both, as CheckSatisfiable
+    // does at submission.
     NodeMatch m = waiting;
     m.max_leaves = 0;
+    m.placement = Placement::kFirstFit;
     if (!empty_) empty_ = Overlay::Empty(configs_);
     std::vector<core::NodeAlloc> ideal;
     if (!SelectNodes(m, configs_, *empty_, p.members, &scratch_, &ideal)) {
@@ -822,12 +848,73 @@ class Pass {
     return m;
   }
 
+  // A node's place in the placement's order, by what is free now: its
+  // Weight, then the busiest first (fewest free GPUs then CPUs for a job
+  // with GPUs, CPUs then memory without) or the least loaded (most free
+  // CPUs); then config order.
+  std::array<int64_t, 4> OrderKey(const PartitionState& p, int i, bool gpus) const {
+    const NodeFree& f = live_.at(i);
+    const int64_t w = configs_[i]->weight;
+    if (p.placement == Placement::kLeastLoaded) return {w, -f.cpus, 0, i};
+    return gpus ? std::array<int64_t, 4>{w, f.gpus_free, f.cpus, i}
+                : std::array<int64_t, 4>{w, f.cpus, f.mem_mb, i};
+  }
+
+  const std::vector<int>& Ordered(PartitionState& p, bool gpus) {
+    std::vector<int>& order = p.ordered[gpus];
+    if (!p.ordered_built[gpus]) {
+      p.ordered_built[gpus] = true;
+      order = p.usable;
+      std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
+      keyed.reserve(order.size());
+      for (int i : order) keyed.emplace_back(OrderKey(p, i, gpus), i);
+      std::sort(keyed.begin(), keyed.end());
+      for (size_t k = 0; k < keyed.size(); ++k) order[k] = keyed[k].second;
+    }
+    return order;
+  }
+
+  // Around a start on node i: out of every built order (by its key before)
+  // and back in (by its key after).
+  void TakeOutOfOrders(int i) {
+    for (auto& [name, p] : parts_) {
+      for (int g = 0; g < 2; ++g) {
+        if (!p.ordered_built[g]) continue;
+        std::vector<int>& order = p.ordered[g];
+        const auto key = OrderKey(p, i, g == 1);
+        auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
+          return OrderKey(p, a, g == 1) < k;
+        });
+        if (it != order.end() && *it == i) order.erase(it);
+      }
+    }
+  }
+  void PutBackInOrders(int i) {
+    for (auto& [name, p] : parts_) {
+      for (int g = 0; g < 2; ++g) {
+        if (!p.ordered_built[g]) continue;
+        // Only where it was: a member of the partition that takes work.
+        if (!std::binary_search(p.members_sorted.begin(), p.members_sorted.end(), i) ||
+            !usable_[i]) {
+          continue;
+        }
+        std::vector<int>& order = p.ordered[g];
+        const auto key = OrderKey(p, i, g == 1);
+        auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
+          return OrderKey(p, a, g == 1) < k;
+        });
+        order.insert(it, i);
+      }
+    }
+  }
+
   PartitionState& Partition(const std::string& name) {
     auto it = parts_.find(name);
     if (it != parts_.end()) return it->second;
     PartitionState& p = parts_[name];
     p.part = s_.config->FindPartition(name);
     if (p.part == nullptr) return p;
+    p.placement = p.part->least_loaded ? Placement::kLeastLoaded : placement_;
     p.members.reserve(p.part->nodes.size());
     for (const auto& n : p.part->nodes) {
       auto idx = index_.find(n);
@@ -835,6 +922,7 @@ class Pass {
     }
     std::sort(p.members.begin(), p.members.end());
     p.members.erase(std::unique(p.members.begin(), p.members.end()), p.members.end());
+    p.members_sorted = p.members;
     SortByWeight(configs_, &p.members);
     for (int i : p.members) {
       if (!usable_[i]) continue;
@@ -849,7 +937,7 @@ class Pass {
   std::vector<bool> usable_;
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
-  Placement placement_ = Placement::kFirstFit;  // SelectTypeParameters' node order
+  Placement placement_ = Placement::kPack;  // SelectTypeParameters' node order
   std::vector<int> leaf_of_, root_of_;          // topology/tree (see NodeMatch)
   std::optional<Overlay> empty_;  // built on the first diagnosis
   // Backfill: the availability profile (from the first job that cannot

@@ -204,7 +204,7 @@ void ResetSelection(const ResourceRequest& r, SelectScratch* s) {
 bool FillsFirst(const NodeMatch& m) {
   const ResourceRequest& r = *m.request;
   return r.min_nodes > 1 && r.ntasks_set && r.ntasks_per_node == 0 &&
-         (!r.exclusive || m.placement == Placement::kPack) && r.gpus_per_job == 0;
+         (!r.exclusive || m.pack_tasks) && r.gpus_per_job == 0;
 }
 
 // The candidates in the placement's order: by Weight as given, then the
@@ -382,7 +382,7 @@ bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,
                  std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
-  if (m.placement != Placement::kFirstFit && candidates.size() > 1) {
+  if (m.placement != Placement::kFirstFit && !m.in_order && candidates.size() > 1) {
     candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
   }
   if (!r.feature_counts.empty()) {
@@ -405,12 +405,13 @@ bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
 
 }  // namespace
 
-bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
-                 std::span<const int> candidates, SelectScratch* scratch,
-                 std::vector<core::NodeAlloc>* out) {
+namespace {
+
+// SelectNodes in the placement's order.
+bool SelectInOrder(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                   std::span<const int> candidates, SelectScratch* scratch,
+                   std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
-  out->clear();
-  if (m.required_unknown) return false;
   if (r.feature_match.empty()) return SelectAmong(m, configs, ov, candidates, scratch, out);
   // -C [a|b]: all nodes of one alternative, the first that holds the job.
   for (const std::string& feature : r.feature_match) {
@@ -426,6 +427,23 @@ bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   }
   out->clear();
   return false;
+}
+
+}  // namespace
+
+bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out) {
+  out->clear();
+  if (m.required_unknown) return false;
+  if (SelectInOrder(m, configs, ov, candidates, scratch, out)) return true;
+  if (m.placement == Placement::kFirstFit || m.in_order) return false;
+  // The greedy selection can miss in one order what it finds in another
+  // (the first node takes the biggest block of tasks): before saying no,
+  // the plain order too.
+  NodeMatch plain = m;
+  plain.placement = Placement::kFirstFit;
+  return SelectInOrder(plain, configs, ov, candidates, scratch, out);
 }
 
 void SortByWeight(NodeConfigs configs, std::vector<int>* indices) {

@@ -1,8 +1,9 @@
-"""Node choice through the real daemons: Slurm's default takes the first
-node that fits; SelectTypeParameters=CR_Pack_Nodes fills the busiest, so
-idle GPUs are not scattered over nodes (the handbook's fragmentation
-scenario); a partition with LLN=YES takes the least loaded; GpuReserve
-keeps CPUs of GPU nodes for their free GPUs."""
+"""Node choice through the real daemons: of the nodes that fit, the
+busiest go first, as the oracle's select/cons_tres does, so idle GPUs are
+not scattered over nodes (the handbook's fragmentation scenario);
+SelectTypeParameters=CR_Pack_Nodes packs a job's tasks; a partition with
+LLN=YES takes the least loaded; GpuReserve keeps CPUs of GPU nodes for
+their free GPUs; -C's counts and matching OR."""
 import pytest
 
 from conftest import DEFAULT_CONF, make_cluster
@@ -27,53 +28,51 @@ def nodes_of(c, job):
     return c.run(["squeue", "-h", "-j", str(job), "-o", "%N"]).stdout.strip()
 
 
-def fragment(c):
-    """Six of gpu02's GPUs busy, then a 2-GPU job and an 8-GPU job; returns
-    the three job ids."""
-    busy = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:6", "--wrap", "sleep 300")
-    c.wait_state(busy, "RUNNING")
-    small = c.sbatch("-p", "train", "--gres=gpu:2", "--wrap", "sleep 300")
-    c.wait_state(small, "RUNNING")
-    big = c.sbatch("-p", "train", "--gres=gpu:8", "--wrap", "sleep 300")
-    return [busy, small, big]
-
-
 def cancel(c, jobs):
     c.run(["scancel", *map(str, jobs)], check=False)
     for j in jobs:
         c.wait_done(j)
 
 
-def test_first_fit_scatters_idle_gpus(cluster):
-    jobs = fragment(cluster)
-    busy, small, big = jobs
+def test_busiest_node_first_keeps_whole_nodes_free(cluster):
+    c = cluster
+    busy = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:6", "--wrap", "sleep 300")
+    jobs = [busy]
     try:
-        # Slurm's default: the first node that fits, so the 2-GPU job breaks
-        # into idle gpu01 and the 8-GPU job finds no whole node (10 GPUs
-        # idle, 6 + 2 + 2 over two nodes).
-        assert nodes_of(cluster, small) == "gpu01"
-        cluster.wait_state(big, "PENDING")
-        assert cluster.job(big)["reason"] == "Resources"
-    finally:
-        cancel(cluster, jobs)
-
-
-def test_pack_nodes_keeps_whole_nodes_free(pack_cluster):
-    c = pack_cluster
-    jobs = fragment(c)
-    busy, small, big = jobs
-    try:
+        c.wait_state(busy, "RUNNING")
+        # The oracle puts this job on the node with 2 GPUs free, not on the
+        # idle one, so the 8-GPU job behind it still finds a whole node.
+        small = c.sbatch("-p", "train", "--gres=gpu:2", "--wrap", "sleep 300")
+        jobs.append(small)
+        c.wait_state(small, "RUNNING")
         assert nodes_of(c, small) == "gpu02"
+        big = c.sbatch("-p", "train", "--gres=gpu:8", "--wrap", "sleep 300")
+        jobs.append(big)
         c.wait_state(big, "RUNNING")
         assert nodes_of(c, big) == "gpu01"
-        # CPU-only work packs too, onto the node with the fewest free CPUs
-        # that fits: gpu02 (two jobs of one CPU each) before gpu01 (one).
+        # CPU-only work goes to the busiest node that fits too: gpu02 (two
+        # jobs of one CPU each) before gpu01 (one).
         cpu = c.sbatch("-p", "train", "-c", "4", "--wrap", "sleep 300")
         jobs.append(cpu)
         c.wait_state(cpu, "RUNNING")
         assert nodes_of(c, cpu) == "gpu02"
     finally:
         cancel(c, jobs)
+
+
+def tasks_per_node(c, job, out):
+    c.wait_done(job)
+    return out.read_text().strip()
+
+
+def test_pack_nodes_packs_the_tasks(cluster, pack_cluster):
+    # -N 2 -n 4 on whole nodes: Slurm's default spreads the tasks 2 + 2,
+    # CR_Pack_Nodes fills the first node (3 + 1).
+    for c, want in ((cluster, "2(x2)"), (pack_cluster, "3,1")):
+        out = c.work / "tasks.out"
+        job = c.sbatch("-p", "train", "-N", "2", "-n", "4", "--exclusive", "-o", str(out),
+                       "--wrap", "echo $SLURM_TASKS_PER_NODE")
+        assert tasks_per_node(c, job, out) == want
 
 
 def test_lln_partition_takes_the_least_loaded_node(pack_cluster):
