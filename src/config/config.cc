@@ -322,6 +322,20 @@ std::string Where(const Pair& p, const std::string& context) {
   return p.loc.Str() + ": " + (context.empty() ? "" : context + ": ") + p.key;
 }
 
+// Calls f(pairs, loc) for each line of a file beside the main one
+// (gres.conf, topology.conf; `loc` names it), its pairs tokenized; stops
+// at an error.
+template <typename F>
+Status ForEachLine(std::string_view text, Loc loc, F f) {
+  for (const LogicalLine& logical : SplitLines(text)) {
+    loc.line = logical.line;
+    Result<std::vector<Pair>> pairs = Tokenize(logical.text, loc);
+    if (!pairs.ok()) return pairs.status();
+    MUSTER_RETURN_IF_ERROR(f(*pairs, loc));
+  }
+  return Status::Ok();
+}
+
 Status BadValue(const Pair& p, const std::string& context, const std::string& why = {}) {
   return InvalidArgument(Where(p, context) + ": invalid value '" + p.value + "'" +
                          (why.empty() ? "" : " (" + why + ")"));
@@ -509,6 +523,8 @@ class Parser {
   };
 
   std::string Display(const std::string& abs_path) const;
+  // Where a line of a file beside the main one is, before its line number.
+  Loc SideFile(const std::string& abs_path) const;
   Status HandleLine(const LogicalLine& line, const Loc& loc);
   Status Include(const std::string& target, const Loc& loc);
   Status ApplyTopLevel(const Pair& p);
@@ -558,6 +574,10 @@ class Parser {
   // MusterApiParameters when it sets max_body_size (else derived in Finish).
   std::optional<Pair> api_body_size_;
 };
+
+Loc Parser::SideFile(const std::string& abs_path) const {
+  return Loc{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
+}
 
 std::string Parser::Display(const std::string& abs_path) const {
   std::string prefix = main_dir_ == "/" ? "/" : main_dir_ + "/";
@@ -1739,15 +1759,10 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
     Loc first;
   };
   std::map<std::pair<size_t, int>, Seen> seen;
-  Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
-  for (const LogicalLine& logical : SplitLines(text)) {
-    Loc loc = base;
-    loc.line = logical.line;
-    Result<std::vector<Pair>> pairs = Tokenize(logical.text, loc);
-    if (!pairs.ok()) return pairs.status();
-    Result<std::optional<GresLine>> parsed = ParseGresLine(*pairs, loc);
+  auto apply = [&](const std::vector<Pair>& pairs, const Loc& loc) -> Status {
+    Result<std::optional<GresLine>> parsed = ParseGresLine(pairs, loc);
     if (!parsed.ok()) return parsed.status();
-    if (!parsed->has_value()) continue;
+    if (!parsed->has_value()) return Status::Ok();
     const GresLine& line = **parsed;
     for (size_t idx : GresTargets(line.nodes)) {
       const core::NodeConfig& node = cfg_.nodes[idx];
@@ -1768,7 +1783,9 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
         s.cores.push_back(line.cores);
       }
     }
-  }
+    return Status::Ok();
+  };
+  MUSTER_RETURN_IF_ERROR(ForEachLine(text, SideFile(abs_path), apply));
   for (auto& [key, s] : seen) {
     core::NodeConfig& node = cfg_.nodes[key.first];
     core::GresSpec& spec = node.gres[key.second];
@@ -1795,17 +1812,12 @@ Status Parser::ApplyTopologyConf(std::string_view text, const std::string& abs_p
   cfg_.leaf_of_node.clear();
   std::vector<std::pair<Loc, std::vector<std::string>>> children;  // by switch, as written
   std::map<std::string, int> by_name;
-  Loc base{Display(abs_path), 0, fs::path(abs_path).parent_path().string()};
-  for (const LogicalLine& logical : SplitLines(text)) {
-    Loc loc = base;
-    loc.line = logical.line;
-    Result<std::vector<Pair>> pairs = Tokenize(logical.text, loc);
-    if (!pairs.ok()) return pairs.status();
-    if (pairs->empty()) continue;
+  auto add = [&](const std::vector<Pair>& pairs, const Loc& loc) -> Status {
+    if (pairs.empty()) return Status::Ok();
     Switch sw;
     std::vector<std::string> kids;
     bool named = false;
-    for (const Pair& pair : *pairs) {
+    for (const Pair& pair : pairs) {
       const std::string key = util::ToLower(pair.key);
       if (key == "switchname") {
         if (pair.value.empty()) return BadValue(pair, "", "a switch needs a name");
@@ -1845,7 +1857,9 @@ Status Parser::ApplyTopologyConf(std::string_view text, const std::string& abs_p
     }
     switches.push_back(std::move(sw));
     children.emplace_back(loc, std::move(kids));
-  }
+    return Status::Ok();
+  };
+  MUSTER_RETURN_IF_ERROR(ForEachLine(text, SideFile(abs_path), add));
   for (size_t i = 0; i < switches.size(); ++i) {
     for (const std::string& kid : children[i].second) {
       auto it = by_name.find(kid);

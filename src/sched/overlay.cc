@@ -55,6 +55,8 @@ int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::st
 std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
                             const std::function<bool(int)>& usable) {
   if (!type.empty()) return type;
+  // One model (most nodes): the selection has seen that it has enough.
+  if (const core::GresSpec* sole = SoleGpuEntry(node)) return sole->type;
   for (const auto& candidate : node.gres) {
     if (candidate.name != "gpu") continue;
     // Those of exactly this type (an entry without a type is one too).

@@ -259,8 +259,9 @@ int64_t GpusOfOneType(const core::NodeConfig& node, std::string_view type, Count
 int64_t GpuCountOfType(const core::NodeConfig& node, std::string_view type);
 // Free GPUs one job may take on node `i` of the overlay.
 int64_t FreeGpus(const core::NodeConfig& node, const Overlay& ov, int i, std::string_view type);
-// The type a job takes `want` GPUs of on a node: `type` itself, else the
-// first type (in gres order) with that many `usable`; "" when none has.
+// The type a job takes `want` GPUs of on a node: `type` itself, the type
+// of a node of one model, else the first type (in gres order) with that
+// many `usable`; "" when none has. For a share the selection found fits.
 std::string_view GpuTypeFor(const core::NodeConfig& node, std::string_view type, int64_t want,
                             const std::function<bool(int)>& usable);
 

@@ -63,6 +63,9 @@ struct PartitionState {
   // built on first use and kept in order as the pass starts jobs.
   std::array<std::vector<int>, 2> ordered;
   std::array<bool, 2> ordered_built{false, false};
+  // How many of ordered[g] lead with nodes full for a job without [0] or
+  // with [1] GPUs on every node (at least; the scan goes on from there).
+  std::array<std::array<size_t, 2>, 2> ordered_full{};
   Placement placement = Placement::kFirstFit;  // LLN=YES, else the cluster's
 };
 
@@ -313,7 +316,7 @@ class Pass {
       // candidates would cost a sort per job); full nodes lead it.
       const bool gpus = request_.gpus_per_node > 0 || request_.gpus_per_job > 0;
       const std::vector<int>& order = Ordered(p, gpus);
-      size_t k = 0;
+      size_t& k = p.ordered_full[gpus][gpus_everywhere];
       while (k < order.size() && full_in_order(order[k], gpus_everywhere)) ++k;
       candidates = std::span<const int>(order.data() + k, order.size() - k);
       now.placement = p.placement;
@@ -448,7 +451,7 @@ class Pass {
     if (fails != fails_from_.end() && span >= fails->second) return std::nullopt;
     std::optional<Planned> out;
     if (r.max_nodes == 1 && m.required.empty()) {
-      out = EarliestOnOneNode(span, m, p);
+      out = EarliestOnOneNode(span, m, p, '=');
     } else if (r.min_nodes == 1 && m.required.empty() && FitsOneNode(m, p)) {
       // A job that may spread is planned on one node where one can hold
       // it: that start can be later than a spread one, never earlier, and
@@ -459,7 +462,7 @@ class Pass {
       one.max_nodes = 1;
       NodeMatch single = m;
       single.request = &one;
-      out = EarliestOnOneNode(span, single, p);
+      out = EarliestOnOneNode(span, single, p, '1');
     } else if (r.min_nodes == r.max_nodes && r.gpus_per_job == 0 && m.required.empty()) {
       out = EarliestOnNodes(span, m, p);
     } else {
@@ -546,8 +549,13 @@ class Pass {
   using NodeQueue = std::priority_queue<NodeStart, std::vector<NodeStart>, std::greater<>>;
   static constexpr uint32_t kNotWorkedOut = UINT32_MAX;
 
-  NodeQueue& QueueFor(int64_t span, const NodeMatch& m, const PartitionState& p) {
-    auto [it, fresh] = queues_.try_emplace(fmt::format("{}|{}", ShapeOf(*m.request, p), span));
+  // The queue of the current job's shape (shape_) in one of its forms
+  // (`variant`: as asked, on one node, one node's block) for `span`.
+  NodeQueue& QueueFor(int64_t span, char variant, const PartitionState& p) {
+    queue_key_.assign(shape_);
+    queue_key_ += variant;
+    queue_key_ += std::to_string(span);
+    auto [it, fresh] = queues_.try_emplace(queue_key_);
     if (fresh) {
       const int64_t from = RoundUp(s_.now + 1, s_.now + 1);
       std::vector<NodeStart> all;
@@ -575,8 +583,9 @@ class Pass {
 
   // PlanStart for a job on one node: the node with the earliest start,
   // the preference order breaking ties.
-  std::optional<Planned> EarliestOnOneNode(int64_t span, const NodeMatch& m, PartitionState& p) {
-    NodeQueue& q = QueueFor(span, m, p);
+  std::optional<Planned> EarliestOnOneNode(int64_t span, const NodeMatch& m, PartitionState& p,
+                                           char variant) {
+    NodeQueue& q = QueueFor(span, variant, p);
     Refresh(&q, span, m);
     if (q.empty()) return std::nullopt;
     Planned out{q.top().start, &p, {}};
@@ -600,7 +609,7 @@ class Pass {
     if (r.ntasks_set) block.ntasks = (r.ntasks + r.min_nodes - 1) / r.min_nodes;
     NodeMatch one = m;
     one.request = &block;
-    NodeQueue& q = QueueFor(span, one, p);
+    NodeQueue& q = QueueFor(span, 'b', p);
     std::vector<NodeStart> taken;  // off the queue, put back as they were
     std::vector<NodeStart> local;  // the same, with starts moved past t
     auto take = [&](int64_t upto) {
@@ -885,7 +894,12 @@ class Pass {
         auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
           return OrderKey(p, a, g == 1) < k;
         });
-        if (it != order.end() && *it == i) order.erase(it);
+        if (it == order.end() || *it != i) continue;
+        const size_t at = static_cast<size_t>(it - order.begin());
+        order.erase(it);
+        for (size_t& full : p.ordered_full[g]) {
+          if (at < full) --full;
+        }
       }
     }
   }
@@ -903,7 +917,15 @@ class Pass {
         auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
           return OrderKey(p, a, g == 1) < k;
         });
+        const size_t at = static_cast<size_t>(it - order.begin());
         order.insert(it, i);
+        // A full node within the full lead extends it; another cuts it.
+        for (int e = 0; e < 2; ++e) {
+          size_t& full = p.ordered_full[g][e];
+          if (at > full) continue;
+          const NodeFree& f = live_.at(i);
+          full = f.cpus == 0 || (e == 1 && f.gpus_free == 0) ? full + 1 : at;
+        }
       }
     }
   }
@@ -951,6 +973,7 @@ class Pass {
   // search over the whole partition resumes, and the shortest span that
   // found no start (see PlanStart).
   std::unordered_map<std::string, NodeQueue> queues_;
+  std::string queue_key_;  // QueueFor's scratch
   std::unordered_map<std::string, int64_t> shape_from_;
   std::unordered_map<std::string, int64_t> fails_from_;
   std::set<std::string> after_all_ends_;  // shapes tried past every known end

@@ -185,6 +185,16 @@ class Cluster:
         return self.wait_state(job_id, {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT",
                                         "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED"}, timeout)
 
+    def nodes_of(self, job_id):
+        """The job's nodes as squeue prints them ("gpu[01-02]")."""
+        return self.run(["squeue", "-h", "-j", str(job_id), "-o", "%N"]).stdout.strip()
+
+    def cancel(self, job_ids):
+        """Cancels the jobs and waits until each has ended."""
+        self.run(["scancel", *map(str, job_ids)], check=False)
+        for j in job_ids:
+            self.wait_done(j)
+
     def scontrol_job(self, job_id):
         r = self.run(["scontrol", "show", "job", str(job_id)])
         fields = {}

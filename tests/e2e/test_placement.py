@@ -24,16 +24,6 @@ def pack_cluster():
         c.teardown()
 
 
-def nodes_of(c, job):
-    return c.run(["squeue", "-h", "-j", str(job), "-o", "%N"]).stdout.strip()
-
-
-def cancel(c, jobs):
-    c.run(["scancel", *map(str, jobs)], check=False)
-    for j in jobs:
-        c.wait_done(j)
-
-
 def test_busiest_node_first_keeps_whole_nodes_free(cluster):
     c = cluster
     busy = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:6", "--wrap", "sleep 300")
@@ -45,19 +35,19 @@ def test_busiest_node_first_keeps_whole_nodes_free(cluster):
         small = c.sbatch("-p", "train", "--gres=gpu:2", "--wrap", "sleep 300")
         jobs.append(small)
         c.wait_state(small, "RUNNING")
-        assert nodes_of(c, small) == "gpu02"
+        assert c.nodes_of(small) == "gpu02"
         big = c.sbatch("-p", "train", "--gres=gpu:8", "--wrap", "sleep 300")
         jobs.append(big)
         c.wait_state(big, "RUNNING")
-        assert nodes_of(c, big) == "gpu01"
+        assert c.nodes_of(big) == "gpu01"
         # CPU-only work goes to the busiest node that fits too: gpu02 (two
         # jobs of one CPU each) before gpu01 (one).
         cpu = c.sbatch("-p", "train", "-c", "4", "--wrap", "sleep 300")
         jobs.append(cpu)
         c.wait_state(cpu, "RUNNING")
-        assert nodes_of(c, cpu) == "gpu02"
+        assert c.nodes_of(cpu) == "gpu02"
     finally:
-        cancel(c, jobs)
+        c.cancel(jobs)
 
 
 def tasks_per_node(c, job, out):
@@ -87,14 +77,14 @@ def test_lln_partition_takes_the_least_loaded_node(pack_cluster):
             j = c.sbatch("-p", "spread", "-c", "3", "--wrap", "sleep 300")
             jobs.append(j)
             c.wait_state(j, "RUNNING")
-            assert nodes_of(c, j) == expect
+            assert c.nodes_of(j) == expect
         # gpu02 now has 9 CPUs taken, gpu01 8: the next goes back to gpu01.
         j = c.sbatch("-p", "spread", "-c", "1", "--wrap", "sleep 300")
         jobs.append(j)
         c.wait_state(j, "RUNNING")
-        assert nodes_of(c, j) == "gpu01"
+        assert c.nodes_of(j) == "gpu01"
     finally:
-        cancel(c, jobs)
+        c.cancel(jobs)
 
 
 def test_gpu_reserve_keeps_cpus_for_free_gpus(pack_cluster):
@@ -113,9 +103,9 @@ def test_gpu_reserve_keeps_cpus_for_free_gpus(pack_cluster):
         jobs.append(gpus)
         c.wait_state(gpus, "RUNNING")
         c.wait_state(wide, "RUNNING")
-        assert nodes_of(c, wide) == "gpu02"
+        assert c.nodes_of(wide) == "gpu02"
     finally:
-        cancel(c, jobs)
+        c.cancel(jobs)
 
 
 def test_constraint_counts_and_matching_or(cluster):
@@ -125,21 +115,21 @@ def test_constraint_counts_and_matching_or(cluster):
     jobs = [counted]
     try:
         cluster.wait_state(counted, "RUNNING")
-        assert nodes_of(cluster, counted) == "cpu01,gpu01"
+        assert cluster.nodes_of(counted) == "cpu01,gpu01"
         assert cluster.scontrol_job(counted)["Features"] == "h100*1"
         # Both nodes under one of the features: only the GPU nodes are two.
         matching = cluster.sbatch("-p", "short", "-N", "2", "-C", "[cpu|gpu]", "--wrap",
                                   "sleep 300")
         jobs.append(matching)
         cluster.wait_state(matching, "RUNNING")
-        assert nodes_of(cluster, matching) == "gpu[01-02]"
+        assert cluster.nodes_of(matching) == "gpu[01-02]"
         # Multiple counts give the job their sum of nodes.
         multi = cluster.sbatch("-p", "short", "-C", "[cpu*1&h100*2]", "--wrap", "sleep 300")
         jobs.append(multi)
         cluster.wait_state(multi, "RUNNING")
-        assert nodes_of(cluster, multi) == "cpu01,gpu[01-02]"
+        assert cluster.nodes_of(multi) == "cpu01,gpu[01-02]"
     finally:
-        cancel(cluster, jobs)
+        cluster.cancel(jobs)
     # Bad syntax is refused, naming the option and what was wrong.
     r = cluster.run(["sbatch", "-C", "[cpu|gpu]&[h100|gpu]", "--wrap", "true"], check=False)
     assert r.returncode != 0

@@ -42,10 +42,6 @@ def tcluster():
         c.teardown()
 
 
-def nodes_of(c, job):
-    return c.run(["squeue", "-h", "-j", str(job), "-o", "%N"]).stdout.strip()
-
-
 def test_scontrol_shows_the_switches(tcluster):
     out = tcluster.run(["scontrol", "show", "topology"]).stdout
     assert out.splitlines() == [
@@ -67,15 +63,13 @@ def test_jobs_go_under_one_leaf_switch(tcluster):
                         "echo $SLURM_TOPOLOGY_ADDR $SLURM_TOPOLOGY_ADDR_PATTERN; sleep 300")
         jobs.append(pair)
         c.wait_state(pair, "RUNNING")
-        assert nodes_of(c, pair) == "n[03-04]"
+        assert c.nodes_of(pair) == "n[03-04]"
         deadline = time.time() + 10
         while time.time() < deadline and not (out.exists() and out.read_text()):
             time.sleep(0.05)
         assert out.read_text().split() == ["top.s2.n03", "switch.switch.node"]
     finally:
-        c.run(["scancel", *map(str, jobs)], check=False)
-        for j in jobs:
-            c.wait_done(j)
+        c.cancel(jobs)
 
 
 def test_switches_waits_for_its_leaf_count_then_runs(tcluster):
@@ -93,11 +87,9 @@ def test_switches_waits_for_its_leaf_count_then_runs(tcluster):
         assert c.job(wide)["state"] == "PENDING"
         c.wait_state(wide, "RUNNING", timeout=30)
         assert time.time() - submitted >= 4
-        assert nodes_of(c, wide) == "n[02-04]"
+        assert c.nodes_of(wide) == "n[02-04]"
     finally:
-        c.run(["scancel", *map(str, jobs)], check=False)
-        for j in jobs:
-            c.wait_done(j)
+        c.cancel(jobs)
     r = c.run(["sbatch", "--switches=many", "--wrap", "true"], check=False)
     assert r.returncode != 0
     assert "Invalid --switches specification" in r.stderr, r.stderr

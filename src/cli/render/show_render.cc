@@ -692,6 +692,7 @@ Result<std::string> ShowConfig(const ClusterView& view) {
 // topology.conf's switches, one line each: its level, link speed (1 when
 // not given), every node below it, and its child switches.
 Result<std::string> ShowTopology(const std::string& name, const config::Config& cfg) {
+  if (cfg.switches.empty()) return InvalidArgument("No topology information available");
   std::string out;
   for (const config::Switch& sw : cfg.switches) {
     if (!name.empty() && sw.name != name) continue;

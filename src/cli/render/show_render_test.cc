@@ -149,6 +149,22 @@ constexpr char kGpu01[] =
     "   ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s\n"
     "\n";
 
+// scontrol show topology: one line per switch, every node below it.
+TEST(ShowTopologyTest, SwitchesWithTheirNodes) {
+  Cluster c;
+  EXPECT_EQ(Show(c, "topology", ""), "error: No topology information available");
+  config::Switch s1{"s1", {"gpu01", "gpu02"}, {}, 2, 0, ""};
+  config::Switch s2{"s2", {"gpu03", "gpu04"}, {}, 2, 0, "100"};
+  config::Switch top{"top", {}, {0, 1}, -1, 1, ""};
+  c.cfg.switches = {s1, s2, top};
+  EXPECT_EQ(Show(c, "topology", ""),
+            "SwitchName=s1 Level=0 LinkSpeed=1 Nodes=gpu[01-02]\n"
+            "SwitchName=s2 Level=0 LinkSpeed=100 Nodes=gpu[03-04]\n"
+            "SwitchName=top Level=1 LinkSpeed=1 Nodes=gpu[01-04] Switches=s[1-2]\n");
+  EXPECT_EQ(Show(c, "topology", "s2"), "SwitchName=s2 Level=0 LinkSpeed=100 Nodes=gpu[03-04]\n");
+  EXPECT_EQ(Show(c, "topology", "s9"), "error: switch s9 not found");
+}
+
 TEST(ShowNodeTest, GpuNode) {
   Cluster c;
   c.M1();
