@@ -102,6 +102,9 @@ struct SrunOptions {
   std::string nodelist;
   // Only for srun's own allocation, outside one (as sbatch takes them).
   std::vector<std::string> allocation_args;
+  // Of those, the options that size an allocation and that a step inside
+  // one cannot take yet (--cpus-per-gpu, --mem-per-gpu, --switches).
+  std::vector<std::string> new_allocation_only;
   bool quiet = false;
   bool kill_on_bad_exit = false;  // -K: the first task to fail ends the step
   int gpus_per_task = 0;          // --gpus-per-task
@@ -179,6 +182,13 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
   auto for_allocation = [&o](const char* flag) {
     return [&o, flag](const std::string& v) {
       o.allocation_args.insert(o.allocation_args.end(), {flag, v});
+      return util::Status::Ok();
+    };
+  };
+  auto new_allocation_only = [&o](const char* flag) {
+    return [&o, flag](const std::string& v) {
+      o.allocation_args.insert(o.allocation_args.end(), {flag, v});
+      o.new_allocation_only.push_back(flag);
       return util::Status::Ok();
     };
   };
@@ -260,6 +270,9 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
       {0, "mem-per-cpu", Arg::kRequired, memory(&o.mem_per_cpu_mb, "--mem-per-cpu")},
       // A step is charged to its job's account and QOS: inside an
       // allocation these are for srun's own allocation only, as in Slurm.
+      {0, "cpus-per-gpu", Arg::kRequired, new_allocation_only("--cpus-per-gpu")},
+      {0, "mem-per-gpu", Arg::kRequired, new_allocation_only("--mem-per-gpu")},
+      {0, "switches", Arg::kRequired, new_allocation_only("--switches")},
       {'A', "account", Arg::kRequired, for_allocation("--account")},
       {'q', "qos", Arg::kRequired, for_allocation("--qos")},
       {'C', "constraint", Arg::kRequired,
@@ -1073,6 +1086,13 @@ int SrunMain(const std::vector<std::string>& args) {
   // Outside an allocation srun first asks for one of its own, runs its
   // step in it and releases it with the step's exit code.
   std::optional<uint32_t> own_allocation;
+  if ((!opts->jobid.empty() || getenv("SLURM_JOB_ID") != nullptr) &&
+      !opts->new_allocation_only.empty()) {
+    std::cerr << "srun: error: " << opts->new_allocation_only.front()
+              << " sizes a new allocation; a step inside one takes its CPUs and memory from "
+                 "-c, -n and --mem\n";
+    return 1;
+  }
   if (!opts->jobid.empty()) {
     // --jobid: as if inside that job (salloc --no-shell's, or any running).
     util::Result<Allocation> existing = ExistingAllocation(*client, opts->jobid, "srun");

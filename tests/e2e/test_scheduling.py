@@ -305,3 +305,21 @@ def test_cpus_and_memory_per_gpu(cluster, tmp_path):
     for args, rc, err in cases:
         r = cluster.run(["sbatch", "-p", "train", *args, "--wrap", "true"], check=False)
         assert (r.returncode, r.stderr) == (rc, err), (args, r.returncode, r.stderr)
+
+
+def test_srun_sizes_its_own_allocation_by_gpu(cluster):
+    # Outside an allocation srun's --cpus-per-gpu and --mem-per-gpu size the
+    # allocation it asks for, as sbatch's do.
+    r = cluster.run(["srun", "-p", "train", "--gres=gpu:2", "--cpus-per-gpu=3",
+                     "--mem-per-gpu=2G", "sh", "-c",
+                     "echo $SLURM_CPUS_ON_NODE $SLURM_CPUS_PER_GPU $SLURM_MEM_PER_GPU"])
+    assert r.stdout.split() == ["6", "3", "2048"], (r.stdout, r.stderr)
+    # Inside one a step cannot take them yet: refused by name, not ignored.
+    job = cluster.sbatch("-p", "train", "--gres=gpu:1", "--wrap", "sleep 300")
+    try:
+        cluster.wait_state(job, "RUNNING")
+        r = cluster.run(["srun", "--jobid", str(job), "--cpus-per-gpu=2", "true"], check=False)
+        assert r.returncode == 1
+        assert "srun: error: --cpus-per-gpu sizes a new allocation" in r.stderr, r.stderr
+    finally:
+        cluster.cancel([job])
