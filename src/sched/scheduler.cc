@@ -27,7 +27,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <queue>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -546,7 +545,44 @@ class Pass {
       return start != o.start ? start > o.start : rank > o.rank;
     }
   };
-  using NodeQueue = std::priority_queue<NodeStart, std::vector<NodeStart>, std::greater<>>;
+  // A min-heap of nodes' earliest starts: std::priority_queue's, plus a
+  // replacement of the top that sifts down once where a pop and a push
+  // would sift twice (refreshing stale tops is most of the planner's time,
+  // and each level is a cache miss on a large cluster).
+  class NodeQueue {
+   public:
+    NodeQueue() = default;
+    explicit NodeQueue(std::vector<NodeStart> all) : v_(std::move(all)) {
+      std::make_heap(v_.begin(), v_.end(), std::greater<>());
+    }
+    bool empty() const { return v_.empty(); }
+    const NodeStart& top() const { return v_.front(); }
+    void pop() {
+      std::pop_heap(v_.begin(), v_.end(), std::greater<>());
+      v_.pop_back();
+    }
+    void push(const NodeStart& e) {
+      v_.push_back(e);
+      std::push_heap(v_.begin(), v_.end(), std::greater<>());
+    }
+    // The top, worked out again (never earlier), back in its place.
+    void ReplaceTop(const NodeStart& e) {
+      const size_t n = v_.size();
+      size_t i = 0;
+      for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && v_[c] > v_[c + 1]) ++c;  // the earlier child
+        if (!(e > v_[c])) break;
+        v_[i] = v_[c];
+        i = c;
+      }
+      v_[i] = e;
+    }
+
+   private:
+    std::vector<NodeStart> v_;
+  };
   static constexpr uint32_t kNotWorkedOut = UINT32_MAX;
 
   // The queue of the current job's shape (shape_) in one of its forms
@@ -563,7 +599,7 @@ class Pass {
       for (size_t k = 0; k < p.usable.size(); ++k) {
         all.push_back(NodeStart{from, static_cast<int>(k), p.usable[k], kNotWorkedOut});
       }
-      it->second = NodeQueue(std::greater<>(), std::move(all));
+      it->second = NodeQueue(std::move(all));
     }
     return it->second;
   }
@@ -574,10 +610,13 @@ class Pass {
     while (!q->empty()) {
       NodeStart top = q->top();
       if (top.version == profile_->version(top.node)) return;
-      q->pop();
       top.version = profile_->version(top.node);
       top.start = EarliestOn(top.node, span, m, top.start);
-      if (top.start != 0) q->push(top);
+      if (top.start != 0) {
+        q->ReplaceTop(top);
+      } else {
+        q->pop();
+      }
     }
   }
 
