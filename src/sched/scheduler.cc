@@ -925,7 +925,8 @@ class Pass {
   // Around a start on node i: out of every built order (by its key before)
   // and back in (by its key after).
   void TakeOutOfOrders(int i) {
-    for (auto& [name, p] : parts_) {
+    for (auto& part : parts_) {
+      PartitionState& p = part.second;  // (no structured binding: a lambda captures it)
       for (int g = 0; g < 2; ++g) {
         if (!p.ordered_built[g]) continue;
         std::vector<int>& order = p.ordered[g];
@@ -943,7 +944,8 @@ class Pass {
     }
   }
   void PutBackInOrders(int i) {
-    for (auto& [name, p] : parts_) {
+    for (auto& part : parts_) {
+      PartitionState& p = part.second;  // (no structured binding: a lambda captures it)
       for (int g = 0; g < 2; ++g) {
         if (!p.ordered_built[g]) continue;
         // Only where it was: a member of the partition that takes work.
