@@ -95,8 +95,9 @@ Result<render::SacctRequest> ParseSacctArgs(const std::vector<std::string>& args
       case kLong: long_view = true; break;
       case kName: list(v, &r.names); break;
       case kNoHeader: r.noheader = true; break;
-      case kParsable: r.parsable = true; break;
-      case kParsable2: r.parsable2 = true; break;
+      // -p and -P: the last one given wins, as in Slurm's sacct.
+      case kParsable: r.parsable = true, r.parsable2 = false; break;
+      case kParsable2: r.parsable2 = true, r.parsable = false; break;
       case kPartition: list(v, &r.partitions); break;
       case kStartTime: r.start = v; break;
       case kState: list(v, &r.states); break;

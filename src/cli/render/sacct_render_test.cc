@@ -257,6 +257,20 @@ TEST_F(SacctTest, Visibility) {
   EXPECT_EQ(SacctQuery(*req, util::SystemUserDb(), kT, 1000, false).uids.size(), 0u);
 }
 
+// -p and -P together: the last one given wins (the oracle: -p -P ends
+// lines without '|', -P -p with one), never both separators.
+TEST_F(SacctTest, LastOfParsableOptionsWins) {
+  jobs_[1].uid = 1000;
+  auto req = ParseSacctArgs({"-X", "-n", "-p", "-P", "-o", "JobID,State", "-S", "now-1hour"});
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 1000, false),
+            "13184|FAILED\n");
+  req = ParseSacctArgs({"-X", "-n", "-P", "-p", "-o", "JobID,State", "-S", "now-1hour"});
+  ASSERT_TRUE(req.ok());
+  EXPECT_EQ(*RenderSacct(*req, util::SystemUserDb(), jobs_, steps_, kT + 60, 1000, false),
+            "13184|FAILED|\n");
+}
+
 // -u names a user that exists, by name or uid, or sacct fails (as Slurm's).
 TEST_F(SacctTest, UnknownUsersAreRefused) {
   auto req = ParseSacctArgs({"-X", "-n", "-u", "root,no-such-user-x", "-o", "JobID"});
