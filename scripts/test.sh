@@ -24,9 +24,11 @@ took "unit tests"
 
 san_pid=""
 if [[ "${MUSTER_SANITIZE:-1}" != 0 ]]; then
-  nice -n 19 "$root/scripts/sanitize.sh" build >"$build_dir/sanitize-build.log" 2>&1 &
+  # In a process group of its own, so that an early exit (a failed end-to-end
+  # test) stops the whole build, compilers included, not just its script.
+  setsid -w nice -n 19 "$root/scripts/sanitize.sh" build >"$build_dir/sanitize-build.log" 2>&1 &
   san_pid=$!
-  trap '[[ -n "$san_pid" ]] && kill "$san_pid" 2>/dev/null; true' EXIT
+  trap '[[ -n "$san_pid" ]] && kill -- "-$san_pid" 2>/dev/null; true' EXIT
 fi
 
 echo "== end-to-end tests (pytest)"

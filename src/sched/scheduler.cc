@@ -922,18 +922,24 @@ class Pass {
     return order;
   }
 
+  // Where node i's key (as it is now) falls in p.ordered[g].
+  std::vector<int>::iterator PlaceInOrder(PartitionState& p, int g, int i) const {
+    std::vector<int>& order = p.ordered[g];
+    const auto key = OrderKey(p, i, g == 1);
+    return std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
+      return OrderKey(p, a, g == 1) < k;
+    });
+  }
+
   // Around a start on node i: out of every built order (by its key before)
   // and back in (by its key after).
   void TakeOutOfOrders(int i) {
     for (auto& part : parts_) {
-      PartitionState& p = part.second;  // (no structured binding: a lambda captures it)
+      PartitionState& p = part.second;
       for (int g = 0; g < 2; ++g) {
         if (!p.ordered_built[g]) continue;
         std::vector<int>& order = p.ordered[g];
-        const auto key = OrderKey(p, i, g == 1);
-        auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
-          return OrderKey(p, a, g == 1) < k;
-        });
+        auto it = PlaceInOrder(p, g, i);
         if (it == order.end() || *it != i) continue;
         const size_t at = static_cast<size_t>(it - order.begin());
         order.erase(it);
@@ -945,7 +951,7 @@ class Pass {
   }
   void PutBackInOrders(int i) {
     for (auto& part : parts_) {
-      PartitionState& p = part.second;  // (no structured binding: a lambda captures it)
+      PartitionState& p = part.second;
       for (int g = 0; g < 2; ++g) {
         if (!p.ordered_built[g]) continue;
         // Only where it was: a member of the partition that takes work.
@@ -954,10 +960,7 @@ class Pass {
           continue;
         }
         std::vector<int>& order = p.ordered[g];
-        const auto key = OrderKey(p, i, g == 1);
-        auto it = std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
-          return OrderKey(p, a, g == 1) < k;
-        });
+        auto it = PlaceInOrder(p, g, i);
         const size_t at = static_cast<size_t>(it - order.begin());
         order.insert(it, i);
         // A full node within the full lead extends it; another cuts it.
