@@ -340,20 +340,11 @@ util::Result<ResourceRequest> BuildResourceRequest(const core::JobRequest& req,
 // ---- stage_node_match.cc: per job, the static node predicates
 // (-C features, -w/-x lists, other GRES); the pass resolves -w/-x names to
 // node indices once per job.
-// The order in which the selection tries the candidates of one Weight:
-// the busiest first (the default, a best fit: fewest free GPUs, then CPUs,
-// so whole nodes stay whole), the least loaded first (CR_LLN, LLN=YES:
-// most idle CPUs), or as given (configuration order; what "could it ever
-// run" asks, and the fallback when the greedy selection misses in the
-// placement's order).
-enum class Placement { kFirstFit, kPack, kLeastLoaded };
-
+// The selection tries the candidates in the order given: the pass gives
+// a start now's candidates busiest first among nodes of one Weight (see
+// Placement in scheduler.cc), everything else in configuration order.
 struct NodeMatch {
   const ResourceRequest* request = nullptr;
-  Placement placement = Placement::kFirstFit;
-  // The candidates already come in the placement's order (the pass keeps
-  // it), so the selection need not sort them.
-  bool in_order = false;
   // CR_Pack_Nodes: a fixed node count's tasks fill the first nodes with
   // --exclusive too (Slurm's default spreads those evenly).
   bool pack_tasks = false;
@@ -417,14 +408,18 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
 struct SelectScratch {
   std::vector<int> chosen;
   std::vector<Share> shares;
-  std::vector<int> order;  // the candidates in placement order
-  std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
+  std::vector<int> order;  // the candidates, those a -C count can use first
   std::vector<int> matching;    // those of one matching-OR alternative
   std::vector<int> by_leaf;     // the candidates by leaf switch
   std::vector<int> tree;        // those of one tree, largest leaves first
   std::vector<int> count_left;  // per -C count, nodes it still needs
   int counts_unmet = 0;         // their sum
 };
+// Whether the job asks for GPUs. One that does not keeps off nodes with
+// GPUs while others can take it, as Slurm's select/cons_tres does (the
+// oracle puts `srun -n1` in a partition of gpu[01-04],cpu[01-02] on cpu01,
+// -N3 on cpu[01-02],gpu01).
+bool AsksForGpus(const ResourceRequest& r);
 bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,
                  std::vector<core::NodeAlloc>* out);

@@ -146,19 +146,12 @@ class ConstraintReader {
       ++pos_;
       std::vector<ResourceRequest::FeatureCount> inner;
       char op = 0;
-      for (;;) {
+      MUSTER_RETURN_IF_ERROR(List(']', "brackets", &op, [&] {
         ResourceRequest::FeatureCount t;
         MUSTER_RETURN_IF_ERROR(Term(&t));
         inner.push_back(std::move(t));
-        Skip();
-        if (pos_ < s_.size() && s_[pos_] == ']') break;
-        const char c = pos_ < s_.size() ? Operator(s_[pos_]) : 0;
-        if (c == 0) return Error("missing ']'");
-        if (op != 0 && c != op) return Error("mixing '&' and '|' in brackets");
-        op = c;
-        ++pos_;
-      }
-      ++pos_;  // ']'
+        return Status::Ok();
+      }));
       if (op == '|' || (op == 0 && inner.front().count == 0)) {
         std::vector<std::string> alternatives;
         for (auto& t : inner) {
@@ -184,25 +177,36 @@ class ConstraintReader {
     return Status::Ok();
   }
 
+  // Pieces read by `piece`, joined by one operator ('&' or ',', else '|',
+  // into *op; 0 for a single piece), up to `close`, which it takes too.
+  template <typename Piece>
+  Status List(char close, const char* what, char* op, Piece piece) {
+    for (;;) {
+      MUSTER_RETURN_IF_ERROR(piece());
+      Skip();
+      if (pos_ < s_.size() && s_[pos_] == close) break;
+      const char c = pos_ < s_.size() ? Operator(s_[pos_]) : 0;
+      if (c == 0) return Error(std::string("missing '") + close + "'");
+      if (*op != 0 && c != *op) return Error(std::string("mixing '&' and '|' in ") + what);
+      *op = c;
+      ++pos_;
+    }
+    ++pos_;  // `close`
+    return Status::Ok();
+  }
+
   // A name or a parenthesised group, with its count if any.
   Status Term(ResourceRequest::FeatureCount* t) {
     Skip();
     if (pos_ < s_.size() && s_[pos_] == '(') {
       ++pos_;
       char op = 0;
-      for (;;) {
+      MUSTER_RETURN_IF_ERROR(List(')', "parentheses", &op, [&] {
         std::string name;
         MUSTER_RETURN_IF_ERROR(Name(&name));
         AppendUnique(&t->names, std::move(name));
-        Skip();
-        if (pos_ < s_.size() && s_[pos_] == ')') break;
-        const char c = pos_ < s_.size() ? Operator(s_[pos_]) : 0;
-        if (c == 0) return Error("missing ')'");
-        if (op != 0 && c != op) return Error("mixing '&' and '|' in parentheses");
-        op = c;
-        ++pos_;
-      }
-      ++pos_;  // ')'
+        return Status::Ok();
+      }));
       t->any = op == '|';
     } else {
       std::string name;

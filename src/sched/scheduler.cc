@@ -43,10 +43,15 @@ using core::PendingReason;
 // as the planner can tell.
 constexpr int64_t kNever = Profile::kForever;
 
+// The order in which a start now tries the nodes of one Weight: the
+// busiest first (the default, a best fit: fewest free GPUs, then CPUs, so
+// whole nodes stay whole), the least loaded first (CR_LLN, LLN=YES: most
+// idle CPUs), or configuration order (a partition the pass does not know).
+enum class Placement { kFirstFit, kPack, kLeastLoaded };
+
 struct PartitionState {
   const core::Partition* part = nullptr;
   std::vector<int> members;    // nodes of the partition in the snapshot, by weight
-  std::vector<int> members_sorted;  // the same by index
   std::vector<int> usable;     // members that take new work now, by weight
   bool blocked = false;        // a job of this partition waits for Resources
   core::JobId blocked_by = 0;  // that job
@@ -143,9 +148,7 @@ class Pass {
         const int64_t end = EndOf(*job, s_.now);
         for (const auto& share : alloc) {
           const int i = index_.at(share.node);
-          TakeOutOfOrders(i);
-          live_.Reserve(i, share);
-          PutBackInOrders(i);
+          ReserveLive(i, share);
           if (profile_) profile_->Reserve(i, s_.now, end, share);
         }
         limits_.Add(*job, alloc);
@@ -277,8 +280,8 @@ class Pass {
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
-    // Planning, diagnosis and preemption take nodes in config order; a start
-    // now takes them in the partition's placement order (see below).
+    // A start now takes nodes in the partition's placement order (below);
+    // planning, diagnosis and preemption in config order.
     m.pack_tasks = s_.config->pack_nodes;
     if (s_.config->topology_tree) {
       m.leaf_of = &leaf_of_;
@@ -295,11 +298,7 @@ class Pass {
     // one), nodes with no free GPU no job that needs GPUs on every node;
     // first fit fills the list from the front, so skip those prefixes.
     // (Planned starts only take more, so this holds for the profile too.)
-    auto full_in_order = [&](int i, bool gpus) {
-      const NodeFree& f = live_.at(i);
-      return f.cpus == 0 || (gpus && f.gpus_free == 0);
-    };
-    auto full = [&](size_t k, bool gpus) { return full_in_order(p.usable[k], gpus); };
+    auto full = [&](size_t k, bool gpus) { return Full(p.usable[k], gpus); };
     while (p.live_begin < p.usable.size() && full(p.live_begin, false)) ++p.live_begin;
     p.gpu_live_begin = std::max(p.gpu_live_begin, p.live_begin);
     while (p.gpu_live_begin < p.usable.size() && full(p.gpu_live_begin, true)) ++p.gpu_live_begin;
@@ -309,17 +308,14 @@ class Pass {
                                        request_.min_nodes == 1 && request_.max_nodes > 1);
     const size_t begin = gpus_everywhere ? p.gpu_live_begin : p.live_begin;
     std::span<const int> candidates(p.usable.data() + begin, p.usable.size() - begin);
-    NodeMatch now = m;
     if (p.placement != Placement::kFirstFit) {
       // In the placement's order, kept by the pass (sorting each job's
       // candidates would cost a sort per job); full nodes lead it.
-      const bool gpus = request_.gpus_per_node > 0 || request_.gpus_per_job > 0;
+      const bool gpus = AsksForGpus(request_);
       const std::vector<int>& order = Ordered(p, gpus);
       size_t& k = p.ordered_full[gpus][gpus_everywhere];
-      while (k < order.size() && full_in_order(order[k], gpus_everywhere)) ++k;
+      while (k < order.size() && Full(order[k], gpus_everywhere)) ++k;
       candidates = std::span<const int>(order.data() + k, order.size() - k);
-      now.placement = p.placement;
-      now.in_order = true;
     }
     // A job of a reservation runs on its nodes (with FLEX, anywhere).
     std::vector<int> inside;
@@ -332,7 +328,7 @@ class Pass {
       }
       candidates = inside;
     }
-    if (StartsNow(job, now, candidates, alloc)) return PendingReason::kNone;
+    if (StartsNow(job, m, candidates, alloc)) return PendingReason::kNone;
     if (p.blocked && !s_.config->backfill) {
       p.held_back = true;
       return PendingReason::kPriority;
@@ -836,12 +832,10 @@ class Pass {
   PendingReason Diagnose(const NodeMatch& waiting, const PartitionState& p) {
     unavailable_.clear();
     reserved_ = false;
-    // --switches only delays a start, and the node order only chooses
-    // among fits: what could ever run ignores both, as CheckSatisfiable
-    // does at submission.
+    // --switches only delays a start: what could ever run ignores it, as
+    // CheckSatisfiable does at submission.
     NodeMatch m = waiting;
     m.max_leaves = 0;
-    m.placement = Placement::kFirstFit;
     if (!empty_) empty_ = Overlay::Empty(configs_);
     std::vector<core::NodeAlloc> ideal;
     if (!SelectNodes(m, configs_, *empty_, p.members, &scratch_, &ideal)) {
@@ -931,9 +925,18 @@ class Pass {
     });
   }
 
-  // Around a start on node i: out of every built order (by its key before)
-  // and back in (by its key after).
-  void TakeOutOfOrders(int i) {
+  // Whether node i has no CPU left (or, for a job with GPUs on every node,
+  // no GPU) for any further job of the pass.
+  bool Full(int i, bool gpus) const {
+    const NodeFree& f = live_.at(i);
+    return f.cpus == 0 || (gpus && f.gpus_free == 0);
+  }
+
+  // A start's share on node i: taken from what is free now, the node moved
+  // to its new place in every placement order that holds it (found by its
+  // key before, put back by its key after).
+  void ReserveLive(int i, const core::NodeAlloc& share) {
+    held_in_.clear();
     for (auto& part : parts_) {
       PartitionState& p = part.second;
       for (int g = 0; g < 2; ++g) {
@@ -946,30 +949,19 @@ class Pass {
         for (size_t& full : p.ordered_full[g]) {
           if (at < full) --full;
         }
+        held_in_.emplace_back(&p, g);
       }
     }
-  }
-  void PutBackInOrders(int i) {
-    for (auto& part : parts_) {
-      PartitionState& p = part.second;
-      for (int g = 0; g < 2; ++g) {
-        if (!p.ordered_built[g]) continue;
-        // Only where it was: a member of the partition that takes work.
-        if (!std::binary_search(p.members_sorted.begin(), p.members_sorted.end(), i) ||
-            !usable_[i]) {
-          continue;
-        }
-        std::vector<int>& order = p.ordered[g];
-        auto it = PlaceInOrder(p, g, i);
-        const size_t at = static_cast<size_t>(it - order.begin());
-        order.insert(it, i);
-        // A full node within the full lead extends it; another cuts it.
-        for (int e = 0; e < 2; ++e) {
-          size_t& full = p.ordered_full[g][e];
-          if (at > full) continue;
-          const NodeFree& f = live_.at(i);
-          full = f.cpus == 0 || (e == 1 && f.gpus_free == 0) ? full + 1 : at;
-        }
+    live_.Reserve(i, share);
+    for (auto [p, g] : held_in_) {
+      std::vector<int>& order = p->ordered[g];
+      auto it = PlaceInOrder(*p, g, i);
+      const size_t at = static_cast<size_t>(it - order.begin());
+      order.insert(it, i);
+      // A full node within the full lead extends it; another cuts it.
+      for (int e = 0; e < 2; ++e) {
+        size_t& full = p->ordered_full[g][e];
+        if (at <= full) full = Full(i, e == 1) ? full + 1 : at;
       }
     }
   }
@@ -988,7 +980,6 @@ class Pass {
     }
     std::sort(p.members.begin(), p.members.end());
     p.members.erase(std::unique(p.members.begin(), p.members.end()), p.members.end());
-    p.members_sorted = p.members;
     SortByWeight(configs_, &p.members);
     for (int i : p.members) {
       if (!usable_[i]) continue;
@@ -1004,6 +995,7 @@ class Pass {
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
   Placement placement_ = Placement::kPack;  // SelectTypeParameters' node order
+  std::vector<std::pair<PartitionState*, int>> held_in_;  // ReserveLive's scratch
   std::vector<int> leaf_of_, root_of_;          // topology/tree (see NodeMatch)
   std::optional<Overlay> empty_;  // built on the first diagnosis
   // Backfill: the availability profile (from the first job that cannot

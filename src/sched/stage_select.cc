@@ -68,11 +68,6 @@ bool ForEachCandidate(const NodeMatch& m, std::span<const int> candidates, Visit
   return true;
 }
 
-// A job that asks for no GPU keeps off nodes with GPUs while others can
-// take it, as Slurm's select/cons_tres does (the oracle puts `srun -n1` in
-// a partition of gpu[01-04],cpu[01-02] on cpu01, -N3 on cpu[01-02],gpu01).
-bool AsksForGpus(const ResourceRequest& r) { return r.gpus_per_node > 0 || r.gpus_per_job > 0; }
-
 // -C counts: the first count not yet met that the node counts for, else -1.
 int OpenCount(const ResourceRequest& r, const core::NodeConfig& node, const SelectScratch& s) {
   for (size_t c = 0; c < r.feature_counts.size(); ++c) {
@@ -205,32 +200,6 @@ bool FillsFirst(const NodeMatch& m) {
   const ResourceRequest& r = *m.request;
   return r.min_nodes > 1 && r.ntasks_set && r.ntasks_per_node == 0 &&
          (!r.exclusive || m.pack_tasks) && r.gpus_per_job == 0;
-}
-
-// The candidates in the placement's order: by Weight as given, then the
-// busiest (pack) or the least loaded (LLN) first, ties in the given order.
-std::span<const int> InPlacementOrder(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
-                                      std::span<const int> candidates, SelectScratch* s) {
-  const ResourceRequest& r = *m.request;
-  const bool gpus = AsksForGpus(r);
-  s->keyed.clear();
-  for (size_t k = 0; k < candidates.size(); ++k) {
-    const int i = candidates[k];
-    const NodeFree& f = ov.at(i);
-    std::array<int64_t, 4> key{configs[i]->weight, 0, 0, 0};
-    if (m.placement == Placement::kLeastLoaded) {
-      key[1] = -f.cpus;
-    } else {
-      key[1] = gpus ? FreeGpus(*configs[i], ov, i, r.gpu_type) : f.cpus;
-      key[2] = gpus ? f.cpus : f.mem_mb;
-      key[3] = f.mem_mb;
-    }
-    s->keyed.emplace_back(key, static_cast<int>(k));
-  }
-  std::sort(s->keyed.begin(), s->keyed.end());
-  s->order.clear();
-  for (const auto& [key, k] : s->keyed) s->order.push_back(candidates[k]);
-  return s->order;
 }
 
 // Lays the tasks out again over the nodes SelectBlocks chose: each takes as
@@ -382,15 +351,10 @@ bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                  std::span<const int> candidates, SelectScratch* scratch,
                  std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
-  if (m.placement != Placement::kFirstFit && !m.in_order && candidates.size() > 1) {
-    candidates = InPlacementOrder(m, configs, ov, candidates, scratch);
-  }
   if (!r.feature_counts.empty()) {
     // Nodes a count can use go first, so a spreading job meets its counts
     // before it is done.
-    if (candidates.data() != scratch->order.data()) {
-      scratch->order.assign(candidates.begin(), candidates.end());
-    }
+    scratch->order.assign(candidates.begin(), candidates.end());
     std::stable_partition(scratch->order.begin(), scratch->order.end(), [&](int i) {
       return std::any_of(r.feature_counts.begin(), r.feature_counts.end(),
                          [&](const auto& c) { return MeetsCount(*configs[i], c); });
@@ -405,13 +369,14 @@ bool SelectAmong(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
 
 }  // namespace
 
-namespace {
+bool AsksForGpus(const ResourceRequest& r) { return r.gpus_per_node > 0 || r.gpus_per_job > 0; }
 
-// SelectNodes in the placement's order.
-bool SelectInOrder(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
-                   std::span<const int> candidates, SelectScratch* scratch,
-                   std::vector<core::NodeAlloc>* out) {
+bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
+                 std::span<const int> candidates, SelectScratch* scratch,
+                 std::vector<core::NodeAlloc>* out) {
   const ResourceRequest& r = *m.request;
+  out->clear();
+  if (m.required_unknown) return false;
   if (r.feature_match.empty()) return SelectAmong(m, configs, ov, candidates, scratch, out);
   // -C [a|b]: all nodes of one alternative, the first that holds the job.
   for (const std::string& feature : r.feature_match) {
@@ -427,23 +392,6 @@ bool SelectInOrder(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   }
   out->clear();
   return false;
-}
-
-}  // namespace
-
-bool SelectNodes(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
-                 std::span<const int> candidates, SelectScratch* scratch,
-                 std::vector<core::NodeAlloc>* out) {
-  out->clear();
-  if (m.required_unknown) return false;
-  if (SelectInOrder(m, configs, ov, candidates, scratch, out)) return true;
-  if (m.placement == Placement::kFirstFit || m.in_order) return false;
-  // The greedy selection can miss in one order what it finds in another
-  // (the first node takes the biggest block of tasks): before saying no,
-  // the plain order too.
-  NodeMatch plain = m;
-  plain.placement = Placement::kFirstFit;
-  return SelectInOrder(plain, configs, ov, candidates, scratch, out);
 }
 
 void SortByWeight(NodeConfigs configs, std::vector<int>* indices) {
