@@ -124,6 +124,34 @@ util::Status ApplyQosSetting(SacctmgrCommand* c, const std::string& word, const 
                              ": Muster knows the flag DenyOnLimit only");
     }
     set["deny_on_limit"] = v == "denyonlimit";
+  } else if (key == "preempt" || key == "preempt+" || key == "preempt-") {
+    // Preempt=a,b (also "" or -1: none), Preempt+=a, Preempt-=a.
+    const std::vector<std::string> names =
+        value.empty() || value == "-1" || value == "''" ? std::vector<std::string>{}
+                                                        : util::Split(value, ',');
+    set[key == "preempt" ? "preempt" : key == "preempt+" ? "preempt_add" : "preempt_remove"] =
+        names;
+  } else if (key == "preemptmode") {
+    const std::string v = Lower(value);
+    if (v == "cluster" || v == "off" || v.empty()) {
+      set["preempt_mode"] = "OFF";
+    } else if (v == "cancel" || v == "requeue") {
+      set["preempt_mode"] = v;
+    } else {
+      return InvalidArgument(" Bad Preempt Mode given: " + word +
+                             " (Muster's QOS take Cluster, Cancel or Requeue)");
+    }
+  } else if (key == "gracetime" || key == "preemptexempttime") {
+    const char* field = key == "gracetime" ? "grace_time_s" : "preempt_exempt_time_s";
+    if (value == "-1") {
+      set[field] = key == "gracetime" ? 0 : -1;
+      return util::Status::Ok();
+    }
+    // GraceTime in plain seconds, as Slurm's; either also takes a time.
+    auto s = key == "gracetime" && util::ParseInt(value).ok() ? util::ParseInt(value)
+                                                              : util::ParseTimeLimitSeconds(value);
+    if (!s.ok() || *s < 0) return InvalidArgument("sacctmgr: error: Invalid value: " + word);
+    set[field] = *s;
   } else if (key == "usagefactor") {
     char* end = nullptr;
     const double f = std::strtod(value.c_str(), &end);
@@ -295,10 +323,29 @@ std::vector<Field> FieldsOf(const std::string& entity) {
     return {
         {"Name", 10, {"name"}, [](const json& r) { return Str(r, "name"); }},
         {"Priority", 10, {"priority"}, [](const json& r) { return Num(r, "priority"); }},
-        {"GraceTime", 10, {"gracetime"}, [](const json&) { return std::string("00:00:00"); }},
-        Blank("Preempt", 10),
-        Blank("PreemptExemptTime", 19),
-        {"PreemptMode", 11, {"preemptmode"}, [](const json&) { return std::string("cluster"); }},
+        {"GraceTime",
+         10,
+         {"gracetime"},
+         [](const json& r) {
+           return util::FormatDurationLong(r.value("grace_time_s", int64_t{0}));
+         }},
+        {"Preempt",
+         10,
+         {"preempt"},
+         [](const json& r) {
+           return util::Join(r.value("preempt", std::vector<std::string>{}), ",");
+         }},
+        {"PreemptExemptTime",
+         19,
+         {"preemptexempttime"},
+         [](const json& r) { return Wall(r.value("preempt_exempt_time_s", int64_t{-1})); }},
+        {"PreemptMode",
+         11,
+         {"preemptmode"},
+         [](const json& r) {
+           const std::string mode = Lower(r.value("preempt_mode", ""));
+           return mode.empty() ? std::string("cluster") : mode;
+         }},
         {"Flags",
          40,
          {"flags"},
@@ -486,7 +533,8 @@ util::Result<SacctmgrCommand> ParseSacctmgrArgs(const std::vector<std::string>& 
       continue;
     }
     std::string key = Lower(w.substr(0, eq));
-    if (!key.empty() && (key.back() == '+' || key.back() == '-')) {
+    const bool list_change = c.entity == "qos" && (key == "preempt+" || key == "preempt-");
+    if (!key.empty() && (key.back() == '+' || key.back() == '-') && !list_change) {
       return InvalidArgument("sacctmgr: error: " + w +
                              ": adding to or removing from a list is not supported");
     }
@@ -541,10 +589,12 @@ std::string SacctmgrUsage() {
          "                   Organization=, Parent=\n"
          "  modify user    - (where) Names=, Account= (set) AdminLevel=, DefaultAccount=,\n"
          "                   Fairshare=\n"
-         "  add qos        - Description=, Flags=DenyOnLimit, GrpJobs=, GrpTRES=,\n"
-         "                   MaxJobsPerUser=, MaxSubmitJobsPerUser=, MaxTRESPerJob=,\n"
-         "                   MaxTRESPerUser=, MaxWall=, Priority=, UsageFactor=\n"
-         "  modify qos     - (where) Names= (set) as add qos; -1 clears a limit\n"
+         "  add qos        - Description=, Flags=DenyOnLimit, GraceTime=, GrpJobs=,\n"
+         "                   GrpTRES=, MaxJobsPerUser=, MaxSubmitJobsPerUser=,\n"
+         "                   MaxTRESPerJob=, MaxTRESPerUser=, MaxWall=, Preempt=,\n"
+         "                   PreemptExemptTime=, PreemptMode=, Priority=, UsageFactor=\n"
+         "  modify qos     - (where) Names= (set) as add qos, and Preempt+=, Preempt-=;\n"
+         "                   -1 clears a limit\n"
          "  delete account - Names=\n"
          "  delete user    - Names=, Account=\n"
          "  list <ENTITY>  - Names=, Account=, User=, Parent=, Format=\n";

@@ -128,5 +128,45 @@ TEST(Sacctmgr, QosSettingsAndListing) {
   EXPECT_NE(text->find("    normal          0   00:00:00 "), std::string::npos) << *text;
 }
 
+// preempt/qos's keys, and their columns as the oracle shows them
+// (GraceTime in plain seconds, PreemptExemptTime in minutes or a time).
+TEST(Sacctmgr, QosPreemptSettings) {
+  auto add = ParseSacctmgrArgs({"-i", "add", "qos", "high", "Preempt=low,scavenger",
+                                "PreemptMode=requeue", "GraceTime=5", "PreemptExemptTime=5"});
+  ASSERT_TRUE(add.ok()) << add.status().message();
+  EXPECT_EQ(add->set, json({{"preempt", {"low", "scavenger"}},
+                            {"preempt_mode", "requeue"},
+                            {"grace_time_s", 5},
+                            {"preempt_exempt_time_s", 300}}));
+  auto modify = ParseSacctmgrArgs({"-i", "modify", "qos", "high", "set", "Preempt+=normal",
+                                   "Preempt-=low", "PreemptMode=Cluster", "PreemptExemptTime=-1"});
+  ASSERT_TRUE(modify.ok()) << modify.status().message();
+  EXPECT_EQ(modify->set, json({{"preempt_add", {"normal"}},
+                               {"preempt_remove", {"low"}},
+                               {"preempt_mode", "OFF"},
+                               {"preempt_exempt_time_s", -1}}));
+  auto clear = ParseSacctmgrArgs({"-i", "modify", "qos", "high", "set", "Preempt="});
+  ASSERT_TRUE(clear.ok()) << clear.status().message();
+  EXPECT_EQ(clear->set, json({{"preempt", json::array()}}));
+  auto bad = ParseSacctmgrArgs({"-i", "modify", "qos", "high", "set", "PreemptMode=bogus"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(),
+            " Bad Preempt Mode given: PreemptMode=bogus (Muster's QOS take Cluster, Cancel or "
+            "Requeue)");
+  json table = Table();
+  table["qos"] = {{{"name", "high"}, {"preempt", {"low", "normal"}}, {"preempt_mode", "REQUEUE"},
+                   {"grace_time_s", 5}, {"preempt_exempt_time_s", 60}},
+                  {{"name", "low"}, {"preempt", json::array()}, {"preempt_mode", ""},
+                   {"grace_time_s", 0}, {"preempt_exempt_time_s", -1}}};
+  auto list = ParseSacctmgrArgs(
+      {"-P", "show", "qos", "format=name,preempt,preemptmode,preemptexempttime,gracetime"});
+  ASSERT_TRUE(list.ok());
+  auto text = RenderSacctmgrList(*list, table, json::object());
+  ASSERT_TRUE(text.ok()) << text.status().message();
+  EXPECT_EQ(*text, "Name|Preempt|PreemptMode|PreemptExemptTime|GraceTime\n"
+                   "high|low,normal|requeue|00:01:00|00:00:05\n"
+                   "low||cluster||00:00:00\n");
+}
+
 }  // namespace
 }  // namespace muster::cli

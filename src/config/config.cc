@@ -774,13 +774,13 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "preempttype") {
     const std::string v = util::ToLower(p.value);
     if (v == "preempt/partition_prio") {
-      cfg_.preempt_partition_prio = true;
-    } else if (v == "preempt/none") {
-      cfg_.preempt_partition_prio = false;
+      cfg_.preempt_type = PreemptType::kPartitionPrio;
     } else if (v == "preempt/qos") {
-      return BadValue(p, "", "preempt/qos is not supported yet; preempt/partition_prio is");
+      cfg_.preempt_type = PreemptType::kQos;
+    } else if (v == "preempt/none") {
+      cfg_.preempt_type = PreemptType::kNone;
     } else {
-      return BadValue(p, "", "expected preempt/none or preempt/partition_prio");
+      return BadValue(p, "", "expected preempt/none, preempt/partition_prio or preempt/qos");
     }
     return Status::Ok();
   }

@@ -42,6 +42,9 @@ namespace muster::config {
 // PartitionTimeLimit / PartitionNodeLimit.
 enum class EnforcePartLimits { kNo, kAny, kAll };
 
+// PreemptType (see Config::preempt_type).
+enum class PreemptType { kNone, kPartitionPrio, kQos };
+
 // AuthType: how hosts prove who sent a message. kLocal (AuthType unset,
 // Muster's zero-setup default): everything stays on this host, over unix
 // sockets whose peers the kernel names. kSlurm (auth/slurm, as Slurm 23.11
@@ -182,11 +185,13 @@ struct Config {
   std::vector<Switch> switches;
   std::map<std::string, int> leaf_of_node;
   int64_t max_switch_wait_s = 300;
-  // PreemptType=preempt/partition_prio: a job that cannot start may stop
-  // running jobs of partitions with a lower PriorityTier (preempt/none:
-  // never); PreemptMode= is the default of partitions that set none;
-  // PreemptExemptTime= protects jobs that have run less than it.
-  bool preempt_partition_prio = false;
+  // PreemptType: which running jobs a job that cannot start may stop.
+  // preempt/partition_prio: those of partitions with a lower PriorityTier;
+  // preempt/qos: those whose QOS its QOS names in Preempt (sacctmgr);
+  // preempt/none: none. PreemptMode= is the default of partitions (and
+  // QOS) that set none; PreemptExemptTime= protects jobs that have run
+  // less than it (a QOS's own PreemptExemptTime comes first).
+  PreemptType preempt_type = PreemptType::kNone;
   core::PreemptMode preempt_mode = core::PreemptMode::kOff;
   int64_t preempt_exempt_time_s = 0;
   PriorityConfig priority;

@@ -1015,7 +1015,7 @@ TEST(Config, Preemption) {
       "NodeName=n1\nPartitionName=low Nodes=ALL PriorityTier=1 PreemptMode=CANCEL "
       "GraceTime=30\nPartitionName=high Nodes=ALL PriorityTier=5\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
-  EXPECT_TRUE(cfg->preempt_partition_prio);
+  EXPECT_EQ(cfg->preempt_type, PreemptType::kPartitionPrio);
   EXPECT_EQ(cfg->preempt_mode, core::PreemptMode::kRequeue);
   EXPECT_EQ(cfg->preempt_exempt_time_s, 600);
   EXPECT_EQ(cfg->FindPartition("low")->preempt_mode, core::PreemptMode::kCancel);
@@ -1023,10 +1023,13 @@ TEST(Config, Preemption) {
   EXPECT_FALSE(cfg->FindPartition("high")->preempt_mode.has_value());
   EXPECT_TRUE(cfg->ignored_keys.empty());
   auto qos = Parse("PreemptType=preempt/qos\n");
-  ASSERT_FALSE(qos.ok());
-  EXPECT_EQ(qos.status().message(),
-            "muster.conf:1: PreemptType: invalid value 'preempt/qos' (preempt/qos is not "
-            "supported yet; preempt/partition_prio is)");
+  ASSERT_TRUE(qos.ok()) << qos.status().message();
+  EXPECT_EQ(qos->preempt_type, PreemptType::kQos);
+  auto other = Parse("PreemptType=preempt/job_prio\n");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().message(),
+            "muster.conf:1: PreemptType: invalid value 'preempt/job_prio' (expected "
+            "preempt/none, preempt/partition_prio or preempt/qos)");
   auto gang = Parse("PreemptMode=SUSPEND,GANG\n");
   ASSERT_FALSE(gang.ok());
   auto bad = Parse("NodeName=n1\nPartitionName=p Nodes=ALL PreemptMode=sometimes\n");

@@ -27,6 +27,7 @@ void QosSettingLines(const QosSettings& set, std::vector<std::string>* lines) {
   };
   auto count = [](int64_t v) { return v < 0 ? std::string("-1") : std::to_string(v); };
   if (set.deny_on_limit) line("Flags", *set.deny_on_limit ? "DenyOnLimit" : "");
+  if (set.grace_time_s) line("GraceTime", std::to_string(*set.grace_time_s));
   if (set.grp_jobs) line("GrpJobs", count(*set.grp_jobs));
   if (set.grp_tres) line("GrpTRES", FormatTresLimits(*set.grp_tres));
   if (set.max_jobs_per_user) line("MaxJobsPerUser", count(*set.max_jobs_per_user), 15);
@@ -36,6 +37,17 @@ void QosSettingLines(const QosSettings& set, std::vector<std::string>* lines) {
   if (set.max_tres_per_job) line("MaxTRESPerJob", FormatTresLimits(*set.max_tres_per_job));
   if (set.max_tres_per_user) line("MaxTRESPerUser", FormatTresLimits(*set.max_tres_per_user));
   if (set.max_wall_s) line("MaxWall", *set.max_wall_s < 0 ? "-1" : util::FormatDurationLong(*set.max_wall_s));
+  if (set.preempt) line("Preempt", util::Join(*set.preempt, ","));
+  if (set.preempt_exempt_time_s) {
+    line("PreemptExemptTime", *set.preempt_exempt_time_s < 0
+                                  ? "-1"
+                                  : util::FormatDurationLong(*set.preempt_exempt_time_s));
+  }
+  if (set.preempt_mode) {
+    line("PreemptMode", *set.preempt_mode == PreemptMode::kOff
+                            ? "CLUSTER"
+                            : std::string(PreemptModeName(*set.preempt_mode)));
+  }
   if (set.priority) line("Priority", std::to_string(*set.priority));
   if (set.usage_factor) line("UsageFactor", fmt::format("{:.6f}", *set.usage_factor));
 }
@@ -52,6 +64,18 @@ void ApplyQos(const QosSettings& set, QosRecord* q) {
   if (set.grp_tres) q->grp_tres = *set.grp_tres;
   if (set.deny_on_limit) q->deny_on_limit = *set.deny_on_limit;
   if (set.usage_factor) q->usage_factor = *set.usage_factor;
+  if (set.preempt) q->preempt = *set.preempt;
+  for (const std::string& name : set.preempt_add) {
+    if (!Contains(q->preempt, name)) q->preempt.push_back(name);
+  }
+  for (const std::string& name : set.preempt_remove) std::erase(q->preempt, name);
+  if (set.preempt_mode) {
+    q->preempt_mode = *set.preempt_mode == PreemptMode::kOff
+                          ? std::nullopt
+                          : std::optional<PreemptMode>(*set.preempt_mode);
+  }
+  if (set.grace_time_s) q->grace_time_s = *set.grace_time_s;
+  if (set.preempt_exempt_time_s) q->preempt_exempt_time_s = *set.preempt_exempt_time_s;
 }
 
 void ApplyLimits(const AssocLimitSettings& set, AssocLimits* l) {
@@ -235,10 +259,43 @@ AccountsOutcome AccountTable::DeleteQos(const std::vector<std::string>& names) {
     return out;
   }
   std::erase_if(qos_, [&](const QosRecord& q) { return Contains(deleted, q.name); });
+  for (QosRecord& q : qos_) {
+    std::erase_if(q.preempt, [&](const std::string& name) { return Contains(deleted, name); });
+  }
   out.changed = true;
   out.lines.push_back(" Deleting QOS(s)...");
   for (const std::string& name : deleted) out.lines.push_back("  " + name);
   return out;
+}
+
+util::Status AccountTable::CheckPreemptLists() const {
+  for (const QosRecord& q : qos_) {
+    for (const std::string& name : q.preempt) {
+      if (FindQos(name) != nullptr) continue;
+      std::vector<std::string> valid;
+      for (const QosRecord& v : qos_) valid.push_back(v.name);
+      return util::InvalidArgument(fmt::format("You gave a bad qos '{}'. Valid QOS's are {}", name,
+                                               util::Join(valid, ",")));
+    }
+  }
+  // A loop: some QOS reaches itself through the lists.
+  for (const QosRecord& start : qos_) {
+    std::vector<const QosRecord*> stack = {&start};
+    std::vector<std::string> seen;
+    while (!stack.empty()) {
+      const QosRecord* q = stack.back();
+      stack.pop_back();
+      for (const std::string& name : q->preempt) {
+        if (name == start.name) {
+          return util::InvalidArgument("Error with request: QOS Preemption loop detected");
+        }
+        if (Contains(seen, name)) continue;
+        seen.push_back(name);
+        stack.push_back(FindQos(name));
+      }
+    }
+  }
+  return util::Status::Ok();
 }
 
 const AccountRecord* AccountTable::FindAccount(const std::string& name) const {
@@ -620,7 +677,11 @@ nlohmann::json AccountTable::ToJson() const {
                    {"max_tres_per_job", TresJson(q.max_tres_per_job)},
                    {"grp_tres", TresJson(q.grp_tres)},
                    {"deny_on_limit", q.deny_on_limit},
-                   {"usage_factor", q.usage_factor}});
+                   {"usage_factor", q.usage_factor},
+                   {"preempt", q.preempt},
+                   {"preempt_mode", q.preempt_mode ? std::string(PreemptModeName(*q.preempt_mode)) : ""},
+                   {"grace_time_s", q.grace_time_s},
+                   {"preempt_exempt_time_s", q.preempt_exempt_time_s}});
   }
   return {{"accounts", accounts}, {"users", users}, {"associations", assocs}, {"qos", qos}};
 }
@@ -661,6 +722,15 @@ util::Result<AccountTable> AccountTable::FromJson(const nlohmann::json& j) {
       r.grp_tres = TresFromJson(q.at("grp_tres"));
       r.deny_on_limit = q.at("deny_on_limit").get<bool>();
       r.usage_factor = q.at("usage_factor").get<double>();
+      // Records written before preempt/qos have none of these.
+      r.preempt = q.value("preempt", std::vector<std::string>{});
+      const std::string mode = q.value("preempt_mode", "");
+      if (!mode.empty()) {
+        r.preempt_mode = ParsePreemptMode(mode);
+        if (!r.preempt_mode) return util::InvalidArgument("accounts record: bad preempt_mode " + mode);
+      }
+      r.grace_time_s = q.value("grace_time_s", int64_t{0});
+      r.preempt_exempt_time_s = q.value("preempt_exempt_time_s", int64_t{-1});
       t.qos_.push_back(std::move(r));
     }
   } catch (const nlohmann::json::exception& e) {

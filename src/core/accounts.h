@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/partition.h"
 #include "util/status.h"
 
 namespace muster::core {
@@ -109,6 +110,14 @@ struct QosRecord {
   TresLimits grp_tres;         // what all its running jobs hold together
   bool deny_on_limit = false;  // refuse at submission what a limit would hold
   double usage_factor = 1.0;   // fairshare usage is charged times this
+  // PreemptType=preempt/qos: the QOS whose running jobs a job of this one
+  // may preempt, and how this QOS's own jobs are preempted: PreemptMode
+  // (unset: the cluster's), GraceTime between SIGTERM and the end, and
+  // PreemptExemptTime (-1: the cluster's).
+  std::vector<std::string> preempt;
+  std::optional<PreemptMode> preempt_mode;
+  int64_t grace_time_s = 0;
+  int64_t preempt_exempt_time_s = -1;
 };
 
 struct QosSettings {
@@ -123,6 +132,14 @@ struct QosSettings {
   std::optional<TresLimits> grp_tres;
   std::optional<bool> deny_on_limit;
   std::optional<double> usage_factor;
+  // Preempt=a,b replaces the list; Preempt+=a adds, Preempt-=a removes.
+  std::optional<std::vector<std::string>> preempt;
+  std::vector<std::string> preempt_add;
+  std::vector<std::string> preempt_remove;
+  // PreemptMode; kOff (sacctmgr's OFF or Cluster) means the cluster's.
+  std::optional<PreemptMode> preempt_mode;
+  std::optional<int64_t> grace_time_s;
+  std::optional<int64_t> preempt_exempt_time_s;
 };
 
 // What an operation did: `changed` false means nothing was (sacctmgr then
@@ -157,8 +174,12 @@ class AccountTable {
 
   AccountsOutcome AddQos(const std::vector<std::string>& names, const QosSettings& set);
   AccountsOutcome ModifyQos(const std::vector<std::string>& names, const QosSettings& set);
-  // "normal" stays.
+  // "normal" stays; a deleted QOS leaves the Preempt lists naming it.
   AccountsOutcome DeleteQos(const std::vector<std::string>& names);
+  // InvalidArgument when a QOS's Preempt list names a QOS that does not
+  // exist, or a QOS could preempt itself through the lists (sacctmgr's
+  // messages); a change is checked on the changed table before it is kept.
+  util::Status CheckPreemptLists() const;
 
   const std::vector<QosRecord>& qos() const { return qos_; }  // by name
   const QosRecord* FindQos(const std::string& name) const;

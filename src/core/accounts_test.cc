@@ -153,6 +153,68 @@ TEST(Accounts, QosAddModifyDelete) {
   EXPECT_EQ(t.DeleteQos({"tq"}).lines, (Lines{" Deleting QOS(s)...", "  tq"}));
 }
 
+// preempt/qos's settings: the Preempt list (=, += and -=), PreemptMode,
+// GraceTime and PreemptExemptTime, reported, kept and checked.
+TEST(Accounts, QosPreemptSettings) {
+  AccountTable t;
+  ASSERT_TRUE(t.AddQos({"low"}, QosSettings{}).changed);
+  QosSettings high;
+  high.preempt = Lines{"low"};
+  high.preempt_mode = PreemptMode::kRequeue;
+  high.grace_time_s = 5;
+  high.preempt_exempt_time_s = 60;
+  AccountsOutcome out = t.AddQos({"high"}, high);
+  EXPECT_EQ(out.lines, (Lines{" Adding QOS(s)", "  high", " Settings", "  Description    = high",
+                              "  GraceTime                = 5", "  Preempt                  = low",
+                              "  PreemptExemptTime        = 00:01:00",
+                              "  PreemptMode              = REQUEUE"}));
+  const QosRecord* q = t.FindQos("high");
+  EXPECT_EQ(q->preempt, Lines{"low"});
+  EXPECT_EQ(q->preempt_mode, PreemptMode::kRequeue);
+  EXPECT_EQ(q->grace_time_s, 5);
+  EXPECT_EQ(t.FindQos("low")->preempt_exempt_time_s, -1);  // the cluster's
+  EXPECT_TRUE(t.CheckPreemptLists().ok());
+  auto back = AccountTable::FromJson(t.ToJson());
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->FindQos("high")->preempt, Lines{"low"});
+  EXPECT_EQ(back->FindQos("high")->preempt_mode, PreemptMode::kRequeue);
+  EXPECT_FALSE(back->FindQos("low")->preempt_mode.has_value());
+  EXPECT_EQ(back->FindQos("high")->preempt_exempt_time_s, 60);
+  // += and -=; OFF means the cluster's mode again.
+  QosSettings more;
+  more.preempt_add = {"normal", "low"};
+  more.preempt_remove = {"low"};
+  more.preempt_mode = PreemptMode::kOff;
+  t.ModifyQos({"high"}, more);
+  EXPECT_EQ(t.FindQos("high")->preempt, Lines{"normal"});
+  EXPECT_FALSE(t.FindQos("high")->preempt_mode.has_value());
+  // A name that is no QOS, and a loop (direct or through another), are refused.
+  AccountTable unknown = t;
+  QosSettings bad;
+  bad.preempt_add = {"nosuch"};
+  unknown.ModifyQos({"low"}, bad);
+  EXPECT_EQ(unknown.CheckPreemptLists().message(),
+            "You gave a bad qos 'nosuch'. Valid QOS's are high,low,normal");
+  for (const char* self : {"high", "normal"}) {
+    AccountTable loop = t;
+    QosSettings back_edge;
+    back_edge.preempt_add = {"high"};
+    loop.ModifyQos({self}, back_edge);
+    EXPECT_EQ(loop.CheckPreemptLists().message(),
+              "Error with request: QOS Preemption loop detected")
+        << self;
+  }
+  // A deleted QOS leaves the lists that named it.
+  t.DeleteQos({"normal"});  // refused: normal stays
+  ASSERT_TRUE(t.AddQos({"gone"}, QosSettings{}).changed);
+  QosSettings name_it;
+  name_it.preempt_add = {"gone"};
+  t.ModifyQos({"high"}, name_it);
+  t.DeleteQos({"gone"});
+  EXPECT_EQ(t.FindQos("high")->preempt, Lines{"normal"});
+  EXPECT_TRUE(t.CheckPreemptLists().ok());
+}
+
 TEST(Accounts, TresLimitsParseAndFormat) {
   auto t = ParseTresLimits("CPU=64,mem=100G,node=4,gres/gpu=8");
   ASSERT_TRUE(t.ok());

@@ -164,6 +164,11 @@ std::string Job::StateWithSuffix() const {
   return out;
 }
 
+const std::string& QosName(const JobRequest& req) {
+  static const std::string kNormal = "normal";
+  return req.qos.empty() ? kNormal : req.qos;
+}
+
 util::Status CheckScriptSize(size_t bytes, int64_t max_bytes, std::string* detail) {
   if (static_cast<int64_t>(bytes) <= max_bytes) return util::Status::Ok();
   *detail = fmt::format(

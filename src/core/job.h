@@ -187,6 +187,9 @@ struct JobRequest {
   std::string command;                   // script path as given, or "(null)"
 };
 
+// A job's QOS: its --qos, else "normal" (Slurm's default QOS).
+const std::string& QosName(const JobRequest& req);
+
 struct Job {
   JobId id = 0;
   JobRequest req;

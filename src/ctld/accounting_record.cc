@@ -63,7 +63,7 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   r.group = util::GroupName(job.req.gid);
   r.account = job.req.account;
   r.partition = job.partition;
-  r.qos = job.req.qos.empty() ? "normal" : job.req.qos;
+  r.qos = core::QosName(job.req);
   r.cluster = cfg.cluster_name;
   r.submit_time = job.submit_time;
   r.eligible_time = job.eligible_time;

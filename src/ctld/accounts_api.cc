@@ -89,6 +89,16 @@ util::Result<core::QosSettings> QosSettingsOf(const json& set) {
     }
     s.usage_factor = set["usage_factor"].get<double>();
   }
+  auto names = [&](const char* key) { return Names(set, key); };
+  if (set.contains("preempt")) s.preempt = names("preempt");
+  s.preempt_add = names("preempt_add");
+  s.preempt_remove = names("preempt_remove");
+  if (set.contains("preempt_mode")) {
+    s.preempt_mode = core::ParsePreemptMode(set.value("preempt_mode", ""));
+    if (!s.preempt_mode) return util::InvalidArgument("Bad Preempt Mode given");
+  }
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "grace_time_s", &s.grace_time_s));
+  MUSTER_RETURN_IF_ERROR(ReadCount(set, "preempt_exempt_time_s", &s.preempt_exempt_time_s));
   return s;
 }
 
@@ -228,6 +238,7 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
     } else {
       return util::InvalidArgument("Unknown action '" + action + "'");
     }
+    MUSTER_RETURN_IF_ERROR(changed.CheckPreemptLists());
   } else {
     return util::InvalidArgument("Unknown entity '" + entity + "'");
   }

@@ -1738,8 +1738,7 @@ void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
     if (victim == nullptr || victim->state != JobState::kRunning || victim->preempted_by != 0) {
       continue;
     }
-    const core::Partition* part = cfg_.FindPartition(victim->partition);
-    const int64_t grace = part != nullptr ? part->grace_time_s : 0;
+    const int64_t grace = sched::PreemptTermsOf(*victim, cfg_, &accounts_).grace_s;
     victim->preempted_by = p.by;
     MarkJob(victim->id);
     by[p.by].push_back(victim->id);
@@ -1760,17 +1759,16 @@ void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
     if (job == nullptr) continue;
     std::vector<std::string> ids;
     for (JobId v : victims) ids.push_back(std::to_string(v));
-    job->explanation = fmt::format("preempting job{} {} of lower-priority partitions; starts when "
-                                   "{} ended",
-                                   ids.size() > 1 ? "s" : "", util::Join(ids, ","),
-                                   ids.size() > 1 ? "they have" : "it has");
+    job->explanation = fmt::format(
+        "preempting job{} {} of lower-priority {}; starts when {} ended", ids.size() > 1 ? "s" : "",
+        util::Join(ids, ","),
+        cfg_.preempt_type == config::PreemptType::kQos ? "QOS" : "partitions",
+        ids.size() > 1 ? "they have" : "it has");
   }
 }
 
 void Controller::MarkPreemptedEnd(Job& job) {
-  const core::Partition* part = cfg_.FindPartition(job.partition);
-  const core::PreemptMode mode =
-      part != nullptr ? part->preempt_mode.value_or(cfg_.preempt_mode) : cfg_.preempt_mode;
+  const core::PreemptMode mode = sched::PreemptTermsOf(job, cfg_, &accounts_).mode;
   if (mode == core::PreemptMode::kRequeue && job.req.requeue && !job.req.interactive) {
     job.requeue_on_end = 1;
   } else {

@@ -145,7 +145,7 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   set("SLURM_SUBMIT_HOST", req.submit_host);
   set("SLURM_JOB_PARTITION", job.partition);
   set("SLURM_JOB_ACCOUNT", req.account.empty() ? req.user_name : req.account);
-  set("SLURM_JOB_QOS", req.qos.empty() ? "normal" : req.qos);
+  set("SLURM_JOB_QOS", core::QosName(req));
   set("SLURM_JOB_USER", req.user_name);
   set("SLURM_JOB_UID", std::to_string(req.uid));
   set("SLURM_JOB_GID", std::to_string(req.gid));

@@ -40,7 +40,7 @@ sched::UsageCharge UsageKeeper::ChargeOf(const core::Job& job, const config::Con
   const core::Partition* part = cfg.PartitionOf(job);
   const core::Tres tres = core::JobTres(job, cfg.MemoryDefaultsFor(job));
   static const std::vector<core::TresWeight> kNone;
-  const core::QosRecord* qos = table.FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
+  const core::QosRecord* qos = table.FindQos(core::QosName(job.req));
   const double factor = qos != nullptr ? qos->usage_factor : 1.0;
   return {{job.req.account, job.req.user_name},
           factor * core::BillingUnits(tres, part != nullptr ? part->billing_weights : kNone),

@@ -111,7 +111,7 @@ PriorityFactors PriorityCalculator::Factors(const core::Job& job) const {
   }
   if (shares_ != nullptr) f.fairshare = shares_->Factor(job.req.account, job.req.user_name);
   if (accounts_ != nullptr && max_qos_priority_ > 0) {
-    const core::QosRecord* q = accounts_->FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
+    const core::QosRecord* q = accounts_->FindQos(core::QosName(job.req));
     if (q != nullptr) {
       f.qos = static_cast<double>(std::max<int64_t>(q->priority, 0)) / max_qos_priority_;
     }

@@ -1075,7 +1075,7 @@ TEST(Schedule, Reservations) {
 TEST(Schedule, PreemptionByPartitionTier) {
   auto make = [](core::PreemptMode mode) {
     Harness h = OracleCluster();
-    h.cfg.preempt_partition_prio = true;
+    h.cfg.preempt_type = config::PreemptType::kPartitionPrio;
     h.cfg.preempt_mode = mode;
     for (auto& part : h.cfg.partitions) {
       if (part.name == "train") part.priority_tier = 2;
@@ -1123,9 +1123,88 @@ TEST(Schedule, PreemptionByPartitionTier) {
   EXPECT_EQ(r.preemptions[0].victim, 1u);
   // Without preempt/partition_prio nothing is.
   Harness none = make(core::PreemptMode::kCancel);
-  none.cfg.preempt_partition_prio = false;
+  none.cfg.preempt_type = config::PreemptType::kNone;
   none.AddJob(MakeJob(60).Partition("train").Gpus(4));
   EXPECT_TRUE(none.Run().preemptions.empty());
+}
+
+// PreemptType=preempt/qos: a job preempts only jobs whose QOS its QOS
+// names in Preempt, whatever their partition; the lowest QOS priority
+// first; a QOS's PreemptMode and PreemptExemptTime come before the
+// cluster's.
+TEST(Schedule, PreemptionByQos) {
+  core::AccountTable accounts;
+  auto qos = [&](const char* name, int64_t priority, std::vector<std::string> preempt) {
+    core::QosSettings set;
+    set.priority = priority;
+    set.preempt = std::move(preempt);
+    accounts.AddQos({name}, set);
+  };
+  qos("scavenger", 1, {});
+  qos("low", 5, {});
+  qos("high", 100, {"scavenger", "low"});
+  qos("mid", 50, {"scavenger"});
+  auto make = [&](const std::vector<const char*>& qos_of_running) {
+    Harness h = OracleCluster();
+    h.cfg.preempt_type = config::PreemptType::kQos;
+    h.cfg.preempt_mode = core::PreemptMode::kCancel;
+    // Jobs 1.. hold gpu01's 8 GPUs, 4 each (both partitions have gpu01).
+    core::JobId id = 1;
+    for (const char* q : qos_of_running) {
+      h.Running(MakeJob(id).Partition(id % 2 ? "short" : "train").Qos(q).Gpus(4).Nodelist("gpu01"),
+                3600);
+      h.jobs.back().start_time = h.now - 1000 + 10 * static_cast<int64_t>(id);
+      ++id;
+    }
+    for (const char* n : {"gpu02", "gpu03", "gpu04"}) {
+      h.Running(MakeJob(id).Partition("train").Qos("normal").Gpus(8).Nodelist(n), 3600);
+      ++id;
+    }
+    return h;
+  };
+  auto victims = [&](Harness& h) {
+    Snapshot snap = h.Snap();
+    snap.accounts = &accounts;
+    std::vector<core::JobId> out;
+    for (const Preemption& p : Schedule(snap).preemptions) out.push_back(p.victim);
+    return out;
+  };
+  // high may preempt low and scavenger: the scavenger job goes, though
+  // the low one started later; normal's jobs are never touched.
+  Harness h = make({"low", "scavenger"});
+  h.AddJob(MakeJob(20).Partition("train").Qos("high").Gpus(4));
+  EXPECT_EQ(victims(h), std::vector<core::JobId>{2});
+  // mid may preempt scavenger only: with only low jobs there, nothing.
+  Harness m = make({"low", "low"});
+  m.AddJob(MakeJob(21).Partition("train").Qos("mid").Gpus(4));
+  EXPECT_TRUE(victims(m).empty());
+  // A QOS without a Preempt list (normal) preempts nothing.
+  Harness n = make({"scavenger", "scavenger"});
+  n.AddJob(MakeJob(22).Partition("short").Gpus(8));
+  EXPECT_TRUE(victims(n).empty());
+  // The same partition is no obstacle: two scavenger jobs for 8 GPUs.
+  Harness both = make({"scavenger", "scavenger"});
+  both.AddJob(MakeJob(23).Partition("short").Qos("high").Gpus(8));
+  std::vector<core::JobId> v = victims(both);
+  std::sort(v.begin(), v.end());
+  EXPECT_EQ(v, (std::vector<core::JobId>{1, 2}));
+  // scavenger's own PreemptMode=REQUEUE overrides the cluster's CANCEL ...
+  core::QosSettings off;
+  off.preempt_mode = core::PreemptMode::kRequeue;
+  accounts.ModifyQos({"scavenger"}, off);
+  core::Job running = MakeJob(99).Qos("scavenger").Partition("short").Build();
+  EXPECT_EQ(PreemptTermsOf(running, both.cfg, &accounts).mode, core::PreemptMode::kRequeue);
+  // ... and its PreemptExemptTime the cluster's: jobs 1 and 2 ran 990 and
+  // 980 s, so an exempt time of 985 s spares job 2.
+  core::QosSettings exempt;
+  exempt.preempt_exempt_time_s = 985;
+  accounts.ModifyQos({"scavenger"}, exempt);
+  Harness young = make({"scavenger", "scavenger"});
+  young.AddJob(MakeJob(24).Partition("train").Qos("high").Gpus(4));
+  EXPECT_EQ(victims(young), std::vector<core::JobId>{1});
+  // Under preempt/partition_prio the QOS lists mean nothing.
+  young.cfg.preempt_type = config::PreemptType::kPartitionPrio;
+  EXPECT_TRUE(victims(young).empty());
 }
 
 TEST(Backfill, OnTheReservedNodesOnlyWhatEndsBeforeIt) {

@@ -339,7 +339,7 @@ class Pass {
       reserved_ = true;
       return PendingReason::kReqNodeNotAvail;
     }
-    if (s_.config->preempt_partition_prio) Preempt(job, m, p);
+    if (s_.config->preempt_type != config::PreemptType::kNone) Preempt(job, m, p);
     if (p.blocked) {
       reason = PendingReason::kPriority;
     } else {
@@ -754,7 +754,7 @@ class Pass {
         if (it != index_.end()) ov->Release(it->second, share, *configs_[it->second]);
       }
     };
-    std::vector<std::pair<int, const core::Job*>> candidates;  // (tier, job)
+    std::vector<std::pair<int64_t, const core::Job*>> candidates;  // (rank, job)
     for (const RunningJob& r : s_.running) {
       const core::Job& j = *r.job;
       if (victims_.count(j.id)) continue;  // stopped for another job of this pass
@@ -762,18 +762,18 @@ class Pass {
         release(&base, j);  // ending already
         continue;
       }
-      const core::Partition* vp = s_.config->FindPartition(j.partition);
-      if (vp == nullptr || vp->priority_tier >= tier) continue;
-      if (vp->preempt_mode.value_or(s_.config->preempt_mode) == core::PreemptMode::kOff) continue;
-      if (s_.now - j.start_time < s_.config->preempt_exempt_time_s) continue;
-      candidates.emplace_back(vp->priority_tier, &j);
+      std::optional<int64_t> rank = PreemptRank(job, tier, j);
+      if (!rank) continue;
+      const PreemptTerms terms = PreemptTermsOf(j, *s_.config, s_.accounts);
+      if (terms.mode == core::PreemptMode::kOff || s_.now - j.start_time < terms.exempt_s) continue;
+      candidates.emplace_back(*rank, &j);
     }
     std::vector<core::NodeAlloc> alloc;
     auto fits = [&](const Overlay& ov) {
       return SelectNodes(m, configs_, ov, p.usable, &scratch_, &alloc);
     };
     if (candidates.empty() || fits(base)) return;  // nothing to stop, or it waits for those ending
-    // The lowest tier first, then the most recently started.
+    // The lowest rank first, then the most recently started.
     std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first < b.first;
       if (a.second->start_time != b.second->start_time) {
@@ -801,6 +801,25 @@ class Pass {
       victims_.insert(j->id);
       preemptions_.push_back(Preemption{j->id, job.id});
     }
+  }
+
+  // Whether `job` (of a partition of PriorityTier `tier`) may preempt
+  // `victim`, and if so the victim's rank (the lowest goes first): its
+  // partition's tier, or its QOS's priority.
+  std::optional<int64_t> PreemptRank(const core::Job& job, int tier, const core::Job& victim) const {
+    if (s_.config->preempt_type == config::PreemptType::kPartitionPrio) {
+      const core::Partition* vp = s_.config->FindPartition(victim.partition);
+      if (vp == nullptr || vp->priority_tier >= tier) return std::nullopt;
+      return vp->priority_tier;
+    }
+    if (s_.accounts == nullptr) return std::nullopt;
+    const core::QosRecord* mine = s_.accounts->FindQos(core::QosName(job.req));
+    const core::QosRecord* theirs = s_.accounts->FindQos(core::QosName(victim.req));
+    if (mine == nullptr || theirs == nullptr) return std::nullopt;
+    if (std::find(mine->preempt.begin(), mine->preempt.end(), theirs->name) == mine->preempt.end()) {
+      return std::nullopt;
+    }
+    return theirs->priority;
   }
 
   // Whether a node the job names (-w) is held, at some moment of its time
@@ -1038,6 +1057,23 @@ class Pass {
 };
 
 }  // namespace
+
+PreemptTerms PreemptTermsOf(const core::Job& job, const config::Config& cfg,
+                            const core::AccountTable* accounts) {
+  PreemptTerms t;
+  const core::QosRecord* qos = accounts != nullptr ? accounts->FindQos(core::QosName(job.req)) : nullptr;
+  if (cfg.preempt_type == config::PreemptType::kQos) {
+    t.mode = qos != nullptr ? qos->preempt_mode.value_or(cfg.preempt_mode) : cfg.preempt_mode;
+    t.grace_s = qos != nullptr ? qos->grace_time_s : 0;
+  } else {
+    const core::Partition* part = cfg.FindPartition(job.partition);
+    t.mode = part != nullptr ? part->preempt_mode.value_or(cfg.preempt_mode) : cfg.preempt_mode;
+    t.grace_s = part != nullptr ? part->grace_time_s : 0;
+  }
+  t.exempt_s = qos != nullptr && qos->preempt_exempt_time_s >= 0 ? qos->preempt_exempt_time_s
+                                                                   : cfg.preempt_exempt_time_s;
+  return t;
+}
 
 Plan Schedule(const Snapshot& snapshot) {
   Pass pass(snapshot);

@@ -199,13 +199,27 @@ struct PlannedStart {
   std::vector<core::NodeAlloc> alloc;  // what it takes then, in node order
 };
 
-// With PreemptType=preempt/partition_prio: a running job to stop so that a
-// job of a higher PriorityTier can start (the controller stops it as its
-// partition's PreemptMode says, after its GraceTime).
+// With preemption (config::Config::preempt_type): a running job to stop
+// so that a job it may be preempted by can start (the controller stops it
+// as PreemptTermsOf says).
 struct Preemption {
   core::JobId victim = 0;
   core::JobId by = 0;
 };
+
+// How a running job is preempted: what happens to it, the seconds between
+// SIGTERM and its end, and how long it must have run first. Under
+// preempt/qos PreemptMode and GraceTime are its QOS's, else its
+// partition's, each falling back to the cluster's mode; a QOS's
+// PreemptExemptTime (when not -1) comes before the cluster's under either.
+// The pass and the controller both use this one rule.
+struct PreemptTerms {
+  core::PreemptMode mode = core::PreemptMode::kOff;
+  int64_t grace_s = 0;
+  int64_t exempt_s = 0;
+};
+PreemptTerms PreemptTermsOf(const core::Job& job, const config::Config& cfg,
+                            const core::AccountTable* accounts);
 
 struct Plan {
   std::vector<StartDecision> starts;     // in decision order
@@ -258,15 +272,17 @@ struct Plan {
 // (the nodes it needs are held by jobs without a time limit) holds back the
 // rest of its partition; one that could start only past bf_window gets no
 // reservation, as in Slurm.
-// Preemption (config::Config::preempt_partition_prio): a job that could run
-// on its partition's nodes but waits for resources may have running jobs
-// of partitions with a lower PriorityTier stopped for it (their
-// partition's PreemptMode, else the cluster's, not OFF; run for at least
-// PreemptExemptTime). Only what must be is chosen: jobs already ending
-// (completing, or preempted in their grace time) count as free first;
-// then the lowest tier and the most recently started go first, until the
-// job would fit; then each chosen job it would fit without is spared. The
-// job itself starts in a later pass, when they have ended.
+// Preemption (config::Config::preempt_type): a job that could run on its
+// partition's nodes but waits for resources may have running jobs stopped
+// for it: under preempt/partition_prio those of partitions with a lower
+// PriorityTier, under preempt/qos those whose QOS is in its QOS's Preempt
+// list (snapshot.accounts); in either case only jobs whose PreemptTermsOf
+// mode is not OFF and that have run at least its exempt time. Only what
+// must be is chosen: jobs already ending (completing, or preempted in
+// their grace time) count as free first; then the lowest tier (or QOS
+// priority) and the most recently started go first, until the job would
+// fit; then each chosen job it would fit without is spared. The job itself
+// starts in a later pass, when they have ended.
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

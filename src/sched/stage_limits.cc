@@ -77,7 +77,7 @@ LimitUsage::Held LimitUsage::Of(const std::vector<core::NodeAlloc>& alloc) {
 }
 
 const core::QosRecord* LimitUsage::QosOf(const core::Job& job) const {
-  return table_->FindQos(job.req.qos.empty() ? "normal" : job.req.qos);
+  return table_->FindQos(core::QosName(job.req));
 }
 
 void LimitUsage::Add(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {

@@ -242,7 +242,7 @@ const FieldDef kFields[] = {
     {'n', "ReqNodes", "REQ_NODES", F(return j.req.nodelist;)},
     {'o', "Command", "COMMAND", F(return JobCommand(j);), true, true},
     {'p', "Priority", "PRIORITY", F(return PriorityFloat(j);)},
-    {'q', "QOS", "QOS", F(return j.req.qos.empty() ? "normal" : j.req.qos;)},
+    {'q', "QOS", "QOS", F(return core::QosName(j.req);)},
     {'r', "Reason", "REASON", F(return JobReasonText(j);)},
     {'s', "SelectJobInfo", "", F(return "";)},
     {'t', "StateCompact", "ST", F(return StateShort(j);)},
@@ -902,7 +902,7 @@ class JobFilter {
     if (!partitions_.empty() && partitions_.count(ctx_->Partition(j)) == 0) return false;
     if (!names_.empty() && names_.count(j.req.name) == 0) return false;
     if (!accounts_.empty() && accounts_.count(util::ToLower(j.req.account)) == 0) return false;
-    if (!qos_.empty() && qos_.count(util::ToLower(j.req.qos.empty() ? "normal" : j.req.qos)) == 0) {
+    if (!qos_.empty() && qos_.count(util::ToLower(core::QosName(j.req))) == 0) {
       return false;
     }
     if (!reservations_.empty() && reservations_.count(j.req.reservation) == 0) return false;
