@@ -1690,9 +1690,25 @@ struct GresLine {
   std::string type;
   std::vector<std::string> files;
   int64_t count = 1;
-  std::string cores;
+  const Pair* cores = nullptr;  // Cores=, read per node (its core count)
   std::optional<std::vector<std::string>> nodes;  // NodeName=, expanded
 };
+
+// gres.conf Cores= for `node`: core ids ("0-15,32-47"), each below the
+// node's Sockets x CoresPerSocket; an error naming the line otherwise.
+Result<std::vector<int>> GresCores(const Pair& p, const core::NodeConfig& node) {
+  Result<std::vector<int>> cores = util::ParseIndexRanges(p.value);
+  if (!cores.ok()) return BadValue(p, "", cores.status().message());
+  if (cores->empty()) return BadValue(p, "", "no cores");
+  const int count = node.sockets * node.cores_per_socket;
+  std::sort(cores->begin(), cores->end());
+  if (cores->back() >= count) {
+    return BadValue(p, "", "core " + std::to_string(cores->back()) + " is beyond node " + node.name +
+                               ", which has " + std::to_string(count) + " cores (0-" +
+                               std::to_string(count - 1) + ")");
+  }
+  return cores;
+}
 
 // Parses a gres.conf line; nullopt for a line without Name= (a global
 // AutoDetect=off, say).
@@ -1718,9 +1734,8 @@ Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, co
     }
     return std::optional<GresLine>();
   }
-  GresLine line{loc, name->value, "", {}, 1, "", std::nullopt};
+  GresLine line{loc, name->value, "", {}, 1, Find(attrs, "cores"), std::nullopt};
   if (const Pair* p = Find(attrs, "type")) line.type = p->value;
-  if (const Pair* p = Find(attrs, "cores")) line.cores = p->value;
   if (const Pair* p = Find(attrs, "nodename")) {
     Result<std::vector<std::string>> hosts = util::ExpandHostlist(p->value);
     if (!hosts.ok()) return BadValue(*p, "", hosts.status().message());
@@ -1755,7 +1770,8 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
   struct Seen {
     int64_t count = 0;
     std::vector<std::string> files;
-    std::vector<std::string> cores;
+    std::vector<std::pair<int64_t, std::vector<int>>> cores;  // (devices, Cores=) per line
+    bool any_cores = false;
     Loc first;
   };
   std::map<std::pair<size_t, int>, Seen> seen;
@@ -1778,10 +1794,14 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
       if (s.first.line == 0) s.first = loc;
       s.count += line.count;
       s.files.insert(s.files.end(), line.files.begin(), line.files.end());
-      if (!line.cores.empty() &&
-          std::find(s.cores.begin(), s.cores.end(), line.cores) == s.cores.end()) {
-        s.cores.push_back(line.cores);
+      std::vector<int> cores;
+      if (line.cores != nullptr) {
+        Result<std::vector<int>> read = GresCores(*line.cores, node);
+        if (!read.ok()) return read.status();
+        cores = std::move(*read);
+        s.any_cores = true;
       }
+      s.cores.emplace_back(line.count, std::move(cores));
     }
     return Status::Ok();
   };
@@ -1796,9 +1816,12 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
                              node_locs_[key.first].Str() + ")");
     }
     spec.files = std::move(s.files);
-    // GresSpec holds one Cores string; lines with different Cores= for the
-    // same GRES are joined into the union.
-    spec.cores = util::Join(s.cores, ",");
+    // Per device, for GPUs (the only GRES placed by their cores).
+    if (s.any_cores && spec.name == "gpu") {
+      for (const auto& [devices, cores] : s.cores) {
+        spec.device_cores.insert(spec.device_cores.end(), static_cast<size_t>(devices), cores);
+      }
+    }
   }
   return Status::Ok();
 }

@@ -176,7 +176,12 @@ TEST(MusterConfig, LoadsFixture) {
   ASSERT_EQ(gpu->gres.size(), 1u);
   EXPECT_THAT(gpu->gres[0].files,
               ElementsAre("/dev/nvidia0", "/dev/nvidia1", "/dev/nvidia2", "/dev/nvidia3"));
-  EXPECT_EQ(gpu->gres[0].cores, "0-31,32-63");
+  // Cores= per line: the first two devices near cores 0-31, the others 32-63.
+  ASSERT_EQ(gpu->gres[0].device_cores.size(), 4u);
+  EXPECT_EQ(gpu->gres[0].device_cores[1].front(), 0);
+  EXPECT_EQ(gpu->gres[0].device_cores[1].back(), 31);
+  EXPECT_EQ(gpu->gres[0].device_cores[2].front(), 32);
+  EXPECT_EQ(gpu->gres[0].device_cores[3].size(), 32u);
   const core::NodeConfig* cpu = cfg->FindNode("cpu2");
   ASSERT_NE(cpu, nullptr);
   // CPUs alone: Slurm infers Sockets=CPUs, one core and thread each.
@@ -686,7 +691,7 @@ TEST(Errors, NameFileLineAndKey) {
 TEST(Gres, LinesWithoutNodeNameApplyToNodesHavingTheGres) {
   auto cfg = Parse(
       "GresTypes=gpu,nic\n"
-      "NodeName=g[1-2] Gres=gpu:2,nic:1\n"
+      "NodeName=g[1-2] CPUs=4 Gres=gpu:2,nic:1\n"
       "NodeName=c1\n",
       "AutoDetect=off\n"
       "Name=gpu File=/dev/nvidia[0-1] Cores=0-3\n"
@@ -694,9 +699,27 @@ TEST(Gres, LinesWithoutNodeNameApplyToNodesHavingTheGres) {
       "NodeName=other[1-9] Name=gpu Count=99\n");  // not in this cluster
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_THAT(cfg->nodes[1].gres[0].files, ElementsAre("/dev/nvidia0", "/dev/nvidia1"));
-  EXPECT_EQ(cfg->nodes[1].gres[0].cores, "0-3");
+  EXPECT_THAT(cfg->nodes[1].gres[0].device_cores,
+              ElementsAre(ElementsAre(0, 1, 2, 3), ElementsAre(0, 1, 2, 3)));
   EXPECT_TRUE(cfg->nodes[1].gres[1].files.empty());
+  EXPECT_TRUE(cfg->nodes[1].gres[1].device_cores.empty());
   EXPECT_TRUE(cfg->nodes[2].gres.empty());
+}
+
+// Cores= names cores of the node: one beyond its Sockets x CoresPerSocket,
+// or a malformed list, is refused with the line.
+TEST(Gres, CoresMustBeCoresOfTheNode) {
+  auto beyond = Parse("GresTypes=gpu\nNodeName=g1 CPUs=8 Gres=gpu:2\n",
+                      "NodeName=g1 Name=gpu File=/dev/nvidia0 Cores=0-3\n"
+                      "NodeName=g1 Name=gpu File=/dev/nvidia1 Cores=4-8\n");
+  ASSERT_FALSE(beyond.ok());
+  EXPECT_THAT(std::string(beyond.status().message()),
+              HasSubstr("gres.conf:2: Cores: invalid value '4-8' (core 8 is beyond node g1, which "
+                        "has 8 cores (0-7))"));
+  auto bad = Parse("GresTypes=gpu\nNodeName=g1 CPUs=8 Gres=gpu:1\n",
+                   "NodeName=g1 Name=gpu File=/dev/nvidia0 Cores=socket0\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("gres.conf:1: Cores: invalid value"));
 }
 
 TEST(Gres, MultipleFilesMakeOneDevice) {

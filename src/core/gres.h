@@ -19,7 +19,10 @@ struct GresSpec {
   std::string type;  // empty when untyped
   int64_t count = 0;
   std::vector<std::string> files;  // /dev/nvidia0, ... in index order
-  std::string cores;               // gres.conf Cores=, as written
+  // gres.conf Cores= of each device, in index order: the core ids local
+  // to it (sorted). Empty when no line gave Cores=; an empty entry when
+  // its own line gave none.
+  std::vector<std::vector<int>> device_cores;
 };
 
 // Parses a node's Gres= value: "gpu:h100:8,gpu:a100:2,nic:1".

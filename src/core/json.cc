@@ -10,7 +10,7 @@ namespace {
 using nlohmann::json;
 
 // Object fields, listed once for both directions.
-#define MUSTER_GRES_SPEC_FIELDS(X) X(name) X(type) X(count) X(files) X(cores)
+#define MUSTER_GRES_SPEC_FIELDS(X) X(name) X(type) X(count) X(files) X(device_cores)
 #define MUSTER_GRES_REQUEST_FIELDS(X) X(name) X(type) X(count) X(per_job)
 #define MUSTER_NODE_ALLOC_FIELDS(X) X(node) X(cpus) X(mem_mb) X(tasks) X(gpu_indices) X(cpu_ids)
 #define MUSTER_JOB_REQUEST_FIELDS(X)                                                     \

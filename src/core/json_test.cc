@@ -93,8 +93,8 @@ Node FullNode() {
   n.config.threads_per_core = 2;
   n.config.real_memory_mb = 512000;
   n.config.tmp_disk_mb = 100;
-  n.config.gres = {{"gpu", "h100", 2, {"/dev/nvidia0", "/dev/nvidia1"}, "0-31"},
-                   {"nic", "", 1, {}, ""}};
+  n.config.gres = {{"gpu", "h100", 2, {"/dev/nvidia0", "/dev/nvidia1"}, {{0, 1}, {2, 3}}},
+                   {"nic", "", 1, {}, {}}};
   n.config.features = {"h100", "ib"};
   n.config.weight = 10;
   n.config.initial_state = core::NodeInitialState::kFuture;
@@ -136,7 +136,7 @@ TEST(JsonTest, NodeRoundTrips) {
   const Node back = j.get<Node>();
   EXPECT_EQ(json(back), j);
   EXPECT_EQ(back.config.gres[0].files[1], "/dev/nvidia1");
-  EXPECT_EQ(back.config.gres[0].cores, "0-31");
+  EXPECT_EQ(back.config.gres[0].device_cores[1], (std::vector<int>{2, 3}));
   EXPECT_EQ(back.gpu_used, (std::vector<bool>{true, false}));
   EXPECT_EQ(back.ScontrolState(), node.ScontrolState());
 }

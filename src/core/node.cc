@@ -39,6 +39,36 @@ std::optional<NodeInitialState> ParseNodeInitialState(std::string_view s) {
   return std::nullopt;
 }
 
+const std::vector<int>* GpuCores(const NodeConfig& node, int index) {
+  for (const GresSpec& g : node.gres) {
+    if (g.name != "gpu") continue;
+    if (index < g.count) {
+      const auto k = static_cast<size_t>(index);
+      if (k >= g.device_cores.size() || g.device_cores[k].empty()) return nullptr;
+      return &g.device_cores[k];
+    }
+    index -= static_cast<int>(g.count);
+  }
+  return nullptr;
+}
+
+std::vector<int> CpusNearGpu(const NodeConfig& node, int index) {
+  const std::vector<int>* cores = GpuCores(node, index);
+  if (cores == nullptr) return {};
+  const int threads =
+      node.cpus == node.sockets * node.cores_per_socket * node.threads_per_core
+          ? node.threads_per_core
+          : 1;
+  std::vector<int> cpus;
+  cpus.reserve(cores->size() * static_cast<size_t>(threads));
+  for (int core : *cores) {
+    for (int t = 0; t < threads; ++t) {
+      if (core * threads + t < node.cpus) cpus.push_back(core * threads + t);
+    }
+  }
+  return cpus;
+}
+
 NodeBase Node::Base() const {
   if (down) return NodeBase::kDown;
   bool gpus_used = false;

@@ -46,6 +46,14 @@ struct NodeConfig {
   NodeInitialState initial_state = NodeInitialState::kUnknown;
 };
 
+// The cores gres.conf Cores= puts near GPU `index` of the node (indices
+// as Node::gpu_used counts them); null when it gives none.
+const std::vector<int>* GpuCores(const NodeConfig& node, int index);
+// The same as CPU ids (Node::cpu_used numbering): each core's threads when
+// the node schedules threads (CPUs = Sockets x CoresPerSocket x
+// ThreadsPerCore, a core's threads numbered together), else the core ids.
+std::vector<int> CpusNearGpu(const NodeConfig& node, int index);
+
 struct Node {
   NodeConfig config;
 

@@ -132,5 +132,24 @@ TEST(NodeGresTest, GpuTypeByIndex) {
   EXPECT_EQ(none.FreeGres("gpu", ""), 0);
 }
 
+// gres.conf Cores= per GPU, and as CPU ids: a core's threads when the node
+// schedules threads, the core ids when CPUs counts cores.
+TEST(NodeGresTest, CpusNearGpu) {
+  NodeConfig n;
+  n.cpus = 16;
+  n.sockets = 2;
+  n.cores_per_socket = 4;
+  n.threads_per_core = 2;
+  n.gres = {GresSpec{"gpu", "a100", 1, {}, {{0, 1, 2, 3}}},
+            GresSpec{"gpu", "h100", 2, {}, {{4, 5, 6, 7}, {}}}};
+  EXPECT_EQ(CpusNearGpu(n, 0), (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(CpusNearGpu(n, 1), (std::vector<int>{8, 9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_TRUE(CpusNearGpu(n, 2).empty());  // its line gave no Cores=
+  EXPECT_EQ(GpuCores(n, 2), nullptr);
+  EXPECT_EQ(GpuCores(n, 3), nullptr);      // no such GPU
+  n.cpus = 8;                              // cores only
+  EXPECT_EQ(CpusNearGpu(n, 1), (std::vector<int>{4, 5, 6, 7}));
+}
+
 }  // namespace
 }  // namespace muster::core

@@ -130,9 +130,24 @@ void AssignCpuIds(std::vector<core::NodeAlloc>* alloc, const NodeLookup& lookup)
     if (!a.cpu_ids.empty() || a.cpus <= 0) continue;
     const core::Node* n = lookup(a.node);
     if (n == nullptr) continue;
-    for (int c = 0; c < n->config.cpus && static_cast<int>(a.cpu_ids.size()) < a.cpus; ++c) {
-      if (static_cast<size_t>(c) >= n->cpu_used.size() || !n->cpu_used[c]) a.cpu_ids.push_back(c);
+    auto is_free = [&](int c) {
+      return static_cast<size_t>(c) >= n->cpu_used.size() || !n->cpu_used[c];
+    };
+    // The CPUs gres.conf Cores= puts near the share's GPUs first, then
+    // the lowest others.
+    std::vector<int> near;
+    for (int g : a.gpu_indices) {
+      for (int c : core::CpusNearGpu(n->config, g)) near.push_back(c);
     }
+    std::sort(near.begin(), near.end());
+    near.erase(std::unique(near.begin(), near.end()), near.end());
+    for (int c : near) {
+      if (static_cast<int>(a.cpu_ids.size()) < a.cpus && is_free(c)) a.cpu_ids.push_back(c);
+    }
+    for (int c = 0; c < n->config.cpus && static_cast<int>(a.cpu_ids.size()) < a.cpus; ++c) {
+      if (is_free(c) && !std::binary_search(near.begin(), near.end(), c)) a.cpu_ids.push_back(c);
+    }
+    std::sort(a.cpu_ids.begin(), a.cpu_ids.end());
     // Fewer free ids than free CPUs: allocations restored from before CPU
     // ids were kept hold counts without ids. Such a job runs unconfined.
     if (static_cast<int>(a.cpu_ids.size()) < a.cpus) a.cpu_ids.clear();

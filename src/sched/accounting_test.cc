@@ -150,6 +150,24 @@ TEST(AssignCpuIds, LowestFreeIdsAndBackOnRelease) {
   EXPECT_EQ(named[0].cpu_ids, std::vector<int>{7});
 }
 
+// gres.conf Cores=: a share's CPUs are taken near its GPUs first, then
+// the lowest others.
+TEST(AssignCpuIds, NearTheSharesGpusFirst) {
+  Fixture f;
+  f.nodes[0].config.gres[0].device_cores = {{0, 1, 2, 3}, {0, 1, 2, 3}, {4, 5, 6, 7}, {4, 5, 6, 7}};
+  std::vector<core::NodeAlloc> upper{Share("a", 3, 1000, {2, 3})};
+  AssignCpuIds(&upper, LookupIn(f.nodes));
+  EXPECT_EQ(upper[0].cpu_ids, (std::vector<int>{4, 5, 6}));
+  ASSERT_TRUE(ApplyStart(upper, f.ptrs).ok());
+  std::vector<core::NodeAlloc> lower{Share("a", 5, 1000, {0})};
+  AssignCpuIds(&lower, LookupIn(f.nodes));
+  EXPECT_EQ(lower[0].cpu_ids, (std::vector<int>{0, 1, 2, 3, 7}));
+  // Without GPUs: the lowest free ids, as before.
+  std::vector<core::NodeAlloc> plain{Share("a", 2, 1000, {})};
+  AssignCpuIds(&plain, LookupIn(f.nodes));
+  EXPECT_EQ(plain[0].cpu_ids, (std::vector<int>{0, 1}));
+}
+
 TEST(AssignCpuIds, ApplyStartRefusesTakenOrMiscountedIds) {
   Fixture f;
   std::vector<core::NodeAlloc> first{Share("a", 2, 1000, {})};

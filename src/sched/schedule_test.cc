@@ -704,6 +704,29 @@ TEST(Schedule, GpuIndicesNeverShared) {
   EXPECT_EQ(GpusOf(p, 3), "gpu02:0,1");  // gpu01 has only index 7 left
 }
 
+// gres.conf Cores=: a job's GPUs on a node come from one group of GPUs
+// near the same cores (a socket) where one has enough, the fullest such
+// group first, so a whole socket stays free for a larger job.
+TEST(Schedule, GpusComeFromOneSocketWhereOneHasEnough) {
+  Harness h = OracleCluster();
+  std::vector<int> low(16), high(16);
+  for (int c = 0; c < 16; ++c) {
+    low[static_cast<size_t>(c)] = c;
+    high[static_cast<size_t>(c)] = 16 + c;
+  }
+  h.Node("gpu01")->config.gres[0].device_cores = {low, low, low, low, high, high, high, high};
+  h.Node("gpu01")->gpu_used[0] = true;
+  h.Node("gpu01")->running_jobs = 1;
+  h.Node("gpu01")->alloc_cpus = 1;
+  h.AddJob(MakeJob(1).Partition("train").Gpus(1).Nodelist("gpu01"));
+  h.AddJob(MakeJob(2).Partition("train").Gpus(4).Nodelist("gpu01"));
+  h.AddJob(MakeJob(3).Partition("train").Gpus(2).Nodelist("gpu01"));
+  Plan p = h.Run();
+  EXPECT_EQ(GpusOf(p, 1), "gpu01:1");        // socket 0, the fuller one
+  EXPECT_EQ(GpusOf(p, 2), "gpu01:4,5,6,7");  // socket 1 whole, not 2-5
+  EXPECT_EQ(GpusOf(p, 3), "gpu01:2,3");
+}
+
 TEST(Schedule, AJobNeverMixesGpuTypesOnANode) {
   // gpu:a100:2,gpu:h100:2 (indices 0-1 a100, 2-3 h100): an untyped
   // request takes GPUs of one type, the first with enough free.

@@ -320,8 +320,9 @@ util::Status ApplyStart(const StartDecision& start, const std::vector<core::Node
 util::Status ApplyStart(const std::vector<core::NodeAlloc>& alloc,
                         const std::vector<core::Node*>& nodes);
 
-// Names the CPUs of each node share that has none yet: the lowest free CPU
-// ids of the node (Node::cpu_used), as many as NodeAlloc.cpus. Called on a
+// Names the CPUs of each node share that has none yet: free CPU ids of the
+// node (Node::cpu_used), as many as NodeAlloc.cpus, those gres.conf Cores=
+// puts near the share's GPUs first, then the lowest others. Called on a
 // plan's allocation before ApplyStart (the plan itself only counts CPUs).
 // A share is left without ids when the node has fewer free ids than it
 // needs (only after restoring allocations recorded without ids).

@@ -95,6 +95,37 @@ int MaxTasksOnNode(const ResourceRequest& r, const core::NodeConfig& node, const
       std::min<int64_t>(TaskCapacity(r, node, room.cpus, room.mem_mb, f.idle), want));
 }
 
+namespace {
+
+// Of the free GPUs `free` (in index order), puts first `want` that share
+// their gres.conf Cores= (one socket, say), from the group with the fewest
+// free that still has enough, so a job's GPUs sit near one set of cores
+// and whole groups stay free for larger jobs. Unchanged when no group has
+// enough.
+void KeepNearTogether(const core::NodeConfig& node, int64_t want, std::vector<int>* free) {
+  const std::vector<int>* best = nullptr;
+  int64_t best_count = 0;
+  for (int g : *free) {
+    const std::vector<int>* cores = core::GpuCores(node, g);
+    if (cores == nullptr) continue;
+    const int64_t count = std::count_if(free->begin(), free->end(), [&](int other) {
+      const std::vector<int>* c = core::GpuCores(node, other);
+      return c != nullptr && *c == *cores;
+    });
+    if (count >= want && (best == nullptr || count < best_count)) {
+      best = cores;
+      best_count = count;
+    }
+  }
+  if (best == nullptr) return;
+  std::stable_partition(free->begin(), free->end(), [&](int g) {
+    const std::vector<int>* c = core::GpuCores(node, g);
+    return c != nullptr && *c == *best;
+  });
+}
+
+}  // namespace
+
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                     int i, const Share& share, core::NodeAlloc* out) {
   out->node = node.name;
@@ -107,20 +138,23 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
   out->gpu_indices.clear();
   if (share.gpus <= 0) return;
   out->gpu_indices.reserve(static_cast<size_t>(share.gpus));
-  // Lowest free indices of one type (the first with enough, untyped), in
-  // index order.
+  // Free indices of one type (the first with enough, untyped).
   const int total = static_cast<int>(ov.at(i).gpu_count);
   auto free = [&](int index) { return index < total && !ov.GpuUsed(i, index); };
   const std::string_view type = GpuTypeFor(node, r.gpu_type, share.gpus, free);
+  bool affinity = false;
   int index = 0;
   for (const auto& g : node.gres) {
     if (g.name != "gpu") continue;
     const bool match = g.type == type;
+    affinity = affinity || (match && !g.device_cores.empty());
     for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
-      if (!match || ov.GpuUsed(i, index)) continue;
-      out->gpu_indices.push_back(index);
-      if (static_cast<int64_t>(out->gpu_indices.size()) == share.gpus) return;
+      if (match && free(index)) out->gpu_indices.push_back(index);
     }
+  }
+  if (affinity) KeepNearTogether(node, share.gpus, &out->gpu_indices);
+  if (static_cast<int64_t>(out->gpu_indices.size()) > share.gpus) {
+    out->gpu_indices.resize(static_cast<size_t>(share.gpus));
   }
 }
 

@@ -114,7 +114,7 @@ class JobRecordTest : public ::testing::Test {
       node.config.name = n;
       node.config.cpus = 32;
       node.config.real_memory_mb = 64000;
-      if (n[0] == 'g') node.config.gres.push_back({"gpu", "h100", 8, {}, ""});
+      if (n[0] == 'g') node.config.gres.push_back({"gpu", "h100", 8, {}, {}});
       cfg_.nodes.push_back(node.config);
       nodes_.push_back(node);
     }

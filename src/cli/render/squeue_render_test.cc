@@ -145,7 +145,7 @@ config::Config AnchorConfig() {
     nc.name = n;
     nc.cpus = 32;
     nc.real_memory_mb = 64000;
-    if (n[0] == 'g') nc.gres.push_back({"gpu", "h100", 8, {}, ""});
+    if (n[0] == 'g') nc.gres.push_back({"gpu", "h100", 8, {}, {}});
     cfg.nodes.push_back(nc);
   }
   core::Partition shortp;
