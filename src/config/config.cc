@@ -1690,7 +1690,7 @@ struct GresLine {
   std::string type;
   std::vector<std::string> files;
   int64_t count = 1;
-  const Pair* cores = nullptr;  // Cores=, read per node (its core count)
+  std::optional<Pair> cores;  // Cores=, read per node (its core count)
   std::optional<std::vector<std::string>> nodes;  // NodeName=, expanded
 };
 
@@ -1734,7 +1734,8 @@ Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, co
     }
     return std::optional<GresLine>();
   }
-  GresLine line{loc, name->value, "", {}, 1, Find(attrs, "cores"), std::nullopt};
+  GresLine line{loc, name->value, "", {}, 1, std::nullopt, std::nullopt};
+  if (const Pair* p = Find(attrs, "cores")) line.cores = *p;
   if (const Pair* p = Find(attrs, "type")) line.type = p->value;
   if (const Pair* p = Find(attrs, "nodename")) {
     Result<std::vector<std::string>> hosts = util::ExpandHostlist(p->value);
@@ -1795,7 +1796,7 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
       s.count += line.count;
       s.files.insert(s.files.end(), line.files.begin(), line.files.end());
       std::vector<int> cores;
-      if (line.cores != nullptr) {
+      if (line.cores) {
         Result<std::vector<int>> read = GresCores(*line.cores, node);
         if (!read.ok()) return read.status();
         cores = std::move(*read);
