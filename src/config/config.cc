@@ -1772,7 +1772,6 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
     int64_t count = 0;
     std::vector<std::string> files;
     std::vector<std::pair<int64_t, std::vector<int>>> cores;  // (devices, Cores=) per line
-    bool any_cores = false;
     Loc first;
   };
   std::map<std::pair<size_t, int>, Seen> seen;
@@ -1800,7 +1799,6 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
         Result<std::vector<int>> read = GresCores(*line.cores, node);
         if (!read.ok()) return read.status();
         cores = std::move(*read);
-        s.any_cores = true;
       }
       s.cores.emplace_back(line.count, std::move(cores));
     }
@@ -1818,7 +1816,9 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
     }
     spec.files = std::move(s.files);
     // Per device, for GPUs (the only GRES placed by their cores).
-    if (s.any_cores && spec.name == "gpu") {
+    const bool any_cores = std::any_of(s.cores.begin(), s.cores.end(),
+                                       [](const auto& line) { return !line.second.empty(); });
+    if (any_cores && spec.name == "gpu") {
       for (const auto& [devices, cores] : s.cores) {
         spec.device_cores.insert(spec.device_cores.end(), static_cast<size_t>(devices), cores);
       }

@@ -205,8 +205,12 @@ class Cluster:
         return fields
 
 
-def make_cluster(conf_text=DEFAULT_CONF):
+def make_cluster(conf_text=DEFAULT_CONF, side_files=None):
+    """A cluster up in a new directory; `side_files` (name -> text) are
+    written beside muster.conf first (gres.conf, topology.conf)."""
     root = Path(tempfile.mkdtemp(prefix="muster-e2e-"))
+    for name, text in (side_files or {}).items():
+        (root / name).write_text(text)
     c = Cluster(root, conf_text)
     c.up()
     return c

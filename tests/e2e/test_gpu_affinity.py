@@ -3,12 +3,10 @@ job's GPUs come from one socket where one has enough, and its CPUs are
 the cores near them (scontrol show job -d)."""
 import re
 import subprocess
-import tempfile
-from pathlib import Path
 
 import pytest
 
-from conftest import BIN, Cluster
+from conftest import BIN, make_cluster
 
 CONF = """\
 ClusterName=affinity
@@ -31,11 +29,8 @@ NodeName=g01 Name=gpu Type=h100 Count=2 Cores=4-7
 
 @pytest.fixture(scope="module")
 def acluster():
-    root = Path(tempfile.mkdtemp(prefix="muster-e2e-"))
-    (root / "gres.conf").write_text(GRES)
-    c = Cluster(root, CONF)
+    c = make_cluster(CONF, {"gres.conf": GRES})
     try:
-        c.up()
         yield c
     finally:
         c.teardown()

@@ -1,13 +1,11 @@
 """topology/tree through the real daemons: topology.conf beside
 muster.conf, multi-node jobs under as few leaf switches as they can,
 --switches=N@wait, and the job's SLURM_TOPOLOGY_ADDR."""
-import tempfile
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import Cluster
+from conftest import Cluster, make_cluster
 
 CONF = """\
 ClusterName=topo
@@ -32,11 +30,8 @@ SwitchName=top Switches=s[1-2]
 
 @pytest.fixture(scope="module")
 def tcluster():
-    root = Path(tempfile.mkdtemp(prefix="muster-e2e-"))
-    (root / "topology.conf").write_text(TOPOLOGY)
-    c = Cluster(root, CONF)
+    c = make_cluster(CONF, {"topology.conf": TOPOLOGY})
     try:
-        c.up()
         yield c
     finally:
         c.teardown()
