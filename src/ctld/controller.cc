@@ -140,9 +140,14 @@ class Syncer {
 
 Controller::~Controller() = default;
 
-Controller::Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock)
-    : io_(io), cfg_(std::move(cfg)), clock_(clock), schedule_timer_(io), housekeeping_(io) {
-  start_time_ = clock_.Now();
+Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::TimeSystem& time)
+    : io_(io),
+      cfg_(std::move(cfg)),
+      time_(time),
+      schedule_timer_(io),
+      housekeeping_(time.MakeTimer([this] { Housekeeping(); })) {
+  start_time_ = time_.Now();
+  last_housekeeping_ = start_time_;
   usage_ = std::make_unique<UsageKeeper>(cfg_, start_time_);
   syncer_ = std::make_unique<Syncer>(io_, journal_, *this);
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
@@ -295,6 +300,7 @@ util::Status Controller::WriteCommit() {
     if (job == nullptr) {
       journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
+      NoteWakes(*job);
       json rec = {{"op", "job"}, {"t", now}, {"job", *job}};
       auto fresh = new_payloads_.find(id);
       if (fresh != new_payloads_.end()) rec["payload"] = std::move(fresh->second);
@@ -361,7 +367,7 @@ util::Status Controller::Recover() {
   store::AccountingOptions acct;
   acct.db_path = cfg_.state_save_location + "/accounting.db";
   acct.spool_path = cfg_.state_save_location + "/accounting.spool";
-  acct.clock = &clock_;
+  acct.clock = &time_;
   acct_ = std::make_unique<store::AccountingStore>(acct);
   MUSTER_RETURN_IF_ERROR(LoadAccounts());
   MUSTER_RETURN_IF_ERROR(LoadReservations());
@@ -423,6 +429,7 @@ util::Status Controller::Recover() {
   }
   // Running jobs hold their resources again until their agent reports.
   for (Job& job : jobs_) {
+    NoteWakes(job);
     if (job.state == JobState::kPending) pending_ids_.insert(job.id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     util::Status st = sched::ApplyStart(job.alloc, Lookup());
@@ -463,6 +470,7 @@ util::Status Controller::Recover() {
   MUSTER_RETURN_IF_ERROR(payload_.Sync());
   util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
                 records.size(), next_job_id_);
+  ArmHousekeeping();
   return util::Status::Ok();
 }
 
@@ -612,6 +620,7 @@ void Controller::RequestSchedule() {
     schedule_posted_ = false;
     auto t0 = std::chrono::steady_clock::now();
     RunSchedule();
+    ArmHousekeeping();  // the pass moves the backfill and dependency moments
     auto t1 = std::chrono::steady_clock::now();
     next_pass_allowed_ = t1 + std::min<std::chrono::steady_clock::duration>(
                                   (t1 - t0) * 4, std::chrono::seconds(1));
@@ -1179,12 +1188,9 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
 }
 
 void Controller::ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes) {
-  auto timer = std::make_shared<boost::asio::steady_timer>(
-      io_, std::chrono::seconds(std::max(1, cfg_.slurmd_timeout_s)));
-  node_timers_[host] = timer;
-  timer->async_wait([this, host, nodes, timer](boost::system::error_code ec) {
-    if (ec || node_timers_[host] != timer) return;
-    node_timers_.erase(host);
+  auto& timer = node_timers_[host];
+  timer = time_.MakeTimer([this, host, nodes] {
+    node_timers_.erase(host);  // this timer with it
     if (agents_.count(host)) return;  // it came back in time
     int64_t now = Now();
     for (const auto& name : nodes) {
@@ -1204,6 +1210,7 @@ void Controller::ArmNodeTimeout(const std::string& host, const std::vector<std::
       FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
     }
   });
+  timer->ArmAt(Now() + std::max(1, cfg_.slurmd_timeout_s));
 }
 
 // -------------------------------------------------------------- actions ----
@@ -1750,6 +1757,7 @@ void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
                               {"signal", SIGTERM},
                               {"target", "all"}});
       preempt_deadline_[victim->id] = now + grace;
+      AddWake(now + grace, victim->id);
     } else {
       StopPreempted(*victim);
     }
@@ -1786,47 +1794,71 @@ void Controller::StopPreempted(Job& job) {
 
 // --------------------------------------------------------- housekeeping ----
 
+void Controller::AddWake(int64_t when, JobId id) {
+  job_wakes_.emplace(when, id);
+  const std::optional<int64_t> armed = housekeeping_->armed();
+  if (!armed || when < *armed) housekeeping_->ArmAt(std::max(when, Now()));
+}
+
+void Controller::NoteWakes(const Job& job) {
+  if (core::IsFinished(job.state)) {
+    AddWake(job.end_time + cfg_.min_job_age_s, job.id);
+  } else if (job.req.interactive && job.state == JobState::kRunning && job.time_limit_s > 0) {
+    // An allocation has no step to enforce its limit: housekeeping ends it.
+    AddWake(job.start_time + job.time_limit_s, job.id);
+  } else if (job.state == JobState::kPending && job.req.begin_time > Now()) {
+    AddWake(job.req.begin_time, job.id);
+  }
+}
+
 void Controller::ArmHousekeeping() {
-  housekeeping_.expires_after(std::chrono::seconds(1));
-  housekeeping_.async_wait([this](boost::system::error_code ec) {
-    if (ec) return;
-    Housekeeping();
-    ArmHousekeeping();
-  });
+  const int64_t now = Now();
+  int64_t next = NextReservationChange(now);
+  if (!job_wakes_.empty()) next = std::min(next, job_wakes_.begin()->first);
+  // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
+  next = std::min(next, usage_->ledger().time() + std::max<int64_t>(cfg_.priority.calc_period_s, 1));
+  if (!schedule_posted_) {  // a pass on its way moves these two
+    if (next_dependency_time_ != 0) next = std::min(next, next_dependency_time_);
+    // With backfill a pass runs at least every bf_interval while jobs wait
+    // (their plans age, priorities grow with age).
+    if (cfg_.backfill && !pending_ids_.empty()) {
+      next = std::min(next, last_pass_time_ + std::max<int64_t>(cfg_.bf.interval_s, 1));
+    }
+  }
+  housekeeping_->ArmAt(std::max(next, now));
 }
 
 void Controller::Housekeeping() {
-  int64_t now = Now();
+  const int64_t now = Now();
   AgeReservations(now);
-  // Preempted jobs whose GraceTime is over.
-  std::vector<JobId> graced;
-  for (const auto& [id, deadline] : preempt_deadline_) {
-    if (deadline <= now) graced.push_back(id);
-  }
-  for (JobId id : graced) {
-    Job* job = jobs_.Find(id);
-    if (job != nullptr && job->state == JobState::kRunning) {
-      StopPreempted(*job);
-    } else {
-      preempt_deadline_.erase(id);
+  bool pass_due = ReservationBegan(last_housekeeping_, now);
+  last_housekeeping_ = now;
+  std::set<JobId> expired, allocations_over, graced;
+  while (!job_wakes_.empty() && job_wakes_.begin()->first <= now) {
+    const JobId id = job_wakes_.begin()->second;
+    job_wakes_.erase(job_wakes_.begin());
+    const Job* job = jobs_.Find(id);
+    if (job == nullptr) continue;
+    if (auto d = preempt_deadline_.find(id); d != preempt_deadline_.end() && d->second <= now) {
+      if (job->state == JobState::kRunning) {
+        graced.insert(id);
+      } else {
+        preempt_deadline_.erase(d);
+      }
+    }
+    if (core::IsFinished(job->state) && job->end_time + cfg_.min_job_age_s <= now) {
+      expired.insert(id);
+    } else if (job->req.interactive && job->state == JobState::kRunning &&
+               job->time_limit_s > 0 && job->start_time + job->time_limit_s <= now) {
+      allocations_over.insert(id);
+    } else if (job->state == JobState::kPending && job->req.begin_time > 0 &&
+               job->req.begin_time <= now) {
+      pass_due = true;
     }
   }
-  // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
-  if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) AdvanceUsage(now, RunningJobs(now));
-  bool begin_waiting = false;
-  std::vector<JobId> expired;
-  std::vector<JobId> allocations_over;
-  for (const Job& job : jobs_) {
-    if (core::IsFinished(job.state) && job.end_time + cfg_.min_job_age_s <= now) {
-      expired.push_back(job.id);
-    } else if (job.req.interactive && job.state == JobState::kRunning && job.time_limit_s > 0 &&
-               job.start_time + job.time_limit_s <= now) {
-      // An allocation has no step to enforce its limit: it ends here.
-      allocations_over.push_back(job.id);
-    } else if (job.state == JobState::kPending && job.reason == core::PendingReason::kBeginTime &&
-               job.req.begin_time <= now) {
-      begin_waiting = true;
-    }
+  for (JobId id : graced) StopPreempted(jobs_.At(id));
+  if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) {
+    AdvanceUsage(now, RunningJobs(now));
   }
   for (JobId id : expired) {
     const JobId array_id = jobs_.At(id).array_job_id;
@@ -1847,10 +1879,12 @@ void Controller::Housekeeping() {
   }
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
-  if (next_dependency_time_ != 0 && next_dependency_time_ <= now) begin_waiting = true;
-  const bool plans_due =
-      cfg_.backfill && !pending_ids_.empty() && now - last_pass_time_ >= cfg_.bf.interval_s;
-  if (begin_waiting || plans_due) RequestSchedule();
+  if (next_dependency_time_ != 0 && next_dependency_time_ <= now) pass_due = true;
+  if (cfg_.backfill && !pending_ids_.empty() && now - last_pass_time_ >= cfg_.bf.interval_s) {
+    pass_due = true;
+  }
+  if (pass_due) RequestSchedule();
+  ArmHousekeeping();
 }
 
 }  // namespace muster::ctld

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -72,7 +73,9 @@ struct JobActionResult {
 
 class Controller {
  public:
-  Controller(boost::asio::io_context& io, config::Config cfg, const util::Clock& clock);
+  // Time, and the timers of housekeeping and agent timeouts, come from
+  // `time` (ctld::LoopTimeSystem in musterd, simulated in tests).
+  Controller(boost::asio::io_context& io, config::Config cfg, util::TimeSystem& time);
   ~Controller();
 
   // Rebuilds the state from the snapshot and journal in StateSaveLocation.
@@ -187,7 +190,7 @@ class Controller {
   // {"reservations": [...]} with each one's "state" and "core_cnt".
   nlohmann::json ReservationsReport() const;
   const std::vector<core::Node>& nodes() const { return nodes_; }
-  int64_t Now() const { return clock_.Now(); }
+  int64_t Now() const { return time_.Now(); }
   int64_t start_time() const { return start_time_; }
   bool IsAdmin(uint32_t uid) const;
   // The accounting database (sacct, seff, sreport); null before Recover().
@@ -236,6 +239,12 @@ class Controller {
   // Housekeeping: ended reservations repeat (DAILY, WEEKLY) or go;
   // PURGE_COMP ones go after 5 minutes without jobs.
   void AgeReservations(int64_t now);
+  static constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
+  // The next moment after `now` at which a reservation begins, ends or may
+  // be purged (kNever: none).
+  int64_t NextReservationChange(int64_t now) const;
+  // Whether a reservation began in (after, now]: its jobs may start.
+  bool ReservationBegan(int64_t after, int64_t now) const;
   // Whether a pending or running job names the reservation.
   bool ReservationInUse(const std::string& name) const;
   // A pending job's priority now (sched/priority.h) with the fairshare of
@@ -267,8 +276,14 @@ class Controller {
   void StopJob(core::Job& job);
   // Sends once everything changed so far is on disk (launches, acks, cancels).
   void SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, nlohmann::json msg);
+  // Housekeeping runs when something is due (see job_wakes_), never on a
+  // fixed tick: ArmHousekeeping sets its timer to the earliest such moment.
   void ArmHousekeeping();
   void Housekeeping();
+  // The moments a job needs housekeeping, from its state: its purge after
+  // MinJobAge, an allocation's time limit, its begin time.
+  void NoteWakes(const core::Job& job);
+  void AddWake(int64_t when, core::JobId id);
   core::Node* FindNode(const std::string& name);
   const core::Node* FindNode(const std::string& name) const;
   // The records a user's job id names (src/ctld/arrays.cc): "123" (a job,
@@ -332,7 +347,7 @@ class Controller {
 
   boost::asio::io_context& io_;
   config::Config cfg_;
-  const util::Clock& clock_;
+  util::TimeSystem& time_;
   JobTable jobs_;
   PayloadStore payload_;  // scripts and environments of pending jobs
   std::unique_ptr<store::AccountingStore> acct_;
@@ -372,7 +387,8 @@ class Controller {
   int64_t next_reservation_id_ = 1;
   std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
-  std::map<std::string, std::shared_ptr<boost::asio::steady_timer>> node_timers_;
+  // SlurmdTimeout of each host whose agent is away.
+  std::map<std::string, std::unique_ptr<util::Timer>> node_timers_;
   // An srun step still running.
   struct RunningStep {
     store::StepRecord record;  // its accounting row
@@ -413,7 +429,13 @@ class Controller {
   std::unique_ptr<class Syncer> syncer_;
   void OnSynced(uint64_t gen, const util::Status& st);
   static constexpr uint64_t kSnapshotEvery = 200000;
-  boost::asio::steady_timer housekeeping_;
+  // Moments a job needs housekeeping, by (moment, job id): hints, each
+  // checked against the job when it comes, so one the job has moved past
+  // costs a lookup and nothing else.
+  std::set<std::pair<int64_t, core::JobId>> job_wakes_;
+  // When housekeeping last ran (a reservation that began since lets a pass run).
+  int64_t last_housekeeping_ = 0;
+  std::unique_ptr<util::Timer> housekeeping_;
 };
 
 }  // namespace muster::ctld

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
@@ -32,12 +33,13 @@ class ControllerRecoverTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  config::Config Cluster() const {
+  config::Config Cluster(const std::string& extra = "") const {
     const std::string text = "ClusterName=t\nStateSaveLocation=" + dir_.string() +
                              "\nSlurmdSpoolDir=" + dir_.string() +
                              "/spool\n"
                              "NodeName=n[1-2] CPUs=4 RealMemory=4000 State=UNKNOWN\n"
-                             "PartitionName=p Nodes=n[1-2] Default=YES State=UP\n";
+                             "PartitionName=p Nodes=n[1-2] Default=YES State=UP\n" +
+                             extra;
     auto cfg = config::ParseConfig(text, (dir_ / "muster.conf").string(), "", false);
     EXPECT_TRUE(cfg.ok()) << cfg.status().message();
     return *cfg;
@@ -61,7 +63,7 @@ class ControllerRecoverTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  util::FakeClock clock_{1'800'000'000};
+  util::SimulatedTimeSystem time_{1'800'000'000};
 };
 
 // The snapshot's node states are read back (a drained node stays drained
@@ -70,7 +72,7 @@ class ControllerRecoverTest : public ::testing::Test {
 TEST_F(ControllerRecoverTest, SnapshotKeepsANodesDrainAndReason) {
   {
     boost::asio::io_context io;
-    Controller ctl(io, Cluster(), clock_);
+    Controller ctl(io, Cluster(), time_);
     ASSERT_TRUE(ctl.Recover().ok());
     Caller admin;
     admin.admin = true;
@@ -79,7 +81,7 @@ TEST_F(ControllerRecoverTest, SnapshotKeepsANodesDrainAndReason) {
   }
   ASSERT_TRUE(fs::exists(dir_ / "snapshot.json"));  // what is read back is the snapshot
   boost::asio::io_context io;
-  Controller ctl(io, Cluster(), clock_);
+  Controller ctl(io, Cluster(), time_);
   util::Status st = ctl.Recover();
   ASSERT_TRUE(st.ok()) << st.message();
   EXPECT_TRUE(NodeNamed(ctl, "n2").drain);
@@ -92,7 +94,7 @@ TEST_F(ControllerRecoverTest, SnapshotKeepsANodesDrainAndReason) {
 // being read.
 TEST_F(ControllerRecoverTest, MalformedAgentMessagesAreSkipped) {
   boost::asio::io_context io;
-  Controller ctl(io, Cluster(), clock_);
+  Controller ctl(io, Cluster(), time_);
   ASSERT_TRUE(ctl.Recover().ok());
   int fds[2];
   ConnectAgent(io, ctl, fds);
@@ -114,45 +116,136 @@ TEST_F(ControllerRecoverTest, MalformedAgentMessagesAreSkipped) {
   ::close(fds[1]);
 }
 
-// An allocation (salloc) has no step on any node: it runs until its client
-// completes it, and the controller itself ends it at its time limit, in
-// the controller's time.
-TEST_F(ControllerRecoverTest, AllocationEndsAtItsTimeLimit) {
-  boost::asio::io_context io;
-  Controller ctl(io, Cluster(), clock_);
-  ASSERT_TRUE(ctl.Recover().ok());
-  int fds[2];
-  ConnectAgent(io, ctl, fds);
-  const std::string reg = "{\"type\":\"register\",\"host\":\"h\",\"nodes\":[\"n1\",\"n2\"]}\n";
-  ASSERT_EQ(::write(fds[1], reg.data(), reg.size()), static_cast<ssize_t>(reg.size()));
-  // Up to `ms` of the loop (housekeeping runs each second).
-  auto run_until = [&](auto done, int ms = 3000) {
-    for (int i = 0; i < ms && !done(); ++i) {
-      io.poll();
-      io.restart();
+// A controller with one agent holding both nodes, driven in simulated
+// time: the loop runs only for the agent's socket and posted work.
+class SimulatedController : public ControllerRecoverTest {
+ protected:
+  void Start(const std::string& extra = "") {
+    ctl_ = std::make_unique<Controller>(io_, Cluster(extra), time_);
+    ASSERT_TRUE(ctl_->Recover().ok());
+    ConnectAgent(io_, *ctl_, fds_);
+    const std::string reg = "{\"type\":\"register\",\"host\":\"h\",\"nodes\":[\"n1\",\"n2\"]}\n";
+    ASSERT_EQ(::write(fds_[1], reg.data(), reg.size()), static_cast<ssize_t>(reg.size()));
+    RunUntil([&] { return NodeNamed(*ctl_, "n2").registered; });
+  }
+  void TearDown() override {
+    if (fds_[1] >= 0) ::close(fds_[1]);
+    ctl_.reset();
+    ControllerRecoverTest::TearDown();
+  }
+  // Runs the loop's ready work; with `done`, until it holds (socket I/O
+  // may take a moment, up to about a second).
+  template <typename Done>
+  void RunUntil(Done done) {
+    for (int i = 0; i < 1000 && !done(); ++i) {
+      io_.poll();
+      io_.restart();
       ::usleep(1000);
     }
-  };
-  run_until([&] { return NodeNamed(ctl, "n2").registered; });
-  core::JobRequest req;
-  req.interactive = true;
-  req.name = "interactive";
-  req.min_nodes = 1;
-  req.time_limit_s = 60;
-  req.work_dir = "/";
-  sched::SubmitRefusal why;
-  auto id = ctl.Submit(req, Caller{0, 0, true}, &why);
-  ASSERT_TRUE(id.ok()) << id.status().message();
-  auto state = [&] { return ctl.jobs().Find(*id)->state; };
-  run_until([&] { return state() == core::JobState::kRunning; });
-  ASSERT_EQ(state(), core::JobState::kRunning);
-  clock_.Advance(59);
-  run_until([] { return false; }, 1200);  // a housekeeping round: not yet
-  EXPECT_EQ(state(), core::JobState::kRunning);
-  clock_.Advance(1);
-  run_until([&] { return state() != core::JobState::kRunning; });
-  EXPECT_EQ(state(), core::JobState::kTimeout);
-  ::close(fds[1]);
+  }
+  void RunReady() {
+    for (int i = 0; i < 5; ++i) {
+      io_.poll();
+      io_.restart();
+    }
+  }
+  // An allocation (salloc's job) of one node.
+  core::JobId SubmitAllocation(int64_t time_limit_s, int64_t begin_time = 0) {
+    core::JobRequest req;
+    req.interactive = true;
+    req.name = "interactive";
+    req.min_nodes = 1;
+    req.time_limit_s = time_limit_s;
+    req.begin_time = begin_time;
+    req.work_dir = "/";
+    sched::SubmitRefusal why;
+    auto id = ctl_->Submit(req, Caller{0, 0, true}, &why);
+    EXPECT_TRUE(id.ok()) << id.status().message();
+    RunReady();
+    return id.ok() ? *id : 0;
+  }
+  core::JobState StateOf(core::JobId id) const { return ctl_->jobs().Find(id)->state; }
+
+  boost::asio::io_context io_;
+  std::unique_ptr<Controller> ctl_;
+  int fds_[2] = {-1, -1};
+};
+
+// An allocation (salloc) has no step on any node: it runs until its client
+// completes it, and the controller itself ends it at its time limit, at
+// that moment of the controller's time.
+TEST_F(SimulatedController, AllocationEndsAtItsTimeLimit) {
+  Start();
+  const core::JobId id = SubmitAllocation(3600);
+  ASSERT_EQ(StateOf(id), core::JobState::kRunning);
+  time_.Advance(3599);
+  RunReady();
+  EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+  time_.Advance(1);
+  RunReady();
+  EXPECT_EQ(StateOf(id), core::JobState::kTimeout);
+}
+
+// Housekeeping is not a tick: with one allocation running and nothing
+// waiting, the controller's next timer is a real moment minutes away (the
+// usage charge of PriorityCalcPeriod, then the time limit), not the next
+// second.
+TEST_F(SimulatedController, HousekeepingSleepsUntilSomethingIsDue) {
+  Start("PriorityCalcPeriod=10\n");  // minutes
+  const int64_t t0 = time_.Now();
+  SubmitAllocation(3600);
+  ASSERT_TRUE(time_.NextDue().has_value());
+  EXPECT_EQ(*time_.NextDue(), t0 + 600);
+  time_.Advance(600);
+  RunReady();
+  EXPECT_EQ(*time_.NextDue(), t0 + 1200);
+}
+
+// A finished job leaves the table MinJobAge after its end, not before.
+TEST_F(SimulatedController, FinishedJobIsPurgedAfterMinJobAge) {
+  Start("MinJobAge=600\n");
+  const core::JobId id = SubmitAllocation(3600);
+  ASSERT_EQ(StateOf(id), core::JobState::kRunning);
+  ASSERT_TRUE(ctl_->CompleteAllocation(id, 0, Caller{0, 0, true}).ok());
+  RunReady();
+  ASSERT_EQ(StateOf(id), core::JobState::kCompleted);
+  time_.Advance(599);
+  RunReady();
+  EXPECT_NE(ctl_->jobs().Find(id), nullptr);
+  time_.Advance(1);
+  RunReady();
+  EXPECT_EQ(ctl_->jobs().Find(id), nullptr);
+}
+
+// A job held back by its begin time starts at that moment: housekeeping
+// wakes for it (under sched/builtin no periodic pass would find it).
+TEST_F(SimulatedController, JobStartsWhenItsBeginTimeComes) {
+  Start("SchedulerType=sched/builtin\n");
+  const core::JobId id = SubmitAllocation(60, time_.Now() + 7200);
+  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  EXPECT_EQ(ctl_->jobs().Find(id)->reason, core::PendingReason::kBeginTime);
+  time_.Advance(7199);
+  RunReady();
+  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  time_.Advance(1);
+  RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
+  EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+}
+
+// An agent gone for SlurmdTimeout takes its nodes DOWN ("Not responding"),
+// one that is back in time does not.
+TEST_F(SimulatedController, NodesGoDownAfterSlurmdTimeoutWithoutTheirAgent) {
+  Start("SlurmdTimeout=120\n");
+  ::close(fds_[1]);
+  fds_[1] = -1;
+  RunUntil([&] { return !NodeNamed(*ctl_, "n1").registered; });
+  time_.Advance(119);
+  RunReady();
+  EXPECT_FALSE(NodeNamed(*ctl_, "n1").down);
+  time_.Advance(1);
+  RunReady();
+  EXPECT_TRUE(NodeNamed(*ctl_, "n1").down);
+  EXPECT_EQ(NodeNamed(*ctl_, "n1").reason, "Not responding");
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "ctld/api_handlers.h"
 #include "ctld/controller.h"
+#include "ctld/loop_time.h"
 #include "ctld/remote_hosts.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -102,7 +103,8 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
 
   asio::io_context io;
-  ctld::Controller ctl(io, *cfg, clock);
+  ctld::LoopTimeSystem time(io);
+  ctld::Controller ctl(io, *cfg, time);
   util::Status st = ctl.Recover();
   if (!st.ok()) {
     util::LogError("{}", st.message());

@@ -288,4 +288,26 @@ void Controller::AgeReservations(int64_t now) {
   RequestSchedule();
 }
 
+int64_t Controller::NextReservationChange(int64_t now) const {
+  // While a PURGE_COMP reservation's jobs run, whether it is still in use
+  // is looked at once a minute; its purge is then due 5 minutes after.
+  constexpr int64_t kInUseCheck = 60;
+  int64_t next = kNever;
+  for (const auto& [name, r] : reservations_) {
+    if (r.start > now) next = std::min(next, r.start);
+    next = std::min(next, std::max(r.end, now + 1));
+    if (r.Has(core::kResvPurgeComp) && r.Active(now)) {
+      next = std::min(next, r.idle_since != 0 ? std::max(r.idle_since + kPurgeAfter, now + 1)
+                                              : now + kInUseCheck);
+    }
+  }
+  return next;
+}
+
+bool Controller::ReservationBegan(int64_t after, int64_t now) const {
+  return std::any_of(reservations_.begin(), reservations_.end(), [&](const auto& entry) {
+    return entry.second.start > after && entry.second.start <= now;
+  });
+}
+
 }  // namespace muster::ctld

@@ -1,6 +1,6 @@
 // The stateful targets' controller: a real ctld::Controller on a small
 // cluster like the end-to-end tests' (two GPU nodes, one CPU node, two
-// partitions), with its own event loop and a fixed clock.
+// partitions), with its own event loop and time that stands still.
 #pragma once
 
 #include <chrono>
@@ -38,7 +38,7 @@ inline config::Config ClusterConfig(const std::string& state_dir) {
 // A controller on `state_dir` after Recover(), with its loop.
 struct ControllerUnderTest {
   explicit ControllerUnderTest(const std::string& state_dir)
-      : clock(1'800'000'000), ctl(io, ClusterConfig(state_dir), clock) {}
+      : time(1'800'000'000), ctl(io, ClusterConfig(state_dir), time) {}
 
   // Runs the loop until it is quiet: every commit synced (the journal's
   // syncer is a thread of its own) and what followed it (replies, agent
@@ -61,7 +61,7 @@ struct ControllerUnderTest {
   }
 
   boost::asio::io_context io;
-  util::FakeClock clock;
+  util::SimulatedTimeSystem time;  // never advanced: no timer fires
   ctld::Controller ctl;
 };
 
