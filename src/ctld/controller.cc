@@ -7,11 +7,8 @@
 #include <set>
 #include <chrono>
 #include <filesystem>
-#include <condition_variable>
 #include <fstream>
-#include <mutex>
 #include <stdexcept>
-#include <thread>
 
 #include <boost/asio/post.hpp>
 
@@ -73,71 +70,6 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
 
 }  // namespace
 
-// The journal's fdatasync thread. Request(gen) asks for a sync covering
-// generation `gen`; requests that arrive while a sync runs are merged into
-// the next one. Completion is posted back to the event loop.
-class Syncer {
- public:
-  Syncer(boost::asio::io_context& io, const Journal& journal, Controller& ctl)
-      : io_(io), journal_(journal), ctl_(ctl), thread_([this] { Run(); }) {}
-  ~Syncer() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-  void Request(uint64_t gen, std::vector<int> fds) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      wanted_ = std::max(wanted_, gen);
-      for (int fd : fds) {
-        if (fd >= 0) fds_.push_back(fd);
-      }
-    }
-    cv_.notify_all();
-  }
-  // Blocks until every requested generation is synced (shutdown); returns
-  // the outcome of the last sync.
-  util::Status Drain() {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return done_ >= wanted_; });
-    return last_;
-  }
-
- private:
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      cv_.wait(lock, [this] { return stop_ || wanted_ > done_; });
-      if (wanted_ <= done_ && stop_) return;
-      uint64_t gen = wanted_;
-      std::vector<int> fds;
-      fds.swap(fds_);
-      lock.unlock();
-      util::Status st = journal_.Sync(fds);
-      lock.lock();
-      done_ = gen;
-      if (last_.ok()) last_ = st;
-      done_cv_.notify_all();
-      boost::asio::post(io_, [this, gen, st] { ctl_.OnSynced(gen, st); });
-    }
-  }
-
-  boost::asio::io_context& io_;
-  const Journal& journal_;
-  Controller& ctl_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  uint64_t wanted_ = 0;
-  uint64_t done_ = 0;
-  std::vector<int> fds_;
-  util::Status last_;  // the first failed sync, else ok
-  bool stop_ = false;
-  std::thread thread_;
-};
-
 Controller::~Controller() = default;
 
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::TimeSystem& time)
@@ -149,7 +81,13 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
   start_time_ = time_.Now();
   last_housekeeping_ = start_time_;
   usage_ = std::make_unique<UsageKeeper>(cfg_, start_time_);
-  syncer_ = std::make_unique<Syncer>(io_, journal_, *this);
+  commit_ = std::make_unique<CommitPipeline>(
+      io_, journal_, [this](Journal& journal) { return WriteChanges(journal); },
+      [this] {
+        // A long journal is folded into a snapshot once nothing is in flight.
+        if (journal_.records_since_snapshot() < kSnapshotEvery) return;
+        if (util::Status st = Snapshot(); !st.ok()) util::LogError("snapshot: {}", st.message());
+      });
   next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
   for (const auto& nc : cfg_.nodes) {
     core::Node n;
@@ -258,33 +196,13 @@ void Controller::MarkNode(const core::Node& node) {
   RequestCommit();
 }
 
-void Controller::AfterCommit(std::function<void()> fn) {
-  if (commit_posted_) {
-    after_commit_.push_back(std::move(fn));
-  } else if (synced_gen_ < written_gen_) {
-    waiting_[written_gen_].push_back(std::move(fn));
-  } else {
-    fn();
-  }
-}
+void Controller::AfterCommit(std::function<void()> fn) { commit_->AfterCommit(std::move(fn)); }
 
-void Controller::RequestCommit() {
-  if (commit_posted_) return;
-  commit_posted_ = true;
-  // Posted, so every change made while handling the events that are ready
-  // now shares one write and one fdatasync: group commit.
-  boost::asio::post(io_, [this] {
-    util::Status st = WriteCommit();
-    if (!st.ok()) {
-      // Acknowledging what is not on disk would break the one promise that
-      // matters; a restart replays what was committed.
-      util::LogError("journal: {}; stopping", st.message());
-      std::abort();
-    }
-  });
-}
+void Controller::RequestCommit() { commit_->Request(); }
 
-util::Status Controller::WriteCommit() {
+util::Status Controller::CommitNow() { return commit_->CommitNow(); }
+
+CommitPipeline::Callbacks Controller::WriteChanges(Journal& journal) {
   // Accounting hears of a change only once the journal holds it durably, so
   // sacct never shows what a crash takes back; each record carries its
   // journal sequence number, so recovery can hand over what the writer
@@ -298,64 +216,27 @@ util::Status Controller::WriteCommit() {
     const JobId id = *rit;
     const Job* job = jobs_.Find(id);
     if (job == nullptr) {
-      journal_.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
+      journal.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
       NoteWakes(*job);
       json rec = {{"op", "job"}, {"t", now}, {"job", *job}};
       auto fresh = new_payloads_.find(id);
       if (fresh != new_payloads_.end()) rec["payload"] = std::move(fresh->second);
-      const uint64_t seq = journal_.Append(rec);
+      const uint64_t seq = journal.Append(rec);
       accounting->push_back(ToAccountingChange(*job, cfg_, {seq, now}));
     }
   }
   dirty_jobs_.clear();
   new_payloads_.clear();
   for (const auto& name : dirty_nodes_) {
-    if (core::Node* n = FindNode(name)) journal_.Append({{"op", "node"}, {"node", NodeState(*n)}});
+    if (core::Node* n = FindNode(name)) journal.Append({{"op", "node"}, {"node", NodeState(*n)}});
   }
   dirty_nodes_.clear();
-  commit_posted_ = false;
-  MUSTER_RETURN_IF_ERROR(journal_.Write());
-  uint64_t gen = ++written_gen_;
-  auto& callbacks = waiting_[gen];
-  if (!accounting->empty()) {
-    // Written by the store's own thread: never blocks this loop.
-    callbacks.push_back([this, accounting] {
-      for (const auto& change : *accounting) RecordChange(*acct_, change);
-    });
-  }
-  for (auto& fn : after_commit_) callbacks.push_back(std::move(fn));
-  after_commit_.clear();
-  syncer_->Request(gen, {});
-  return util::Status::Ok();
-}
-
-void Controller::OnSynced(uint64_t gen, const util::Status& st) {
-  if (!st.ok()) {
-    util::LogError("journal: {}; stopping", st.message());
-    std::abort();
-  }
-  synced_gen_ = std::max(synced_gen_, gen);
-  while (!waiting_.empty() && waiting_.begin()->first <= synced_gen_) {
-    auto callbacks = std::move(waiting_.begin()->second);
-    waiting_.erase(waiting_.begin());
-    for (auto& fn : callbacks) fn();
-  }
-  if (synced_gen_ == written_gen_ && !commit_posted_ &&
-      journal_.records_since_snapshot() >= kSnapshotEvery) {
-    util::Status snap = Snapshot();
-    if (!snap.ok()) util::LogError("snapshot: {}", snap.message());
-  }
-}
-
-util::Status Controller::CommitNow() {
-  MUSTER_RETURN_IF_ERROR(WriteCommit());
-  util::Status synced = syncer_->Drain();
-  // What waits for these generations (accounting among it) runs now, not
-  // when the loop gets to the syncer's posted completion: at shutdown it may
-  // never do.
-  OnSynced(written_gen_, synced);
-  return util::Status::Ok();
+  if (accounting->empty()) return {};
+  // Written by the store's own thread: never blocks this loop.
+  return {[this, accounting] {
+    for (const auto& change : *accounting) RecordChange(*acct_, change);
+  }};
 }
 
 util::Status Controller::Recover() {

@@ -30,6 +30,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/reservation.h"
+#include "ctld/commit_pipeline.h"
 #include "ctld/job_table.h"
 #include "ctld/journal.h"
 #include "sched/refusal.h"
@@ -339,8 +340,9 @@ class Controller {
   void MarkNode(const core::Node& node);
   void RequestCommit();
   util::Status CommitNow();
-  util::Status WriteCommit();
-  friend class Syncer;
+  // The commit's writer: a record for each job and node marked since the
+  // last one; accounting hears of them once they are durable.
+  CommitPipeline::Callbacks WriteChanges(Journal& journal);
   std::string StateJson() const;
   static nlohmann::json NodeState(const core::Node& n);
   void ApplyNodeState(const nlohmann::json& n);
@@ -412,22 +414,15 @@ class Controller {
   // submission into a full pass (Slurm's sched_min_interval, self-tuned).
   std::chrono::steady_clock::time_point next_pass_allowed_{};
   boost::asio::steady_timer schedule_timer_;
-  // Group commit: what changed since the last flush, and who waits for it.
+  // Group commit: what changed since the last commit, and the pipeline
+  // that writes and syncs it.
   Journal journal_;
   std::set<core::JobId> dirty_jobs_;
   std::set<std::string> dirty_nodes_;
-  std::vector<std::function<void()>> after_commit_;
-  bool commit_posted_ = false;
-  // Pipelined group commit: the loop writes generation N and goes on while
-  // the syncer thread fdatasyncs it; the callbacks of N run when it is done.
-  uint64_t written_gen_ = 0;
-  uint64_t synced_gen_ = 0;
-  std::map<uint64_t, std::vector<std::function<void()>>> waiting_;
   // Payloads of submissions not yet journalled (they ride in the record).
   std::map<core::JobId, std::string> new_payloads_;
+  std::unique_ptr<CommitPipeline> commit_;
   util::Status Snapshot();
-  std::unique_ptr<class Syncer> syncer_;
-  void OnSynced(uint64_t gen, const util::Status& st);
   static constexpr uint64_t kSnapshotEvery = 200000;
   // Moments a job needs housekeeping, by (moment, job id): hints, each
   // checked against the job when it comes, so one the job has moved past
