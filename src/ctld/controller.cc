@@ -76,6 +76,10 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
     : io_(io),
       cfg_(std::move(cfg)),
       time_(time),
+      agents_(time, cfg_.slurmd_timeout_s,
+              [this](const std::string& host, const std::vector<std::string>& nodes) {
+                OnAgentTimeout(host, nodes);
+              }),
       schedule_timer_(io),
       housekeeping_(time.MakeTimer([this] { Housekeeping(); })) {
   start_time_ = time_.Now();
@@ -843,11 +847,9 @@ util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) cons
 }
 
 void Controller::SendToAgentOf(const Job& job, const json& msg) {
-  for (auto& [host, agent] : agents_) {
-    if (std::find(agent.nodes.begin(), agent.nodes.end(), job.batch_host) != agent.nodes.end()) {
-      SendAfterCommit(agent.conn, msg);
-      return;
-    }
+  if (std::shared_ptr<api::LineConn> conn = agents_.ConnOf(job.batch_host)) {
+    SendAfterCommit(conn, msg);
+    return;
   }
   util::LogWarn("no agent hosts node {} for job {}", job.batch_host, job.id);
 }
@@ -939,11 +941,7 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
       // Only the agent hosting the run's batch host ends it: an end from
       // elsewhere is an old run of a requeued job.
       if (running) {
-        const std::string& host = job->batch_host;
-        running = std::any_of(agents_.begin(), agents_.end(), [&](const auto& a) {
-          return a.second.conn == conn &&
-                 std::find(a.second.nodes.begin(), a.second.nodes.end(), host) != a.second.nodes.end();
-        });
+        running = agents_.Holds(conn, job->batch_host);
       }
       if (running) {
         job->max_rss_kb = result->max_rss_kb;
@@ -978,8 +976,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     auto res = stepd::StepResultFromJson(r);
     if (res.ok()) finished[res->job_id] = *res;
   }
-  AgentInfo info;
-  info.conn = conn;
+  std::vector<std::string> held;
   for (const std::string& name : names) {
     core::Node* node = FindNode(name);
     if (!node) {
@@ -996,16 +993,14 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
       node->reason_time = 0;
       MarkNode(*node);
     }
-    info.nodes.push_back(name);
+    held.push_back(name);
   }
   // Reconcile: what ran on this agent's nodes while we were apart. An
   // allocation (salloc) runs nothing on them, so it has nothing to lose.
   for (Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     if (job.req.interactive) continue;
-    if (std::find(info.nodes.begin(), info.nodes.end(), job.batch_host) == info.nodes.end()) {
-      continue;
-    }
+    if (std::find(held.begin(), held.end(), job.batch_host) == held.end()) continue;
     const JobId id = job.id;
     auto f = finished.find(id);
     if (f != finished.end()) {
@@ -1025,7 +1020,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     const Job* job = jobs_.Find(id);
     bool ours = job != nullptr &&
                 (job->state == JobState::kRunning || job->state == JobState::kCompleting) &&
-                std::find(info.nodes.begin(), info.nodes.end(), job->batch_host) != info.nodes.end();
+                std::find(held.begin(), held.end(), job->batch_host) != held.end();
     if (ours) continue;
     util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
     // A requeued job waits until its old run is gone, so the two never overlap.
@@ -1033,8 +1028,8 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     SendAfterCommit(conn, {{"type", "cancel"}, {"job_id", id}});
   }
   for (const auto& [id, r] : finished) SendAfterCommit(conn, {{"type", "ack"}, {"job_id", id}});
-  agents_[host] = std::move(info);
-  util::LogInfo("agent {} registered {} nodes", host, agents_[host].nodes.size());
+  util::LogInfo("agent {} registered {} nodes", host, held.size());
+  agents_.Register(host, conn, std::move(held));
   RequestSchedule();
 }
 
@@ -1053,45 +1048,36 @@ void Controller::OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, con
 }
 
 void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
-  for (auto it = agents_.begin(); it != agents_.end(); ++it) {
-    if (it->second.conn != conn) continue;
-    for (const auto& name : it->second.nodes) {
-      if (core::Node* node = FindNode(name)) node->registered = false;
-    }
-    util::LogWarn("agent {} disconnected", it->first);
-    // Orphans are found again when the agent registers; waiting on an end
-    // report that may never come would keep a requeued job back forever.
-    orphans_.clear();
-    ArmNodeTimeout(it->first, it->second.nodes);
-    agents_.erase(it);
-    return;
+  const auto gone = agents_.Closed(conn);  // its SlurmdTimeout starts
+  if (!gone) return;
+  for (const auto& name : gone->second.nodes) {
+    if (core::Node* node = FindNode(name)) node->registered = false;
   }
+  util::LogWarn("agent {} disconnected", gone->first);
+  // Orphans are found again when the agent registers; waiting on an end
+  // report that may never come would keep a requeued job back forever.
+  orphans_.clear();
 }
 
-void Controller::ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes) {
-  auto& timer = node_timers_[host];
-  timer = time_.MakeTimer([this, host, nodes] {
-    node_timers_.erase(host);  // this timer with it
-    if (agents_.count(host)) return;  // it came back in time
-    int64_t now = Now();
-    for (const auto& name : nodes) {
-      core::Node* node = FindNode(name);
-      if (!node || node->registered) continue;
-      // As Slurm after SlurmdTimeout: the node goes DOWN, its jobs NODE_FAIL.
-      node->down = true;
-      node->reason = "Not responding";
-      node->reason_uid = 0;
-      node->reason_time = now;
-      MarkNode(*node);
-      util::LogWarn("node {} not responding for {} s: DOWN", name, cfg_.slurmd_timeout_s);
-    }
-    for (Job& job : jobs_) {
-      if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-      if (std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end()) continue;
-      FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
-    }
-  });
-  timer->ArmAt(Now() + std::max(1, cfg_.slurmd_timeout_s));
+void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes) {
+  const int64_t now = Now();
+  for (const auto& name : nodes) {
+    core::Node* node = FindNode(name);
+    if (!node || node->registered) continue;
+    // As Slurm after SlurmdTimeout: the node goes DOWN, its jobs NODE_FAIL.
+    node->down = true;
+    node->reason = "Not responding";
+    node->reason_uid = 0;
+    node->reason_time = now;
+    MarkNode(*node);
+    util::LogWarn("node {} of {} not responding for {} s: DOWN", name, host,
+                  cfg_.slurmd_timeout_s);
+  }
+  for (Job& job : jobs_) {
+    if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
+    if (std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end()) continue;
+    FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
+  }
 }
 
 // -------------------------------------------------------------- actions ----
@@ -1523,15 +1509,9 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
       return util::InvalidArgument("node " + spec->node + " is not in step " + std::to_string(id) +
                                    "." + std::to_string(step_id));
     }
-    auto agent = std::find_if(agents_.begin(), agents_.end(), [&](const auto& a) {
-      return std::find(a.second.nodes.begin(), a.second.nodes.end(), spec->node) !=
-             a.second.nodes.end();
-    });
-    if (agent == agents_.end()) {
-      return util::Unavailable(core::kStepAgentAway + spec->node);
-    }
-    sends.emplace_back(agent->second.conn,
-                       json{{"type", "step_launch"}, {"step", stepd::ToJson(*spec)}});
+    std::shared_ptr<api::LineConn> conn = agents_.ConnOf(spec->node);
+    if (conn == nullptr) return util::Unavailable(core::kStepAgentAway + spec->node);
+    sends.emplace_back(conn, json{{"type", "step_launch"}, {"step", stepd::ToJson(*spec)}});
   }
   json launched = json::array();
   for (auto& [conn, msg] : sends) {
@@ -1561,7 +1541,7 @@ util::Status Controller::SignalStep(JobId id, int step_id, int signal, const Cal
   // The agents of the step's nodes (their launchers hold its tasks), and
   // that of srun's host (on one host srun holds them itself).
   int reached = 0;
-  for (const auto& [host, agent] : agents_) {
+  for (const auto& [host, agent] : agents_.agents()) {
     const bool holds = std::any_of(agent.nodes.begin(), agent.nodes.end(), [&](const auto& n) {
       return std::find(nodes->begin(), nodes->end(), n) != nodes->end();
     });
@@ -1587,7 +1567,7 @@ util::Status Controller::Reconfigure(const Caller& caller) {
     configless_files_ = std::move(*files);
   }
   util::LogInfo("reconfigure: {} is good; the agents and musterd restart on it", cfg_.path);
-  for (const auto& [id, agent] : agents_) agent.conn->Send({{"type", "reconfigure"}});
+  for (const auto& [host, agent] : agents_.agents()) agent.conn->Send({{"type", "reconfigure"}});
   if (restart_hook_) restart_hook_();
   return util::Status::Ok();
 }

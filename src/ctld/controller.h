@@ -30,6 +30,7 @@
 #include "core/job.h"
 #include "core/node.h"
 #include "core/reservation.h"
+#include "ctld/agent_registry.h"
 #include "ctld/commit_pipeline.h"
 #include "ctld/job_table.h"
 #include "ctld/journal.h"
@@ -198,11 +199,6 @@ class Controller {
   store::AccountingStore* accounting() { return acct_.get(); }
 
  private:
-  struct AgentInfo {
-    std::shared_ptr<api::LineConn> conn;
-    std::vector<std::string> nodes;
-  };
-
   void RequestSchedule();
   void RunSchedule();
   void Launch(core::Job& job);
@@ -211,8 +207,9 @@ class Controller {
   void RecoverRunningSteps();
   void OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
-  // After SlurmdTimeout without the agent, its nodes go DOWN and their jobs NODE_FAIL.
-  void ArmNodeTimeout(const std::string& host, const std::vector<std::string>& nodes);
+  // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
+  // their jobs NODE_FAIL.
+  void OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes);
   void OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   void OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   // Ends a job that ran: frees its resources, records the end.
@@ -379,7 +376,7 @@ class Controller {
   core::JobId next_job_id_ = 1;
   std::vector<core::Node> nodes_;
   std::unordered_map<std::string, size_t> node_index_;
-  std::map<std::string, AgentInfo> agents_;  // by host name
+  AgentRegistry agents_;
   std::map<std::string, std::string> configless_files_;
   // Fairshare usage and the tree of the last pass
   // (priority/multifactor).
@@ -389,8 +386,6 @@ class Controller {
   int64_t next_reservation_id_ = 1;
   std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
-  // SlurmdTimeout of each host whose agent is away.
-  std::map<std::string, std::unique_ptr<util::Timer>> node_timers_;
   // An srun step still running.
   struct RunningStep {
     store::StepRecord record;  // its accounting row
