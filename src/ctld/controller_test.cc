@@ -149,12 +149,20 @@ class SimulatedController : public ControllerRecoverTest {
       io_.restart();
     }
   }
-  // An allocation (salloc's job) of one node.
-  core::JobId SubmitAllocation(int64_t time_limit_s, int64_t begin_time = 0) {
+  // An allocation (salloc's job) of one node, or of whole nodes.
+  core::JobId SubmitAllocation(int64_t time_limit_s, int64_t begin_time = 0,
+                               const std::string& partition = "", int whole_nodes = 0,
+                               const std::string& reservation = "") {
     core::JobRequest req;
+    req.partition = partition;
+    req.reservation = reservation;
+    if (whole_nodes > 0) {
+      req.min_nodes = req.max_nodes = whole_nodes;
+      req.exclusive = true;
+    }
     req.interactive = true;
     req.name = "interactive";
-    req.min_nodes = 1;
+    if (whole_nodes == 0) req.min_nodes = 1;
     req.time_limit_s = time_limit_s;
     req.begin_time = begin_time;
     req.work_dir = "/";
@@ -230,6 +238,59 @@ TEST_F(SimulatedController, JobStartsWhenItsBeginTimeComes) {
   time_.Advance(1);
   RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
   EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+}
+
+// A job preempted with its partition's GraceTime keeps running (told
+// SIGTERM) for exactly that long, then ends PREEMPTED, and the job that
+// preempted it starts.
+TEST_F(SimulatedController, PreemptedJobEndsWhenItsGraceTimeIsOver) {
+  Start(
+      "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n"
+      "PartitionName=low Nodes=n[1-2] PriorityTier=1 GraceTime=300 State=UP\n"
+      "PartitionName=high Nodes=n[1-2] PriorityTier=10 State=UP\n");
+  const core::JobId low = SubmitAllocation(3600, 0, "low", 2);
+  ASSERT_EQ(StateOf(low), core::JobState::kRunning);
+  const core::JobId high = SubmitAllocation(3600, 0, "high", 1);
+  RunReady();
+  ASSERT_EQ(ctl_->jobs().Find(low)->preempted_by, high);
+  time_.Advance(299);
+  RunReady();
+  EXPECT_EQ(StateOf(low), core::JobState::kRunning);
+  EXPECT_EQ(StateOf(high), core::JobState::kPending);
+  time_.Advance(1);
+  RunUntil([&] { return StateOf(high) == core::JobState::kRunning; });
+  EXPECT_EQ(StateOf(low), core::JobState::kPreempted);
+  EXPECT_EQ(StateOf(high), core::JobState::kRunning);
+}
+
+// A job of a reservation that begins in an hour waits for it and starts at
+// that moment (under sched/builtin nothing else would run a pass then);
+// the reservation goes when it ends.
+TEST_F(SimulatedController, ReservationsJobStartsWhenItBegins) {
+  Start("SchedulerType=sched/builtin\n");
+  const int64_t t0 = time_.Now();
+  auto made = ctl_->ChangeReservation({{"op", "create"},
+                                       {"name", "maint"},
+                                       {"users", "root"},
+                                       {"nodes", "n1"},
+                                       {"start", t0 + 3600},
+                                       {"duration", 600}},
+                                      Caller{0, 0, true});
+  ASSERT_TRUE(made.ok()) << made.status().message();
+  const core::JobId id = SubmitAllocation(60, 0, "", 0, "maint");
+  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  EXPECT_EQ(ctl_->jobs().Find(id)->reason, core::PendingReason::kReservation);
+  time_.Advance(3599);
+  RunReady();
+  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  time_.Advance(1);
+  RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
+  EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+  EXPECT_EQ(ctl_->jobs().Find(id)->nodelist, "n1");
+  EXPECT_EQ(ctl_->ReservationsReport()["reservations"].size(), 1u);
+  time_.Advance(600);
+  RunReady();
+  EXPECT_EQ(ctl_->ReservationsReport()["reservations"].size(), 0u);
 }
 
 // An agent gone for SlurmdTimeout takes its nodes DOWN ("Not responding"),
