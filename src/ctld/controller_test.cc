@@ -169,8 +169,14 @@ class SimulatedController : public ControllerRecoverTest {
     sched::SubmitRefusal why;
     auto id = ctl_->Submit(req, Caller{0, 0, true}, &why);
     EXPECT_TRUE(id.ok()) << id.status().message();
-    RunReady();
-    return id.ok() ? *id : 0;
+    if (!id.ok()) return 0;
+    // Until the pass has seen it (a pass may be held off a moment after
+    // the one before).
+    RunUntil([&] {
+      const core::Job* job = ctl_->jobs().Find(*id);
+      return job->state != core::JobState::kPending || job->reason != core::PendingReason::kNone;
+    });
+    return *id;
   }
   core::JobState StateOf(core::JobId id) const { return ctl_->jobs().Find(id)->state; }
 

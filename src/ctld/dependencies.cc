@@ -1,6 +1,8 @@
 // Job dependencies in the controller: the job table seen through
 // sched::DepLookup, and the gate a pending job passes before each
-// scheduling pass. The rules themselves are the pure sched/dependency.
+// scheduling pass. The rules and the decision (sched::GateDependency) are
+// the pure core's; this file parses once, applies what it decides (drop,
+// fail, split a task off, cancel) and nothing more.
 #include <algorithm>
 #include <functional>
 
@@ -81,17 +83,6 @@ class DepTable : public sched::DepLookup {
 // ready, each checked against its partner.
 constexpr int kMaxPairedStartsPerPass = 256;
 
-bool HasSingleton(const sched::Dependency& d) {
-  return std::any_of(d.terms.begin(), d.terms.end(),
-                     [](const sched::DepTerm& t) { return t.type == sched::DepType::kSingleton; });
-}
-
-bool OneTaskAtATime(const sched::Dependency& d) {
-  return std::any_of(d.terms.begin(), d.terms.end(), [](const sched::DepTerm& t) {
-    return t.type == sched::DepType::kAfterCorr || t.type == sched::DepType::kSingleton;
-  });
-}
-
 }  // namespace
 
 util::Status Controller::CheckDependency(const core::JobRequest& req) const {
@@ -123,18 +114,6 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, sched::Sta
     }
     cached = dependencies_.emplace(job.id, std::move(dep).value()).first;
   }
-  // An array's pending part: the task that would start next decides
-  // (aftercorr pairs it with the same task of the other array).
-  Job self_view;
-  const Job* self = &job;
-  if (job.IsArrayPendingPart() && !job.array_pending.empty()) {
-    self_view.id = job.id;
-    self_view.req.uid = job.req.uid;
-    self_view.req.name = job.req.name;
-    self_view.array_job_id = job.array_job_id;
-    self_view.array_task_id = job.array_pending.front();
-    self = &self_view;
-  }
   // Unfinished jobs by (user, name), built once per pass when a singleton
   // asks (the pass resets singleton_index_).
   using Index = DepTable::SingletonIndex;
@@ -147,66 +126,45 @@ core::PendingReason Controller::DependencyGate(Job& job, int64_t now, sched::Sta
     }
     return *singleton_index_;
   };
-  const DepTable table(jobs_, singletons);
-  sched::DepVerdict v = sched::EvaluateDependency(cached->second, *self, table, now);
-  const bool per_task = job.IsArrayPendingPart() && OneTaskAtATime(cached->second);
-  job.dependency_state = v.status == sched::DepStatus::kSatisfied
-                             ? ""
-                             : sched::FormatDependency(cached->second, v.states);
-  if (v.ready_at > now && (next_dependency_time_ == 0 || v.ready_at < next_dependency_time_)) {
-    next_dependency_time_ = v.ready_at;
+  const sched::DepGate gate = sched::GateDependency(cached->second, job, DepTable(jobs_, singletons),
+                                                    now, kMaxPairedStartsPerPass);
+  // What the core decided, applied.
+  job.dependency_state = gate.dependency_state;
+  if (gate.ready_at > now && (next_dependency_time_ == 0 || gate.ready_at < next_dependency_time_)) {
+    next_dependency_time_ = gate.ready_at;
   }
-  core::PendingReason reason = sched::DependencyReason(v);
-  if (reason == core::PendingReason::kNone) {
-    if (per_task) {
-      // aftercorr / singleton: the next task may go. With aftercorr alone,
-      // so may the ones after it whose own partners have ended OK (a
-      // bounded run per pass; the pass after the starts looks again).
-      start_limit->count = 1;
-      if (!HasSingleton(cached->second)) {
-        for (size_t i = 1; i < job.array_pending.size() && start_limit->count < kMaxPairedStartsPerPass;
-             ++i) {
-          self_view.array_task_id = job.array_pending[i];
-          sched::DepVerdict next = sched::EvaluateDependency(cached->second, self_view, table, now);
-          if (sched::DependencyReason(next) != core::PendingReason::kNone) {
-            start_limit->reason = core::PendingReason::kDependency;
-            *cut_why = next.explanation;
-            break;
-          }
-          ++start_limit->count;
-        }
-      }
-      return reason;
+  start_limit->count = gate.start_count;
+  if (gate.cut_reason != core::PendingReason::kNone) start_limit->reason = gate.cut_reason;
+  *cut_why = gate.cut_why;
+  if (gate.reason != core::PendingReason::kNone) job.explanation = gate.explanation;
+  switch (gate.action) {
+    case sched::DepGate::Action::kKeep:
+      break;
+    case sched::DepGate::Action::kDrop:
+      // Met: a requeue of the job it named later does not make it wait again.
+      dependencies_.erase(cached);
+      job.req.dependency.clear();
+      MarkJob(job.id);
+      break;
+    case sched::DepGate::Action::kSplitFailedTask: {
+      Job& task = SplitTask(job, job.array_pending.front());
+      task.dependency_failed = true;
+      task.dependency_state = job.dependency_state;
+      task.reason = gate.reason;
+      task.explanation = gate.explanation;
+      MarkJob(task.id);
+      CancelIfInvalidDepKills(task, now);
+      RequestSchedule();
+      return core::PendingReason::kDependency;  // the rest of the array waits on
     }
-    // Met: dropped, as Slurm does (a requeue of the job it named later
-    // does not make it wait again).
-    dependencies_.erase(cached);
-    job.req.dependency.clear();
-    MarkJob(job.id);
-    return reason;
+    case sched::DepGate::Action::kFail:
+      job.dependency_failed = true;
+      dependencies_.erase(cached);
+      MarkJob(job.id);
+      CancelIfInvalidDepKills(job, now);
+      break;
   }
-  job.explanation = v.explanation;
-  if (per_task && reason == core::PendingReason::kDependencyNeverSatisfied &&
-      job.array_pending.size() > 1) {
-    // Only the task that would start next failed its pairing: it is split
-    // off with the failure, the rest of the array goes on.
-    Job& task = SplitTask(job, job.array_pending.front());
-    task.dependency_failed = true;
-    task.dependency_state = job.dependency_state;
-    task.reason = reason;
-    task.explanation = v.explanation;
-    MarkJob(task.id);
-    CancelIfInvalidDepKills(task, now);
-    RequestSchedule();
-    return core::PendingReason::kDependency;
-  }
-  if (reason == core::PendingReason::kDependencyNeverSatisfied) {
-    job.dependency_failed = true;
-    dependencies_.erase(cached);
-    MarkJob(job.id);
-    CancelIfInvalidDepKills(job, now);
-  }
-  return reason;
+  return gate.reason;
 }
 
 void Controller::CancelIfInvalidDepKills(Job& job, int64_t now) {

@@ -486,4 +486,69 @@ std::string FormatDependency(const Dependency& d, const std::vector<DepTermState
   return util::Join(parts, d.any ? "?" : ",");
 }
 
+namespace {
+
+bool HasSingleton(const Dependency& d) {
+  return std::any_of(d.terms.begin(), d.terms.end(),
+                     [](const DepTerm& t) { return t.type == DepType::kSingleton; });
+}
+
+bool OneTaskAtATime(const Dependency& d) {
+  return std::any_of(d.terms.begin(), d.terms.end(), [](const DepTerm& t) {
+    return t.type == DepType::kAfterCorr || t.type == DepType::kSingleton;
+  });
+}
+
+}  // namespace
+
+DepGate GateDependency(const Dependency& d, const core::Job& job, const DepLookup& jobs,
+                       int64_t now, int max_paired_starts) {
+  // An array's pending part: the task that would start next decides
+  // (aftercorr pairs it with the same task of the other array).
+  core::Job self_view;
+  const core::Job* self = &job;
+  if (job.IsArrayPendingPart() && !job.array_pending.empty()) {
+    self_view.id = job.id;
+    self_view.req.uid = job.req.uid;
+    self_view.req.name = job.req.name;
+    self_view.array_job_id = job.array_job_id;
+    self_view.array_task_id = job.array_pending.front();
+    self = &self_view;
+  }
+  const DepVerdict v = EvaluateDependency(d, *self, jobs, now);
+  const bool per_task = job.IsArrayPendingPart() && OneTaskAtATime(d);
+  DepGate gate;
+  gate.dependency_state = v.status == DepStatus::kSatisfied ? "" : FormatDependency(d, v.states);
+  gate.ready_at = v.ready_at;
+  gate.reason = DependencyReason(v);
+  if (gate.reason == core::PendingReason::kNone) {
+    if (!per_task) {
+      gate.action = DepGate::Action::kDrop;
+      return gate;
+    }
+    // aftercorr / singleton: the next task may go. With aftercorr alone, so
+    // may the ones after it whose own partners have ended OK (a bounded run
+    // per pass; the pass after the starts looks again).
+    gate.start_count = 1;
+    if (HasSingleton(d)) return gate;
+    for (size_t i = 1; i < job.array_pending.size() && gate.start_count < max_paired_starts; ++i) {
+      self_view.array_task_id = job.array_pending[i];
+      const DepVerdict next = EvaluateDependency(d, self_view, jobs, now);
+      if (DependencyReason(next) != core::PendingReason::kNone) {
+        gate.cut_reason = core::PendingReason::kDependency;
+        gate.cut_why = next.explanation;
+        break;
+      }
+      ++gate.start_count;
+    }
+    return gate;
+  }
+  gate.explanation = v.explanation;
+  if (gate.reason == core::PendingReason::kDependencyNeverSatisfied) {
+    gate.action = per_task && job.array_pending.size() > 1 ? DepGate::Action::kSplitFailedTask
+                                                           : DepGate::Action::kFail;
+  }
+  return gate;
+}
+
 }  // namespace muster::sched

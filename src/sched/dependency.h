@@ -147,4 +147,37 @@ core::PendingReason DependencyReason(const DepVerdict& v);
 // fewer states than terms the rest print as unfulfilled.
 std::string FormatDependency(const Dependency& d, const std::vector<DepTermState>& states);
 
+// What a pass does about one pending job's dependency: decided here from
+// the job, its parsed dependency and the other jobs, applied by the
+// controller (which owns the job table) and nothing more.
+struct DepGate {
+  // kNone: it may be scheduled; else its pending reason.
+  core::PendingReason reason = core::PendingReason::kNone;
+  std::string dependency_state;  // Dependency= as shown; "" once satisfied
+  std::string explanation;       // why it waits (set when reason is not kNone)
+  int64_t ready_at = 0;          // after+time waiting for the clock: when
+  enum class Action {
+    kKeep,    // nothing to change
+    kDrop,    // met: the dependency is dropped, as Slurm does
+    kFail,    // can never be met: the job is marked so (and may be cancelled)
+    kSplitFailedTask,  // an array part's next task failed its pairing: it is
+                       // split off failed, the rest of the array goes on
+  };
+  Action action = Action::kKeep;
+  // An array's pending part checked task by task (aftercorr, singleton):
+  // how many of its next tasks may start this pass (0: no such limit), and
+  // when the one after them waits on its own partner, that task's reason
+  // (Dependency) and why.
+  int start_count = 0;
+  core::PendingReason cut_reason = core::PendingReason::kNone;
+  std::string cut_why;
+};
+
+// The gate for pending `job` whose dependency is `d`. An array's pending
+// part is judged by the task that would start next; with aftercorr alone
+// the tasks after it whose own partners have ended OK may start too, at
+// most `max_paired_starts` in one pass.
+DepGate GateDependency(const Dependency& d, const core::Job& job, const DepLookup& jobs,
+                       int64_t now, int max_paired_starts);
+
 }  // namespace muster::sched

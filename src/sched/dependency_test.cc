@@ -277,6 +277,60 @@ TEST(DependencyEvalTest, AfterCorrFromArrayTasks) {
   EXPECT_EQ(v.explanation, "array 14350 has no task 4, so aftercorr:14350_* can never be satisfied");
 }
 
+// The pass's decision for a pending job: a met dependency is dropped, a
+// failed one fails the job, one still waiting is kept.
+TEST(DependencyGateTest, PlainJobs) {
+  FakeJobs jobs;
+  DepGate met = GateDependency(Parse("afterok:14271"), Self(), jobs, kNow, 256);
+  EXPECT_EQ(met.reason, kNone);
+  EXPECT_EQ(met.action, DepGate::Action::kDrop);
+  EXPECT_EQ(met.dependency_state, "");
+  DepGate failed = GateDependency(Parse("afterok:14272"), Self(), jobs, kNow, 256);
+  EXPECT_EQ(failed.reason, kNever);
+  EXPECT_EQ(failed.action, DepGate::Action::kFail);
+  EXPECT_EQ(failed.dependency_state, "afterok:14272(failed)");
+  EXPECT_FALSE(failed.explanation.empty());
+  DepGate waits = GateDependency(Parse("afterok:14274"), Self(), jobs, kNow, 256);
+  EXPECT_EQ(waits.reason, kDep);
+  EXPECT_EQ(waits.action, DepGate::Action::kKeep);
+  EXPECT_EQ(waits.dependency_state, "afterok:14274(unfulfilled)");
+  EXPECT_EQ(waits.start_count, 0);
+  // after+time waits for the clock only: when, so the controller looks then.
+  DepGate timed = GateDependency(Parse("after:14271+10"), Self(), jobs, kNow, 256);
+  EXPECT_EQ(timed.reason, kDep);
+  EXPECT_EQ(timed.ready_at, kNow - 120 + 600);
+}
+
+// An array's pending part with aftercorr: as many of its next tasks start
+// as have partners that ended OK; a next task whose partner failed is
+// split off failed (or fails the part when it is the last).
+TEST(DependencyGateTest, ArrayPartsWithAfterCorr) {
+  FakeJobs jobs;  // 14350: tasks 0, 1, 3 COMPLETED, 2 FAILED
+  core::Job part = Self(14424);
+  part.array_job_id = 14424;
+  part.array_task_id = -1;
+  part.array_pending = {0, 1, 2, 3};
+  DepGate run = GateDependency(Parse("aftercorr:14350"), part, jobs, kNow, 256);
+  EXPECT_EQ(run.reason, kNone);
+  EXPECT_EQ(run.action, DepGate::Action::kKeep);  // kept for the tasks after
+  EXPECT_EQ(run.start_count, 2);
+  EXPECT_EQ(run.cut_reason, kDep);
+  EXPECT_NE(run.cut_why.find("14350"), std::string::npos) << run.cut_why;
+  EXPECT_EQ(GateDependency(Parse("aftercorr:14350"), part, jobs, kNow, 1).start_count, 1);
+  part.array_pending = {2, 3};
+  DepGate split = GateDependency(Parse("aftercorr:14350"), part, jobs, kNow, 256);
+  EXPECT_EQ(split.reason, kNever);
+  EXPECT_EQ(split.action, DepGate::Action::kSplitFailedTask);
+  part.array_pending = {2};
+  EXPECT_EQ(GateDependency(Parse("aftercorr:14350"), part, jobs, kNow, 256).action,
+            DepGate::Action::kFail);
+  // All partners ended OK: the whole run, no cut.
+  part.array_pending = {0, 1, 2, 3};
+  DepGate all = GateDependency(Parse("aftercorr:14351"), part, jobs, kNow, 256);
+  EXPECT_EQ(all.start_count, 4);
+  EXPECT_EQ(all.cut_reason, core::PendingReason::kNone);
+}
+
 TEST(DependencyEvalTest, AfterWithTime) {
   FakeJobs jobs;
   // after:14274+5: RUNNING since 18:36:56, Dependency=after:14274+5(unfulfilled)
