@@ -625,7 +625,7 @@ void Controller::RunSchedule() {
   }
   ExplainPending(snap, plan);
   for (const auto& p : plan.pending) {
-    if (p.detail.empty()) continue;
+    if (p.stage != "limits" || p.detail.empty()) continue;
     if (Job* job = jobs_.Find(p.job_id)) job->explanation = "waits for a limit: " + p.detail;
   }
   for (const auto& [id, why] : cut_by_dependency) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
@@ -319,6 +320,38 @@ class LimitUsage {
   std::map<std::string, Held> by_account_;  // by account, its sub-accounts' included
   std::map<std::pair<std::string, std::string>, Held> by_assoc_;  // by (account, user)
 };
+
+// ---- Job stages: the pre-filter extension point (stages.cc). A pass runs
+// its profile's job stages, in order, for each job and partition before
+// any node is looked at (PreFilter); once the node selection has found an
+// allocation, each may still refuse what it really takes (Admit); when the
+// job starts, each counts it (Started). The first refusal is recorded with
+// the stage's name and detail in the job's PendingDecision. The per-node
+// stages (node state, match, fit, select) stay functions: they are the
+// pass's inner loop.
+class JobStage {
+ public:
+  virtual ~JobStage() = default;
+  virtual std::string_view name() const = 0;
+  // kNone when the job may be placed in `part` (null: unknown) now; else
+  // its pending reason and, where the stage has numbers, *detail.
+  virtual core::PendingReason PreFilter(const core::Job& job, const core::Partition* part,
+                                        std::string* detail) = 0;
+  virtual core::PendingReason Admit(const core::Job& job,
+                                    const std::vector<core::NodeAlloc>& alloc,
+                                    std::string* detail) {
+    (void)job, (void)alloc, (void)detail;
+    return core::PendingReason::kNone;
+  }
+  virtual void Started(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {
+    (void)job, (void)alloc;
+  }
+};
+
+// The job stages of a pass over `snapshot`, assembled from its
+// configuration: eligibility always, then the QOS and association limits
+// when there are accounts to hold them.
+std::vector<std::unique_ptr<JobStage>> JobStagesFor(const Snapshot& snapshot);
 
 // ---- stage_eligibility.cc: job-level checks before any node is looked at.
 // Mirrors Slurm's held / BeginTime / partition state and limit reasons.

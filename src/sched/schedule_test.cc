@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/pipeline.h"
 #include "sched/schedule_harness.h"
 
 namespace muster::sched {
@@ -338,6 +339,32 @@ TEST(Schedule, NodeStateFilter) {
        {MakeJob(1).Partition("train")},
        {"ReqNodeNotAvail"}},
   });
+}
+
+// The job stages a pass runs come from its configuration, and the one that
+// holds a job back is recorded with it; a job that waits for resources was
+// held by no job stage.
+TEST(Schedule, JobStagesRecordWhichHeldAJobBack) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("short").Held());
+  h.AddJob(MakeJob(2).Partition("train").Nodes(4).Exclusive());
+  h.AddJob(MakeJob(3).Partition("train").Nodes(4).Exclusive());
+  Snapshot snap = h.Snap();
+  auto names = [](const Snapshot& s) {
+    std::vector<std::string> out;
+    for (const auto& stage : JobStagesFor(s)) out.emplace_back(stage->name());
+    return out;
+  };
+  EXPECT_EQ(names(snap), (std::vector<std::string>{"eligibility"}));
+  core::AccountTable accounts;
+  snap.accounts = &accounts;
+  EXPECT_EQ(names(snap), (std::vector<std::string>{"eligibility", "limits"}));
+  Plan plan = Schedule(snap);
+  ASSERT_EQ(plan.pending.size(), 2u);
+  EXPECT_EQ(plan.pending[0].job_id, 1u);
+  EXPECT_EQ(plan.pending[0].stage, "eligibility");
+  EXPECT_EQ(Outcome(plan, 3), "Resources");
+  EXPECT_EQ(plan.pending[1].stage, "");
 }
 
 TEST(Schedule, Eligibility) {
@@ -1288,6 +1315,7 @@ TEST(Schedule, QosLimitsHoldTheJobNotItsPartition) {
   EXPECT_EQ(Outcome(plan, 7), "started");  // nobody's limit holds back the partition
   for (const PendingDecision& d : plan.pending) {
     if (d.job_id == 2) {
+      EXPECT_EQ(d.stage, "limits");  // the job stage that held it back
       EXPECT_EQ(d.detail, "MaxJobsPerUser=1 in QOS tq; u1000's running jobs hold 1 and this job needs 1 more");
     } else if (d.job_id == 6) {
       EXPECT_EQ(d.detail, "GrpTRES gres/gpu=3 in QOS tq; its running jobs hold 3 and this job needs 1 more");

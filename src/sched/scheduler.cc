@@ -82,7 +82,7 @@ struct Planned {
 
 class Pass {
  public:
-  explicit Pass(const Snapshot& s) : s_(s), limits_(s.accounts, *s.config, s.running) {
+  explicit Pass(const Snapshot& s) : s_(s), stages_(JobStagesFor(s)) {
     configs_.reserve(s.nodes.size());
     usable_.reserve(s.nodes.size());
     index_.reserve(s.nodes.size());
@@ -139,8 +139,8 @@ class Pass {
       while (started < want) {
         reason = PlaceInPartitions(*job, &alloc);
         if (reason != PendingReason::kNone) break;
-        // The limits again, for what the job would really take.
-        reason = limit_reason_ = limits_.CheckAlloc(*job, alloc, &limit_detail_);
+        // The job stages again, for what the job would really take.
+        reason = Admit(*job, alloc);
         if (reason != PendingReason::kNone) {
           alloc.clear();
           break;
@@ -151,7 +151,7 @@ class Pass {
           ReserveLive(i, share);
           if (profile_) profile_->Reserve(i, s_.now, end, share);
         }
-        limits_.Add(*job, alloc);
+        for (const auto& stage : stages_) stage->Started(*job, alloc);
         if (!profile_) started_.emplace_back(end, alloc);
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
@@ -167,7 +167,10 @@ class Pass {
           d.unavailable_nodes = unavailable_;
           d.reserved = reserved_;
         }
-        if (reason == limit_reason_) d.detail = limit_detail_;
+        if (reason == verdict_.reason) {
+          d.stage = verdict_.stage;
+          d.detail = verdict_.detail;
+        }
         plan.pending.push_back(std::move(d));
         const bool waits_its_turn =
             reason == PendingReason::kResources || reason == PendingReason::kPriority;
@@ -222,6 +225,34 @@ class Pass {
     return std::max(0, job.array_max_running - it->second);
   }
 
+  // The job stages' pre-filters for `job` in `part`: the first refusal,
+  // recorded in verdict_.
+  PendingReason PreFilter(const core::Job& job, const core::Partition* part) {
+    verdict_ = {};
+    for (const auto& stage : stages_) {
+      std::string detail;
+      const PendingReason reason = stage->PreFilter(job, part, &detail);
+      if (reason != PendingReason::kNone) {
+        verdict_ = {stage->name(), reason, std::move(detail)};
+        return reason;
+      }
+    }
+    return PendingReason::kNone;
+  }
+
+  // The job stages on what the selection took for `job`.
+  PendingReason Admit(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {
+    for (const auto& stage : stages_) {
+      std::string detail;
+      const PendingReason reason = stage->Admit(job, alloc, &detail);
+      if (reason != PendingReason::kNone) {
+        verdict_ = {stage->name(), reason, std::move(detail)};
+        return reason;
+      }
+    }
+    return PendingReason::kNone;
+  }
+
   // -p a,b: the first partition listed where the job starts now. When it
   // starts nowhere, the reason is the first partition's, and the start
   // planned is the earliest of any.
@@ -230,6 +261,7 @@ class Pass {
     PendingReason first = PendingReason::kNone;
     std::string first_unavailable;
     bool first_reserved = false;
+    StageVerdict first_verdict;
     std::vector<PartitionState*> blocked_here;
     size_t pos = 0;
     while (pos <= job.partition.size()) {
@@ -247,11 +279,13 @@ class Pass {
         first = r;
         first_unavailable = unavailable_;
         first_reserved = reserved_;
+        first_verdict = verdict_;
       }
       pos = end + 1;
     }
     unavailable_ = std::move(first_unavailable);
     reserved_ = first_reserved;
+    verdict_ = std::move(first_verdict);
     return first;
   }
 
@@ -262,11 +296,10 @@ class Pass {
                       std::vector<core::NodeAlloc>* alloc) {
     PartitionState& p = Partition(name);
     current_ = &p;
-    PendingReason reason = CheckEligibility(job, p.part, s_.now);
+    // What a job stage refuses (a QOS limit among them) holds the job
+    // back, not its partition.
+    PendingReason reason = PreFilter(job, p.part);
     if (reason != PendingReason::kNone) return reason;
-    // A QOS limit holds the job back, not its partition.
-    limit_reason_ = limits_.Check(job, &limit_detail_);
-    if (limit_reason_ != PendingReason::kNone) return limit_reason_;
     if (p.held_back) return PendingReason::kPriority;
     // --reservation: its window must have begun.
     int tag = -1;
@@ -1045,9 +1078,14 @@ class Pass {
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
   bool reserved_ = false;    // and whether a reservation holds them
-  LimitUsage limits_;
-  PendingReason limit_reason_ = PendingReason::kNone;  // the last QOS limit hit
-  std::string limit_detail_;                           // and what holds it
+  // The profile's job stages, and the last refusal of one.
+  std::vector<std::unique_ptr<JobStage>> stages_;
+  struct StageVerdict {
+    std::string_view stage;
+    PendingReason reason = PendingReason::kNone;
+    std::string detail;
+  };
+  StageVerdict verdict_;
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;

@@ -37,6 +37,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -185,7 +186,10 @@ struct PendingDecision {
   // ReqNodeNotAvail because a node named by -w is held by a reservation
   // the job is not in, over its time limit from now.
   bool reserved = false;
-  // A QOS limit: which, and what holds it (LimitUsage::Check).
+  // When a job stage (see JobStage) held it back: the stage's name
+  // ("eligibility", "limits") and, where it has numbers, what holds it
+  // (a QOS limit: which, and what holds it).
+  std::string_view stage;
   std::string detail;
 };
 
