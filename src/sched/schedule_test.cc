@@ -1104,6 +1104,32 @@ TEST(Schedule, Reservations) {
     EXPECT_EQ(s.alloc[0].node, "gpu01");
   }
   EXPECT_TRUE(planned);
+  // Jobs of a reservation are planned too, on its nodes: job 14 for when
+  // maint begins on gpu02 (job 10 ends before), job 16 of team-ml, which
+  // job 12 fills, for when 12 ends on gpu01 (not on gpu02, free now).
+  auto planned_at = [&](const Plan& plan, core::JobId id) -> const PlannedStart* {
+    for (const PlannedStart& s : plan.planned) {
+      if (s.job_id == id) return &s;
+    }
+    return nullptr;
+  };
+  const PlannedStart* maint = planned_at(p, 14);
+  ASSERT_NE(maint, nullptr);
+  EXPECT_EQ(maint->start, later.start);
+  EXPECT_EQ(maint->alloc[0].node, "gpu02");
+  h.AddJob(MakeJob(16).Partition("train").Gpus(8).TimeLimit(600).Reservation("team-ml"));
+  for (core::Job& j : h.jobs) {
+    if (j.id == 12) j.req.time_limit_s = j.time_limit_s = 900;
+  }
+  snap = h.Snap();
+  snap.reservations = {&now_r, &later};
+  p = Schedule(snap);
+  EXPECT_EQ(NodesOf(p, 12), "gpu01");
+  EXPECT_EQ(Outcome(p, 16), "Priority");  // behind job 11 in train
+  const PlannedStart* team = planned_at(p, 16);
+  ASSERT_NE(team, nullptr);
+  EXPECT_EQ(team->start, h.now + 900);
+  EXPECT_EQ(team->alloc[0].node, "gpu01");
   // FLEX: the reservation's jobs may also use other nodes.
   Harness f = OracleCluster();
   core::Reservation flex = now_r;

@@ -172,8 +172,9 @@ class Pass {
           d.detail = verdict_.detail;
         }
         plan.pending.push_back(std::move(d));
-        const bool waits_its_turn =
-            reason == PendingReason::kResources || reason == PendingReason::kPriority;
+        const bool waits_its_turn = reason == PendingReason::kResources ||
+                                    reason == PendingReason::kPriority ||
+                                    reason == PendingReason::kReservation;
         if (waits_its_turn && planned_) Commit(*job, *planned_, &plan);
       }
     }
@@ -301,15 +302,20 @@ class Pass {
     PendingReason reason = PreFilter(job, p.part);
     if (reason != PendingReason::kNone) return reason;
     if (p.held_back) return PendingReason::kPriority;
-    // --reservation: its window must have begun.
+    // --reservation: its window must have begun (before it, the job is
+    // planned for its start).
     int tag = -1;
+    bool before_window = false;
     if (!job.req.reservation.empty()) {
       tag = ReservationOf(job);
-      if (tag < 0 || s_.now < s_.reservations[tag]->start) return PendingReason::kReservation;
+      if (tag < 0) return PendingReason::kReservation;
+      before_window = s_.now < s_.reservations[tag]->start;
     }
     if (profile_) profile_->Exempt(tag);
     auto request = MakeResourceRequest(job.req, s_.config->def_mem_per_cpu_mb);
-    if (!request.ok()) return PendingReason::kBadConstraints;
+    if (!request.ok()) {
+      return before_window ? PendingReason::kReservation : PendingReason::kBadConstraints;
+    }
     request_ = std::move(request).value();
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
@@ -361,6 +367,10 @@ class Pass {
       }
       candidates = inside;
     }
+    if (before_window) {
+      PlanInReservation(job, m, p, tag, s_.reservations[tag]->start);
+      return PendingReason::kReservation;
+    }
     if (StartsNow(job, m, candidates, alloc)) return PendingReason::kNone;
     if (p.blocked && !s_.config->backfill) {
       p.held_back = true;
@@ -383,8 +393,11 @@ class Pass {
       p.held_back = true;
       return reason;
     }
-    // (A job of a reservation is not planned: its nodes are its own.)
-    if (!MayPlan(job) || tag >= 0) return reason;
+    if (tag >= 0) {
+      PlanInReservation(job, m, p, tag, s_.now + 1);
+      return reason;
+    }
+    if (!MayPlan(job)) return reason;
     std::optional<Planned> planned = PlanStart(job, m, p);
     if (!planned) return reason;
     if (!planned_ || planned->start < planned_->start) planned_ = std::move(planned);
@@ -734,6 +747,43 @@ class Pass {
   // something changes, earliest first, within bf_window.
   std::optional<Planned> EarliestAnywhere(int64_t span, const NodeMatch& m, PartitionState& p,
                                           int64_t from) {
+    return EarliestOnSet(span, m, p, from, p.usable);
+  }
+
+  // A job of reservation `tag` is planned on the reservation's usable
+  // nodes (any node of the partition with FLEX), from `from`: the first
+  // moment the profile, in which the reservation is its own, lets them
+  // hold it for its time limit. Its planned start is reserved like any
+  // other, so later jobs of the reservation do not delay it.
+  void PlanInReservation(const core::Job& job, const NodeMatch& m, PartitionState& p, int tag,
+                         int64_t from) {
+    if (!MayPlan(job)) return;
+    EnsureProfile();
+    const core::Reservation& r = *s_.reservations[tag];
+    std::vector<int> nodes;
+    for (int i : p.usable) {
+      if (r.Has(core::kResvFlex) ||
+          std::find(r.nodes.begin(), r.nodes.end(), configs_[i]->name) != r.nodes.end()) {
+        nodes.push_back(i);
+      }
+    }
+    const int64_t span = SpanOf(job);
+    std::optional<Planned> planned;
+    if (from == r.start) {
+      // Its start is a fixed moment (no grid needed to keep it from
+      // drifting): the job starts then if the nodes hold it.
+      view_.SetWindow(from, EndAt(from, span));
+      Planned at{from, &p, {}};
+      if (SelectNodes(m, configs_, view_, nodes, &scratch_, &at.alloc)) planned = std::move(at);
+    }
+    if (!planned) planned = EarliestOnSet(span, m, p, from, nodes);
+    if (planned && (!planned_ || planned->start < planned_->start)) planned_ = std::move(planned);
+  }
+
+  // The earliest moment from `from` (within bf_window) at which `nodes`
+  // hold the job, trying the moments the profile changes.
+  std::optional<Planned> EarliestOnSet(int64_t span, const NodeMatch& m, PartitionState& p,
+                                    int64_t from, std::span<const int> nodes) {
     const std::set<int64_t>& changes = profile_->changes();
     const int64_t stop = s_.now + s_.config->bf.window_s;
     // From the step that holds `from` (the first change is now, before it).
@@ -745,7 +795,7 @@ class Pass {
       if (t <= tried) continue;
       tried = t;
       view_.SetWindow(t, EndAt(t, span));
-      if (SelectNodes(m, configs_, view_, p.usable, &scratch_, &out.alloc)) {
+      if (SelectNodes(m, configs_, view_, nodes, &scratch_, &out.alloc)) {
         out.start = t;
         out.partition = &p;
         return out;

@@ -3,6 +3,7 @@
 prints them, jobs in and out of them, and survival of a musterd crash."""
 import getpass
 import os
+import re
 import signal
 import time
 
@@ -111,6 +112,17 @@ def test_reservation_for_team_ml(fresh_cluster):
     assert " PartitionName=short Flags=MAINT,DAILY " in later, later
     assert " State=INACTIVE " in later and " Duration=1-00:00:00 " in later, later
 
+    # A job of it waits for its start and is planned for that moment on its
+    # node (squeue --start), as backfill plans every waiting job.
+    waiting = c.sbatch("-p", "short", f"--reservation={name}", "-t", "10", "--wrap", "true")
+    deadline = time.time() + 10
+    while c.job(waiting)["reason"] != "Reservation" and time.time() < deadline:
+        time.sleep(0.05)
+    assert c.job(waiting)["reason"] == "Reservation"
+    begins = re.search(r"StartTime=(\S+)", later).group(1)
+    r = c.run(["squeue", "--start", "-h", "-j", str(waiting), "-o", "%S %Y"])
+    assert r.stdout.split() == [begins, "cpu01"], (r.stdout, begins)
+
     # A crash of musterd loses none of them.
     os.kill(c.daemon_pids()["musterd"], signal.SIGKILL)
     time.sleep(0.5)
@@ -118,7 +130,7 @@ def test_reservation_for_team_ml(fresh_cluster):
     after = scontrol(c, "show", "reservation").stdout
     assert "ReservationName=team-ml " in after and f"ReservationName={name} " in after, after
 
-    c.run(["scancel", str(inside), str(outsider), str(elsewhere)], check=False)
+    c.run(["scancel", str(inside), str(outsider), str(elsewhere), str(waiting)], check=False)
     c.wait_done(inside)
     r = scontrol(c, "delete", "reservation", "team-ml")
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
