@@ -625,8 +625,14 @@ void Controller::RunSchedule() {
   }
   ExplainPending(snap, plan);
   for (const auto& p : plan.pending) {
-    if (p.stage != "limits" || p.detail.empty()) continue;
-    if (Job* job = jobs_.Find(p.job_id)) job->explanation = "waits for a limit: " + p.detail;
+    if (p.detail.empty()) continue;
+    Job* job = jobs_.Find(p.job_id);
+    if (job == nullptr) continue;
+    if (p.stage == "limits") {
+      job->explanation = "waits for a limit: " + p.detail;
+    } else if (p.reason == core::PendingReason::kBadConstraints) {
+      job->explanation = "can never run in partition " + job->partition + ": " + p.detail;
+    }
   }
   for (const auto& [id, why] : cut_by_dependency) {
     // Tasks left in the part because their own partners have not ended OK.

@@ -297,6 +297,16 @@ TEST(Schedule, CpusAndMemoryPerGpu) {
   ASSERT_NE(three, nullptr);
   EXPECT_EQ(three->alloc[0].cpus, 6);
   EXPECT_EQ(Outcome(p, 4), "BadConstraints");
+  // Its verdict carries what its submission would be refused with now,
+  // from the same check.
+  SubmitRefusal why;
+  ASSERT_FALSE(CheckSatisfiable(h.jobs.back().req, *h.cfg.FindPartition("train"), h.cfg, &why).ok());
+  for (const PendingDecision& d : p.pending) {
+    if (d.job_id != 4) continue;
+    EXPECT_EQ(d.stage, "placement");
+    EXPECT_FALSE(d.detail.empty());
+    EXPECT_EQ(d.detail, why.detail);
+  }
   // Where a node's CPUs run short, the GPUs there are no use.
   Harness busy = OracleCluster();
   for (const char* n : {"gpu01", "gpu02", "gpu03", "gpu04"}) busy.Node(n)->alloc_cpus = 28;

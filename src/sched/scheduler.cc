@@ -377,6 +377,7 @@ class Pass {
       return PendingReason::kPriority;
     }
     reason = Diagnose(m, p);
+    if (reason == PendingReason::kBadConstraints) RecordNever(job, p);
     if (reason != PendingReason::kResources) return reason;
     if (RequiredNodeReserved(job, m, tag)) {
       reserved_ = true;
@@ -952,6 +953,20 @@ class Pass {
     return PendingReason::kReqNodeNotAvail;
   }
 
+  // A job no node of the partition could ever hold: the verdict carries
+  // the refusal its submission would get now, from the same check
+  // (CheckSatisfiable), so the two cannot disagree. Worked out once per
+  // shape of request in a pass.
+  void RecordNever(const core::Job& job, const PartitionState& p) {
+    auto [it, fresh] = never_detail_.try_emplace(shape_);
+    if (fresh) {
+      SubmitRefusal why;
+      const util::Status st = CheckSatisfiable(job.req, *p.part, *s_.config, &why);
+      it->second = st.ok() ? "" : (why.detail.empty() ? st.message() : why.detail);
+    }
+    verdict_ = {"placement", PendingReason::kBadConstraints, it->second};
+  }
+
   // The unusable nodes a job held back by them asked for (see
   // PendingDecision::unavailable_nodes).
   std::string UnavailableNodes(const NodeMatch& m, const PartitionState& p) const {
@@ -1136,6 +1151,7 @@ class Pass {
     std::string detail;
   };
   StageVerdict verdict_;
+  std::unordered_map<std::string, std::string> never_detail_;  // by shape_
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;

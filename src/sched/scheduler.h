@@ -188,7 +188,8 @@ struct PendingDecision {
   bool reserved = false;
   // When a job stage (see JobStage) held it back: the stage's name
   // ("eligibility", "limits") and, where it has numbers, what holds it
-  // (a QOS limit: which, and what holds it).
+  // (a QOS limit: which, and what holds it). For BadConstraints, stage
+  // "placement" and the detail its submission would be refused with now.
   std::string_view stage;
   std::string detail;
 };
