@@ -16,61 +16,24 @@ namespace muster::cli {
 namespace {
 
 using nlohmann::json;
+using render::FitField;
+using render::ParsePercentFormat;
+using render::PercentField;
+using render::PercentFormat;
 
-// One piece of a Slurm format string: literal text, or a field
-// "%[.][width]type" ('.' right-justifies, as squeue's formats do).
-struct Piece {
-  std::string text;  // literal, when type == 0
-  char type = 0;
-  int width = 0;  // 0 = as wide as the value
-  bool right = false;
-};
+// A field's value cut or padded to its width, then its suffix.
+std::string Cell(std::string value, const PercentField& f) {
+  return FitField(value, f.width, f.right) + f.suffix;
+}
 
-std::vector<Piece> ParseFormat(const std::string& format) {
-  std::vector<Piece> out;
-  std::string literal;
-  for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != '%' || i + 1 >= format.size()) {
-      literal += format[i];
-      continue;
-    }
-    if (format[i + 1] == '%') {
-      literal += '%';
-      ++i;
-      continue;
-    }
-    if (!literal.empty()) out.push_back({std::move(literal)});
-    literal.clear();
-    Piece p;
-    size_t j = i + 1;
-    if (format[j] == '.') {
-      p.right = true;
-      ++j;
-    }
-    while (j < format.size() && std::isdigit(static_cast<unsigned char>(format[j]))) {
-      p.width = p.width * 10 + (format[j] - '0');
-      ++j;
-    }
-    if (j >= format.size()) break;
-    p.type = format[j];
-    out.push_back(p);
-    i = j;
+// One line of a format: its prefix, then each valid field (sprio drops an
+// invalid one, suffix and all, after saying so).
+std::string Line(const PercentFormat& format,
+                 const std::function<std::string(const PercentField&)>& field) {
+  std::string out = format.prefix;
+  for (const PercentField& f : format.fields) {
+    if (f.type != 0) out += Cell(field(f), f);
   }
-  if (!literal.empty()) out.push_back({std::move(literal)});
-  return out;
-}
-
-std::string Fit(std::string value, const Piece& p) {
-  if (p.width <= 0) return value;
-  if (static_cast<int>(value.size()) > p.width) value.resize(static_cast<size_t>(p.width));
-  const std::string pad(static_cast<size_t>(p.width) - value.size(), ' ');
-  return p.right ? pad + value : value + pad;
-}
-
-std::string Line(const std::vector<Piece>& pieces,
-                 const std::function<std::string(const Piece&)>& field) {
-  std::string out;
-  for (const Piece& p : pieces) out += p.type == 0 ? p.text : Fit(field(p), p);
   return out + "\n";
 }
 
@@ -131,7 +94,7 @@ std::string DefaultSprioFormat(const SprioOptions& o, const json& weights) {
   return f;
 }
 
-std::string SprioField(const Piece& p, const json& job, const json& weights) {
+std::string SprioField(const PercentField& p, const json& job, const json& weights) {
   const std::vector<std::string> names = weights.value("tres_names", std::vector<std::string>{});
   const std::vector<double> tres_w = weights.value("tres", std::vector<double>{});
   switch (p.type) {
@@ -152,7 +115,7 @@ std::string SprioField(const Piece& p, const json& job, const json& weights) {
     case 'N':
       return std::to_string(job.value("nice", 0));
     case 'c':
-      return "";
+      return "(null)";  // no federation
     case 't':
     case 'T': {
       const std::vector<double> f = job.value("tres", std::vector<double>{});
@@ -174,7 +137,7 @@ std::string SprioField(const Piece& p, const json& job, const json& weights) {
   return std::to_string(std::llround(factor * static_cast<double>(weights.value(key, int64_t{0}))));
 }
 
-std::string WeightField(const Piece& p, const json& weights) {
+std::string WeightField(const PercentField& p, const json& weights) {
   switch (p.type) {
     case 'i':
       return "Weights";
@@ -193,6 +156,16 @@ std::string WeightField(const Piece& p, const json& weights) {
 }
 
 }  // namespace
+
+bool ValidSprioField(char type) { return SprioHeaders().count(type) != 0; }
+
+std::vector<std::string> SprioFormatErrors(const std::string& format) {
+  std::vector<std::string> out;
+  for (const std::string& bad : ParsePercentFormat(format, &ValidSprioField).invalid) {
+    out.push_back("sprio: error: Invalid job format specification: " + bad);
+  }
+  return out;
+}
 
 util::Result<SprioOptions> ParseSprioArgs(const std::vector<std::string>& args,
                                           const char* env_format) {
@@ -273,17 +246,17 @@ std::string SprioUsage() {
 std::string RenderSprio(const SprioOptions& opts, const json& report,
                         const std::vector<std::optional<uint32_t>>& user_uids) {
   const json& weights = report.at("weights");
-  const std::vector<Piece> pieces =
-      ParseFormat(opts.format.empty() ? DefaultSprioFormat(opts, weights) : opts.format);
+  const PercentFormat pieces = ParsePercentFormat(
+      opts.format.empty() ? DefaultSprioFormat(opts, weights) : opts.format, &ValidSprioField);
   std::string out;
   if (!opts.noheader) {
-    out += Line(pieces, [](const Piece& p) {
+    out += Line(pieces, [](const PercentField& p) {
       auto it = SprioHeaders().find(p.type);
       return std::string(it == SprioHeaders().end() ? "" : it->second);
     });
   }
   if (opts.weights) {
-    return out + Line(pieces, [&](const Piece& p) { return WeightField(p, weights); });
+    return out + Line(pieces, [&](const PercentField& p) { return WeightField(p, weights); });
   }
   std::vector<json> jobs;
   for (const json& job : report.at("jobs")) {
@@ -315,7 +288,7 @@ std::string RenderSprio(const SprioOptions& opts, const json& report,
     return a.value("job_id", 0u) < b.value("job_id", 0u);
   });
   for (const json& job : jobs) {
-    out += Line(pieces, [&](const Piece& p) { return SprioField(p, job, weights); });
+    out += Line(pieces, [&](const PercentField& p) { return SprioField(p, job, weights); });
   }
   return out;
 }

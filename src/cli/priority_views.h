@@ -33,6 +33,13 @@ util::Result<SprioOptions> ParseSprioArgs(const std::vector<std::string>& args,
                                           const char* env_format);
 std::string SprioUsage();
 
+// Whether `type` is a field letter of sprio's -o.
+bool ValidSprioField(char type);
+// sprio's error lines for the invalid fields of an -o format ("sprio: error:
+// Invalid job format specification: z"); it drops them and goes on. Its
+// format is cut as squeue's is (cli/render/format_util.h).
+std::vector<std::string> SprioFormatErrors(const std::string& format);
+
 // The report's jobs that the options select, by job id, in the format;
 // `uid_of` resolves -u names (nullopt: unknown user, which matches nothing).
 // "Unable to find jobs matching user/id(s) specified\n" when -j named jobs

@@ -77,6 +77,26 @@ TEST(Sprio, SelectsByJobUserAndPartition) {
   EXPECT_EQ(RenderSprio(*opts, Report(), {}), "58:10000\n");
 }
 
+// -o is cut as Slurm's sprio cuts it (observed on the oracle): a run of
+// '%' only separates fields, a width cuts or pads, text after a field
+// follows it, and an invalid field is dropped (with its text) after an
+// error line.
+TEST(Sprio, FormatsAsSlurmCutsThem) {
+  EXPECT_EQ(Sprio({"-j58", "-o", "%.15i%%%u"}),
+            "          JOBIDUSER\n"
+            "             58root\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "%i|%u|"}), "JOBID|USER|\n58|root|\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "%.3i %Y"}), "JOB PRIORITY\n 58 11171\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "ab %i x"}), "ab JOBID x\nab 58 x\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "%i%"}), "JOBID\n58\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "%z %i"}), "JOBID\n58\n");
+  EXPECT_EQ(Sprio({"-j58", "-o", "%N %c"}), "NICE CLUSTER\n0 (null)\n");
+  EXPECT_EQ(SprioFormatErrors("%z %i%n"),
+            (std::vector<std::string>{"sprio: error: Invalid job format specification: z",
+                                      "sprio: error: Invalid job format specification: n"}));
+  EXPECT_TRUE(SprioFormatErrors("").empty());
+}
+
 json ShareRow(const char* account, const char* user, int depth, int64_t shares, double norm,
               double raw, double norm_usage, double eff, double fs, json level) {
   return {{"account", account},        {"user", user},

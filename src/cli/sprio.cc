@@ -36,6 +36,7 @@ int SprioMain(const std::vector<std::string>& args) {
     std::cout << SprioUsage();
     return 0;
   }
+  for (const std::string& line : SprioFormatErrors(opts->format)) std::cerr << line << "\n";
   auto resp = Fetch("/v1/priority");
   if (!resp.ok()) {
     PrintCallError("sprio", resp.status());
