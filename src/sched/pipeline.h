@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -352,6 +353,22 @@ class JobStage {
 // configuration: eligibility always, then the QOS and association limits
 // when there are accounts to hold them.
 std::vector<std::unique_ptr<JobStage>> JobStagesFor(const Snapshot& snapshot);
+
+// ---- The post-filter extension point (stages.cc): which running jobs a
+// job waiting for resources may preempt, and in which order. The search
+// for the fewest victims is the pass's; the policy is the stage's.
+class PreemptionStage {
+ public:
+  virtual ~PreemptionStage() = default;
+  virtual std::string_view name() const = 0;  // PreemptType's value
+  // Whether `job`, of a partition of PriorityTier `tier`, may preempt
+  // `victim`, and if so the victim's rank (the lowest goes first).
+  virtual std::optional<int64_t> Rank(const core::Job& job, int tier,
+                                      const core::Job& victim) const = 0;
+};
+
+// The pass's post-filter from PreemptType: null for preempt/none.
+std::unique_ptr<PreemptionStage> PreemptionFor(const Snapshot& snapshot);
 
 // ---- stage_eligibility.cc: job-level checks before any node is looked at.
 // Mirrors Slurm's held / BeginTime / partition state and limit reasons.

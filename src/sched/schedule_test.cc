@@ -351,7 +351,7 @@ TEST(Schedule, NodeStateFilter) {
   });
 }
 
-// The job stages a pass runs come from its configuration, and the one that
+// The stages a pass runs come from its configuration, and the job stage that
 // holds a job back is recorded with it; a job that waits for resources was
 // held by no job stage.
 TEST(Schedule, JobStagesRecordWhichHeldAJobBack) {
@@ -369,6 +369,13 @@ TEST(Schedule, JobStagesRecordWhichHeldAJobBack) {
   core::AccountTable accounts;
   snap.accounts = &accounts;
   EXPECT_EQ(names(snap), (std::vector<std::string>{"eligibility", "limits"}));
+  // The post-filter from PreemptType.
+  EXPECT_EQ(PreemptionFor(snap), nullptr);
+  h.cfg.preempt_type = config::PreemptType::kPartitionPrio;
+  EXPECT_EQ(PreemptionFor(snap)->name(), "preempt/partition_prio");
+  h.cfg.preempt_type = config::PreemptType::kQos;
+  EXPECT_EQ(PreemptionFor(snap)->name(), "preempt/qos");
+  h.cfg.preempt_type = config::PreemptType::kNone;
   Plan plan = Schedule(snap);
   ASSERT_EQ(plan.pending.size(), 2u);
   EXPECT_EQ(plan.pending[0].job_id, 1u);

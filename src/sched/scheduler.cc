@@ -82,7 +82,8 @@ struct Planned {
 
 class Pass {
  public:
-  explicit Pass(const Snapshot& s) : s_(s), stages_(JobStagesFor(s)) {
+  explicit Pass(const Snapshot& s)
+      : s_(s), stages_(JobStagesFor(s)), preemption_(PreemptionFor(s)) {
     configs_.reserve(s.nodes.size());
     usable_.reserve(s.nodes.size());
     index_.reserve(s.nodes.size());
@@ -383,7 +384,7 @@ class Pass {
       reserved_ = true;
       return PendingReason::kReqNodeNotAvail;
     }
-    if (s_.config->preempt_type != config::PreemptType::kNone) Preempt(job, m, p);
+    if (preemption_) Preempt(job, m, p);
     if (p.blocked) {
       reason = PendingReason::kPriority;
     } else {
@@ -846,7 +847,7 @@ class Pass {
         release(&base, j);  // ending already
         continue;
       }
-      std::optional<int64_t> rank = PreemptRank(job, tier, j);
+      std::optional<int64_t> rank = preemption_->Rank(job, tier, j);
       if (!rank) continue;
       const PreemptTerms terms = PreemptTermsOf(j, *s_.config, s_.accounts);
       if (terms.mode == core::PreemptMode::kOff || s_.now - j.start_time < terms.exempt_s) continue;
@@ -885,25 +886,6 @@ class Pass {
       victims_.insert(j->id);
       preemptions_.push_back(Preemption{j->id, job.id});
     }
-  }
-
-  // Whether `job` (of a partition of PriorityTier `tier`) may preempt
-  // `victim`, and if so the victim's rank (the lowest goes first): its
-  // partition's tier, or its QOS's priority.
-  std::optional<int64_t> PreemptRank(const core::Job& job, int tier, const core::Job& victim) const {
-    if (s_.config->preempt_type == config::PreemptType::kPartitionPrio) {
-      const core::Partition* vp = s_.config->FindPartition(victim.partition);
-      if (vp == nullptr || vp->priority_tier >= tier) return std::nullopt;
-      return vp->priority_tier;
-    }
-    if (s_.accounts == nullptr) return std::nullopt;
-    const core::QosRecord* mine = s_.accounts->FindQos(core::QosName(job.req));
-    const core::QosRecord* theirs = s_.accounts->FindQos(core::QosName(victim.req));
-    if (mine == nullptr || theirs == nullptr) return std::nullopt;
-    if (std::find(mine->preempt.begin(), mine->preempt.end(), theirs->name) == mine->preempt.end()) {
-      return std::nullopt;
-    }
-    return theirs->priority;
   }
 
   // Whether a node the job names (-w) is held, at some moment of its time
@@ -1143,8 +1125,10 @@ class Pass {
   std::vector<std::pair<int64_t, std::vector<core::NodeAlloc>>> started_;
   std::string unavailable_;  // the last ReqNodeNotAvail diagnosis's nodes
   bool reserved_ = false;    // and whether a reservation holds them
-  // The profile's job stages, and the last refusal of one.
+  // The profile's job stages, and the last refusal of one; its preemption
+  // policy (null: none).
   std::vector<std::unique_ptr<JobStage>> stages_;
+  std::unique_ptr<PreemptionStage> preemption_;
   struct StageVerdict {
     std::string_view stage;
     PendingReason reason = PendingReason::kNone;

@@ -1,5 +1,8 @@
-// The job stages (pre-filters, see pipeline.h) and the profile that
-// assembles them for a pass from its configuration.
+// The stage objects of a pass (see pipeline.h): the job stages
+// (pre-filters) and the preemption policies (post-filters), and the
+// profile that assembles them from the configuration.
+#include <algorithm>
+
 #include "sched/pipeline.h"
 
 namespace muster::sched {
@@ -44,7 +47,58 @@ class LimitsStage final : public JobStage {
   LimitUsage usage_;
 };
 
+// preempt/partition_prio: jobs of partitions of a lower PriorityTier, the
+// lowest tier first.
+class PartitionPrioStage final : public PreemptionStage {
+ public:
+  explicit PartitionPrioStage(const config::Config& cfg) : cfg_(cfg) {}
+  std::string_view name() const override { return "preempt/partition_prio"; }
+  std::optional<int64_t> Rank(const core::Job& /*job*/, int tier,
+                              const core::Job& victim) const override {
+    const core::Partition* vp = cfg_.FindPartition(victim.partition);
+    if (vp == nullptr || vp->priority_tier >= tier) return std::nullopt;
+    return vp->priority_tier;
+  }
+
+ private:
+  const config::Config& cfg_;
+};
+
+// preempt/qos: jobs of the QOS the job's QOS names in Preempt=, the
+// lowest QOS priority first.
+class QosPreemptStage final : public PreemptionStage {
+ public:
+  explicit QosPreemptStage(const core::AccountTable* accounts) : accounts_(accounts) {}
+  std::string_view name() const override { return "preempt/qos"; }
+  std::optional<int64_t> Rank(const core::Job& job, int /*tier*/,
+                              const core::Job& victim) const override {
+    if (accounts_ == nullptr) return std::nullopt;
+    const core::QosRecord* mine = accounts_->FindQos(core::QosName(job.req));
+    const core::QosRecord* theirs = accounts_->FindQos(core::QosName(victim.req));
+    if (mine == nullptr || theirs == nullptr) return std::nullopt;
+    if (std::find(mine->preempt.begin(), mine->preempt.end(), theirs->name) == mine->preempt.end()) {
+      return std::nullopt;
+    }
+    return theirs->priority;
+  }
+
+ private:
+  const core::AccountTable* accounts_;
+};
+
 }  // namespace
+
+std::unique_ptr<PreemptionStage> PreemptionFor(const Snapshot& snapshot) {
+  switch (snapshot.config->preempt_type) {
+    case config::PreemptType::kNone:
+      return nullptr;
+    case config::PreemptType::kPartitionPrio:
+      return std::make_unique<PartitionPrioStage>(*snapshot.config);
+    case config::PreemptType::kQos:
+      return std::make_unique<QosPreemptStage>(snapshot.accounts);
+  }
+  return nullptr;
+}
 
 std::vector<std::unique_ptr<JobStage>> JobStagesFor(const Snapshot& snapshot) {
   std::vector<std::unique_ptr<JobStage>> stages;
