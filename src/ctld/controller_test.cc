@@ -149,23 +149,28 @@ class SimulatedController : public ControllerRecoverTest {
       io_.restart();
     }
   }
-  // An allocation (salloc's job) of one node, or of whole nodes.
-  core::JobId SubmitAllocation(int64_t time_limit_s, int64_t begin_time = 0,
-                               const std::string& partition = "", int whole_nodes = 0,
-                               const std::string& reservation = "") {
+  // An allocation (salloc's job): of one node, or of whole nodes.
+  struct Allocation {
+    int64_t time_limit_s = 3600;
+    int64_t begin_time = 0;
+    std::string partition;
+    int whole_nodes = 0;
+    std::string reservation;
+  };
+  core::JobId SubmitAllocation(const Allocation& a) {
     core::JobRequest req;
-    req.partition = partition;
-    req.reservation = reservation;
-    if (whole_nodes > 0) {
-      req.min_nodes = req.max_nodes = whole_nodes;
-      req.exclusive = true;
-    }
     req.interactive = true;
     req.name = "interactive";
-    if (whole_nodes == 0) req.min_nodes = 1;
-    req.time_limit_s = time_limit_s;
-    req.begin_time = begin_time;
     req.work_dir = "/";
+    req.partition = a.partition;
+    req.reservation = a.reservation;
+    req.time_limit_s = a.time_limit_s;
+    req.begin_time = a.begin_time;
+    req.min_nodes = 1;
+    if (a.whole_nodes > 0) {
+      req.min_nodes = req.max_nodes = a.whole_nodes;
+      req.exclusive = true;
+    }
     sched::SubmitRefusal why;
     auto id = ctl_->Submit(req, Caller{0, 0, true}, &why);
     EXPECT_TRUE(id.ok()) << id.status().message();
@@ -177,6 +182,16 @@ class SimulatedController : public ControllerRecoverTest {
       return job->state != core::JobState::kPending || job->reason != core::PendingReason::kNone;
     });
     return *id;
+  }
+  // The pending job is still pending `seconds` - 1 from now and running
+  // `seconds` from now.
+  void ExpectStartsIn(core::JobId id, int64_t seconds) {
+    time_.Advance(seconds - 1);
+    RunReady();
+    EXPECT_EQ(StateOf(id), core::JobState::kPending);
+    time_.Advance(1);
+    RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
+    EXPECT_EQ(StateOf(id), core::JobState::kRunning);
   }
   core::JobState StateOf(core::JobId id) const { return ctl_->jobs().Find(id)->state; }
 
@@ -190,7 +205,7 @@ class SimulatedController : public ControllerRecoverTest {
 // that moment of the controller's time.
 TEST_F(SimulatedController, AllocationEndsAtItsTimeLimit) {
   Start();
-  const core::JobId id = SubmitAllocation(3600);
+  const core::JobId id = SubmitAllocation({});
   ASSERT_EQ(StateOf(id), core::JobState::kRunning);
   time_.Advance(3599);
   RunReady();
@@ -207,7 +222,7 @@ TEST_F(SimulatedController, AllocationEndsAtItsTimeLimit) {
 TEST_F(SimulatedController, HousekeepingSleepsUntilSomethingIsDue) {
   Start("PriorityCalcPeriod=10\n");  // minutes
   const int64_t t0 = time_.Now();
-  SubmitAllocation(3600);
+  SubmitAllocation({});
   ASSERT_TRUE(time_.NextDue().has_value());
   EXPECT_EQ(*time_.NextDue(), t0 + 600);
   time_.Advance(600);
@@ -218,7 +233,7 @@ TEST_F(SimulatedController, HousekeepingSleepsUntilSomethingIsDue) {
 // A finished job leaves the table MinJobAge after its end, not before.
 TEST_F(SimulatedController, FinishedJobIsPurgedAfterMinJobAge) {
   Start("MinJobAge=600\n");
-  const core::JobId id = SubmitAllocation(3600);
+  const core::JobId id = SubmitAllocation({});
   ASSERT_EQ(StateOf(id), core::JobState::kRunning);
   ASSERT_TRUE(ctl_->CompleteAllocation(id, 0, Caller{0, 0, true}).ok());
   RunReady();
@@ -235,15 +250,10 @@ TEST_F(SimulatedController, FinishedJobIsPurgedAfterMinJobAge) {
 // wakes for it (under sched/builtin no periodic pass would find it).
 TEST_F(SimulatedController, JobStartsWhenItsBeginTimeComes) {
   Start("SchedulerType=sched/builtin\n");
-  const core::JobId id = SubmitAllocation(60, time_.Now() + 7200);
-  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  const core::JobId id =
+      SubmitAllocation({.time_limit_s = 60, .begin_time = time_.Now() + 7200});
   EXPECT_EQ(ctl_->jobs().Find(id)->reason, core::PendingReason::kBeginTime);
-  time_.Advance(7199);
-  RunReady();
-  EXPECT_EQ(StateOf(id), core::JobState::kPending);
-  time_.Advance(1);
-  RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
-  EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+  ExpectStartsIn(id, 7200);
 }
 
 // A job preempted with its partition's GraceTime keeps running (told
@@ -254,9 +264,9 @@ TEST_F(SimulatedController, PreemptedJobEndsWhenItsGraceTimeIsOver) {
       "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n"
       "PartitionName=low Nodes=n[1-2] PriorityTier=1 GraceTime=300 State=UP\n"
       "PartitionName=high Nodes=n[1-2] PriorityTier=10 State=UP\n");
-  const core::JobId low = SubmitAllocation(3600, 0, "low", 2);
+  const core::JobId low = SubmitAllocation({.partition = "low", .whole_nodes = 2});
   ASSERT_EQ(StateOf(low), core::JobState::kRunning);
-  const core::JobId high = SubmitAllocation(3600, 0, "high", 1);
+  const core::JobId high = SubmitAllocation({.partition = "high", .whole_nodes = 1});
   RunReady();
   ASSERT_EQ(ctl_->jobs().Find(low)->preempted_by, high);
   time_.Advance(299);
@@ -283,15 +293,9 @@ TEST_F(SimulatedController, ReservationsJobStartsWhenItBegins) {
                                        {"duration", 600}},
                                       Caller{0, 0, true});
   ASSERT_TRUE(made.ok()) << made.status().message();
-  const core::JobId id = SubmitAllocation(60, 0, "", 0, "maint");
-  EXPECT_EQ(StateOf(id), core::JobState::kPending);
+  const core::JobId id = SubmitAllocation({.time_limit_s = 60, .reservation = "maint"});
   EXPECT_EQ(ctl_->jobs().Find(id)->reason, core::PendingReason::kReservation);
-  time_.Advance(3599);
-  RunReady();
-  EXPECT_EQ(StateOf(id), core::JobState::kPending);
-  time_.Advance(1);
-  RunUntil([&] { return StateOf(id) == core::JobState::kRunning; });
-  EXPECT_EQ(StateOf(id), core::JobState::kRunning);
+  ExpectStartsIn(id, 3600);
   EXPECT_EQ(ctl_->jobs().Find(id)->nodelist, "n1");
   EXPECT_EQ(ctl_->ReservationsReport()["reservations"].size(), 1u);
   time_.Advance(600);

@@ -231,22 +231,22 @@ class Pass {
   // recorded in verdict_.
   PendingReason PreFilter(const core::Job& job, const core::Partition* part) {
     verdict_ = {};
-    for (const auto& stage : stages_) {
-      std::string detail;
-      const PendingReason reason = stage->PreFilter(job, part, &detail);
-      if (reason != PendingReason::kNone) {
-        verdict_ = {stage->name(), reason, std::move(detail)};
-        return reason;
-      }
-    }
-    return PendingReason::kNone;
+    return FirstRefusal(
+        [&](JobStage& stage, std::string* detail) { return stage.PreFilter(job, part, detail); });
   }
 
   // The job stages on what the selection took for `job`.
   PendingReason Admit(const core::Job& job, const std::vector<core::NodeAlloc>& alloc) {
+    return FirstRefusal(
+        [&](JobStage& stage, std::string* detail) { return stage.Admit(job, alloc, detail); });
+  }
+
+  // The first job stage whose `check` refuses, recorded in verdict_.
+  template <typename Check>
+  PendingReason FirstRefusal(Check check) {
     for (const auto& stage : stages_) {
       std::string detail;
-      const PendingReason reason = stage->Admit(job, alloc, &detail);
+      const PendingReason reason = check(*stage, &detail);
       if (reason != PendingReason::kNone) {
         verdict_ = {stage->name(), reason, std::move(detail)};
         return reason;
