@@ -314,8 +314,13 @@ class LimitUsage {
   core::PendingReason CheckAssoc(const core::Job& job, const core::Tres& want,
                                  std::string* detail) const;
 
+  // The memory defaults of a job's partition (DefMemPerCPU, a whole node's
+  // memory), looked up once per partition named in a pass.
+  const core::MemoryDefaults& MemoryDefaultsOf(const core::Job& job) const;
+
   const core::AccountTable* table_;
   const config::Config& cfg_;
+  mutable std::map<std::string, core::MemoryDefaults> memory_defaults_;  // by partition as named
   std::map<std::string, Held> by_qos_;                        // by QOS name
   std::map<std::pair<std::string, uint32_t>, Held> by_user_;  // by (QOS, uid)
   std::map<std::string, Held> by_account_;  // by account, its sub-accounts' included

@@ -100,7 +100,17 @@ void LimitUsage::Add(const core::Job& job, const std::vector<core::NodeAlloc>& a
 
 PendingReason LimitUsage::Check(const core::Job& job, std::string* detail) const {
   if (table_ == nullptr) return PendingReason::kNone;
-  return CheckWant(job, core::JobTres(job, cfg_.MemoryDefaultsFor(job)), detail);
+  return CheckWant(job, core::JobTres(job, MemoryDefaultsOf(job)), detail);
+}
+
+const core::MemoryDefaults& LimitUsage::MemoryDefaultsOf(const core::Job& job) const {
+  // The partition as Config::PartitionOf reads it ("" is the default one).
+  const std::string& named = job.partition.empty() ? job.req.partition : job.partition;
+  auto it = memory_defaults_.find(named);
+  if (it == memory_defaults_.end()) {
+    it = memory_defaults_.emplace(named, cfg_.MemoryDefaultsFor(job)).first;
+  }
+  return it->second;
 }
 
 PendingReason LimitUsage::CheckAlloc(const core::Job& job,
