@@ -172,6 +172,9 @@ void Controller::ApplyNodeState(const json& n) {
 
 util::Status Controller::Save() {
   MUSTER_RETURN_IF_ERROR(CommitNow());
+  // Before musterd says it has stopped (its pid file goes at once after):
+  // a restart right away reads it.
+  MUSTER_RETURN_IF_ERROR(usage_->Save());
   return Snapshot();
 }
 

@@ -1,9 +1,10 @@
 // The usage behind fairshare, kept for the controller: the ledger of
 // sched/usage.h, loaded from <StateSaveLocation>/assoc_usage.json at start
 // and saved there (atomically) at most once per PriorityCalcPeriod and when
-// the controller stops, as slurmctld keeps its assoc_usage file. A crash
-// loses at most the charges of jobs that ended since the last save; running
-// jobs are charged from the saved time on at the next advance.
+// the controller stops (Controller::Save, and again at destruction), as
+// slurmctld keeps its assoc_usage file. A crash loses at most the charges
+// of jobs that ended since the last save; running jobs are charged from the
+// saved time on at the next advance.
 #pragma once
 
 #include <string>
@@ -41,6 +42,9 @@ class UsageKeeper {
   void ChargeEnded(const sched::UsageCharge& job, int64_t end) { ledger_.ChargeEnded(job, end); }
 
   const sched::UsageLedger& ledger() const { return ledger_; }
+  // Writes the usage now (the controller's shutdown, before it says it has
+  // stopped).
+  util::Status Save();
 
   // The fairshare tree: sacctmgr's accounts and associations, and for
   // every key with usage or in `also` (the jobs in the queue) that they
@@ -49,8 +53,6 @@ class UsageKeeper {
   sched::ShareTree Shares(std::vector<sched::AssocKey> also, const core::AccountTable& table) const;
 
  private:
-  util::Status Save();
-
   std::string path_;
   bool fair_tree_ = true;
   int64_t calc_period_s_ = 300;
