@@ -142,14 +142,19 @@ void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, cons
   const int total = static_cast<int>(ov.at(i).gpu_count);
   auto free = [&](int index) { return index < total && !ov.GpuUsed(i, index); };
   const std::string_view type = GpuTypeFor(node, r.gpu_type, share.gpus, free);
-  bool affinity = false;
+  // With gres.conf Cores= for the type, every free one is a candidate for
+  // KeepNearTogether; without, the lowest free indices, in index order.
+  const bool affinity = std::any_of(node.gres.begin(), node.gres.end(), [&](const auto& g) {
+    return g.name == "gpu" && g.type == type && !g.device_cores.empty();
+  });
   int index = 0;
   for (const auto& g : node.gres) {
     if (g.name != "gpu") continue;
     const bool match = g.type == type;
-    affinity = affinity || (match && !g.device_cores.empty());
     for (int64_t k = 0; k < g.count && index < total; ++k, ++index) {
-      if (match && free(index)) out->gpu_indices.push_back(index);
+      if (!match || !free(index)) continue;
+      out->gpu_indices.push_back(index);
+      if (!affinity && static_cast<int64_t>(out->gpu_indices.size()) == share.gpus) return;
     }
   }
   if (affinity) KeepNearTogether(node, share.gpus, &out->gpu_indices);
