@@ -193,6 +193,11 @@ class Profile {
       if (!visit(t)) return;
     }
   }
+  // For g = 0 .. kBoundGpus, the first moment from `from` at which node
+  // `node` has a CPU and g GPUs free, or kForever: no request for g GPUs
+  // (or more) starts there before. Reservations' holds are not looked at.
+  static constexpr int kBoundGpus = 8;
+  void FirstFree(int node, int64_t from, int64_t (&at)[kBoundGpus + 1]) const;
   int64_t now() const { return now_; }
   // Counts the reservations made on a node: what was worked out for it
   // holds while this is unchanged.
@@ -434,6 +439,10 @@ struct Share {
   int tasks = 0;
   int64_t gpus = 0;  // on this node (per node + this node's part of --gpus)
 };
+// The share of the j-th of a job's n nodes where it takes a fixed number of
+// them: its block of the tasks (-n), else --ntasks-per-node or one, and
+// its block of --gpus.
+Share BlockShare(const ResourceRequest& r, int n, int j);
 // The CPUs a share's tasks need, and what it takes on a node (all of them
 // with --exclusive); the memory it takes.
 // `gpus`: the GPUs the share gets on the node (--cpus-per-gpu, --mem-per-gpu).

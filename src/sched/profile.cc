@@ -3,6 +3,7 @@
 // ending there and per planned start or end), so every operation walks
 // them linearly.
 #include <algorithm>
+#include <bit>
 #include <cassert>
 
 #include "sched/pipeline.h"
@@ -133,6 +134,24 @@ void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
     used |= it->gpus_used;
   }
   *gpus_used = used;
+}
+
+void Profile::FirstFree(int node, int64_t from, int64_t (&at)[kBoundGpus + 1]) const {
+  std::fill(std::begin(at), std::end(at), kForever);
+  const std::vector<Step>& steps = steps_[node];
+  const uint32_t count =
+      std::min<uint32_t>(static_cast<uint32_t>(GpuCount(*configs_[node])), kMaxGpus);
+  const uint64_t all = count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+  // From the step that covers `from`.
+  auto it = std::upper_bound(steps.begin(), steps.end(), from,
+                             [](int64_t v, const Step& s) { return v < s.start; });
+  if (it != steps.begin()) --it;
+  int done = 0;  // at[0 .. done) are known
+  for (; it != steps.end() && done <= kBoundGpus; ++it) {
+    if (it->cpus < 1) continue;
+    const int free = std::min(std::popcount(all & ~it->gpus_used), kBoundGpus);
+    for (; done <= free; ++done) at[done] = std::max(it->start, from);
+  }
 }
 
 Overlay Overlay::ViewOf(const Profile& profile, const Overlay& layout) {

@@ -23,6 +23,8 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
+#include <cassert>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -437,6 +439,7 @@ class Pass {
   Profile& EnsureProfile() {
     if (profile_) return *profile_;
     profile_.emplace(configs_, live_, s_.now);
+    first_start_ = RoundUp(s_.now + 1, s_.now + 1);
     auto release = [&](int64_t end, const std::vector<core::NodeAlloc>& alloc) {
       for (const core::NodeAlloc& share : alloc) {
         auto it = index_.find(share.node);
@@ -548,18 +551,59 @@ class Pass {
     return SelectNodes(m, configs_, view_, std::span<const int>(&n, 1), &scratch_, alloc);
   }
 
+  // The least a one-node request takes on node `n`: a necessary condition
+  // of FitsAt that the profile answers without a selection.
+  struct Need {
+    int cpus;
+    int64_t mem_mb;
+    int64_t gpus;
+    bool idle;  // --exclusive
+  };
+  Need NeedOn(int n, const ResourceRequest& r) const {
+    assert(r.max_nodes == 1);
+    const core::NodeConfig& node = *configs_[n];
+    const Share share = BlockShare(r, 1, 0);
+    const int cpus = ShareCpus(r, node, share.tasks, share.gpus);
+    return Need{cpus, ShareMem(r, node, cpus, share.gpus), share.gpus, r.exclusive};
+  }
+
+  // Whether node `n` has `need` free throughout [t, t + span): without it
+  // FitsAt cannot hold there.
+  bool HasRoom(int n, int64_t t, int64_t span, const Need& need) const {
+    NodeFree free;
+    uint64_t used = 0;
+    profile_->FreeOver(n, t, EndAt(t, span), &free, &used);
+    if (free.cpus < need.cpus || free.mem_mb < need.mem_mb || (need.idle && !free.idle)) {
+      return false;
+    }
+    if (need.gpus == 0) return true;
+    const uint32_t count = std::min<uint32_t>(live_.at(n).gpu_count, Profile::kMaxGpus);
+    const uint64_t all = count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
+    return std::popcount(all & ~used) >= need.gpus;
+  }
+
   // The earliest moment from `from` (within bf_window) at which node `n`
-  // holds the job of `m` for `span`, looking only where the node gains
-  // resources; 0 = none.
-  int64_t EarliestOn(int n, int64_t span, const NodeMatch& m, int64_t from) {
+  // holds the one-node job of `m` for `span`, looking only where the node
+  // gains resources; 0 = none. `holds_idle` caches whether the node could
+  // hold it at all (-1 = not known yet).
+  int64_t EarliestOn(int n, int64_t span, const NodeMatch& m, int64_t from, int8_t* holds_idle) {
     const int64_t stop = s_.now + s_.config->bf.window_s;
     if (from > stop) return 0;
-    if (FitsAt(n, from, span, m, &alloc_)) return from;
+    const Need need = NeedOn(n, *m.request);
+    auto fits = [&](int64_t t) {
+      const bool room = HasRoom(n, t, span, need);
+      const bool fits = room && FitsAt(n, t, span, m, &alloc_);
+      assert(room || !FitsAt(n, t, span, m, &alloc_));
+      return fits;
+    };
+    if (fits(from)) return from;
     // A node that could not hold it even idle never will.
-    if (!empty_) empty_ = Overlay::Empty(configs_);
-    if (!SelectNodes(m, configs_, *empty_, std::span<const int>(&n, 1), &scratch_, &alloc_)) {
-      return 0;
+    if (*holds_idle < 0) {
+      if (!empty_) empty_ = Overlay::Empty(configs_);
+      *holds_idle =
+          SelectNodes(m, configs_, *empty_, std::span<const int>(&n, 1), &scratch_, &alloc_);
     }
+    if (*holds_idle == 0) return 0;
     int64_t found = 0;
     int64_t tried = from;
     profile_->ForEachRise(n, from, [&](int64_t rise) {
@@ -567,7 +611,7 @@ class Pass {
       if (t > stop) return false;
       if (t == tried) return true;
       tried = t;
-      if (!FitsAt(n, t, span, m, &alloc_)) return true;
+      if (!fits(t)) return true;
       found = t;
       return false;
     });
@@ -575,87 +619,149 @@ class Pass {
   }
 
   // Each node's earliest start for one shape of request and span, by
-  // (start, preference), worked out lazily: an entry whose node changed
-  // since (a start was planned there) is a lower bound, worked out again
+  // (start, preference), worked out lazily: an entry starts as its node's
+  // BoundOf (shared by every shape), and one whose node changed since (a
+  // start was planned there) is a lower bound too; either is worked out
   // when it reaches the top. The first query works through the nodes in
-  // preference order until one fits at the earliest moment, as first fit
+  // (bound, preference) order until one fits at its bound, as first fit
   // does; later ones pay only for the nodes that changed.
   struct NodeStart {
     int64_t start;
     int rank;  // in the partition's preference order
     int node;
-    uint32_t version;  // of the node's profile when worked out
+    uint32_t version;  // of the node's profile when worked out (see kBounded)
     bool operator>(const NodeStart& o) const {
       return start != o.start ? start > o.start : rank > o.rank;
     }
   };
-  // A min-heap of nodes' earliest starts: std::priority_queue's, plus a
-  // replacement of the top that sifts down once where a pop and a push
-  // would sift twice (refreshing stale tops is most of the planner's time,
-  // and each level is a cache miss on a large cluster).
+  // A min-heap of nodes' earliest starts, with a replacement of the top
+  // that sifts down once where a pop and a push would sift twice
+  // (refreshing stale tops is most of the planner's time, and each level
+  // is a cache miss on a large cluster).
   class NodeQueue {
    public:
     NodeQueue() = default;
-    explicit NodeQueue(std::vector<NodeStart> all) : v_(std::move(all)) {
-      std::make_heap(v_.begin(), v_.end(), std::greater<>());
+    NodeQueue(std::vector<NodeStart> all, size_t nodes)
+        : holds_idle(nodes, -1), v_(std::move(all)) {
+      // From the last entry with children up.
+      for (size_t i = v_.size() < 2 ? 0 : (v_.size() - 2) / kArity + 1; i-- > 0;) {
+        SiftDown(i, v_[i]);
+      }
     }
     bool empty() const { return v_.empty(); }
     const NodeStart& top() const { return v_.front(); }
     void pop() {
-      std::pop_heap(v_.begin(), v_.end(), std::greater<>());
+      const NodeStart last = v_.back();
       v_.pop_back();
+      if (!v_.empty()) SiftDown(0, last);
     }
     void push(const NodeStart& e) {
+      size_t i = v_.size();
       v_.push_back(e);
-      std::push_heap(v_.begin(), v_.end(), std::greater<>());
+      while (i > 0) {
+        const size_t parent = (i - 1) / kArity;
+        if (!(v_[parent] > e)) break;
+        v_[i] = v_[parent];
+        i = parent;
+      }
+      v_[i] = e;
     }
     // The top, worked out again (never earlier), back in its place.
-    void ReplaceTop(const NodeStart& e) {
+    void ReplaceTop(const NodeStart& e) { SiftDown(0, e); }
+    // By rank: whether the node could hold the request at all, once known
+    // (EarliestOn).
+    std::vector<int8_t> holds_idle;
+
+   private:
+    // A heap of four children per entry: half the levels of a binary one,
+    // and an entry's children side by side in memory.
+    static constexpr size_t kArity = 4;
+    void SiftDown(size_t i, NodeStart e) {  // e by value: it may be an entry
       const size_t n = v_.size();
-      size_t i = 0;
       for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && v_[c] > v_[c + 1]) ++c;  // the earlier child
+        const size_t first = kArity * i + 1;
+        if (first >= n) break;
+        size_t c = first;
+        const size_t last = std::min(first + kArity, n);
+        for (size_t k = first + 1; k < last; ++k) {
+          if (v_[c] > v_[k]) c = k;  // the earliest child
+        }
         if (!(e > v_[c])) break;
         v_[i] = v_[c];
         i = c;
       }
       v_[i] = e;
     }
-
-   private:
     std::vector<NodeStart> v_;
   };
-  static constexpr uint32_t kNotWorkedOut = UINT32_MAX;
+  // A NodeStart's version with this bit: its start is only BoundOf's at
+  // that version.
+  static constexpr uint32_t kBounded = uint32_t{1} << 31;
+
+  // A lower bound of node `n`'s earliest start for any request of `gpus`
+  // GPUs on it (from the first moment it has a CPU and that many GPUs free),
+  // on the bf_resolution grid; 0 = none in bf_window. Worked out once per
+  // node and version, for every queue.
+  int64_t BoundOf(int n, int64_t gpus) {
+    if (bounds_.empty()) bounds_.resize(configs_.size());
+    NodeBound& b = bounds_[n];
+    if (b.version != profile_->version(n)) {
+      b.version = profile_->version(n);
+      profile_->FirstFree(n, first_start_, b.at);
+      const int64_t stop = s_.now + s_.config->bf.window_s;
+      for (int64_t& t : b.at) t = t > stop ? 0 : RoundUp(t, first_start_);
+    }
+    return b.at[std::min<int64_t>(gpus, Profile::kBoundGpus)];
+  }
 
   // The queue of the current job's shape (shape_) in one of its forms
-  // (`variant`: as asked, on one node, one node's block) for `span`.
-  NodeQueue& QueueFor(int64_t span, char variant, const PartitionState& p) {
+  // (`variant`: as asked, on one node, one node's block) for `span`, of
+  // one-node requests `r`.
+  NodeQueue& QueueFor(int64_t span, char variant, const PartitionState& p,
+                      const ResourceRequest& r) {
     queue_key_.assign(shape_);
     queue_key_ += variant;
     queue_key_ += std::to_string(span);
     auto [it, fresh] = queues_.try_emplace(queue_key_);
     if (fresh) {
-      const int64_t from = RoundUp(s_.now + 1, s_.now + 1);
+      const int64_t gpus = r.gpus_per_node + r.gpus_per_job;
       std::vector<NodeStart> all;
       all.reserve(p.usable.size());
       for (size_t k = 0; k < p.usable.size(); ++k) {
-        all.push_back(NodeStart{from, static_cast<int>(k), p.usable[k], kNotWorkedOut});
+        const int n = p.usable[k];
+        const int64_t bound = BoundOf(n, gpus);
+        if (bound == 0) continue;
+        all.push_back(NodeStart{bound, static_cast<int>(k), n, profile_->version(n) | kBounded});
       }
-      it->second = NodeQueue(std::move(all));
+      it->second = NodeQueue(std::move(all), p.usable.size());
     }
     return it->second;
   }
 
   // Brings the queue's top up to date: afterwards it is empty or its top
-  // is the earliest start of any node.
+  // is the earliest start of any node. A stale top moves to its node's
+  // bound first, where that is later; only a top at its bound is worked out.
   void Refresh(NodeQueue* q, int64_t span, const NodeMatch& m) {
+    const int64_t gpus = m.request->gpus_per_node + m.request->gpus_per_job;
     while (!q->empty()) {
       NodeStart top = q->top();
-      if (top.version == profile_->version(top.node)) return;
-      top.version = profile_->version(top.node);
-      top.start = EarliestOn(top.node, span, m, top.start);
+      const uint32_t version = profile_->version(top.node);
+      if (top.version == version) return;
+      if (top.version != (version | kBounded)) {
+        const int64_t bound = BoundOf(top.node, gpus);
+        if (bound == 0) {
+          q->pop();
+          continue;
+        }
+        if (bound > top.start) {
+          top.start = bound;
+          top.version = version | kBounded;
+          q->ReplaceTop(top);
+          continue;
+        }
+      }
+      top.version = version;
+      top.start = EarliestOn(top.node, span, m, top.start, &q->holds_idle[top.rank]);
       if (top.start != 0) {
         q->ReplaceTop(top);
       } else {
@@ -668,7 +774,7 @@ class Pass {
   // the preference order breaking ties.
   std::optional<Planned> EarliestOnOneNode(int64_t span, const NodeMatch& m, PartitionState& p,
                                            char variant) {
-    NodeQueue& q = QueueFor(span, variant, p);
+    NodeQueue& q = QueueFor(span, variant, p, *m.request);
     Refresh(&q, span, m);
     if (q.empty()) return std::nullopt;
     Planned out{q.top().start, &p, {}};
@@ -692,7 +798,7 @@ class Pass {
     if (r.ntasks_set) block.ntasks = (r.ntasks + r.min_nodes - 1) / r.min_nodes;
     NodeMatch one = m;
     one.request = &block;
-    NodeQueue& q = QueueFor(span, 'b', p);
+    NodeQueue& q = QueueFor(span, 'b', p, block);
     std::vector<NodeStart> taken;  // off the queue, put back as they were
     std::vector<NodeStart> local;  // the same, with starts moved past t
     auto take = [&](int64_t upto) {
@@ -723,7 +829,8 @@ class Pass {
           fitting.emplace_back(e.rank, e.node);
           continue;
         }
-        const int64_t next = EarliestOn(e.node, span, one, RoundUp(t + 1, t + 1));
+        const int64_t next =
+            EarliestOn(e.node, span, one, RoundUp(t + 1, t + 1), &q.holds_idle[e.rank]);
         e.start = next == 0 ? kNever : next;
       }
       if (fitting.size() >= k) {
@@ -785,7 +892,7 @@ class Pass {
   // The earliest moment from `from` (within bf_window) at which `nodes`
   // hold the job, trying the moments the profile changes.
   std::optional<Planned> EarliestOnSet(int64_t span, const NodeMatch& m, PartitionState& p,
-                                    int64_t from, std::span<const int> nodes) {
+                                       int64_t from, std::span<const int> nodes) {
     const std::set<int64_t>& changes = profile_->changes();
     const int64_t stop = s_.now + s_.config->bf.window_s;
     // From the step that holds `from` (the first change is now, before it).
@@ -1019,9 +1126,8 @@ class Pass {
   std::vector<int>::iterator PlaceInOrder(PartitionState& p, int g, int i) const {
     std::vector<int>& order = p.ordered[g];
     const auto key = OrderKey(p, i, g == 1);
-    return std::lower_bound(order.begin(), order.end(), key, [&](int a, const auto& k) {
-      return OrderKey(p, a, g == 1) < k;
-    });
+    return std::lower_bound(order.begin(), order.end(), key,
+                            [&](int a, const auto& k) { return OrderKey(p, a, g == 1) < k; });
   }
 
   // Whether node i has no CPU left (or, for a job with GPUs on every node,
@@ -1093,10 +1199,10 @@ class Pass {
   std::vector<bool> usable_;
   std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
   Overlay live_;
-  Placement placement_ = Placement::kPack;  // SelectTypeParameters' node order
+  Placement placement_ = Placement::kPack;                // SelectTypeParameters' node order
   std::vector<std::pair<PartitionState*, int>> held_in_;  // ReserveLive's scratch
-  std::vector<int> leaf_of_, root_of_;          // topology/tree (see NodeMatch)
-  std::optional<Overlay> empty_;  // built on the first diagnosis
+  std::vector<int> leaf_of_, root_of_;                    // topology/tree (see NodeMatch)
+  std::optional<Overlay> empty_;                          // built on the first diagnosis
   // Backfill: the availability profile (from the first job that cannot
   // start now) and a window onto it.
   std::optional<Profile> profile_;
@@ -1108,7 +1214,14 @@ class Pass {
   // search over the whole partition resumes, and the shortest span that
   // found no start (see PlanStart).
   std::unordered_map<std::string, NodeQueue> queues_;
-  std::string queue_key_;  // QueueFor's scratch
+  // Per node, BoundOf's moments by GPU count, at a version of its profile.
+  struct NodeBound {
+    uint32_t version = UINT32_MAX;
+    int64_t at[Profile::kBoundGpus + 1];
+  };
+  std::vector<NodeBound> bounds_;
+  int64_t first_start_ = 0;  // the earliest planned start: now, rounded up
+  std::string queue_key_;    // QueueFor's scratch
   std::unordered_map<std::string, int64_t> shape_from_;
   std::unordered_map<std::string, int64_t> fails_from_;
   std::set<std::string> after_all_ends_;  // shapes tried past every known end
@@ -1149,7 +1262,8 @@ class Pass {
 PreemptTerms PreemptTermsOf(const core::Job& job, const config::Config& cfg,
                             const core::AccountTable* accounts) {
   PreemptTerms t;
-  const core::QosRecord* qos = accounts != nullptr ? accounts->FindQos(core::QosName(job.req)) : nullptr;
+  const core::QosRecord* qos =
+      accounts != nullptr ? accounts->FindQos(core::QosName(job.req)) : nullptr;
   if (cfg.preempt_type == config::PreemptType::kQos) {
     t.mode = qos != nullptr ? qos->preempt_mode.value_or(cfg.preempt_mode) : cfg.preempt_mode;
     t.grace_s = qos != nullptr ? qos->grace_time_s : 0;
@@ -1159,7 +1273,7 @@ PreemptTerms PreemptTermsOf(const core::Job& job, const config::Config& cfg,
     t.grace_s = part != nullptr ? part->grace_time_s : 0;
   }
   t.exempt_s = qos != nullptr && qos->preempt_exempt_time_s >= 0 ? qos->preempt_exempt_time_s
-                                                                   : cfg.preempt_exempt_time_s;
+                                                                 : cfg.preempt_exempt_time_s;
   return t;
 }
 

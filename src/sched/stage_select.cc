@@ -92,18 +92,27 @@ void TakeCount(const ResourceRequest& r, const core::NodeConfig& node, SelectScr
   --s->counts_unmet;
 }
 
+}  // namespace
+
+Share BlockShare(const ResourceRequest& r, int n, int j) {
+  Share share;
+  share.tasks =
+      r.ntasks_set ? static_cast<int>(Block(r.ntasks, n, j)) : std::max(r.ntasks_per_node, 1);
+  share.gpus = r.gpus_per_node + (r.gpus_per_job > 0 ? Block(r.gpus_per_job, n, j) : 0);
+  return share;
+}
+
+namespace {
+
 bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
                   std::span<const int> candidates, SelectScratch* s) {
   const ResourceRequest& r = *m.request;
   const int n = r.min_nodes;
-  const int per_node_tasks = std::max(r.ntasks_per_node, 1);
   auto visit = [&](int i, bool required) {
     if (static_cast<int>(s->chosen.size()) == n) return false;
     const core::NodeConfig& node = *configs[i];
     const int j = static_cast<int>(s->chosen.size());
-    Share share;
-    share.tasks = r.ntasks_set ? static_cast<int>(Block(r.ntasks, n, j)) : per_node_tasks;
-    share.gpus = r.gpus_per_node + (r.gpus_per_job > 0 ? Block(r.gpus_per_job, n, j) : 0);
+    const Share share = BlockShare(r, n, j);
     if (FilterNodeMatch(m, node, i).ok() && CountsAdmit(r, node, *s, n - j) &&
         FitShare(r, node, ov, i, share).ok()) {
       s->chosen.push_back(i);
