@@ -193,11 +193,13 @@ class Profile {
       if (!visit(t)) return;
     }
   }
-  // For g = 0 .. kBoundGpus, the first moment from `from` at which node
-  // `node` has a CPU and g GPUs free, or kForever: no request for g GPUs
-  // (or more) starts there before. Reservations' holds are not looked at.
+  // For g = 0 .. kBoundGpus, the first moment from `from`, on the grid of
+  // `grid` seconds, from which node `node` has a CPU and g GPUs free for
+  // `span`, or kForever: no request for g GPUs (or more) and that span
+  // starts there before. Reservations' holds are not looked at.
   static constexpr int kBoundGpus = 8;
-  void FirstFree(int node, int64_t from, int64_t (&at)[kBoundGpus + 1]) const;
+  void FirstFree(int node, int64_t from, int64_t span, int64_t grid,
+                 int64_t (&at)[kBoundGpus + 1]) const;
   int64_t now() const { return now_; }
   // Counts the reservations made on a node: what was worked out for it
   // holds while this is unchanged.

@@ -136,21 +136,33 @@ void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
   *gpus_used = used;
 }
 
-void Profile::FirstFree(int node, int64_t from, int64_t (&at)[kBoundGpus + 1]) const {
+void Profile::FirstFree(int node, int64_t from, int64_t span, int64_t grid,
+                        int64_t (&at)[kBoundGpus + 1]) const {
   std::fill(std::begin(at), std::end(at), kForever);
   const std::vector<Step>& steps = steps_[node];
   const uint32_t count =
       std::min<uint32_t>(static_cast<uint32_t>(GpuCount(*configs_[node])), kMaxGpus);
   const uint64_t all = count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1;
-  // From the step that covers `from`.
-  auto it = std::upper_bound(steps.begin(), steps.end(), from,
-                             [](int64_t v, const Step& s) { return v < s.start; });
-  if (it != steps.begin()) --it;
+  auto step_at = [&](int64_t t) {  // the step that covers t
+    return std::prev(std::upper_bound(steps.begin(), steps.end(), t,
+                                      [](int64_t v, const Step& s) { return v < s.start; }));
+  };
+  // The candidates: `from`, and each later step's start on the grid.
   int done = 0;  // at[0 .. done) are known
-  for (; it != steps.end() && done <= kBoundGpus; ++it) {
-    if (it->cpus < 1) continue;
-    const int free = std::min(std::popcount(all & ~it->gpus_used), kBoundGpus);
-    for (; done <= free; ++done) at[done] = std::max(it->start, from);
+  int64_t t = from;
+  for (auto it = step_at(from); it != steps.end() && done <= kBoundGpus;) {
+    const int64_t end = span == kForever ? kForever : t + span;
+    int least = kBoundGpus;  // GPUs free throughout [t, end); -1: a moment without a CPU
+    for (auto w = it; w != steps.end() && w->start < end && least >= 0; ++w) {
+      least = w->cpus < 1 ? -1 : std::min(least, std::popcount(all & ~w->gpus_used));
+    }
+    for (; done <= least; ++done) at[done] = t;
+    // The next step that starts after t, its start on the grid.
+    auto next =
+        std::upper_bound(it, steps.end(), t, [](int64_t v, const Step& s) { return v < s.start; });
+    if (next == steps.end()) break;
+    t = std::max((next->start + grid - 1) / grid * grid, from);
+    it = step_at(t);
   }
 }
 

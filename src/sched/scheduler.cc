@@ -31,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 
 #include "sched/pipeline.h"
@@ -627,22 +628,36 @@ class Pass {
   // does; later ones pay only for the nodes that changed.
   struct NodeStart {
     int64_t start;
-    int rank;  // in the partition's preference order
-    int node;
+    int rank;          // in the partition's preference order (its node: NodeQueue::node)
     uint32_t version;  // of the node's profile when worked out (see kBounded)
     bool operator>(const NodeStart& o) const {
       return start != o.start ? start > o.start : rank > o.rank;
     }
   };
-  // A min-heap of nodes' earliest starts, with a replacement of the top
-  // that sifts down once where a pop and a push would sift twice
-  // (refreshing stale tops is most of the planner's time, and each level
-  // is a cache miss on a large cluster).
-  class NodeQueue {
+  // What a queue of nodes' earliest starts keeps beside its order.
+  class NodeQueueBase {
    public:
-    NodeQueue() = default;
-    NodeQueue(std::vector<NodeStart> all, size_t nodes)
-        : holds_idle(nodes, -1), v_(std::move(all)) {
+    NodeQueueBase() = default;
+    // `nodes`: the partition's usable nodes, in preference order.
+    explicit NodeQueueBase(std::span<const int> nodes)
+        : holds_idle(nodes.size(), -1), nodes_(nodes) {}
+    int node(const NodeStart& e) const { return nodes_[static_cast<size_t>(e.rank)]; }
+    // By rank: whether the node could hold the request at all, once known
+    // (EarliestOn).
+    std::vector<int8_t> holds_idle;
+
+   private:
+    std::span<const int> nodes_;
+  };
+
+  // A min-heap of nodes' earliest starts, with a replacement of the top
+  // that sifts down once where a pop and a push would sift twice. Any
+  // entry may be pushed (EarliestOnNodes puts back what it took).
+  class NodeHeap : public NodeQueueBase {
+   public:
+    NodeHeap() = default;
+    NodeHeap(std::vector<NodeStart> all, std::span<const int> nodes)
+        : NodeQueueBase(nodes), v_(std::move(all)) {
       // From the last entry with children up.
       for (size_t i = v_.size() < 2 ? 0 : (v_.size() - 2) / kArity + 1; i-- > 0;) {
         SiftDown(i, v_[i]);
@@ -668,9 +683,6 @@ class Pass {
     }
     // The top, worked out again (never earlier), back in its place.
     void ReplaceTop(const NodeStart& e) { SiftDown(0, e); }
-    // By rank: whether the node could hold the request at all, once known
-    // (EarliestOn).
-    std::vector<int8_t> holds_idle;
 
    private:
     // A heap of four children per entry: half the levels of a binary one,
@@ -694,22 +706,84 @@ class Pass {
     }
     std::vector<NodeStart> v_;
   };
+
+  // The same order as a radix heap, for a queue whose entries only ever
+  // move later (no entry is pushed below the last top): refreshing a stale
+  // top, most of the planner's time, appends it to a bucket instead of
+  // sifting it through a heap whose every level is a cache miss on a large
+  // cluster. An entry's key is its start (from `base`) and rank; it sits in
+  // the bucket of the highest bit in which it differs from the last top's.
+  class NodeRadixQueue : public NodeQueueBase {
+   public:
+    NodeRadixQueue() = default;
+    NodeRadixQueue(const std::vector<NodeStart>& all, std::span<const int> nodes, int64_t base)
+        : NodeQueueBase(nodes), base_(base) {
+      for (const NodeStart& e : all) Insert(e);
+    }
+    bool empty() const { return size_ == 0; }
+    const NodeStart& top() {
+      Settle();
+      return buckets_[0].front();
+    }
+    void pop() {
+      Settle();
+      buckets_[0].pop_back();
+      --size_;
+    }
+    void ReplaceTop(const NodeStart& e) {
+      pop();
+      Insert(e);
+    }
+
+   private:
+    uint64_t Key(const NodeStart& e) const {
+      assert(e.start >= base_ && e.rank >= 0);
+      return static_cast<uint64_t>(e.start - base_) << 32 | static_cast<uint32_t>(e.rank);
+    }
+    void Insert(const NodeStart& e) {
+      assert(Key(e) >= last_);
+      buckets_[static_cast<size_t>(std::bit_width(Key(e) ^ last_))].push_back(e);
+      ++size_;
+    }
+    // Brings the least key to bucket 0 (keys are unique: one rank each).
+    void Settle() {
+      if (!buckets_[0].empty()) return;
+      size_t b = 1;
+      while (buckets_[b].empty()) ++b;
+      std::vector<NodeStart>& from = buckets_[b];
+      last_ = Key(*std::min_element(from.begin(), from.end(),
+                                    [&](const auto& x, const auto& y) { return Key(x) < Key(y); }));
+      for (const NodeStart& e : from) {
+        buckets_[static_cast<size_t>(std::bit_width(Key(e) ^ last_))].push_back(e);
+      }
+      from.clear();
+    }
+    int64_t base_ = 0;
+    uint64_t last_ = 0;
+    size_t size_ = 0;
+    std::array<std::vector<NodeStart>, 65> buckets_;
+  };
   // A NodeStart's version with this bit: its start is only BoundOf's at
   // that version.
   static constexpr uint32_t kBounded = uint32_t{1} << 31;
 
   // A lower bound of node `n`'s earliest start for any request of `gpus`
-  // GPUs on it (from the first moment it has a CPU and that many GPUs free),
-  // on the bf_resolution grid; 0 = none in bf_window. Worked out once per
-  // node and version, for every queue.
-  int64_t BoundOf(int n, int64_t gpus) {
-    if (bounds_.empty()) bounds_.resize(configs_.size());
-    NodeBound& b = bounds_[n];
+  // GPUs on it for `span` (from the first moment it has a CPU and that many
+  // GPUs free throughout), on the bf_resolution grid; 0 = none in
+  // bf_window. Worked out once per node, span and version, for every queue.
+  int64_t BoundOf(int n, int64_t gpus, int64_t span) {
+    size_t k = 0;
+    while (k < bound_spans_.size() && bound_spans_[k] != span) ++k;
+    if (k == bound_spans_.size()) {
+      bound_spans_.push_back(span);
+      bounds_.emplace_back(configs_.size());
+    }
+    NodeBound& b = bounds_[k][n];
     if (b.version != profile_->version(n)) {
       b.version = profile_->version(n);
-      profile_->FirstFree(n, first_start_, b.at);
+      profile_->FirstFree(n, first_start_, span, s_.config->bf.resolution_s, b.at);
       const int64_t stop = s_.now + s_.config->bf.window_s;
-      for (int64_t& t : b.at) t = t > stop ? 0 : RoundUp(t, first_start_);
+      for (int64_t& t : b.at) t = t > stop ? 0 : t;
     }
     return b.at[std::min<int64_t>(gpus, Profile::kBoundGpus)];
   }
@@ -717,23 +791,28 @@ class Pass {
   // The queue of the current job's shape (shape_) in one of its forms
   // (`variant`: as asked, on one node, one node's block) for `span`, of
   // one-node requests `r`.
-  NodeQueue& QueueFor(int64_t span, char variant, const PartitionState& p,
-                      const ResourceRequest& r) {
+  template <typename Queue>
+  Queue& QueueFor(std::unordered_map<std::string, Queue>* queues, int64_t span, char variant,
+                  const PartitionState& p, const ResourceRequest& r) {
     queue_key_.assign(shape_);
     queue_key_ += variant;
     queue_key_ += std::to_string(span);
-    auto [it, fresh] = queues_.try_emplace(queue_key_);
+    auto [it, fresh] = queues->try_emplace(queue_key_);
     if (fresh) {
       const int64_t gpus = r.gpus_per_node + r.gpus_per_job;
       std::vector<NodeStart> all;
       all.reserve(p.usable.size());
       for (size_t k = 0; k < p.usable.size(); ++k) {
         const int n = p.usable[k];
-        const int64_t bound = BoundOf(n, gpus);
+        const int64_t bound = BoundOf(n, gpus, span);
         if (bound == 0) continue;
-        all.push_back(NodeStart{bound, static_cast<int>(k), n, profile_->version(n) | kBounded});
+        all.push_back(NodeStart{bound, static_cast<int>(k), profile_->version(n) | kBounded});
       }
-      it->second = NodeQueue(std::move(all), p.usable.size());
+      if constexpr (std::is_same_v<Queue, NodeRadixQueue>) {
+        it->second = Queue(all, p.usable, first_start_);
+      } else {
+        it->second = Queue(std::move(all), p.usable);
+      }
     }
     return it->second;
   }
@@ -741,14 +820,16 @@ class Pass {
   // Brings the queue's top up to date: afterwards it is empty or its top
   // is the earliest start of any node. A stale top moves to its node's
   // bound first, where that is later; only a top at its bound is worked out.
-  void Refresh(NodeQueue* q, int64_t span, const NodeMatch& m) {
+  template <typename Queue>
+  void Refresh(Queue* q, int64_t span, const NodeMatch& m) {
     const int64_t gpus = m.request->gpus_per_node + m.request->gpus_per_job;
     while (!q->empty()) {
       NodeStart top = q->top();
-      const uint32_t version = profile_->version(top.node);
+      const int node = q->node(top);
+      const uint32_t version = profile_->version(node);
       if (top.version == version) return;
       if (top.version != (version | kBounded)) {
-        const int64_t bound = BoundOf(top.node, gpus);
+        const int64_t bound = BoundOf(node, gpus, span);
         if (bound == 0) {
           q->pop();
           continue;
@@ -761,7 +842,7 @@ class Pass {
         }
       }
       top.version = version;
-      top.start = EarliestOn(top.node, span, m, top.start, &q->holds_idle[top.rank]);
+      top.start = EarliestOn(node, span, m, top.start, &q->holds_idle[top.rank]);
       if (top.start != 0) {
         q->ReplaceTop(top);
       } else {
@@ -774,11 +855,11 @@ class Pass {
   // the preference order breaking ties.
   std::optional<Planned> EarliestOnOneNode(int64_t span, const NodeMatch& m, PartitionState& p,
                                            char variant) {
-    NodeQueue& q = QueueFor(span, variant, p, *m.request);
+    NodeRadixQueue& q = QueueFor(&queues_, span, variant, p, *m.request);
     Refresh(&q, span, m);
     if (q.empty()) return std::nullopt;
     Planned out{q.top().start, &p, {}};
-    if (!FitsAt(q.top().node, out.start, span, m, &out.alloc)) return std::nullopt;
+    if (!FitsAt(q.node(q.top()), out.start, span, m, &out.alloc)) return std::nullopt;
     return out;
   }
 
@@ -798,7 +879,7 @@ class Pass {
     if (r.ntasks_set) block.ntasks = (r.ntasks + r.min_nodes - 1) / r.min_nodes;
     NodeMatch one = m;
     one.request = &block;
-    NodeQueue& q = QueueFor(span, 'b', p, block);
+    NodeHeap& q = QueueFor(&block_queues_, span, 'b', p, block);
     std::vector<NodeStart> taken;  // off the queue, put back as they were
     std::vector<NodeStart> local;  // the same, with starts moved past t
     auto take = [&](int64_t upto) {
@@ -825,12 +906,13 @@ class Pass {
       std::vector<std::pair<int, int>> fitting;  // (rank, node)
       for (NodeStart& e : local) {
         if (e.start > t) continue;
-        if (FitsAt(e.node, t, span, one, &alloc_)) {
-          fitting.emplace_back(e.rank, e.node);
+        const int node = q.node(e);
+        if (FitsAt(node, t, span, one, &alloc_)) {
+          fitting.emplace_back(e.rank, node);
           continue;
         }
         const int64_t next =
-            EarliestOn(e.node, span, one, RoundUp(t + 1, t + 1), &q.holds_idle[e.rank]);
+            EarliestOn(node, span, one, RoundUp(t + 1, t + 1), &q.holds_idle[e.rank]);
         e.start = next == 0 ? kNever : next;
       }
       if (fitting.size() >= k) {
@@ -1213,13 +1295,16 @@ class Pass {
   // Per shape of request and span: the nodes' earliest starts, where the
   // search over the whole partition resumes, and the shortest span that
   // found no start (see PlanStart).
-  std::unordered_map<std::string, NodeQueue> queues_;
-  // Per node, BoundOf's moments by GPU count, at a version of its profile.
+  std::unordered_map<std::string, NodeRadixQueue> queues_;
+  std::unordered_map<std::string, NodeHeap> block_queues_;
+  // Per span and node, BoundOf's moments by GPU count, at a version of the
+  // node's profile.
   struct NodeBound {
     uint32_t version = UINT32_MAX;
     int64_t at[Profile::kBoundGpus + 1];
   };
-  std::vector<NodeBound> bounds_;
+  std::vector<std::vector<NodeBound>> bounds_;  // by span, as in bound_spans_
+  std::vector<int64_t> bound_spans_;
   int64_t first_start_ = 0;  // the earliest planned start: now, rounded up
   std::string queue_key_;    // QueueFor's scratch
   std::unordered_map<std::string, int64_t> shape_from_;
