@@ -218,9 +218,11 @@ int main(int argc, char** argv) {
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   for (const auto& [key, used] : usage) keys.push_back(key);
   sched::ShareTree shares = sched::ShareTree::Build(sched::DefaultAssociations(keys), usage, true);
-  sched::PriorityCalculator calc(cfg, &shares, now, &accounts);
-  for (auto& p : pending) p.priority = calc.Priority(p);
-  sched::OrderByPriority(&snap.pending, cfg);
+  // The queue sort of the core, as musterd runs it; the priorities go to
+  // the jobs, where the pass reads them.
+  for (const sched::JobPriority& p : sched::OrderQueue(&snap, &shares)) {
+    pending[static_cast<size_t>(p.job_id - 1)].priority = p.priority;
+  }
   const double t_priority = Seconds(t0);
 
   t0 = std::chrono::steady_clock::now();

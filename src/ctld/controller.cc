@@ -562,17 +562,21 @@ void Controller::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>&
   usage_->Advance(now, charges);
 }
 
-void Controller::Reprioritize(const sched::Snapshot& snap) {
-  if (!cfg_.priority.multifactor) return;
-  AdvanceUsage(snap.now, snap.running);
-  std::vector<sched::AssocKey> keys;
-  keys.reserve(snap.pending.size());
-  for (const Job* job : snap.pending) keys.emplace_back(job->req.account, job->req.user_name);
-  std::sort(keys.begin(), keys.end());
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  shares_ = usage_->Shares(std::move(keys), accounts_);
-  sched::PriorityCalculator calc(cfg_, &*shares_, snap.now, &accounts_);
-  for (const Job* job : snap.pending) jobs_.At(job->id).priority = calc.Priority(*job);
+void Controller::Reprioritize(sched::Snapshot* snap) {
+  const sched::ShareTree* shares = nullptr;
+  if (cfg_.priority.multifactor) {
+    AdvanceUsage(snap->now, snap->running);
+    std::vector<sched::AssocKey> keys;
+    keys.reserve(snap->pending.size());
+    for (const Job* job : snap->pending) keys.emplace_back(job->req.account, job->req.user_name);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    shares_ = usage_->Shares(std::move(keys), accounts_);
+    shares = &*shares_;
+  }
+  for (const sched::JobPriority& p : sched::OrderQueue(snap, shares)) {
+    jobs_.At(p.job_id).priority = p.priority;
+  }
 }
 
 void Controller::RunSchedule() {
@@ -616,8 +620,7 @@ void Controller::RunSchedule() {
     snap.pending.push_back(&job);
   }
   if (snap.pending.empty()) return;
-  Reprioritize(snap);
-  sched::OrderByPriority(&snap.pending, cfg_);
+  Reprioritize(&snap);
   sched::Plan plan = sched::Schedule(snap);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);

@@ -250,9 +250,10 @@ class Controller {
   uint32_t PriorityOf(const core::Job& job) const;
   // Brings fairshare usage to `now`, charging the running jobs.
   void AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running);
-  // Under priority/multifactor: advances usage, rebuilds the fairshare
-  // tree over the jobs of the queue and sets each one's priority.
-  void Reprioritize(const sched::Snapshot& snap);
+  // Orders the snapshot's queue by the core's queue sort (sched::OrderQueue)
+  // and stores each job's priority; under priority/multifactor it first
+  // advances usage and rebuilds the fairshare tree over the queue's jobs.
+  void Reprioritize(sched::Snapshot* snap);
   // Sets the explanation of every job the pass left pending.
   void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
   std::vector<sched::RunningJob> RunningJobs(int64_t now) const;

@@ -62,6 +62,7 @@ struct NodeFree {
 };
 
 class Profile;
+class ShareTree;  // sched/fairshare.h
 
 // The nodes a pass works over: configured hardware by index (snapshot or
 // config order), shared by the overlay.
@@ -365,6 +366,20 @@ class JobStage {
 // configuration: eligibility always, then the QOS and association limits
 // when there are accounts to hold them.
 std::vector<std::unique_ptr<JobStage>> JobStagesFor(const Snapshot& snapshot);
+
+// ---- The queue-sort extension point (stages.cc): the priority pending
+// jobs are tried in, from PriorityType (sched/priority.h's OrderQueue
+// sorts by it).
+class QueueSortStage {
+ public:
+  virtual ~QueueSortStage() = default;
+  virtual std::string_view name() const = 0;  // PriorityType's value
+  virtual uint32_t Priority(const core::Job& job) const = 0;
+};
+
+// priority/multifactor over `shares` (the fairshare tree; null: every
+// fairshare factor is 0), else priority/basic.
+std::unique_ptr<QueueSortStage> QueueSortFor(const Snapshot& snapshot, const ShareTree* shares);
 
 // ---- The post-filter extension point (stages.cc): which running jobs a
 // job waiting for resources may preempt, and in which order. The search

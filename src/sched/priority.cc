@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "core/tres.h"
+#include "sched/pipeline.h"
 
 namespace muster::sched {
 namespace {
@@ -151,22 +152,54 @@ uint32_t PriorityCalculator::Priority(const core::Job& job) const {
   return cfg_.priority.multifactor ? Factors(job).priority : BasicPriority(job);
 }
 
-void OrderByPriority(std::vector<const core::Job*>* jobs, const config::Config& cfg) {
-  // PriorityTier of each job's (first) partition, looked up once per job.
-  std::vector<std::pair<int, const core::Job*>> keyed;
+namespace {
+
+// OrderByPriority by `priority[k]` for (*jobs)[k].
+void OrderBy(std::vector<const core::Job*>* jobs, const std::vector<uint32_t>& priority,
+             const config::Config& cfg) {
+  struct Keyed {
+    int tier;  // PriorityTier of the job's (first) partition, looked up once per job
+    uint32_t priority;
+    const core::Job* job;
+  };
+  std::vector<Keyed> keyed;
   keyed.reserve(jobs->size());
   std::map<std::string, int, std::less<>> tiers;
   for (const core::Partition& p : cfg.partitions) tiers.emplace(p.name, p.priority_tier);
-  for (const core::Job* j : *jobs) {
+  for (size_t k = 0; k < jobs->size(); ++k) {
+    const core::Job* j = (*jobs)[k];
     auto it = tiers.find(std::string_view(j->partition).substr(0, j->partition.find(',')));
-    keyed.emplace_back(it == tiers.end() ? 0 : it->second, j);
+    keyed.push_back(Keyed{it == tiers.end() ? 0 : it->second, priority[k], j});
   }
-  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) {
-    if (a.first != b.first) return a.first > b.first;
-    if (a.second->priority != b.second->priority) return a.second->priority > b.second->priority;
-    return a.second->id < b.second->id;
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    if (a.tier != b.tier) return a.tier > b.tier;
+    if (a.priority != b.priority) return a.priority > b.priority;
+    return a.job->id < b.job->id;
   });
-  for (size_t k = 0; k < keyed.size(); ++k) (*jobs)[k] = keyed[k].second;
+  for (size_t k = 0; k < keyed.size(); ++k) (*jobs)[k] = keyed[k].job;
+}
+
+}  // namespace
+
+void OrderByPriority(std::vector<const core::Job*>* jobs, const config::Config& cfg) {
+  std::vector<uint32_t> priority;
+  priority.reserve(jobs->size());
+  for (const core::Job* j : *jobs) priority.push_back(j->priority);
+  OrderBy(jobs, priority, cfg);
+}
+
+std::vector<JobPriority> OrderQueue(Snapshot* snapshot, const ShareTree* shares) {
+  const std::unique_ptr<QueueSortStage> sort = QueueSortFor(*snapshot, shares);
+  std::vector<uint32_t> priority;
+  std::vector<JobPriority> out;
+  priority.reserve(snapshot->pending.size());
+  out.reserve(snapshot->pending.size());
+  for (const core::Job* j : snapshot->pending) {
+    priority.push_back(sort->Priority(*j));
+    out.push_back(JobPriority{j->id, priority.back()});
+  }
+  OrderBy(&snapshot->pending, priority, *snapshot->config);
+  return out;
 }
 
 }  // namespace muster::sched

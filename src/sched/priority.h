@@ -36,6 +36,8 @@
 
 namespace muster::sched {
 
+struct Snapshot;  // sched/scheduler.h
+
 uint32_t BasicPriority(const core::Job& job);
 
 struct PriorityFactors {
@@ -86,5 +88,17 @@ class PriorityCalculator {
 // partition, as Slurm evaluates higher tiers first, then decreasing
 // priority, then increasing id.
 void OrderByPriority(std::vector<const core::Job*>* jobs, const config::Config& cfg);
+
+// The queue's order, decided in the core: each pending job's priority by
+// the queue sort of the configuration (QueueSortFor: multifactor over
+// `shares`, or basic), and snapshot->pending in OrderByPriority's order of
+// those priorities. The caller stores them in its jobs before the pass
+// (which reads them for bf_min_prio_reserve), and squeue and sprio show
+// them.
+struct JobPriority {
+  core::JobId job_id = 0;
+  uint32_t priority = 0;
+};
+std::vector<JobPriority> OrderQueue(Snapshot* snapshot, const ShareTree* shares);
 
 }  // namespace muster::sched

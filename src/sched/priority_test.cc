@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "sched/fairshare.h"
+#include "sched/pipeline.h"
 #include "sched/usage.h"
 #include "testing/builders.h"
 
@@ -134,7 +135,8 @@ TEST(Priority, AgeGrowsToItsMaximum) {
 }
 
 TEST(Priority, FavorSmallAndTresWeights) {
-  config::Config cfg = OracleConfig("PriorityFavorSmall=YES\nPriorityWeightTRES=CPU=100,GRES/gpu=1000\n");
+  config::Config cfg =
+      OracleConfig("PriorityFavorSmall=YES\nPriorityWeightTRES=CPU=100,GRES/gpu=1000\n");
   core::Job job = Pending(1, "root", "train");
   job.req.gres.push_back({"gpu", "", 8, false});
   job.req.ntasks = 32;
@@ -183,6 +185,42 @@ TEST(Priority, AnOperatorsPriorityWinsAndTiersGoFirst) {
   std::vector<const core::Job*> order = {&a, &c, &b};
   OrderByPriority(&order, cfg);
   EXPECT_EQ(order, (std::vector<const core::Job*>{&b, &a, &c}));
+}
+
+// The queue sort is a stage of the core chosen by PriorityType: it decides
+// every job's priority from the snapshot (the stored ones are stale) and
+// orders the queue by them.
+TEST(Priority, OrderQueueDecidesPrioritiesInTheCore) {
+  config::Config cfg = OracleConfig();
+  ShareTree shares = OracleShares();
+  // root's account has used the cluster, ml nothing: ml goes first though
+  // it was submitted later and its stored priority says otherwise.
+  core::Job heavy = Pending(1, "root", "short");
+  core::Job light = Pending(2, "ml", "short");
+  heavy.priority = 1000000;
+  light.priority = 1;
+  Snapshot snap;
+  snap.config = &cfg;
+  snap.now = 1000;
+  snap.pending = {&heavy, &light};
+  EXPECT_EQ(QueueSortFor(snap, &shares)->name(), "priority/multifactor");
+  std::vector<JobPriority> decided = OrderQueue(&snap, &shares);
+  PriorityCalculator calc(cfg, &shares, 1000);
+  ASSERT_EQ(decided.size(), 2u);
+  EXPECT_EQ(decided[0].job_id, 1u);
+  EXPECT_EQ(decided[0].priority, calc.Priority(heavy));
+  EXPECT_EQ(decided[1].priority, calc.Priority(light));
+  EXPECT_EQ(snap.pending, (std::vector<const core::Job*>{&light, &heavy}));
+  // priority/basic: submission order, whatever the stored priorities; an
+  // operator's Priority= still wins.
+  cfg.priority.multifactor = false;
+  EXPECT_EQ(QueueSortFor(snap, nullptr)->name(), "priority/basic");
+  OrderQueue(&snap, nullptr);
+  EXPECT_EQ(snap.pending, (std::vector<const core::Job*>{&heavy, &light}));
+  light.admin_priority = UINT32_MAX - 1;
+  decided = OrderQueue(&snap, nullptr);
+  EXPECT_EQ(snap.pending, (std::vector<const core::Job*>{&light, &heavy}));
+  EXPECT_EQ(decided[1].priority, UINT32_MAX - 1);
 }
 
 TEST(Usage, DecaysByHalfEachHalfLife) {

@@ -6,7 +6,7 @@
 // sense that it touches nothing but its arguments (which it never mutates).
 //
 // Policy (Slurm's main scheduler and backfill in one pass): jobs are tried
-// in the order given (sched/priority.h's OrderByPriority). With
+// in the order given (sched/priority.h's OrderQueue decides it). With
 // sched/builtin a job that cannot start for lack of resources blocks later
 // jobs of the same partition (they get reason Priority). With
 // sched/backfill (the default) it is planned instead: its earliest start is

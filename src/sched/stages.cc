@@ -1,14 +1,36 @@
-// The stage objects of a pass (see pipeline.h): the job stages
-// (pre-filters) and the preemption policies (post-filters), and the
+// The stage objects of a pass (see pipeline.h): the queue sorts, the job
+// stages (pre-filters) and the preemption policies (post-filters), and the
 // profile that assembles them from the configuration.
 #include <algorithm>
 
 #include "sched/pipeline.h"
+#include "sched/priority.h"
 
 namespace muster::sched {
 namespace {
 
 using core::PendingReason;
+
+// priority/multifactor: the weighted factors (sched/priority.h).
+class MultifactorSort final : public QueueSortStage {
+ public:
+  MultifactorSort(const Snapshot& s, const ShareTree* shares)
+      : calc_(*s.config, shares, s.now, s.accounts) {}
+  std::string_view name() const override { return "priority/multifactor"; }
+  uint32_t Priority(const core::Job& job) const override { return calc_.Priority(job); }
+
+ private:
+  PriorityCalculator calc_;
+};
+
+// priority/basic: first come first served (or an operator's Priority=).
+class BasicSort final : public QueueSortStage {
+ public:
+  std::string_view name() const override { return "priority/basic"; }
+  uint32_t Priority(const core::Job& job) const override {
+    return job.admin_priority > 0 ? job.admin_priority : BasicPriority(job);
+  }
+};
 
 // Held, begin time, the partition's state and limits (stage_eligibility.cc).
 class EligibilityStage final : public JobStage {
@@ -76,7 +98,8 @@ class QosPreemptStage final : public PreemptionStage {
     const core::QosRecord* mine = accounts_->FindQos(core::QosName(job.req));
     const core::QosRecord* theirs = accounts_->FindQos(core::QosName(victim.req));
     if (mine == nullptr || theirs == nullptr) return std::nullopt;
-    if (std::find(mine->preempt.begin(), mine->preempt.end(), theirs->name) == mine->preempt.end()) {
+    if (std::find(mine->preempt.begin(), mine->preempt.end(), theirs->name) ==
+        mine->preempt.end()) {
       return std::nullopt;
     }
     return theirs->priority;
@@ -87,6 +110,13 @@ class QosPreemptStage final : public PreemptionStage {
 };
 
 }  // namespace
+
+std::unique_ptr<QueueSortStage> QueueSortFor(const Snapshot& snapshot, const ShareTree* shares) {
+  if (snapshot.config->priority.multifactor) {
+    return std::make_unique<MultifactorSort>(snapshot, shares);
+  }
+  return std::make_unique<BasicSort>();
+}
 
 std::unique_ptr<PreemptionStage> PreemptionFor(const Snapshot& snapshot) {
   switch (snapshot.config->preempt_type) {
