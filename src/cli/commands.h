@@ -23,6 +23,7 @@ int SreportMain(const std::vector<std::string>& args);
 int SeffMain(const std::vector<std::string>& args);
 int SprioMain(const std::vector<std::string>& args);
 int SshareMain(const std::vector<std::string>& args);
+int SdiagMain(const std::vector<std::string>& args);
 int SacctmgrMain(const std::vector<std::string>& args);
 int UpMain(const std::vector<std::string>& args);
 int DownMain(const std::vector<std::string>& args);

@@ -1,6 +1,7 @@
 #include "ctld/api_handlers.h"
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
@@ -183,6 +184,67 @@ api::HttpResponse RenderAccounting(Controller& ctl, const std::string& what, con
   return TextReply(render::RenderSreport(*req, result->jobs, result->steps, cluster, now));
 }
 
+// The Slurm message type of a request, as sdiag counts it: what the Slurm
+// command doing the same sends to slurmctld (squeue REQUEST_JOB_INFO, sinfo
+// REQUEST_NODE_INFO, ...). What slurmdbd serves in Slurm (sacct,
+// sacctmgr, sreport) and what Slurm has no message for keep Muster's own
+// name, with id 0.
+struct RpcType {
+  const char* name;
+  int id;
+};
+RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& parts,
+                  const json& body) {
+  const bool get = method == "GET";
+  const std::string what = parts.size() > 1 ? parts[1] : "";
+  const std::string verb = parts.size() > 2 ? parts[2] : "";
+  if (what == "ping") return {"REQUEST_PING", 1008};
+  if (what == "reconfigure") return {"REQUEST_RECONFIGURE", 1003};
+  if (what == "stats") return {"REQUEST_STATS_INFO", 2035};
+  if (what == "priority") return {"REQUEST_PRIORITY_FACTORS", 2026};
+  if (what == "shares") return {"REQUEST_SHARE_INFO", 2022};
+  if (what == "nodes") {
+    return get ? RpcType{"REQUEST_NODE_INFO", 2007} : RpcType{"REQUEST_UPDATE_NODE", 3002};
+  }
+  if (what == "reservations") {
+    if (get) return {"REQUEST_RESERVATION_INFO", 2024};
+    const std::string op = body.is_object() ? body.value("op", "") : "";
+    if (op == "create") return {"REQUEST_CREATE_RESERVATION", 3006};
+    if (op == "delete") return {"REQUEST_DELETE_RESERVATION", 3008};
+    return {"REQUEST_UPDATE_RESERVATION", 3009};
+  }
+  if (what == "accounts" || what == "sacct" || what == "seff") return {"MUSTER_ACCOUNTING", 0};
+  if (what == "render") {
+    if (verb == "squeue") return {"REQUEST_JOB_INFO", 2003};
+    if (verb == "sinfo") return {"REQUEST_NODE_INFO", 2007};
+    if (verb == "show") return {"REQUEST_JOB_INFO_SINGLE", 2021};
+    return {"MUSTER_ACCOUNTING", 0};
+  }
+  if (what == "jobs") {
+    if (parts.size() == 2) {
+      return get ? RpcType{"REQUEST_JOB_INFO", 2003} : RpcType{"REQUEST_SUBMIT_BATCH_JOB", 4003};
+    }
+    if (parts.size() == 3) {
+      if (get) return {"REQUEST_JOB_INFO_SINGLE", 2021};
+      if (verb == "cancel") return {"REQUEST_KILL_JOB", 5032};
+      if (verb == "requeue") return {"REQUEST_JOB_REQUEUE", 5023};
+      if (verb == "top") return {"REQUEST_TOP_JOB", 5038};
+      return {"REQUEST_UPDATE_JOB", 3001};
+    }
+    const std::string sub = parts.size() > 3 ? parts[3] : "";
+    if (sub == "allocation") {
+      return get ? RpcType{"REQUEST_JOB_READY", 4019}
+                 : RpcType{"REQUEST_COMPLETE_JOB_ALLOCATION", 5017};
+    }
+    if (sub == "steps" && parts.size() == 4) return {"REQUEST_JOB_STEP_CREATE", 5001};
+    if (sub == "steps" && parts.size() == 6 && parts[5] == "end") {
+      return {"REQUEST_STEP_COMPLETE", 5016};
+    }
+    if (sub == "steps") return {"REQUEST_LAUNCH_TASKS", 6001};
+  }
+  return {"MUSTER_UNKNOWN", 0};
+}
+
 api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json& body,
                         const Caller& caller) {
   std::string path = req.target.substr(0, req.target.find('?'));
@@ -307,6 +369,12 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
     if (!out.ok()) return Error(HttpStatusFor(out.status()), out.status().message());
     return JsonReply(200, {{"message", *out}});
   }
+  if (what == "stats" && parts.size() == 2 && get) return JsonReply(200, ctl.StatsReport());
+  if (what == "stats" && parts.size() == 3 && parts[2] == "reset" && post) {
+    util::Status st = ctl.ResetStats(caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
   if (what == "priority" && parts.size() == 2 && get) return JsonReply(200, ctl.PriorityReport());
   if (what == "shares" && parts.size() == 2 && get) return JsonReply(200, ctl.SharesReport());
   if (what == "nodes" && parts.size() == 2 && get) {
@@ -365,12 +433,21 @@ api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req)
     if (body.is_discarded()) return Error(400, "malformed JSON body (or a number not an integer)");
   }
   if (body.is_null()) body = json::object();
+  const auto began = std::chrono::steady_clock::now();
+  api::HttpResponse reply;
   try {
-    return Route(ctl, req, body, caller);
+    reply = Route(ctl, req, body, caller);
   } catch (const std::exception& e) {
     // Type errors in a client's JSON (e.g. a string where a number belongs).
-    return Error(400, std::string("invalid request: ") + e.what());
+    reply = Error(400, std::string("invalid request: ") + e.what());
   }
+  const std::string path = req.target.substr(0, req.target.find('?'));
+  const RpcType type = RpcTypeOf(req.method, util::Split(path, '/'), body);
+  ctl.CountRpc(type.name, type.id, caller.uid,
+               std::chrono::duration_cast<std::chrono::microseconds>(
+                   std::chrono::steady_clock::now() - began)
+                   .count());
+  return reply;
 }
 
 }  // namespace muster::ctld

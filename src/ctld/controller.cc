@@ -2,12 +2,13 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <stdexcept>
 
 #include <boost/asio/post.hpp>
@@ -83,6 +84,7 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
       schedule_timer_(io),
       housekeeping_(time.MakeTimer([this] { Housekeeping(); })) {
   start_time_ = time_.Now();
+  stats_ = ServerStats(start_time_);
   last_housekeeping_ = start_time_;
   usage_ = std::make_unique<UsageKeeper>(cfg_, start_time_);
   commit_ = std::make_unique<CommitPipeline>(
@@ -495,6 +497,7 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   jobs_.Put(std::move(job));
   pending_ids_.insert(id);
   MarkJob(id);
+  stats_.JobSubmitted();
   RequestSchedule();
   return id;
 }
@@ -534,6 +537,25 @@ sched::Snapshot Controller::ClusterSnapshot() const {
   for (const auto& [name, r] : reservations_) snap.reservations.push_back(&r);
   for (const auto& [id, deadline] : preempt_deadline_) snap.preempting.insert(id);
   return snap;
+}
+
+json Controller::StatsReport() const {
+  json out = stats_.ToJson();
+  out["now"] = Now();
+  out["started"] = start_time_;
+  int64_t running = 0;
+  for (const Job& job : jobs_) {
+    if (job.state == JobState::kRunning || job.state == JobState::kCompleting) ++running;
+  }
+  out["jobs"]["pending"] = pending_ids_.size();
+  out["jobs"]["running"] = running;
+  return out;
+}
+
+util::Status Controller::ResetStats(const Caller& caller) {
+  if (!caller.admin) return util::PermissionDenied("Access/permission denied");
+  stats_.Reset(Now());
+  return util::Status::Ok();
 }
 
 uint32_t Controller::PriorityOf(const Job& job) const {
@@ -621,7 +643,18 @@ void Controller::RunSchedule() {
   }
   if (snap.pending.empty()) return;
   Reprioritize(&snap);
+  const auto pass_began = std::chrono::steady_clock::now();
   sched::Plan plan = sched::Schedule(snap);
+  PassFigures figures;
+  figures.micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                       std::chrono::steady_clock::now() - pass_began)
+                       .count();
+  figures.depth = plan.figures.depth;
+  figures.queue_length = static_cast<int64_t>(pending_ids_.size());
+  figures.planned = plan.figures.planned;
+  figures.backfilled = plan.figures.backfilled;
+  figures.table_size = plan.figures.table_size;
+  stats_.Pass(snap.now, figures);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);
     if (job == nullptr) continue;
@@ -677,6 +710,7 @@ void Controller::RunSchedule() {
     job.reason = core::PendingReason::kNone;
     job.start_time = snap.now;
     MarkJob(job.id);
+    stats_.JobStarted();
     // The start is on disk before the agent hears of it, so a job can
     // never run twice after a controller crash.
     Launch(job);
@@ -911,6 +945,16 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     PutBackInQueue(job, false, detail);
     return;
   }
+  // sdiag's counts: an end by the job's own doing (COMPLETED, FAILED,
+  // TIMEOUT, ...) is a completion; a cancellation; or a failure of the
+  // cluster (NODE_FAIL, BOOT_FAIL, or a job that never ran).
+  if (state == JobState::kCancelled) {
+    stats_.JobCanceled();
+  } else if (held_resources && state != JobState::kNodeFail && state != JobState::kBootFail) {
+    stats_.JobCompleted();
+  } else {
+    stats_.JobFailed();
+  }
   job.state = state;
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
@@ -935,11 +979,31 @@ void Controller::AcceptAgent(std::shared_ptr<api::LineConn> conn) {
 }
 
 void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  const auto began = std::chrono::steady_clock::now();
+  std::string type;
+  HandleAgentMessage(conn, msg, &type);
+  // For sdiag, as slurmd's messages count in Slurm (under the user the
+  // agents work for, musterd's own).
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - began)
+                          .count();
+  if (type == "register") {
+    stats_.Rpc("MESSAGE_NODE_REGISTRATION_STATUS", 1002, ::getuid(), micros);
+  } else if (type == "ended") {
+    stats_.Rpc("REQUEST_COMPLETE_BATCH_SCRIPT", 5018, ::getuid(), micros);
+  } else if (type == "config_request") {
+    stats_.Rpc("MUSTER_CONFIG_REQUEST", 0, ::getuid(), micros);
+  }
+}
+
+void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg,
+                                    std::string* type_out) {
   // What a connection sends is outside input: any shape is logged and
   // skipped, never a crash of the controller.
   try {
     if (!msg.is_object()) throw std::invalid_argument("not a JSON object");
     const std::string type = msg.value("type", "");
+    *type_out = type;
     if (type == "register") {
       OnAgentRegister(conn, msg);
     } else if (type == "config_request") {
@@ -1217,6 +1281,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
       MarkJob(job->id);
+      stats_.JobCanceled();
       out.push_back({sid, ""});
       continue;
     }

@@ -37,6 +37,7 @@
 #include "sched/refusal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
+#include "ctld/server_stats.h"
 #include "ctld/usage_keeper.h"
 #include "sched/dependency.h"
 #include "sched/estimate.h"
@@ -176,6 +177,15 @@ class Controller {
   nlohmann::json PriorityReport();
   // sshare's data: {"rows": [sched::ShareRow as JSON, with "tres_run_mins"]}.
   nlohmann::json SharesReport();
+  // sdiag's data: ServerStats::ToJson, with "now" and the jobs pending and
+  // running now.
+  nlohmann::json StatsReport() const;
+  // sdiag -r: operators only ("Access/permission denied" otherwise).
+  util::Status ResetStats(const Caller& caller);
+  // An RPC served (the API's and the agents'), for sdiag.
+  void CountRpc(const std::string& name, int id, uid_t uid, int64_t micros) {
+    stats_.Rpc(name, id, uid, micros);
+  }
   // sacctmgr (src/ctld/accounts_api.cc): `request` names an action (add,
   // modify, delete), an entity (account, user, qos), names, "where"
   // filters and "set" settings; with "commit" false nothing is stored.
@@ -205,7 +215,11 @@ class Controller {
   // At Recover(): the srun steps of running jobs, from the accounting
   // database, so that their ends still count.
   void RecoverRunningSteps();
+  // An agent's message, handled (HandleAgentMessage: `type_out` gets its
+  // type) and counted for sdiag.
   void OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  void HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg,
+                          std::string* type_out);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
   // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
   // their jobs NODE_FAIL.
@@ -404,6 +418,7 @@ class Controller {
   };
   std::map<std::pair<core::JobId, int>, RunningStep> running_steps_;
   int64_t start_time_ = 0;
+  ServerStats stats_{0};  // sdiag's
   bool schedule_posted_ = false;
   // Passes are immediate while they are cheap; a pass that took d holds the
   // next one off for 4*d (at most 1 s), so a deep queue cannot turn every

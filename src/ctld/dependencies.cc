@@ -178,6 +178,7 @@ void Controller::CancelIfInvalidDepKills(Job& job, int64_t now) {
   job.reason = core::PendingReason::kDependencyNeverSatisfied;
   pending_ids_.erase(job.id);
   MarkJob(job.id);
+  stats_.JobCanceled();
 }
 
 }  // namespace muster::ctld

@@ -122,6 +122,7 @@ class Pass {
     if (!s_.reservations.empty()) EnsureProfile();
 
     std::vector<core::NodeAlloc> alloc;
+    bool one_waits = false;  // a job before this one waits for resources
     for (const core::Job* job : s_.pending) {
       // An array's pending part starts as many tasks as fit and its %N
       // throttle allows; any other job starts once.
@@ -160,6 +161,7 @@ class Pass {
         plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
         alloc.clear();
         ++started;
+        if (one_waits) ++plan.figures.backfilled;
         if (job->array_job_id != 0) ++array_running_[job->array_job_id];
       }
       const bool left_over =
@@ -180,9 +182,15 @@ class Pass {
                                     reason == PendingReason::kPriority ||
                                     reason == PendingReason::kReservation;
         if (waits_its_turn && planned_) Commit(*job, *planned_, &plan);
+        one_waits = one_waits || reason == PendingReason::kResources;
       }
     }
     plan.preemptions = std::move(preemptions_);
+    plan.figures.depth = static_cast<int64_t>(s_.pending.size());
+    if (profile_ && s_.config->backfill) {
+      plan.figures.planned = true;
+      plan.figures.table_size = static_cast<int64_t>(profile_->changes().size());
+    }
     return plan;
   }
 

@@ -231,6 +231,17 @@ struct Plan {
   std::vector<Preemption> preemptions;   // in decision order
   std::vector<PendingDecision> pending;  // every pending job not started
   std::vector<PlannedStart> planned;     // in priority order
+  // What the pass did, for sdiag: the pending jobs it went through; the
+  // starts past a job left waiting for resources (backfilled); whether it
+  // planned (some job could not start now, under sched/backfill) and the
+  // moments of its availability profile then.
+  struct Figures {
+    int64_t depth = 0;
+    int64_t backfilled = 0;
+    bool planned = false;
+    int64_t table_size = 0;
+  };
+  Figures figures;
 };
 
 // One scheduling pass. Every job of snapshot.pending ends up in exactly one
