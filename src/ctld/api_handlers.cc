@@ -196,6 +196,7 @@ struct RpcType {
 RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& parts,
                   const json& body) {
   const bool get = method == "GET";
+  if (parts.size() == 1 && parts[0] == "metrics") return {"MUSTER_METRICS", 0};
   const std::string what = parts.size() > 1 ? parts[1] : "";
   const std::string verb = parts.size() > 2 ? parts[2] : "";
   if (what == "ping") return {"REQUEST_PING", 1008};
@@ -249,6 +250,12 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
                         const Caller& caller) {
   std::string path = req.target.substr(0, req.target.find('?'));
   std::vector<std::string> parts = util::Split(path, '/');
+  if (path == "/metrics" && req.method == "GET") {
+    api::HttpResponse r;
+    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+    r.body = ctl.MetricsText();
+    return r;
+  }
   if (parts.empty() || parts[0] != "v1") return Error(404, "no such endpoint: " + path);
   const std::string& what = parts.size() > 1 ? parts[1] : "";
   bool get = req.method == "GET";

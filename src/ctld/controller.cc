@@ -710,7 +710,7 @@ void Controller::RunSchedule() {
     job.reason = core::PendingReason::kNone;
     job.start_time = snap.now;
     MarkJob(job.id);
-    stats_.JobStarted();
+    stats_.JobStarted(snap.now - job.submit_time);
     // The start is on disk before the agent hears of it, so a job can
     // never run twice after a controller crash.
     Launch(job);

@@ -180,6 +180,9 @@ class Controller {
   // sdiag's data: ServerStats::ToJson, with "now" and the jobs pending and
   // running now.
   nlohmann::json StatsReport() const;
+  // /metrics (src/ctld/metrics.cc): the scheduler's state and counters in
+  // Prometheus' text format.
+  std::string MetricsText() const;
   // sdiag -r: operators only ("Access/permission denied" otherwise).
   util::Status ResetStats(const Caller& caller);
   // An RPC served (the API's and the agents'), for sdiag.

@@ -4,27 +4,40 @@
 
 namespace muster::ctld {
 
+void ServerStats::JobStarted(int64_t waited) {
+  waited = std::max<int64_t>(0, waited);
+  size_t bucket = 0;
+  while (bucket < kWaitBuckets.size() && waited > kWaitBuckets[bucket]) ++bucket;
+  Both([&](Counts& c) {
+    ++c.jobs_started;
+    ++c.waits[bucket];
+    c.wait_sum += waited;
+  });
+}
+
 void ServerStats::Pass(int64_t now, const PassFigures& f) {
-  last_cycle_ = f.micros;
-  max_cycle_ = std::max(max_cycle_, f.micros);
-  ++cycles_;
-  cycle_sum_ += f.micros;
-  depth_sum_ += f.depth;
-  last_queue_length_ = f.queue_length;
-  if (!f.planned) return;
-  backfilled_total_ += f.backfilled;
-  backfilled_ += f.backfilled;
-  ++bf_cycles_;
-  bf_last_when_ = now;
-  bf_last_cycle_ = f.micros;
-  bf_max_cycle_ = std::max(bf_max_cycle_, f.micros);
-  bf_cycle_sum_ += f.micros;
-  bf_last_depth_ = f.depth;
-  bf_depth_sum_ += f.depth;
-  bf_last_queue_length_ = f.queue_length;
-  bf_queue_length_sum_ += f.queue_length;
-  bf_last_table_size_ = f.table_size;
-  bf_table_size_sum_ += f.table_size;
+  Both([&](Counts& c) {
+    c.last_cycle = f.micros;
+    c.max_cycle = std::max(c.max_cycle, f.micros);
+    ++c.cycles;
+    c.cycle_sum += f.micros;
+    c.depth_sum += f.depth;
+    c.last_queue_length = f.queue_length;
+    if (!f.planned) return;
+    c.backfilled_total += f.backfilled;
+    c.backfilled += f.backfilled;
+    ++c.bf_cycles;
+    c.bf_last_when = now;
+    c.bf_last_cycle = f.micros;
+    c.bf_max_cycle = std::max(c.bf_max_cycle, f.micros);
+    c.bf_cycle_sum += f.micros;
+    c.bf_last_depth = f.depth;
+    c.bf_depth_sum += f.depth;
+    c.bf_last_queue_length = f.queue_length;
+    c.bf_queue_length_sum += f.queue_length;
+    c.bf_last_table_size = f.table_size;
+    c.bf_table_size_sum += f.table_size;
+  });
 }
 
 ServerStats::RpcCount& ServerStats::Find(std::vector<RpcCount>* rows, const std::string& name,
@@ -38,67 +51,72 @@ ServerStats::RpcCount& ServerStats::Find(std::vector<RpcCount>* rows, const std:
 }
 
 void ServerStats::Rpc(const std::string& name, int id, uid_t uid, int64_t micros) {
-  RpcCount& type = Find(&by_type_, name, id, 0);
-  ++type.count;
-  type.micros += micros;
-  RpcCount& user = Find(&by_user_, "", 0, uid);
-  ++user.count;
-  user.micros += micros;
+  Both([&](Counts& c) {
+    RpcCount& type = Find(&c.by_type, name, id, 0);
+    ++type.count;
+    type.micros += micros;
+    RpcCount& user = Find(&c.by_user, "", 0, uid);
+    ++user.count;
+    user.micros += micros;
+  });
 }
 
 void ServerStats::Reset(int64_t now) {
-  // The last cycle's figures and the total of backfilled jobs stay.
-  ServerStats fresh(now);
-  fresh.last_cycle_ = last_cycle_;
-  fresh.last_queue_length_ = last_queue_length_;
-  fresh.backfilled_total_ = backfilled_total_;
-  fresh.bf_last_when_ = bf_last_when_;
-  fresh.bf_last_cycle_ = bf_last_cycle_;
-  fresh.bf_last_depth_ = bf_last_depth_;
-  fresh.bf_last_queue_length_ = bf_last_queue_length_;
-  fresh.bf_last_table_size_ = bf_last_table_size_;
-  *this = std::move(fresh);
+  // The last cycles' figures and the total of backfilled jobs stay.
+  const Counts& old = since_reset_;
+  Counts fresh;
+  fresh.last_cycle = old.last_cycle;
+  fresh.last_queue_length = old.last_queue_length;
+  fresh.backfilled_total = old.backfilled_total;
+  fresh.bf_last_when = old.bf_last_when;
+  fresh.bf_last_cycle = old.bf_last_cycle;
+  fresh.bf_last_depth = old.bf_last_depth;
+  fresh.bf_last_queue_length = old.bf_last_queue_length;
+  fresh.bf_last_table_size = old.bf_last_table_size;
+  since_reset_ = std::move(fresh);
+  since_ = now;
 }
 
 nlohmann::json ServerStats::ToJson() const {
   using nlohmann::json;
+  const Counts& c = since_reset_;
   json types = json::array();
-  for (const RpcCount& r : by_type_) {
+  for (const RpcCount& r : c.by_type) {
     types.push_back({{"name", r.name}, {"id", r.id}, {"count", r.count}, {"micros", r.micros}});
   }
   json users = json::array();
-  for (const RpcCount& r : by_user_) {
+  for (const RpcCount& r : c.by_user) {
     users.push_back({{"uid", r.uid}, {"count", r.count}, {"micros", r.micros}});
   }
   return {
       {"since", since_},
       {"jobs",
-       {{"submitted", jobs_submitted_},
-        {"started", jobs_started_},
-        {"completed", jobs_completed_},
-        {"canceled", jobs_canceled_},
-        {"failed", jobs_failed_}}},
+       {{"submitted", c.jobs_submitted},
+        {"started", c.jobs_started},
+        {"completed", c.jobs_completed},
+        {"canceled", c.jobs_canceled},
+        {"failed", c.jobs_failed}}},
       {"main",
-       {{"last_cycle", last_cycle_},
-        {"max_cycle", max_cycle_},
-        {"cycles", cycles_},
-        {"cycle_sum", cycle_sum_},
-        {"depth_sum", depth_sum_},
-        {"last_queue_length", last_queue_length_}}},
+       {{"last_cycle", c.last_cycle},
+        {"max_cycle", c.max_cycle},
+        {"cycles", c.cycles},
+        {"cycle_sum", c.cycle_sum},
+        {"depth_sum", c.depth_sum},
+        {"last_queue_length", c.last_queue_length}}},
       {"backfill",
-       {{"backfilled_total", backfilled_total_},
-        {"backfilled", backfilled_},
-        {"cycles", bf_cycles_},
-        {"last_when", bf_last_when_},
-        {"last_cycle", bf_last_cycle_},
-        {"max_cycle", bf_max_cycle_},
-        {"cycle_sum", bf_cycle_sum_},
-        {"last_depth", bf_last_depth_},
-        {"depth_sum", bf_depth_sum_},
-        {"last_queue_length", bf_last_queue_length_},
-        {"queue_length_sum", bf_queue_length_sum_},
-        {"last_table_size", bf_last_table_size_},
-        {"table_size_sum", bf_table_size_sum_}}},
+       {{"backfilled_total", c.backfilled_total},
+        {"backfilled", c.backfilled},
+        {"cycles", c.bf_cycles},
+        {"last_when", c.bf_last_when},
+        {"last_cycle", c.bf_last_cycle},
+        {"max_cycle", c.bf_max_cycle},
+        {"cycle_sum", c.bf_cycle_sum},
+        {"last_depth", c.bf_last_depth},
+        {"depth_sum", c.bf_depth_sum},
+        {"last_queue_length", c.bf_last_queue_length},
+        {"queue_length_sum", c.bf_queue_length_sum},
+        {"last_table_size", c.bf_last_table_size},
+        {"table_size_sum", c.bf_table_size_sum}}},
       {"rpc_by_type", types},
       {"rpc_by_user", users},
   };

@@ -8,7 +8,8 @@ namespace {
 TEST(ServerStats, CountsPassesAndRpcsAndResetsAsSlurmDoes) {
   ServerStats stats(1000);
   stats.JobSubmitted();
-  stats.JobStarted();
+  stats.JobStarted(5);
+  stats.JobStarted(7200);
   stats.Pass(1001, PassFigures{300, 4, 5, false, 0, 0});
   stats.Pass(1002, PassFigures{100, 2, 3, true, 1, 7});
   stats.Rpc("REQUEST_SUBMIT_BATCH_JOB", 4003, 1000, 50);
@@ -48,6 +49,15 @@ TEST(ServerStats, CountsPassesAndRpcsAndResetsAsSlurmDoes) {
   EXPECT_EQ(j["backfill"]["last_when"], 1002);
   EXPECT_TRUE(j["rpc_by_type"].empty());
   EXPECT_TRUE(j["rpc_by_user"].empty());
+  // Prometheus' counters never go back.
+  const ServerStats::Counts& life = stats.lifetime();
+  EXPECT_EQ(life.jobs_submitted, 1);
+  EXPECT_EQ(life.cycles, 2);
+  EXPECT_EQ(life.by_type.size(), 2u);
+  // Waits of 5 s and 2 h: in the buckets up to 10 s and up to 4 h.
+  EXPECT_EQ(life.waits[1], 1);
+  EXPECT_EQ(life.waits[6], 1);
+  EXPECT_EQ(life.wait_sum, 7205);
 }
 
 }  // namespace

@@ -1,0 +1,198 @@
+// musterd's /metrics: the scheduler's state and counters in Prometheus'
+// text exposition format (version 0.0.4). Cheap to scrape: one walk over
+// the nodes and one over the jobs in the table. Names, labels and meanings
+// are listed in docs/metrics.md.
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "ctld/controller.h"
+
+namespace muster::ctld {
+namespace {
+
+using core::Job;
+using core::JobState;
+
+// A label value, escaped as the format asks (backslash, quote, newline).
+std::string Escape(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// One metric family: its HELP and TYPE, then its series (the format wants
+// a family's series together: text() is appended whole).
+class Family {
+ public:
+  Family(std::string name, std::string_view type, std::string_view help) : name_(std::move(name)) {
+    text_ = fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, help, name_, type);
+  }
+  // `labels`: name, value pairs.
+  void Add(const std::vector<std::pair<std::string_view, std::string_view>>& labels, double value,
+           std::string_view suffix = "") {
+    text_ += name_;
+    text_ += suffix;
+    if (!labels.empty()) {
+      text_ += '{';
+      for (size_t i = 0; i < labels.size(); ++i) {
+        if (i > 0) text_ += ',';
+        text_ += fmt::format("{}=\"{}\"", labels[i].first, Escape(labels[i].second));
+      }
+      text_ += '}';
+    }
+    text_ += fmt::format(" {}\n", value);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string name_;
+  std::string text_;
+};
+
+}  // namespace
+
+std::string Controller::MetricsText() const {
+  std::string out;
+  const ServerStats::Counts& c = stats_.lifetime();
+
+  // Jobs in the table by state and partition (finished ones until
+  // MinJobAge purges them), and the pending ones by reason.
+  std::map<std::pair<std::string, std::string>, int64_t> by_state, by_reason;
+  for (const Job& job : jobs_) {
+    ++by_state[{std::string(core::JobStateName(job.state)), job.partition}];
+    if (job.state == JobState::kPending) {
+      ++by_reason[{std::string(core::PendingReasonName(job.reason)), job.partition}];
+    }
+  }
+  Family job_states("muster_jobs", "gauge",
+                    "Jobs in the controller's table by state and partition.");
+  for (const auto& [key, n] : by_state) {
+    job_states.Add({{"state", key.first}, {"partition", key.second}}, static_cast<double>(n));
+  }
+  Family pending("muster_jobs_pending", "gauge",
+                 "Pending jobs by the reason they wait (squeue's REASON) and partition.");
+  for (const auto& [key, n] : by_reason) {
+    pending.Add({{"reason", key.first}, {"partition", key.second}}, static_cast<double>(n));
+  }
+  out += job_states.text();
+  out += pending.text();
+
+  // Nodes and resources per partition.
+  Family node_states("muster_nodes", "gauge", "Nodes by state (sinfo's long state) and partition.");
+  Family cpus("muster_cpus", "gauge", "CPUs by state (allocated, idle) and partition.");
+  Family gpus("muster_gpus", "gauge", "GPUs by state (allocated, idle) and partition.");
+  Family memory("muster_memory_bytes", "gauge", "Memory by state (allocated, idle) and partition.");
+  Family largest("muster_largest_free_gpus_on_a_node", "gauge",
+                 "The most GPUs free on one usable node of the partition: the largest "
+                 "single-node GPU job that could start now.");
+  Family whole("muster_free_whole_nodes", "gauge",
+               "Usable nodes of the partition with nothing allocated: the largest whole-node "
+               "job that could start now.");
+  for (const core::Partition& part : cfg_.partitions) {
+    std::map<std::string, int64_t> states;
+    int64_t cpu_alloc = 0, cpu_idle = 0, gpu_alloc = 0, gpu_idle = 0, most_free = 0, idle = 0;
+    double mem_alloc = 0, mem_idle = 0;
+    for (const std::string& name : part.nodes) {
+      const core::Node* n = FindNode(name);
+      if (n == nullptr) continue;
+      ++states[n->SinfoState(true)];
+      const int total_gpus = n->TotalGpus();
+      const int64_t free_gpus = n->FreeGres("gpu", "");
+      cpu_alloc += n->alloc_cpus;
+      gpu_alloc += total_gpus - free_gpus;
+      mem_alloc += static_cast<double>(n->alloc_mem_mb) * 1024 * 1024;
+      // What could be given out now: only on a node that takes new work.
+      const bool usable = n->registered && !n->down && !n->drain;
+      if (!usable) continue;
+      cpu_idle += n->config.cpus - n->alloc_cpus;
+      gpu_idle += free_gpus;
+      mem_idle += static_cast<double>(n->config.real_memory_mb - n->alloc_mem_mb) * 1024 * 1024;
+      most_free = std::max(most_free, free_gpus);
+      if (n->running_jobs == 0) ++idle;
+    }
+    for (const auto& [state, count] : states) {
+      node_states.Add({{"state", state}, {"partition", part.name}}, static_cast<double>(count));
+    }
+    cpus.Add({{"state", "allocated"}, {"partition", part.name}}, static_cast<double>(cpu_alloc));
+    cpus.Add({{"state", "idle"}, {"partition", part.name}}, static_cast<double>(cpu_idle));
+    gpus.Add({{"state", "allocated"}, {"partition", part.name}}, static_cast<double>(gpu_alloc));
+    gpus.Add({{"state", "idle"}, {"partition", part.name}}, static_cast<double>(gpu_idle));
+    memory.Add({{"state", "allocated"}, {"partition", part.name}}, mem_alloc);
+    memory.Add({{"state", "idle"}, {"partition", part.name}}, mem_idle);
+    largest.Add({{"partition", part.name}}, static_cast<double>(most_free));
+    whole.Add({{"partition", part.name}}, static_cast<double>(idle));
+  }
+  for (const Family* f : {&node_states, &cpus, &gpus, &memory, &largest, &whole}) out += f->text();
+
+  // Counters since musterd started (sdiag -r does not touch them).
+  auto counter = [&out](const char* name, const char* help, double value) {
+    Family f(name, "counter", help);
+    f.Add({}, value);
+    out += f.text();
+  };
+  counter("muster_jobs_submitted_total", "Submissions accepted.",
+          static_cast<double>(c.jobs_submitted));
+  counter("muster_jobs_started_total", "Jobs started.", static_cast<double>(c.jobs_started));
+  counter("muster_jobs_completed_total", "Jobs that ran and ended by themselves.",
+          static_cast<double>(c.jobs_completed));
+  counter("muster_jobs_canceled_total", "Jobs cancelled.", static_cast<double>(c.jobs_canceled));
+  counter("muster_jobs_failed_total", "Jobs ended by a failure of the cluster (NODE_FAIL, ...).",
+          static_cast<double>(c.jobs_failed));
+  counter("muster_scheduler_cycles_total", "Scheduling passes.", static_cast<double>(c.cycles));
+  counter("muster_scheduler_cycle_seconds_total", "Time spent in scheduling passes.",
+          static_cast<double>(c.cycle_sum) / 1e6);
+  counter("muster_backfill_cycles_total", "Scheduling passes that planned (backfill).",
+          static_cast<double>(c.bf_cycles));
+  counter("muster_backfill_cycle_seconds_total", "Time spent in passes that planned.",
+          static_cast<double>(c.bf_cycle_sum) / 1e6);
+  counter("muster_backfilled_jobs_total", "Jobs started past a job left waiting for resources.",
+          static_cast<double>(c.backfilled_total));
+  Family last("muster_scheduler_last_cycle_seconds", "gauge",
+              "Duration of the last scheduling pass.");
+  last.Add({}, static_cast<double>(c.last_cycle) / 1e6);
+  out += last.text();
+  Family queue("muster_scheduler_queue_length", "gauge",
+               "Pending jobs in the queue at the last pass.");
+  queue.Add({}, static_cast<double>(c.last_queue_length));
+  out += queue.text();
+
+  Family wait("muster_job_queue_wait_seconds", "histogram",
+              "Time from submission to start of the jobs started.");
+  int64_t cumulative = 0;
+  for (size_t b = 0; b < ServerStats::kWaitBuckets.size(); ++b) {
+    cumulative += c.waits[b];
+    const std::string le = std::to_string(ServerStats::kWaitBuckets[b]);
+    wait.Add({{"le", le}}, static_cast<double>(cumulative), "_bucket");
+  }
+  cumulative += c.waits.back();
+  wait.Add({{"le", "+Inf"}}, static_cast<double>(cumulative), "_bucket");
+  wait.Add({}, static_cast<double>(c.wait_sum), "_sum");
+  wait.Add({}, static_cast<double>(cumulative), "_count");
+  out += wait.text();
+
+  Family rpcs("muster_rpc_duration_seconds", "summary",
+              "RPCs served, by Slurm message type (sdiag's), and the time they took.");
+  for (const ServerStats::RpcCount& r : c.by_type) {
+    rpcs.Add({{"type", r.name}}, static_cast<double>(r.micros) / 1e6, "_sum");
+    rpcs.Add({{"type", r.name}}, static_cast<double>(r.count), "_count");
+  }
+  out += rpcs.text();
+  return out;
+}
+
+}  // namespace muster::ctld
