@@ -86,6 +86,20 @@ bool PeerWentAway(const beast::error_code& ec) {
          ec == asio::error::connection_reset || ec == asio::error::broken_pipe;
 }
 
+// The key a remote peer's connections are counted under: its IPv4
+// address, or a hash of an IPv6 one.
+uid_t AddressKey(const Socket& socket) {
+  boost::system::error_code ec;
+  auto ep = socket.remote_endpoint(ec);
+  if (ec) return 0;
+  if (ep.data()->sa_family == AF_INET) {
+    return ntohl(reinterpret_cast<const sockaddr_in*>(ep.data())->sin_addr.s_addr);
+  }
+  const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ep.data());
+  return static_cast<uid_t>(std::hash<std::string_view>{}(std::string_view(
+      reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr))));
+}
+
 // One accepted connection: read a request, answer it, repeat while the
 // client keeps the connection alive. The header is read first, so that an
 // oversized body is refused from its Content-Length before any of it is
@@ -369,20 +383,6 @@ class UnixHttpServer final : public HttpServer {
     });
   }
 
-  // The key a remote peer's connections are counted under: its IPv4
-  // address, or a hash of an IPv6 one.
-  static uid_t AddressKey(const Socket& socket) {
-    boost::system::error_code ec;
-    auto ep = socket.remote_endpoint(ec);
-    if (ec) return 0;
-    if (ep.data()->sa_family == AF_INET) {
-      return ntohl(reinterpret_cast<const sockaddr_in*>(ep.data())->sin_addr.s_addr);
-    }
-    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ep.data());
-    return static_cast<uid_t>(std::hash<std::string_view>{}(std::string_view(
-        reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr))));
-  }
-
   void Refuse(Session& session, const ConnectionLimiter& limiter, uid_t key,
               const util::Status& admitted) {
     const bool per_user = limiter.open_of(key) >= limits_.max_connections_per_user;
@@ -416,7 +416,87 @@ class UnixHttpServer final : public HttpServer {
   std::shared_ptr<ConnectionLimiter> remote_limiter_;
 };
 
+class PublicTcpServer final : public PublicHttpServer {
+ public:
+  PublicTcpServer(asio::io_context& io, HttpHandler handler, config::ApiLimits limits)
+      : acceptor_(io),
+        retry_timer_(io),
+        handler_(std::move(handler)),
+        limits_(limits),
+        limiter_(ConnectionLimiter::Create(limits_.max_connections,
+                                           limits_.max_connections_per_user, nullptr)) {}
+
+  util::Status Open(const std::string& address, int port) {
+    beast::error_code ec;
+    const std::string where = fmt::format("{}:{}", address, port);
+    const asio::ip::address ip = asio::ip::make_address(address, ec);
+    if (ec) return util::InvalidArgument(where + ": not an IP address");
+    const asio::ip::tcp::endpoint endpoint(ip, static_cast<uint16_t>(port));
+    acceptor_.open(endpoint.protocol(), ec);
+    if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
+    if (!ec) acceptor_.bind(endpoint, ec);
+    if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return util::Unavailable("cannot listen on " + where + ": " + ec.message());
+    Accept();
+    return util::Status::Ok();
+  }
+
+  void Close() override {
+    beast::error_code ec;
+    acceptor_.close(ec);
+    retry_timer_.cancel();
+  }
+
+ private:
+  void Accept() {
+    acceptor_.async_accept([this](beast::error_code ec, asio::ip::tcp::socket socket) {
+      if (ec == asio::error::operation_aborted) return;
+      if (ec) {
+        // Out of descriptors, say: the backlog waits while connections close.
+        util::LogWarn("metrics: accept: {}; pausing new connections for 100 ms", ec.message());
+        retry_timer_.expires_after(std::chrono::milliseconds(100));
+        retry_timer_.async_wait([this](beast::error_code tec) {
+          if (!tec) Accept();
+        });
+        return;
+      }
+      Serve(Socket(std::move(socket)));
+      Accept();
+    });
+  }
+
+  void Serve(Socket socket) {
+    const uid_t key = AddressKey(socket);
+    ConnectionLimiter::Slot slot;
+    util::Status admitted = limiter_->Admit(key, &slot, "a scraper");
+    auto session = std::make_shared<Session>(std::move(socket), PeerCred{}, handler_, limits_,
+                                             std::move(slot));
+    if (admitted.ok()) {
+      session->Start();
+      return;
+    }
+    HttpResponse reply = ErrorReply(503, admitted.message());
+    reply.retry_after_s = 1;
+    session->Refuse(std::move(reply));
+  }
+
+  asio::ip::tcp::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
+  HttpHandler handler_;
+  const config::ApiLimits limits_;
+  std::shared_ptr<ConnectionLimiter> limiter_;
+};
+
 }  // namespace
+
+util::Result<std::unique_ptr<PublicHttpServer>> PublicHttpServer::Listen(
+    asio::io_context& io, const std::string& address, int port, HttpHandler handler,
+    config::ApiLimits limits) {
+  auto server = std::make_unique<PublicTcpServer>(io, std::move(handler), limits);
+  util::Status st = server->Open(address, port);
+  if (!st.ok()) return st;
+  return std::unique_ptr<PublicHttpServer>(std::move(server));
+}
 
 util::Result<std::unique_ptr<HttpServer>> HttpServer::Listen(asio::io_context& io,
                                                              const std::string& socket_path,

@@ -125,6 +125,21 @@ class HttpServer {
   virtual void ServeRemote(LineConn::Socket socket, const std::string& peer) = 0;
 };
 
+// Serves `handler` over plain TCP at `address` (an IP address):`port` to anyone, without
+// credentials: every request's peer is unknown (uid -1). Only for what any
+// host may read, as a monitoring system scrapes it (musterd's /metrics for
+// Prometheus). Connections are limited as the API's, per peer address.
+class PublicHttpServer {
+ public:
+  static util::Result<std::unique_ptr<PublicHttpServer>> Listen(boost::asio::io_context& io,
+                                                                const std::string& address,
+                                                                int port,
+                                                                HttpHandler handler,
+                                                                config::ApiLimits limits);
+  virtual ~PublicHttpServer() = default;
+  virtual void Close() = 0;
+};
+
 // Where a client reaches musterd: its unix socket on the controller's
 // host, else TCP, each request signed and each reply checked by this
 // host's credential service (api/kiosk.h), which also names the

@@ -10,6 +10,7 @@
 
 #include "config/config.h"
 
+#include <arpa/inet.h>
 #include <glob.h>
 #include <unistd.h>
 
@@ -874,6 +875,27 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "schedulerparameters") return SetSchedulerParameters(p);
   if (std::optional<Status> done = SetPriority(p)) return *done;
   if (k == "musterapiparameters") return SetApiParameters(p);
+  if (k == "mustermetricsaddress") {
+    // ADDRESS:PORT, an IPv4 or IPv6 address ([v6] in brackets) to listen on.
+    const size_t colon = p.value.rfind(':');
+    Result<int64_t> port =
+        colon == std::string::npos ? Result<int64_t>(0) : util::ParseInt(p.value.substr(colon + 1));
+    std::string host = colon == std::string::npos ? "" : p.value.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    unsigned char ip[sizeof(struct in6_addr)];
+    const bool address = inet_pton(AF_INET, host.c_str(), ip) == 1 ||
+                         inet_pton(AF_INET6, host.c_str(), ip) == 1;
+    if (!address || !port.ok() || *port < 1 || *port > 65535) {
+      return BadValue(p, "",
+                      "expected ADDRESS:PORT, an IP address to listen on (0.0.0.0 for all) and "
+                      "a port 1..65535, e.g. 127.0.0.1:9817");
+    }
+    cfg_.metrics_host = host;
+    cfg_.metrics_port = static_cast<int>(*port);
+    return Status::Ok();
+  }
   if (k == "slurmctldparameters") {
     // Kept whole for `scontrol show config`; Muster acts on enable_configless.
     cfg_.enable_configless = false;

@@ -224,6 +224,10 @@ struct Config {
   // default, 4 MiB); sbatch and musterd refuse a larger one.
   int64_t max_script_size = core::kDefaultMaxScriptSize;
   ApiLimits api;  // MusterApiParameters
+  // MusterMetricsAddress=ADDRESS:PORT: musterd also serves /metrics over
+  // plain HTTP there, for Prometheus (port 0: on its API socket only).
+  std::string metrics_host;
+  int metrics_port = 0;
   // SlurmctldParameters=enable_configless: musterd serves this
   // configuration to agents that start with --conf-server.
   bool enable_configless = false;

@@ -326,6 +326,17 @@ TEST(TopLevel, PortRangeTakesFirst) {
   EXPECT_EQ(cfg->slurmctld_port, 6900);
 }
 
+TEST(TopLevel, MetricsAddress) {
+  auto cfg = Parse("MusterMetricsAddress=127.0.0.1:9817\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->metrics_host, "127.0.0.1");
+  EXPECT_EQ(cfg->metrics_port, 9817);
+  cfg = Parse("MusterMetricsAddress=[::1]:9100\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->metrics_host, "::1");
+  EXPECT_EQ(Parse("ClusterName=a\n")->metrics_port, 0);  // the API socket only
+}
+
 TEST(TopLevel, RelativePathsFollowTheirFile) {
   auto cfg = ParseConfig("StateSaveLocation=../state/\nSlurmdSpoolDir=/abs/spool\n",
                          "/srv/cluster/etc/muster.conf", {}, false);
@@ -567,6 +578,12 @@ TEST(Errors, NameFileLineAndKey) {
       {"port", "SlurmctldPort=99999\n", "", "muster.conf:1: SlurmctldPort: invalid value '99999'"},
       {"port range", "SlurmctldPort=7000-6000\n", "",
        "muster.conf:1: SlurmctldPort: invalid value"},
+      {"metrics address", "MusterMetricsAddress=9817\n", "",
+       "muster.conf:1: MusterMetricsAddress: invalid value '9817' (expected ADDRESS:PORT"},
+      {"metrics host", "MusterMetricsAddress=somehost:9817\n", "",
+       "muster.conf:1: MusterMetricsAddress: invalid value 'somehost:9817'"},
+      {"metrics port", "MusterMetricsAddress=localhost:0\n", "",
+       "muster.conf:1: MusterMetricsAddress: invalid value"},
       {"max job count", "MaxJobCount=0\n", "", "muster.conf:1: MaxJobCount: invalid value '0'"},
       {"first job id", "FirstJobId=0\n", "", "muster.conf:1: FirstJobId: invalid value '0'"},
       {"empty cluster", "ClusterName=\n", "", "muster.conf:1: ClusterName: invalid value ''"},

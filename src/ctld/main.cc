@@ -157,6 +157,31 @@ int main(int argc, char** argv) {
     util::LogError("{}", remote.status().message());
     return 1;
   }
+  // MusterMetricsAddress: /metrics for Prometheus, and nothing else, to
+  // anyone who can reach the address.
+  std::unique_ptr<api::PublicHttpServer> metrics;
+  if (ctl.config().metrics_port > 0) {
+    auto listening = api::PublicHttpServer::Listen(
+        io, ctl.config().metrics_host, ctl.config().metrics_port,
+        [&ctl](const api::HttpRequest& r, api::Respond respond) {
+          api::HttpResponse reply;
+          if (r.method == "GET" && r.target.substr(0, r.target.find('?')) == "/metrics") {
+            reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
+            reply.body = ctl.MetricsText();
+          } else {
+            reply.status = 404;
+            reply.content_type = "text/plain; charset=utf-8";
+            reply.body = "only /metrics is served here\n";
+          }
+          respond(std::move(reply));
+        },
+        ctl.config().api);
+    if (!listening.ok()) {
+      util::LogError("MusterMetricsAddress: {}", listening.status().message());
+      return 1;
+    }
+    metrics = std::move(*listening);
+  }
 
   {
     std::ofstream pid(ctl.config().state_save_location + "/musterd.pid");
@@ -166,6 +191,7 @@ int main(int argc, char** argv) {
     util::Status saved = ctl.Save();
     if (!saved.ok()) util::LogError("{}", saved.message());
     (*server)->Close();
+    if (metrics) metrics->Close();
     agents.close();
     if (*remote) (*remote)->Close();
     io.stop();
