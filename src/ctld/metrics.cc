@@ -2,6 +2,8 @@
 // text exposition format (version 0.0.4). Cheap to scrape: one walk over
 // the nodes and one over the jobs in the table. Names, labels and meanings
 // are listed in docs/metrics.md.
+#include <sys/statvfs.h>
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -138,6 +140,18 @@ std::string Controller::MetricsText() const {
     whole.Add({{"partition", part.name}}, static_cast<double>(idle));
   }
   for (const Family* f : {&node_states, &cpus, &gpus, &memory, &largest, &whole}) out += f->text();
+
+  // The state directory's filesystem: a full one stops every submission.
+  struct statvfs fs = {};
+  if (::statvfs(cfg_.state_save_location.c_str(), &fs) == 0) {
+    Family disk("muster_state_save_location_bytes", "gauge",
+                "Size and free space (for unprivileged users) of the filesystem holding "
+                "StateSaveLocation.");
+    const double block = static_cast<double>(fs.f_frsize);
+    disk.Add({{"kind", "size"}}, static_cast<double>(fs.f_blocks) * block);
+    disk.Add({{"kind", "free"}}, static_cast<double>(fs.f_bavail) * block);
+    out += disk.text();
+  }
 
   // Counters since musterd started (sdiag -r does not touch them).
   auto counter = [&out](const char* name, const char* help, double value) {
