@@ -2,6 +2,7 @@
 MusterMetricsAddress and answers queries about it."""
 
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import DEFAULT_CONF, make_cluster
+
+DASHBOARDS = Path(__file__).resolve().parents[2] / "monitoring" / "grafana"
 
 
 def free_port():
@@ -109,3 +112,26 @@ def test_prometheus_scrapes_the_cluster(scraped):
     wait_for(base, "muster_jobs_started_total", 1)
     c.cancel([job])
     wait_for(base, 'muster_gpus{state="allocated",partition="train"}', 0)
+
+
+def test_dashboards_query_what_prometheus_has(scraped):
+    """Every query of the Grafana dashboards in monitoring/grafana/ is
+    valid PromQL for the real server, over series musterd exports."""
+    c, metrics_port, base = scraped
+    _, text = get(f"http://127.0.0.1:{metrics_port}/metrics")
+    exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    wait_for(base, 'up{job="muster"}', 1)
+    dashboards = sorted(DASHBOARDS.glob("*.json"))
+    assert dashboards
+    for path in dashboards:
+        dash = json.loads(path.read_text())
+        exprs = [t["expr"] for panel in dash["panels"] for t in panel.get("targets", [])]
+        assert exprs, path.name
+        for expr in exprs:
+            used = set(re.findall(r"\b(muster_[a-z_]+?)(?:_bucket|_sum|_count)?\b", expr))
+            assert used <= exported, f"{path.name}: {expr}: not exported: {used - exported}"
+            # Valid PromQL, evaluated by the server (an error is a 400).
+            query(base, expr)
+    # A panel shows the cluster once scraped.
+    gpus = query(base, "sum by (partition, state) (muster_gpus)")
+    assert {(m["partition"], m["state"]) for m, _ in gpus} >= {("train", "idle")}
