@@ -96,8 +96,33 @@ uid_t AddressKey(const Socket& socket) {
     return ntohl(reinterpret_cast<const sockaddr_in*>(ep.data())->sin_addr.s_addr);
   }
   const auto* in6 = reinterpret_cast<const sockaddr_in6*>(ep.data());
-  return static_cast<uid_t>(std::hash<std::string_view>{}(std::string_view(
-      reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr))));
+  return static_cast<uid_t>(std::hash<std::string_view>{}(
+      std::string_view(reinterpret_cast<const char*>(&in6->sin6_addr), sizeof(in6->sin6_addr))));
+}
+
+// Accepts connections on `acceptor` until it is closed, handing each to
+// `serve`. Out of file descriptors, accepting again at once would spin: it
+// pauses 100 ms instead, the backlog waiting while connections close.
+// `what` names the listener in log lines (a literal).
+template <typename Acceptor, typename Serve>
+void AcceptConnections(Acceptor& acceptor, asio::steady_timer& retry, const char* what,
+                       Serve serve) {
+  acceptor.async_accept(
+      [&acceptor, &retry, what, serve](beast::error_code ec,
+                                       typename Acceptor::protocol_type::socket socket) mutable {
+        if (ec == asio::error::operation_aborted) return;
+        if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
+            ec.value() == ENFILE) {
+          util::LogWarn("{}: accept: {}; pausing new connections for 100 ms", what, ec.message());
+          retry.expires_after(std::chrono::milliseconds(100));
+          retry.async_wait([&acceptor, &retry, what, serve](beast::error_code tec) {
+            if (!tec) AcceptConnections(acceptor, retry, what, serve);
+          });
+          return;
+        }
+        if (!ec) serve(std::move(socket));
+        AcceptConnections(acceptor, retry, what, serve);
+      });
 }
 
 // One accepted connection: read a request, answer it, repeat while the
@@ -365,22 +390,8 @@ class UnixHttpServer final : public HttpServer {
 
  private:
   void Accept() {
-    acceptor_.async_accept([this](beast::error_code ec, Unix::socket socket) {
-      if (ec == asio::error::operation_aborted) return;
-      if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space ||
-          ec.value() == ENFILE) {
-        // Out of file descriptors: accepting again at once would spin.
-        // The backlog waits while connections close.
-        util::LogWarn("API: accept: {}; pausing new connections for 100 ms", ec.message());
-        retry_timer_.expires_after(std::chrono::milliseconds(100));
-        retry_timer_.async_wait([this](beast::error_code tec) {
-          if (!tec) Accept();
-        });
-        return;
-      }
-      if (!ec) Serve(std::move(socket));
-      Accept();
-    });
+    AcceptConnections(acceptor_, retry_timer_, "API",
+                      [this](Unix::socket socket) { Serve(std::move(socket)); });
   }
 
   void Refuse(Session& session, const ConnectionLimiter& limiter, uid_t key,
@@ -449,20 +460,8 @@ class PublicTcpServer final : public PublicHttpServer {
 
  private:
   void Accept() {
-    acceptor_.async_accept([this](beast::error_code ec, asio::ip::tcp::socket socket) {
-      if (ec == asio::error::operation_aborted) return;
-      if (ec) {
-        // Out of descriptors, say: the backlog waits while connections close.
-        util::LogWarn("metrics: accept: {}; pausing new connections for 100 ms", ec.message());
-        retry_timer_.expires_after(std::chrono::milliseconds(100));
-        retry_timer_.async_wait([this](beast::error_code tec) {
-          if (!tec) Accept();
-        });
-        return;
-      }
-      Serve(Socket(std::move(socket)));
-      Accept();
-    });
+    AcceptConnections(acceptor_, retry_timer_, "metrics",
+                      [this](asio::ip::tcp::socket socket) { Serve(Socket(std::move(socket))); });
   }
 
   void Serve(Socket socket) {

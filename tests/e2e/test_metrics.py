@@ -5,9 +5,7 @@ import re
 import shutil
 import subprocess
 
-import pytest
-
-from conftest import BIN, make_cluster
+from conftest import BIN
 
 SAMPLE = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*"'
                     r'(?:,[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\.)*")*)\})? (\S+)')
@@ -53,15 +51,6 @@ def value(families, family, name=None, **labels):
     raise AssertionError(f"no {name or family} {labels} in {families[family]['samples']}")
 
 
-@pytest.fixture
-def quiet_cluster():
-    c = make_cluster()
-    try:
-        yield c
-    finally:
-        c.teardown()
-
-
 def metrics(c):
     status, text = c.api("GET", "/metrics")
     assert status == 200
@@ -73,8 +62,8 @@ def metrics(c):
     return parse(text)
 
 
-def test_metrics_follow_the_cluster(quiet_cluster):
-    c = quiet_cluster
+def test_metrics_follow_the_cluster(fresh_cluster):
+    c = fresh_cluster
     m = metrics(c)
     # Three idle nodes: two GPU nodes of 8 GPUs in both partitions, cpu01 in short.
     assert value(m, "muster_nodes", state="idle", partition="short") == 3

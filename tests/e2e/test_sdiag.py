@@ -4,9 +4,7 @@ layout (as the oracle printed it), and sdiag -r."""
 import re
 import time
 
-import pytest
-
-from conftest import BIN, make_cluster
+from conftest import BIN
 
 
 def sdiag(c, *args, user=None, check=True):
@@ -33,17 +31,8 @@ def rpcs(text, section):
     return rows
 
 
-@pytest.fixture
-def quiet_cluster():
-    c = make_cluster()
-    try:
-        yield c
-    finally:
-        c.teardown()
-
-
-def test_sdiag_counts_jobs_passes_and_rpcs(quiet_cluster):
-    c = quiet_cluster
+def test_sdiag_counts_jobs_passes_and_rpcs(fresh_cluster):
+    c = fresh_cluster
     ok = c.sbatch("-t", "1", "--wrap", "true")
     bad = c.sbatch("-t", "1", "--wrap", "false")
     held = c.sbatch("-H", "-t", "1", "--wrap", "true")
@@ -90,8 +79,8 @@ def test_sdiag_counts_jobs_passes_and_rpcs(quiet_cluster):
     assert out.endswith("Pending RPC statistics\n\tNo pending RPCs\n")
 
 
-def test_backfilled_jobs_are_counted(quiet_cluster):
-    c = quiet_cluster
+def test_backfilled_jobs_are_counted(fresh_cluster):
+    c = fresh_cluster
     # gpu01 busy for a while; a two-node job waits for it (planned at its
     # end); a short job behind it starts on gpu02 meanwhile: backfilled.
     blocker = c.sbatch("-p", "train", "-w", "gpu01", "--exclusive", "-t", "5", "--wrap", "sleep 60")
@@ -109,8 +98,8 @@ def test_backfilled_jobs_are_counted(quiet_cluster):
     c.cancel([blocker, big, small])
 
 
-def test_reset_zeroes_the_counts_for_operators_only(quiet_cluster, users):
-    c = quiet_cluster
+def test_reset_zeroes_the_counts_for_operators_only(fresh_cluster, users):
+    c = fresh_cluster
     c.wait_done(c.sbatch("-t", "1", "--wrap", "true"))
     before = sdiag(c).stdout
     assert figure(before, "Jobs submitted:") == 1
@@ -134,8 +123,8 @@ def test_reset_zeroes_the_counts_for_operators_only(quiet_cluster, users):
     assert list(by_type) == ["REQUEST_STATS_INFO"] and by_type["REQUEST_STATS_INFO"][1] == 1
 
 
-def test_options_as_slurm_has_them(quiet_cluster):
-    c = quiet_cluster
+def test_options_as_slurm_has_them(fresh_cluster):
+    c = fresh_cluster
     assert sdiag(c, "--usage").stdout == "Usage: sdiag [-M cluster] [-aritT]\n"
     assert sdiag(c, "--help").stdout.startswith("Usage: sdiag [OPTIONS]\n  -a, --all ")
     assert sdiag(c, "-V").stdout.startswith("slurm 22.05")
