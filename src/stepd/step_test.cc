@@ -461,9 +461,15 @@ TEST_F(StepTest, SigqueueDeliversSignals) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     std::error_code ec;
-    for (const char* f : {"ready", "step.ready", "child.ready", "marker", "step.marker", "child.marker"}) {
+    for (const char* f :
+         {"ready", "step.ready", "child.ready", "marker", "step.marker", "child.marker"}) {
       fs::remove(Work(f), ec);
     }
+    // The script's test that every process the signal is for has shown it.
+    std::string expected = "true";
+    if (c.shell) expected += " && [ -s marker ]";
+    if (c.step) expected += " && [ -s step.marker ]";
+    if (c.child) expected += " && [ -s child.marker ]";
     Script(
         "trap 'echo shell >> marker' USR2\n"
         "SLURM_STEP_ID=0 sh -c 'trap \"echo step >> step.marker; exit 0\" USR2; echo up > step.ready;"
@@ -472,13 +478,13 @@ TEST_F(StepTest, SigqueueDeliversSignals) {
         " while :; do sleep 0.01; done' &\n"
         "while [ ! -s step.ready ] || [ ! -s child.ready ]; do sleep 0.01; done\n"
         "echo up > ready\n"
-        "while [ ! -s marker ] && [ ! -s step.marker ]; do sleep 0.01; done\n"
-        // Give every signalled process time to show it (a loaded machine,
-        // a sanitizer build: 0.2 s was once too little), ending early once
-        // all three have.
-        "for i in $(seq 100); do\n"
-        "  [ -s marker ] && [ -s step.marker ] && [ -s child.marker ] && break; sleep 0.01\n"
+        // Every process the signal is for shows it (up to 10 s: a loaded
+        // machine under a sanitizer build once took over a second), then
+        // the others get 0.2 s to show they were not signalled.
+        "for i in $(seq 1000); do\n"
+        "  " + expected + " && break; sleep 0.01\n"
         "done\n"
+        "sleep 0.2\n"
         "exit 0");
     pid_t pid = Start();
     ASSERT_TRUE(WaitForFile(Work("ready")));
