@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -15,6 +14,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/render/format_util.h"
 #include "util/getopt.h"
 #include "util/users.h"
 
@@ -85,14 +85,7 @@ constexpr const char* kHelp =
     "  --usage         display brief usage message\n";
 
 // "Sun Dec 06 19:37:31 2026 (1796585851)", local time.
-std::string When(int64_t t) {
-  const std::time_t tt = static_cast<std::time_t>(t);
-  std::tm tm{};
-  localtime_r(&tt, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", &tm);
-  return fmt::format("{} ({})", buf, t);
-}
+std::string When(int64_t t) { return fmt::format("{} ({})", render::CtimeDate(t), t); }
 
 int64_t Mean(int64_t sum, int64_t n) { return n > 0 ? sum / n : 0; }
 

@@ -250,12 +250,7 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
                         const Caller& caller) {
   std::string path = req.target.substr(0, req.target.find('?'));
   std::vector<std::string> parts = util::Split(path, '/');
-  if (path == "/metrics" && req.method == "GET") {
-    api::HttpResponse r;
-    r.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    r.body = ctl.MetricsText();
-    return r;
-  }
+  if (path == "/metrics" && req.method == "GET") return MetricsReply(ctl);
   if (parts.empty() || parts[0] != "v1") return Error(404, "no such endpoint: " + path);
   const std::string& what = parts.size() > 1 ? parts[1] : "";
   bool get = req.method == "GET";
@@ -428,6 +423,13 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json
 }
 
 }  // namespace
+
+api::HttpResponse MetricsReply(const Controller& ctl) {
+  api::HttpResponse r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = ctl.MetricsText();
+  return r;
+}
 
 api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req) {
   Caller caller;

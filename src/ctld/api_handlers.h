@@ -11,4 +11,7 @@ namespace muster::ctld {
 
 api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req);
 
+// GET /metrics' reply, on the API socket and on MusterMetricsAddress.
+api::HttpResponse MetricsReply(const Controller& ctl);
+
 }  // namespace muster::ctld

@@ -645,16 +645,11 @@ void Controller::RunSchedule() {
   Reprioritize(&snap);
   const auto pass_began = std::chrono::steady_clock::now();
   sched::Plan plan = sched::Schedule(snap);
-  PassFigures figures;
-  figures.micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                       std::chrono::steady_clock::now() - pass_began)
-                       .count();
-  figures.depth = plan.figures.depth;
-  figures.queue_length = static_cast<int64_t>(pending_ids_.size());
-  figures.planned = plan.figures.planned;
-  figures.backfilled = plan.figures.backfilled;
-  figures.table_size = plan.figures.table_size;
-  stats_.Pass(snap.now, figures);
+  stats_.Pass(snap.now,
+              std::chrono::duration_cast<std::chrono::microseconds>(
+                  std::chrono::steady_clock::now() - pass_began)
+                  .count(),
+              static_cast<int64_t>(pending_ids_.size()), plan.figures);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);
     if (job == nullptr) continue;

@@ -166,8 +166,7 @@ int main(int argc, char** argv) {
         [&ctl](const api::HttpRequest& r, api::Respond respond) {
           api::HttpResponse reply;
           if (r.method == "GET" && r.target.substr(0, r.target.find('?')) == "/metrics") {
-            reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
-            reply.body = ctl.MetricsText();
+            reply = ctld::MetricsReply(ctl);
           } else {
             reply.status = 404;
             reply.content_type = "text/plain; charset=utf-8";

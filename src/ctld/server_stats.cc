@@ -15,26 +15,27 @@ void ServerStats::JobStarted(int64_t waited) {
   });
 }
 
-void ServerStats::Pass(int64_t now, const PassFigures& f) {
+void ServerStats::Pass(int64_t now, int64_t micros, int64_t queue_length,
+                       const sched::Plan::Figures& f) {
   Both([&](Counts& c) {
-    c.last_cycle = f.micros;
-    c.max_cycle = std::max(c.max_cycle, f.micros);
+    c.last_cycle = micros;
+    c.max_cycle = std::max(c.max_cycle, micros);
     ++c.cycles;
-    c.cycle_sum += f.micros;
+    c.cycle_sum += micros;
     c.depth_sum += f.depth;
-    c.last_queue_length = f.queue_length;
+    c.last_queue_length = queue_length;
     if (!f.planned) return;
     c.backfilled_total += f.backfilled;
     c.backfilled += f.backfilled;
     ++c.bf_cycles;
     c.bf_last_when = now;
-    c.bf_last_cycle = f.micros;
-    c.bf_max_cycle = std::max(c.bf_max_cycle, f.micros);
-    c.bf_cycle_sum += f.micros;
+    c.bf_last_cycle = micros;
+    c.bf_max_cycle = std::max(c.bf_max_cycle, micros);
+    c.bf_cycle_sum += micros;
     c.bf_last_depth = f.depth;
     c.bf_depth_sum += f.depth;
-    c.bf_last_queue_length = f.queue_length;
-    c.bf_queue_length_sum += f.queue_length;
+    c.bf_last_queue_length = queue_length;
+    c.bf_queue_length_sum += queue_length;
     c.bf_last_table_size = f.table_size;
     c.bf_table_size_sum += f.table_size;
   });

@@ -16,19 +16,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace muster::ctld {
+#include "sched/scheduler.h"
 
-// One scheduling pass, as the controller saw it.
-struct PassFigures {
-  int64_t micros = 0;        // the pass's own time (sched::Schedule)
-  int64_t depth = 0;         // pending jobs the pass went through
-  int64_t queue_length = 0;  // pending jobs in the queue
-  // With backfill planning: the jobs started past a job left waiting for
-  // resources, and the moments of the availability profile.
-  bool planned = false;
-  int64_t backfilled = 0;
-  int64_t table_size = 0;
-};
+namespace muster::ctld {
 
 class ServerStats {
  public:
@@ -41,8 +31,9 @@ class ServerStats {
   void JobCanceled() { Both([](Counts& c) { ++c.jobs_canceled; }); }
   void JobFailed() { Both([](Counts& c) { ++c.jobs_failed; }); }
 
-  // A pass that ran at `now`.
-  void Pass(int64_t now, const PassFigures& f);
+  // A pass that ran at `now`, took `micros` (sched::Schedule's own time)
+  // with `queue_length` jobs pending, and did what `f` says.
+  void Pass(int64_t now, int64_t micros, int64_t queue_length, const sched::Plan::Figures& f);
 
   // An RPC of Slurm message type `name` (`id`, 0 for one Slurm has not)
   // from `uid` that took `micros` to serve.

@@ -10,8 +10,8 @@ TEST(ServerStats, CountsPassesAndRpcsAndResetsAsSlurmDoes) {
   stats.JobSubmitted();
   stats.JobStarted(5);
   stats.JobStarted(7200);
-  stats.Pass(1001, PassFigures{300, 4, 5, false, 0, 0});
-  stats.Pass(1002, PassFigures{100, 2, 3, true, 1, 7});
+  stats.Pass(1001, 300, 5, sched::Plan::Figures{4, 0, false, 0});
+  stats.Pass(1002, 100, 3, sched::Plan::Figures{2, 1, true, 7});
   stats.Rpc("REQUEST_SUBMIT_BATCH_JOB", 4003, 1000, 50);
   stats.Rpc("REQUEST_PING", 1008, 0, 10);
   stats.Rpc("REQUEST_SUBMIT_BATCH_JOB", 4003, 0, 30);

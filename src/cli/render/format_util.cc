@@ -451,4 +451,15 @@ std::string JobCommand(const core::Job& job) {
   return out;
 }
 
+std::string CtimeDate(int64_t t) {
+  const time_t tt = static_cast<time_t>(t);
+  struct tm tm;
+  char buf[64];
+  if (localtime_r(&tt, &tm) == nullptr ||
+      strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", &tm) == 0) {
+    return "";
+  }
+  return buf;
+}
+
 }  // namespace muster::render

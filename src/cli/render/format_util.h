@@ -163,4 +163,9 @@ std::string JobStdIn(const core::Job& job);
 // "(null)" for --wrap jobs, else the script path and its arguments.
 std::string JobCommand(const core::Job& job);
 
+// `t` as ctime(3) writes a date, "Wed Dec 02 15:45:20 2026", in local
+// time, as squeue -l, sinfo -l and sdiag head their outputs; "" when it
+// cannot be converted.
+std::string CtimeDate(int64_t t);
+
 }  // namespace muster::render

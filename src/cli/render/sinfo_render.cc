@@ -764,13 +764,7 @@ int ComputedWidth(const Spec& s, const std::vector<Record>& records, const Ctx& 
   return static_cast<int>(w);
 }
 
-std::string DateLine(int64_t now) {
-  time_t t = static_cast<time_t>(now);
-  struct tm tm;
-  char buf[64] = {0};
-  if (::localtime_r(&t, &tm) != nullptr) ::strftime(buf, sizeof buf, "%a %b %d %H:%M:%S %Y", &tm);
-  return buf;
-}
+std::string DateLine(int64_t now) { return CtimeDate(now); }
 
 bool HasPartitionName(const std::vector<Spec>& specs) {
   for (const Spec& s : specs) {

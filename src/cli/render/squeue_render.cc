@@ -1030,14 +1030,8 @@ Layout RequestLayout(const SqueueRequest& req) {
 
 // -l's first line, "Wed Dec 02 15:45:20 2026" in local time.
 std::string DateLine(int64_t now) {
-  time_t t = static_cast<time_t>(now);
-  struct tm tm;
-  char buf[64];
-  if (localtime_r(&t, &tm) == nullptr ||
-      strftime(buf, sizeof(buf), "%a %b %d %H:%M:%S %Y", &tm) == 0) {
-    return "";
-  }
-  return std::string(buf) + "\n";
+  std::string date = CtimeDate(now);
+  return date.empty() ? date : date + "\n";
 }
 
 // How many jobs ahead the render loop asks for the memory of. Jobs are
