@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "auth/signed_lines.h"
+#include "stepd/cgroup.h"
 #include "stepd/remote_tasks.h"
 #include "util/log.h"
 #include "util/strings.h"
@@ -60,7 +61,9 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
       spool_(config::AgentSpoolDir(cfg_, opts_.host)),
       files_(spool_),
       reconnect_(io),
-      sigchld_(io, SIGCHLD) {
+      sigchld_(io, SIGCHLD),
+      usage_(stepd::kCgroupRoot),
+      sample_timer_(io) {
   if (opts_.nodes.empty()) {
     // One host: every node. Several: the nodes whose NodeHostname is this
     // host, as slurmd finds its own.
@@ -103,6 +106,16 @@ void Agent::Start() {
     WatchPidfd(*job_id);
   }
   WatchSignals();
+  auto nvml = LoadNvml();
+  if (nvml.ok()) {
+    nvml_ = std::move(*nvml);
+    util::LogInfo("NVML: driver {}, {} GPUs on {}", nvml_->DriverVersion(),
+                  nvml_->Inventory().size(), opts_.host);
+  } else {
+    util::LogInfo("no NVML ({}): GPUs are emulated", nvml.status().message());
+  }
+  ServeMetrics();
+  ScheduleSample();
   if (opts_.auth != nullptr) {
     // The local commands' credentials (a login host runs the agent for
     // this alone).
@@ -234,6 +247,8 @@ void Agent::OnMessage(const json& msg) {
       }
     } else if (type == "step_signal") {
       SignalStep(msg);
+    } else if (type == "health_check") {
+      CheckHealth(msg);
     } else if (type == "reconfigure") {
       util::LogInfo("reconfigure: restarting on the configuration as it is now");
       if (opts_.on_reconfigure) opts_.on_reconfigure();
@@ -288,6 +303,27 @@ void Agent::Launch(const json& msg) {
   }
   const std::string node = msg.value("node", "");
   if (!spec->cpuset.empty() && !ConfinesCpus(node, spec->cpuset)) spec->cpuset.clear();
+  // The job's labels and GPUs on this node, from the environment musterd
+  // gave it.
+  core::JobLabels labels;
+  labels.job_id = job_id;
+  std::vector<int> gpus;
+  for (const std::string& kv : spec->env) {
+    const size_t eq = kv.find('=');
+    const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    if (key == "SLURM_JOB_USER") labels.user = value;
+    if (key == "SLURM_JOB_ACCOUNT") labels.account = value;
+    if (key == "SLURM_JOB_PARTITION") labels.partition = value;
+    if (key == "SLURM_JOB_GPUS") {
+      for (const std::string& g : util::Split(value, ',')) {
+        if (util::Result<int64_t> i = util::ParseInt(g); i.ok()) gpus.push_back(static_cast<int>(*i));
+      }
+    }
+  }
+  if (!gpus.empty() && !RealGpus(node)) {
+    PrepareGpuControl(node, gpus, spec->uid, spec->gid);
+    spec->env.push_back("MUSTER_GPU_CONTROL_DIR=" + GpuControlDir(spool_, node));
+  }
   spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
   files_.Reuse(stepd::ScriptFileName(job_id), spec->uid);
   // chown before chmod: 0700 for the job's user alone, whoever had it before.
@@ -309,6 +345,9 @@ void Agent::Launch(const json& msg) {
   }
   Step step;
   step.pid = pid;
+  step.node = node;
+  step.gpus = gpus;
+  step.labels = labels;
   steps_[job_id] = std::move(step);
 }
 
@@ -455,6 +494,12 @@ void Agent::Reap() {
     int status = 0;
     pid_t pid = ::waitpid(-1, &status, WNOHANG);
     if (pid <= 0) return;
+    if (auto run = health_runs_.find(pid); run != health_runs_.end()) {
+      run->second.exited = true;
+      run->second.status = status;
+      FinishHealthRun(pid);
+      continue;
+    }
     for (auto& [id, step] : steps_) {
       if (step.pid == pid && !step.ended) {
         StepEnded(id);
@@ -482,6 +527,10 @@ void Agent::StepEnded(uint32_t job_id) {
   auto& step = steps_[job_id];
   step.ended = true;
   step.pid = 0;
+  usage_.Forget(job_id);
+  if (!step.gpus.empty() && !RealGpus(step.node)) {
+    PrepareGpuControl(step.node, step.gpus, ::geteuid(), ::getegid());
+  }
   stepd::StepState state = ReadState(job_id);
   if (!state.result) {
     // The supervisor died without a verdict (killed, crashed): record one so
@@ -502,6 +551,222 @@ void Agent::StepEnded(uint32_t job_id) {
 void Agent::SendEnded(const stepd::StepResult& result) {
   if (!conn_) return;  // reported at the next registration
   conn_->Send({{"type", "ended"}, {"result", stepd::ToJson(result)}});
+}
+
+void Agent::PrepareGpuControl(const std::string& node, const std::vector<int>& gpus, uid_t uid,
+                              gid_t gid) {
+  for (int index : gpus) {
+    const std::string dir = fmt::format("{}/{}", GpuControlDir(spool_, node), index);
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    // What the last job set goes with it: each job starts on an idle GPU.
+    for (const auto& entry : fs::directory_iterator(dir, ec)) fs::remove(entry.path(), ec);
+    if (::chown(dir.c_str(), uid, gid) != 0 && ::geteuid() == 0) {
+      util::LogWarn("cannot hand {} to uid {}: {}", dir, uid, std::strerror(errno));
+    }
+    ::chmod(dir.c_str(), 0755);
+  }
+}
+
+void Agent::ScheduleSample() {
+  if (cfg_.acct_gather_frequency_s <= 0) return;
+  sample_timer_.expires_after(std::chrono::seconds(cfg_.acct_gather_frequency_s));
+  sample_timer_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    last_samples_ = TakeSamples();
+    if (conn_) conn_->Send({{"type", "samples"}, {"samples", core::ToJson(last_samples_)}});
+    ScheduleSample();
+  });
+}
+
+core::NodeSamples Agent::TakeSamples() {
+  core::NodeSamples s;
+  s.time = ::time(nullptr);
+  for (const std::string& name : opts_.nodes) {
+    std::vector<core::GpuSample> gpus = SampleGpus(name);
+    s.gpus.insert(s.gpus.end(), std::make_move_iterator(gpus.begin()),
+                  std::make_move_iterator(gpus.end()));
+  }
+  for (const auto& [id, step] : steps_) {
+    if (step.ended || step.pid <= 0) continue;
+    s.jobs.push_back(usage_.Read(id, step.node, step.pid));
+  }
+  return s;
+}
+
+std::vector<core::GpuSample> Agent::SampleGpus(const std::string& name) const {
+  if (RealGpus(name)) return nvml_->Sample(name);
+  std::vector<core::GpuSample> out;
+  const core::NodeConfig* node = cfg_.FindNode(name);
+  if (node == nullptr) return out;
+  const std::vector<std::string> types = ConfiguredGpuTypes(*node);
+  const EmulatedNodeControl control =
+      ReadEmulatedNodeControl(GpuControlDir(spool_, name), static_cast<int>(types.size()));
+  // A GPU "lost" through the control file is not sampled.
+  for (size_t i = 0; i < types.size() && static_cast<int>(i) < control.count; ++i) {
+    out.push_back(EmulatedGpuSample(cfg_.cluster_name, name, types[i], static_cast<int>(i),
+                                    GpuControlDir(spool_, name)));
+  }
+  return out;
+}
+
+void Agent::CheckHealth(const json& msg) {
+  for (const json& n : msg.value("nodes", json::array())) {
+    const std::string name = n.get<std::string>();
+    if (std::find(opts_.nodes.begin(), opts_.nodes.end(), name) == opts_.nodes.end()) continue;
+    HealthInputs in;
+    in.node = cfg_.FindNode(name);
+    in.spool = spool_;
+    std::string driver;
+    in.gpus = SampleGpus(name);
+    if (RealGpus(name)) {
+      in.detected_gpus = static_cast<int>(nvml_->Inventory().size());
+      driver = nvml_->DriverVersion();
+      if (driver.empty()) in.nvml_error = "NVML does not answer (no driver version)";
+    } else {
+      const int configured = in.node ? static_cast<int>(ConfiguredGpuTypes(*in.node).size()) : 0;
+      const EmulatedNodeControl control = ReadEmulatedNodeControl(GpuControlDir(spool_, name), configured);
+      in.detected_gpus = control.count;
+      in.nvml_error = control.nvml_error;
+      driver = configured > 0 ? control.driver_version : "";
+    }
+    std::vector<HealthFailure> failures = RunBuiltinChecks(cfg_.health, in);
+    if (cfg_.health.program.empty()) {
+      SendHealth(name, failures, driver);
+    } else {
+      StartHealthProgram(name, std::move(failures), std::move(driver));
+    }
+  }
+}
+
+void Agent::SendHealth(const std::string& node, const std::vector<HealthFailure>& failures,
+                       const std::string& driver) {
+  if (!conn_) return;
+  json list = json::array();
+  for (const HealthFailure& f : failures) list.push_back({{"check", f.check}, {"detail", f.detail}});
+  conn_->Send({{"type", "health"}, {"node", node}, {"driver_version", driver}, {"failures", list}});
+}
+
+void Agent::StartHealthProgram(const std::string& node, std::vector<HealthFailure> failures,
+                               std::string driver) {
+  int out[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    failures.push_back({"program", std::string("cannot start it: ") + std::strerror(errno)});
+    SendHealth(node, failures, driver);
+    return;
+  }
+  // Made before the fork: the child only makes system calls.
+  const std::string& program = cfg_.health.program;
+  const std::string env_node = "SLURMD_NODENAME=" + node;
+  const std::string env_cluster = "SLURM_CLUSTER_NAME=" + cfg_.cluster_name;
+  const std::string env_conf = "SLURM_CONF=" + cfg_.path;
+  const char* argv[] = {program.c_str(), nullptr};
+  const char* envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", env_node.c_str(),
+                        env_cluster.c_str(), env_conf.c_str(), nullptr};
+  sigset_t all, old;
+  sigfillset(&all);
+  ::sigprocmask(SIG_SETMASK, &all, &old);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(out[1], 1);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, 0);
+    ::close_range(3, ~0U, 0);
+    ::execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
+    ::_exit(127);
+  }
+  const int err = errno;
+  ::sigprocmask(SIG_SETMASK, &old, nullptr);
+  ::close(out[1]);
+  if (pid < 0) {
+    ::close(out[0]);
+    failures.push_back({"program", std::string("cannot fork it: ") + std::strerror(err)});
+    SendHealth(node, failures, driver);
+    return;
+  }
+  HealthRun& run = health_runs_[pid];
+  run.node = node;
+  run.failures = std::move(failures);
+  run.driver = std::move(driver);
+  run.out = std::make_unique<boost::asio::posix::stream_descriptor>(io_, out[0]);
+  ReadHealthOutput(pid);
+}
+
+void Agent::ReadHealthOutput(pid_t pid) {
+  HealthRun& run = health_runs_.at(pid);
+  run.out->async_read_some(boost::asio::buffer(run.buf),
+                           [this, pid](boost::system::error_code ec, size_t n) {
+                             auto it = health_runs_.find(pid);
+                             if (it == health_runs_.end()) return;
+                             HealthRun& r = it->second;
+                             // The last 4 KiB are enough for its verdict.
+                             r.output.append(r.buf.data(), n);
+                             if (r.output.size() > 4096) r.output.erase(0, r.output.size() - 4096);
+                             if (!ec) {
+                               ReadHealthOutput(pid);
+                               return;
+                             }
+                             r.eof = true;
+                             FinishHealthRun(pid);
+                           });
+}
+
+void Agent::FinishHealthRun(pid_t pid) {
+  auto it = health_runs_.find(pid);
+  if (it == health_runs_.end() || !it->second.eof || !it->second.exited) return;
+  HealthRun run = std::move(it->second);
+  health_runs_.erase(it);
+  const int st = run.status;
+  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    // Its last line of output says why, if it printed one.
+    std::string last;
+    for (const std::string& line : util::Split(run.output, '\n')) {
+      if (!util::Trim(line).empty()) last = std::string(util::Trim(line));
+    }
+    const std::string status = WIFEXITED(st) ? fmt::format("exit status {}", WEXITSTATUS(st))
+                                             : fmt::format("killed by signal {}", WTERMSIG(st));
+    run.failures.push_back(
+        {"program", last.empty() ? fmt::format("{} {}", cfg_.health.program, status)
+                                 : fmt::format("{} ({})", last, status)});
+  }
+  SendHealth(run.node, run.failures, run.driver);
+}
+
+std::string Agent::MetricsText() const {
+  core::LabelLookup labels;
+  labels.gpu_holder = [this](const std::string& node, int index) -> std::optional<core::JobLabels> {
+    for (const auto& [id, step] : steps_) {
+      if (!step.ended && step.node == node &&
+          std::find(step.gpus.begin(), step.gpus.end(), index) != step.gpus.end()) {
+        return step.labels;
+      }
+    }
+    return std::nullopt;
+  };
+  labels.job = [this](uint32_t id) -> std::optional<core::JobLabels> {
+    auto it = steps_.find(id);
+    if (it == steps_.end() || it->second.ended || it->second.labels.job_id == 0) return std::nullopt;
+    return it->second.labels;
+  };
+  std::string out;
+  core::RenderNodeSamples({&last_samples_}, labels, &out);
+  return out;
+}
+
+void Agent::ServeMetrics() {
+  if (cfg_.agent_metrics_port <= 0) return;
+  auto listening = api::PublicHttpServer::Listen(
+      io_, cfg_.agent_metrics_host, cfg_.agent_metrics_port,
+      api::MetricsOnlyHandler([this] { return MetricsText(); }), cfg_.api);
+  if (!listening.ok()) {
+    util::LogError("MusterAgentMetricsAddress: {}", listening.status().message());
+    return;
+  }
+  metrics_ = std::move(*listening);
 }
 
 }  // namespace muster::agent

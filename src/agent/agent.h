@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <map>
@@ -24,10 +25,15 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/file_recycler.h"
+#include "agent/gpus.h"
+#include "agent/health.h"
+#include "agent/job_usage.h"
+#include "api/http.h"
 #include "api/line_conn.h"
 #include "auth/kiosk_server.h"
 #include "auth/service.h"
 #include "config/config.h"
+#include "core/node_samples.h"
 #include "stepd/spool.h"
 #include "stepd/step.h"
 
@@ -60,6 +66,11 @@ class Agent {
     pid_t pid = 0;
     std::unique_ptr<boost::asio::posix::stream_descriptor> pidfd;  // reattached steps
     bool ended = false;
+    // Known for the steps this agent launched (not reattached ones): the
+    // batch node, the GPUs the job holds there and its labels.
+    std::string node;
+    std::vector<int> gpus;
+    core::JobLabels labels;
   };
 
   void Connect();
@@ -94,6 +105,30 @@ class Agent {
   // The job's state file as the step left it (stepd/spool.h).
   stepd::StepState ReadState(uint32_t job_id) const;
   void ReportLaunchFailure(uint32_t job_id, const std::string& detail);
+  // Samples GPUs and running jobs every JobAcctGatherFrequency seconds
+  // and sends them to musterd (core/node_samples.h).
+  void ScheduleSample();
+  core::NodeSamples TakeSamples();
+  // musterd's "health_check": the built-in checks of each node named, then
+  // HealthCheckProgram (in the background), then a "health" message per node.
+  void CheckHealth(const nlohmann::json& msg);
+  // The samples of `node`'s GPUs now, and how many GPUs it has.
+  std::vector<core::GpuSample> SampleGpus(const std::string& node) const;
+  void StartHealthProgram(const std::string& node, std::vector<HealthFailure> failures,
+                          std::string driver);
+  void ReadHealthOutput(pid_t pid);
+  void FinishHealthRun(pid_t pid);
+  void SendHealth(const std::string& node, const std::vector<HealthFailure>& failures,
+                  const std::string& driver);
+  // Serves the latest samples at MusterAgentMetricsAddress.
+  void ServeMetrics();
+  std::string MetricsText() const;
+  // Whether `node`'s GPUs are real (NVML, on the node that is this
+  // machine) rather than emulated.
+  bool RealGpus(const std::string& node) const { return nvml_ != nullptr && node == opts_.host; }
+  // Hands the control directories of an emulated node's GPUs `gpus` to
+  // `uid` (a job starting: owner = its user) or back to the agent, reset.
+  void PrepareGpuControl(const std::string& node, const std::vector<int>& gpus, uid_t uid, gid_t gid);
   // Whether a job on `node` is confined to `cpuset`: only on the node that is
   // this machine, and only when every id exists here.
   bool ConfinesCpus(const std::string& node, const std::string& cpuset) const;
@@ -108,6 +143,25 @@ class Agent {
   boost::asio::steady_timer reconnect_;
   boost::asio::signal_set sigchld_;
   std::map<uint32_t, Step> steps_;
+  std::unique_ptr<Nvml> nvml_;  // null without NVML
+  JobUsageReader usage_;
+  boost::asio::steady_timer sample_timer_;
+  core::NodeSamples last_samples_;
+  std::unique_ptr<api::PublicHttpServer> metrics_;
+  // HealthCheckProgram runs in flight, by pid: the node's built-in
+  // results, and the program's output until it ends.
+  struct HealthRun {
+    std::string node;
+    std::vector<HealthFailure> failures;
+    std::string driver;
+    std::string output;
+    std::unique_ptr<boost::asio::posix::stream_descriptor> out;
+    std::array<char, 1024> buf{};
+    bool eof = false;
+    bool exited = false;
+    int status = 0;
+  };
+  std::map<pid_t, HealthRun> health_runs_;
 };
 
 }  // namespace muster::agent

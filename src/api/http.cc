@@ -695,4 +695,19 @@ util::Result<HttpResponse> HttpCall(const Endpoint& endpoint, const std::string&
   return out;
 }
 
+HttpHandler MetricsOnlyHandler(std::function<std::string()> text) {
+  return [text = std::move(text)](const HttpRequest& r, Respond respond) {
+    HttpResponse reply;
+    if (r.method == "GET" && r.target.substr(0, r.target.find('?')) == "/metrics") {
+      reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
+      reply.body = text();
+    } else {
+      reply.status = 404;
+      reply.content_type = "text/plain; charset=utf-8";
+      reply.body = "only /metrics is served here\n";
+    }
+    respond(std::move(reply));
+  };
+}
+
 }  // namespace muster::api

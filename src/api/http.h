@@ -140,6 +140,10 @@ class PublicHttpServer {
   virtual void Close() = 0;
 };
 
+// A PublicHttpServer's handler that answers GET /metrics with `text()` in
+// Prometheus' text format, and 404 to anything else.
+HttpHandler MetricsOnlyHandler(std::function<std::string()> text);
+
 // Where a client reaches musterd: its unix socket on the controller's
 // host, else TCP, each request signed and each reply checked by this
 // host's credential service (api/kiosk.h), which also names the

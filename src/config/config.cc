@@ -68,9 +68,8 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
         "EioTimeout", "Epilog", "EpilogMsgTime", "EpilogSlurmctld",
         "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor", "FederationParameters",
-        "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "HealthCheckInterval",
-        "HealthCheckNodeState", "HealthCheckProgram", "InactiveLimit", "InteractiveStepOptions",
-        "JobAcctGatherFrequency", "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
+        "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit", "InteractiveStepOptions",
+        "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
         "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort", "JobCompType", "JobCompUser",
         "JobContainerType", "JobFileAppend", "JobRequeue", "JobSubmitPlugins", "KillOnBadExit",
         "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
@@ -134,7 +133,7 @@ constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
     "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared",
-    "tresbillingweights", "preemptmode", "gracetime", "lln"};
+    "tresbillingweights", "preemptmode", "gracetime", "lln", "idlegpucancel"};
 
 // What DownNodes= may give its nodes.
 constexpr core::NodeInitialState kDownNodeStates[] = {
@@ -492,6 +491,14 @@ Status SetTime(const Attrs& attrs, const char* key, const std::string& context, 
   return Status::Ok();
 }
 
+template <typename T>
+Status SetTopInt(const Pair& p, T* field, int64_t min, int64_t max) {
+  Result<int64_t> n = IntValue(p, "", min, max);
+  if (!n.ok()) return n.status();
+  *field = static_cast<T>(*n);
+  return Status::Ok();
+}
+
 class Parser {
  public:
   explicit Parser(const std::string& main_path)
@@ -545,6 +552,126 @@ class Parser {
   Status CheckKeys(const std::vector<Pair>& pairs, const std::string& record,
                    std::span<const std::string_view> known,
                    std::span<const std::string_view> ignored);
+  // A duration in any Slurm form (minutes, MM:SS, HH:MM:SS, D-HH).
+  Status SetDuration(const Pair& p, int64_t* out) {
+    Result<int64_t> s = util::ParseTimeLimitSeconds(p.value);
+    if (!s.ok() || *s < 0) {
+      return BadValue(p, "", "expected a time: MINUTES, MINUTES:SECONDS or HOURS:MINUTES:SECONDS");
+    }
+    *out = *s;
+    return Status::Ok();
+  }
+
+  // IdleGpu* keys; nullopt when `p` is none of them.
+  std::optional<Status> SetIdleGpu(const Pair& p) {
+    const std::string k = util::ToLower(p.key);
+    IdleGpuConfig& c = cfg_.idle_gpu;
+    if (k == "idlegputhreshold") return SetTopInt(p, &c.threshold_pct, 0, 100);
+    if (k == "idlegpuflagtime") return SetDuration(p, &c.flag_after_s);
+    if (k == "idlegpureporttime") return SetDuration(p, &c.report_after_s);
+    if (k == "idlegpucanceltime") return SetDuration(p, &c.cancel_after_s);
+    if (k == "idlegpunotifyprogram") {
+      if (!p.value.empty() && p.value.front() != '/') {
+        return BadValue(p, "", "expected an absolute path");
+      }
+      c.notify_program = p.value;
+      return Status::Ok();
+    }
+    return std::nullopt;
+  }
+
+  // HealthCheck* and MusterHealth* keys; nullopt when `p` is none of them.
+  std::optional<Status> SetHealth(const Pair& p) {
+    const std::string k = util::ToLower(p.key);
+    HealthConfig& h = cfg_.health;
+    auto known = [](const std::string& name) {
+      return std::find(std::begin(kHealthChecks), std::end(kHealthChecks), name) !=
+             std::end(kHealthChecks);
+    };
+    if (k == "healthcheckprogram") {
+      if (!p.value.empty() && p.value.front() != '/') return BadValue(p, "", "expected an absolute path");
+      h.program = p.value;
+      return Status::Ok();
+    }
+    if (k == "healthcheckinterval") return SetTopInt(p, &h.interval_s, 0, 86400 * 7);
+    if (k == "healthchecknodestate") {
+      h.node_states.clear();
+      h.skip_drained = false;
+      for (const std::string& item : ListValue(p.value)) {
+        const std::string s = util::ToLower(item);
+        if (s == "any" || s == "cycle") continue;  // CYCLE: Muster checks every node each time
+        if (s == "nondrained_idle") {
+          h.node_states.push_back("idle");
+          h.skip_drained = true;
+        } else if (s == "idle" || s == "alloc" || s == "mixed") {
+          h.node_states.push_back(s);
+        } else {
+          return BadValue(p, "", "unknown state '" + item +
+                                     "' (expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or CYCLE)");
+        }
+      }
+      return Status::Ok();
+    }
+    if (k == "musterhealthchecks" || k == "musterhealthautoresume") {
+      std::vector<std::string> names;
+      for (const std::string& item : ListValue(p.value)) {
+        const std::string name = util::ToLower(item);
+        if (!known(name) && !(k == "musterhealthautoresume" && name == "program")) {
+          return BadValue(p, "", "unknown check '" + item +
+                                     "' (expected gpu_count, gpu_model, driver_version, mounts, "
+                                     "spool_space, ecc, remapped_rows, xid or nvml" +
+                                     (k == "musterhealthautoresume" ? ", or program)" : ")"));
+        }
+        if (k == "musterhealthautoresume" &&
+            std::find(std::begin(kHealthChecksNeverResumed), std::end(kHealthChecksNeverResumed),
+                      name) != std::end(kHealthChecksNeverResumed)) {
+          return BadValue(p, "", "check '" + item +
+                                     "' finds hardware faults: a node it drains is resumed by an "
+                                     "operator only");
+        }
+        names.push_back(name);
+      }
+      (k == "musterhealthchecks" ? h.checks : h.auto_resume) = names;
+      return Status::Ok();
+    }
+    if (k == "musterhealthmounts") {
+      h.mounts = ListValue(p.value);
+      for (const std::string& m : h.mounts) {
+        if (m.empty() || m.front() != '/') return BadValue(p, "", "'" + m + "' is not an absolute path");
+      }
+      return Status::Ok();
+    }
+    if (k == "musterhealthspoolminfree") {
+      Result<int64_t> mb = util::ParseMemoryMb(p.value);
+      if (!mb.ok()) return BadValue(p, "", "expected a size (e.g. 500M, 2G)");
+      h.spool_min_free_mb = *mb;
+      return Status::Ok();
+    }
+    if (k == "musterhealthmaxdrainpercent") return SetTopInt(p, &h.max_drain_percent, 1, 100);
+    return std::nullopt;
+  }
+
+  // ADDRESS:PORT, an IPv4 or IPv6 address ([v6] in brackets) to listen on.
+  Status SetListenAddress(const Pair& p, std::string* host_out, int* port_out) {
+    const size_t colon = p.value.rfind(':');
+    Result<int64_t> port =
+        colon == std::string::npos ? Result<int64_t>(0) : util::ParseInt(p.value.substr(colon + 1));
+    std::string host = colon == std::string::npos ? "" : p.value.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+      host = host.substr(1, host.size() - 2);
+    }
+    unsigned char ip[sizeof(struct in6_addr)];
+    const bool address = inet_pton(AF_INET, host.c_str(), ip) == 1 ||
+                         inet_pton(AF_INET6, host.c_str(), ip) == 1;
+    if (!address || !port.ok() || *port < 1 || *port > 65535) {
+      return BadValue(p, "",
+                      "expected ADDRESS:PORT, an IP address to listen on (0.0.0.0 for all) and "
+                      "a port 1..65535, e.g. 127.0.0.1:9817");
+    }
+    *host_out = host;
+    *port_out = static_cast<int>(*port);
+    return Status::Ok();
+  }
   void RecordIgnored(const Pair& p) { cfg_.ignored_keys.push_back(p.loc.Str() + ": " + p.key); }
   void RecordRaw(const Pair& p);
   Status ResolveNodeSets();
@@ -686,14 +813,6 @@ void Parser::RecordRaw(const Pair& p) {
   if (it != raw_spelling_.end() && it->second != p.key) cfg_.raw.erase(it->second);
   raw_spelling_[lower] = p.key;
   cfg_.raw[p.key] = p.value;
-}
-
-template <typename T>
-Status SetTopInt(const Pair& p, T* field, int64_t min, int64_t max) {
-  Result<int64_t> n = IntValue(p, "", min, max);
-  if (!n.ok()) return n.status();
-  *field = static_cast<T>(*n);
-  return Status::Ok();
 }
 
 Status Parser::ApplyTopLevel(const Pair& p) {
@@ -876,24 +995,26 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (std::optional<Status> done = SetPriority(p)) return *done;
   if (k == "musterapiparameters") return SetApiParameters(p);
   if (k == "mustermetricsaddress") {
-    // ADDRESS:PORT, an IPv4 or IPv6 address ([v6] in brackets) to listen on.
-    const size_t colon = p.value.rfind(':');
-    Result<int64_t> port =
-        colon == std::string::npos ? Result<int64_t>(0) : util::ParseInt(p.value.substr(colon + 1));
-    std::string host = colon == std::string::npos ? "" : p.value.substr(0, colon);
-    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-      host = host.substr(1, host.size() - 2);
+    return SetListenAddress(p, &cfg_.metrics_host, &cfg_.metrics_port);
+  }
+  if (k == "musteragentmetricsaddress") {
+    return SetListenAddress(p, &cfg_.agent_metrics_host, &cfg_.agent_metrics_port);
+  }
+  if (std::optional<Status> done = SetIdleGpu(p)) return *done;
+  if (std::optional<Status> done = SetHealth(p)) return *done;
+  if (k == "jobacctgatherfrequency") {
+    // N, or task=N among other kinds (energy=, network=, filesystem=,
+    // which Muster does not sample): seconds between samples, 0 for none.
+    for (const std::string& part : ListValue(p.value)) {
+      const size_t eq = part.find('=');
+      const std::string kind = eq == std::string::npos ? "task" : util::ToLower(part.substr(0, eq));
+      if (kind != "task") continue;
+      Result<int64_t> n = util::ParseInt(eq == std::string::npos ? part : part.substr(eq + 1));
+      if (!n.ok() || *n < 0 || *n > 86400) {
+        return BadValue(p, "", "expected seconds 0..86400, or task=SECONDS");
+      }
+      cfg_.acct_gather_frequency_s = static_cast<int>(*n);
     }
-    unsigned char ip[sizeof(struct in6_addr)];
-    const bool address = inet_pton(AF_INET, host.c_str(), ip) == 1 ||
-                         inet_pton(AF_INET6, host.c_str(), ip) == 1;
-    if (!address || !port.ok() || *port < 1 || *port > 65535) {
-      return BadValue(p, "",
-                      "expected ADDRESS:PORT, an IP address to listen on (0.0.0.0 for all) and "
-                      "a port 1..65535, e.g. 127.0.0.1:9817");
-    }
-    cfg_.metrics_host = host;
-    cfg_.metrics_port = static_cast<int>(*port);
     return Status::Ok();
   }
   if (k == "slurmctldparameters") {
@@ -1486,6 +1607,11 @@ Result<core::Partition> BuildPartition(const Attrs& attrs, const std::string& co
     Result<bool> b = BoolValue(*p, context);
     if (!b.ok()) return b.status();
     part.least_loaded = *b;
+  }
+  if (const Pair* p = Find(attrs, "idlegpucancel")) {
+    Result<bool> b = BoolValue(*p, context);
+    if (!b.ok()) return b.status();
+    part.idle_gpu_cancel = *b;
   }
   int64_t grace = 0;
   MUSTER_RETURN_IF_ERROR(SetInt(attrs, "gracetime", context, 0, kMaxInt, &grace));

@@ -125,6 +125,54 @@ struct Switch {
   std::string link_speed;          // LinkSpeed=, kept as written
 };
 
+// The idle-GPU policy (Muster's own keys): a running job all of whose GPUs
+// stay under IdleGpuThreshold percent is flagged after IdleGpuFlagTime and
+// its user told (IdleGpuNotifyProgram), told again and reported to the
+// operators after IdleGpuReportTime, and cancelled after IdleGpuCancelTime,
+// only in partitions with IdleGpuCancel=YES. Times count from when it went
+// idle; 0 leaves that stage out (IdleGpuFlagTime=0: no policy).
+struct IdleGpuConfig {
+  int threshold_pct = 5;
+  int64_t flag_after_s = 0;
+  int64_t report_after_s = 0;
+  int64_t cancel_after_s = 0;
+  std::string notify_program;
+  bool enabled() const { return flag_after_s > 0; }
+};
+
+// Health checks. musterd asks each agent every HealthCheckInterval seconds
+// to check its nodes in the states HealthCheckNodeState names; the agent
+// runs HealthCheckProgram (exit status 0 = healthy) and the built-in checks
+// of MusterHealthChecks, and musterd drains a failing node with the
+// check's name and what it saw as the reason ("health" as the actor), and
+// resumes one that health drained once its checks pass, if the check that
+// drained it is in MusterHealthAutoResume. Past MusterHealthMaxDrainPercent
+// of the nodes failing one check at once, the failures are taken for a
+// shared cause and no further node is drained for that check.
+struct HealthConfig {
+  std::string program;
+  int interval_s = 0;  // 0: no health checks
+  // HealthCheckNodeState: any of idle, alloc, mixed (empty: ANY);
+  // NONDRAINED_IDLE adds idle and leaves drained nodes out.
+  std::vector<std::string> node_states;
+  bool skip_drained = false;
+  // Built-in checks: gpu_count, gpu_model, driver_version, mounts,
+  // spool_space, ecc, remapped_rows, xid, nvml.
+  std::vector<std::string> checks;
+  std::vector<std::string> mounts;  // MusterHealthMounts: paths that must be mount points
+  int64_t spool_min_free_mb = 1024;  // MusterHealthSpoolMinFree
+  std::vector<std::string> auto_resume;  // MusterHealthAutoResume: checks allowed to self-heal
+  int max_drain_percent = 100;           // MusterHealthMaxDrainPercent
+  bool enabled() const { return interval_s > 0 && (!program.empty() || !checks.empty()); }
+};
+
+// The built-in health checks, and those that may never resume a node by
+// themselves (hardware faults: an operator must look).
+inline constexpr std::string_view kHealthChecks[] = {
+    "gpu_count", "gpu_model", "driver_version", "mounts", "spool_space",
+    "ecc",       "remapped_rows", "xid",        "nvml"};
+inline constexpr std::string_view kHealthChecksNeverResumed[] = {"ecc", "remapped_rows", "xid"};
+
 struct Config {
   std::string path;  // the main file, absolute
   std::string cluster_name = "cluster";
@@ -228,6 +276,17 @@ struct Config {
   // plain HTTP there, for Prometheus (port 0: on its API socket only).
   std::string metrics_host;
   int metrics_port = 0;
+  // MusterAgentMetricsAddress=ADDRESS:PORT: each agent serves its own
+  // nodes' GPU and job series there (port 0: none; agents on one machine
+  // each need their own, muster-agent --metrics-address).
+  std::string agent_metrics_host;
+  int agent_metrics_port = 0;
+  // JobAcctGatherFrequency=N (or task=N): the agents sample GPUs and
+  // running jobs every N seconds (0: never), for /metrics, accounting,
+  // health checks and the idle-GPU policy.
+  int acct_gather_frequency_s = 30;
+  IdleGpuConfig idle_gpu;
+  HealthConfig health;
   // SlurmctldParameters=enable_configless: musterd serves this
   // configuration to agents that start with --conf-server.
   bool enable_configless = false;

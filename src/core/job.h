@@ -238,6 +238,19 @@ struct Job {
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step
+  // Its GPUs as the agents sampled them while it ran (JobAcctGatherFrequency):
+  // utilisation (percent) times seconds, summed over its GPUs; the
+  // GPU-seconds sampled; the most memory one of them held (-1: none
+  // sampled). Journalled with the job's changes, not at every sample.
+  int64_t gpu_util_pct_s = 0;
+  int64_t gpu_sampled_s = 0;
+  int64_t gpu_mem_max_bytes = -1;
+  // The idle-GPU policy (ctld/idle_gpus.h): since when every GPU of the job
+  // has been under the threshold (0: not idle), and how far the policy has
+  // gone with it (0 nothing, 1 flagged and its user told, 2 told again and
+  // reported to the operators, 3 cancelled).
+  int64_t gpu_idle_since = 0;
+  int gpu_idle_stage = 0;
   // The id the job's next srun step gets. Journalled with the job, so steps
   // made after a controller restart never reuse an id (and its sacct row).
   int next_step_id = 0;

@@ -64,7 +64,17 @@ struct Node {
   std::string reason;
   uint32_t reason_uid = 0;
   int64_t reason_time = 0;
+  // Who set the reason when it was no user: "health" for a health check's
+  // drain (sinfo -R's USER); empty: reason_uid's user.
+  std::string reason_actor;
   int64_t boot_time = 0;
+  // Health checks (config::HealthConfig): what failed at the last run
+  // ("ecc: GPU 3: 2 uncorrectable ECC errors"; empty: all passed), when it
+  // ran (0: never), and the check that drained the node (empty: health did
+  // not drain it, or an operator has resumed it since).
+  std::vector<std::string> health_failures;
+  int64_t health_time = 0;
+  std::string health_drained_by;
   int64_t last_busy = 0;
 
   int alloc_cpus = 0;

@@ -51,6 +51,9 @@ struct Partition {
   // OverSubscribe as scontrol prints it: NO, EXCLUSIVE, YES:<n>, FORCE:<n>.
   // Accepted and shown; jobs never share a CPU in Muster.
   std::string oversubscribe = "NO";
+  // IdleGpuCancel=YES (Muster's own): the idle-GPU policy may cancel jobs
+  // here (interactive partitions); elsewhere it only flags and reports.
+  bool idle_gpu_cancel = false;
   int priority_tier = 1;
   int priority_job_factor = 1;
   // TRESBillingWeights, and as written ("" = unset: a job's billing is

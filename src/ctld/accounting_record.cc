@@ -122,6 +122,10 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   s.alloc_tres = SortedTres(core::JobTres(job, cfg.MemoryDefaultsFor(job)));
   s.max_rss_kb = job.max_rss_kb > 0 ? job.max_rss_kb : -1;
   s.total_cpu_ms = job.total_cpu_ms;
+  if (job.gpu_sampled_s > 0) {
+    s.gpu_util_pct = static_cast<int>(job.gpu_util_pct_s / job.gpu_sampled_s);
+    s.gpu_mem_max_bytes = job.gpu_mem_max_bytes;
+  }
   return s;
 }
 

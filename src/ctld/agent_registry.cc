@@ -43,6 +43,13 @@ AgentRegistry::Conn AgentRegistry::ConnOf(const std::string& node) const {
   return agents_.at(at->second).conn;
 }
 
+std::string AgentRegistry::HostOf(const Conn& conn) const {
+  for (const auto& [host, agent] : agents_) {
+    if (agent.conn == conn) return host;
+  }
+  return "";
+}
+
 bool AgentRegistry::Holds(const Conn& conn, const std::string& node) const {
   const Conn holder = ConnOf(node);
   return holder != nullptr && holder == conn;

@@ -42,6 +42,8 @@ class AgentRegistry {
 
   // The connection of the agent holding `node`; null when none does.
   Conn ConnOf(const std::string& node) const;
+  // The host whose agent speaks over `conn`; empty when none does.
+  std::string HostOf(const Conn& conn) const;
   // Whether `conn` is the connection of the agent holding `node`.
   bool Holds(const Conn& conn, const std::string& node) const;
   // Every connected agent, by host.

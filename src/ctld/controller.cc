@@ -111,6 +111,10 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
     nodes_.push_back(std::move(n));
   }
   ArmHousekeeping();
+  if (cfg_.health.enabled()) {
+    health_timer_ = time_.MakeTimer([this] { RunHealthChecks(); });
+    health_timer_->ArmAt(start_time_ + cfg_.health.interval_s);
+  }
 }
 
 bool Controller::IsAdmin(uint32_t uid) const {
@@ -159,7 +163,8 @@ std::string Controller::StateJson() const {
 json Controller::NodeState(const core::Node& n) {
   return {{"name", n.config.name},   {"drain", n.drain},
           {"down", n.down},          {"reason", n.reason},
-          {"reason_uid", n.reason_uid}, {"reason_time", n.reason_time}};
+          {"reason_uid", n.reason_uid}, {"reason_time", n.reason_time},
+          {"reason_actor", n.reason_actor}, {"health_drained_by", n.health_drained_by}};
 }
 
 void Controller::ApplyNodeState(const json& n) {
@@ -170,6 +175,8 @@ void Controller::ApplyNodeState(const json& n) {
   node->reason = n.value("reason", "");
   node->reason_uid = n.value("reason_uid", 0u);
   node->reason_time = n.value("reason_time", int64_t{0});
+  node->reason_actor = n.value("reason_actor", "");
+  node->health_drained_by = n.value("health_drained_by", "");
 }
 
 util::Status Controller::Save() {
@@ -988,6 +995,10 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
     stats_.Rpc("REQUEST_COMPLETE_BATCH_SCRIPT", 5018, ::getuid(), micros);
   } else if (type == "config_request") {
     stats_.Rpc("MUSTER_CONFIG_REQUEST", 0, ::getuid(), micros);
+  } else if (type == "samples") {
+    stats_.Rpc("REQUEST_ACCT_GATHER_UPDATE", 1011, ::getuid(), micros);
+  } else if (type == "health") {
+    stats_.Rpc("REQUEST_HEALTH_CHECK", 1012, ::getuid(), micros);
   }
 }
 
@@ -1003,6 +1014,10 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
       OnAgentRegister(conn, msg);
     } else if (type == "config_request") {
       OnConfigRequest(conn, msg);
+    } else if (type == "samples") {
+      OnAgentSamples(conn, msg);
+    } else if (type == "health") {
+      OnAgentHealth(conn, msg);
     } else if (type == "ended") {
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;
@@ -1121,6 +1136,7 @@ void Controller::OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, con
 void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
   const auto gone = agents_.Closed(conn);  // its SlurmdTimeout starts
   if (!gone) return;
+  samples_.erase(gone->first);
   for (const auto& name : gone->second.nodes) {
     if (core::Node* node = FindNode(name)) node->registered = false;
   }
@@ -1405,14 +1421,19 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
       node->drain = false;
       if (st != "UNDRAIN") node->down = false;
     }
+    // An operator's word replaces health's: a node health drained and an
+    // operator resumed (or drained again) is the operator's.
+    node->health_drained_by.clear();
     if (needs_reason) {
       node->reason = reason;
       node->reason_uid = caller.uid;
       node->reason_time = now;
+      node->reason_actor.clear();
     } else if (!node->drain && !node->down) {
       node->reason.clear();
       node->reason_uid = 0;
       node->reason_time = 0;
+      node->reason_actor.clear();
     }
     MarkNode(*node);
   }

@@ -29,6 +29,7 @@
 #include "core/accounts.h"
 #include "core/job.h"
 #include "core/node.h"
+#include "core/node_samples.h"
 #include "core/reservation.h"
 #include "ctld/agent_registry.h"
 #include "ctld/commit_pipeline.h"
@@ -41,6 +42,7 @@
 #include "ctld/usage_keeper.h"
 #include "sched/dependency.h"
 #include "sched/estimate.h"
+#include "sched/idle_gpus.h"
 #include "sched/scheduler.h"
 #include "util/clock.h"
 #include "util/status.h"
@@ -183,6 +185,9 @@ class Controller {
   // /metrics (src/ctld/metrics.cc): the scheduler's state and counters in
   // Prometheus' text format.
   std::string MetricsText() const;
+  // The agents' series (GPUs, jobs' usage), the idle-GPU policy's and the
+  // health checks', appended to `out`.
+  void AgentSeries(std::string* out) const;
   // sdiag -r: operators only ("Access/permission denied" otherwise).
   util::Status ResetStats(const Caller& caller);
   // An RPC served (the API's and the agents'), for sdiag.
@@ -229,6 +234,24 @@ class Controller {
   void OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes);
   void OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   void OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // An agent's samples (src/ctld/agent_samples.cc): kept for /metrics,
+  // added to each job's GPU usage, and the idle-GPU policy applied.
+  void OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // The running job holding each GPU, by (node, index).
+  std::map<std::pair<std::string, int>, core::Job*> GpuHolders();
+  core::JobLabels LabelsOf(const core::Job& job) const;
+  void ApplyIdleGpuAction(core::Job& job, sched::IdleGpuAction action, int util_pct);
+  // Runs IdleGpuNotifyProgram for `job` (event flagged, reminder, report,
+  // cancelled, busy), to `recipient` (user or operators).
+  void NotifyIdleGpu(const core::Job& job, std::string_view event, std::string_view recipient);
+  // Health checks (src/ctld/health.cc): every HealthCheckInterval, each
+  // agent is asked to check its nodes in HealthCheckNodeState's states;
+  // its answer drains, or resumes, each node.
+  void RunHealthChecks();
+  void OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // Whether health may drain another node for `check`: false past
+  // MusterHealthMaxDrainPercent of the nodes drained for it.
+  bool HealthMayDrain(const std::string& check) const;
   // Ends a job that ran: frees its resources, records the end.
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
@@ -445,6 +468,14 @@ class Controller {
   // When housekeeping last ran (a reservation that began since lets a pass run).
   int64_t last_housekeeping_ = 0;
   std::unique_ptr<util::Timer> housekeeping_;
+  // The latest samples of each agent, by host (gone with its connection).
+  std::map<std::string, core::NodeSamples> samples_;
+  std::unique_ptr<util::Timer> health_timer_;
+  // Each node's GPU driver version at its last health check, for the
+  // driver_version check (every node on the version most nodes have).
+  std::map<std::string, std::string> driver_versions_;
+  // Health drains held back as a shared cause, by check, since start.
+  std::map<std::string, int64_t> health_withheld_;
 };
 
 }  // namespace muster::ctld

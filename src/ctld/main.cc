@@ -163,17 +163,7 @@ int main(int argc, char** argv) {
   if (ctl.config().metrics_port > 0) {
     auto listening = api::PublicHttpServer::Listen(
         io, ctl.config().metrics_host, ctl.config().metrics_port,
-        [&ctl](const api::HttpRequest& r, api::Respond respond) {
-          api::HttpResponse reply;
-          if (r.method == "GET" && r.target.substr(0, r.target.find('?')) == "/metrics") {
-            reply = ctld::MetricsReply(ctl);
-          } else {
-            reply.status = 404;
-            reply.content_type = "text/plain; charset=utf-8";
-            reply.body = "only /metrics is served here\n";
-          }
-          respond(std::move(reply));
-        },
+        api::MetricsOnlyHandler([&ctl] { return ctl.MetricsText(); }),
         ctl.config().api);
     if (!listening.ok()) {
       util::LogError("MusterMetricsAddress: {}", listening.status().message());

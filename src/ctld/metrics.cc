@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "ctld/controller.h"
+#include "util/prom_text.h"
 
 namespace muster::ctld {
 namespace {
@@ -20,51 +21,16 @@ namespace {
 using core::Job;
 using core::JobState;
 
-// A label value, escaped as the format asks (backslash, quote, newline).
-std::string Escape(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
+using Family = util::PromFamily;
+
+std::string_view IdleGpuStageName(int stage) {
+  switch (stage) {
+    case 0: return "idle";
+    case 1: return "flagged";
+    case 2: return "reported";
+    default: return "cancelled";
   }
-  return out;
 }
-
-// One metric family: its HELP and TYPE, then its series (the format wants
-// a family's series together: text() is appended whole).
-class Family {
- public:
-  Family(std::string name, std::string_view type, std::string_view help) : name_(std::move(name)) {
-    text_ = fmt::format("# HELP {} {}\n# TYPE {} {}\n", name_, help, name_, type);
-  }
-  // `labels`: name, value pairs.
-  void Add(const std::vector<std::pair<std::string_view, std::string_view>>& labels, double value,
-           std::string_view suffix = "") {
-    text_ += name_;
-    text_ += suffix;
-    if (!labels.empty()) {
-      text_ += '{';
-      for (size_t i = 0; i < labels.size(); ++i) {
-        if (i > 0) text_ += ',';
-        text_ += fmt::format("{}=\"{}\"", labels[i].first, Escape(labels[i].second));
-      }
-      text_ += '}';
-    }
-    text_ += fmt::format(" {}\n", value);
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string name_;
-  std::string text_;
-};
 
 }  // namespace
 
@@ -206,7 +172,71 @@ std::string Controller::MetricsText() const {
     rpcs.Add({{"type", r.name}}, static_cast<double>(r.count), "_count");
   }
   out += rpcs.text();
+  AgentSeries(&out);
   return out;
+}
+
+void Controller::AgentSeries(std::string* out) const {
+  // The agents' GPU and job series, labelled with the job holding each GPU
+  // now: a job's labels go when it ends.
+  std::map<std::pair<std::string, int>, const Job*> holders;
+  for (const Job& job : jobs_) {
+    if (job.state != JobState::kRunning) continue;
+    for (const core::NodeAlloc& a : job.alloc) {
+      for (int g : a.gpu_indices) holders[{a.node, g}] = &job;
+    }
+  }
+  core::LabelLookup labels;
+  labels.gpu_holder = [&](const std::string& node, int index) -> std::optional<core::JobLabels> {
+    auto it = holders.find({node, index});
+    if (it == holders.end()) return std::nullopt;
+    return LabelsOf(*it->second);
+  };
+  labels.job = [&](uint32_t id) -> std::optional<core::JobLabels> {
+    const Job* job = jobs_.Find(id);
+    if (job == nullptr || job->state != JobState::kRunning) return std::nullopt;
+    return LabelsOf(*job);
+  };
+  std::vector<const core::NodeSamples*> samples;
+  for (const auto& [host, s] : samples_) samples.push_back(&s);
+  core::RenderNodeSamples(samples, labels, out);
+
+  // The idle-GPU policy's flagged jobs, and the health checks.
+  Family idle("muster_job_gpu_idle_seconds", "gauge",
+              "Running jobs whose GPUs are all under IdleGpuThreshold: for how long, with the "
+              "policy's stage (idle, flagged, reported).");
+  const int64_t now = Now();
+  for (const Job& job : jobs_) {
+    if (job.state != JobState::kRunning || job.gpu_idle_since == 0) continue;
+    const core::JobLabels l = LabelsOf(job);
+    const std::string id = std::to_string(job.id);
+    idle.Add({{"hpc_job", id},
+              {"user", l.user},
+              {"account", l.account},
+              {"partition", l.partition},
+              {"stage", IdleGpuStageName(job.gpu_idle_stage)}},
+             static_cast<double>(now - job.gpu_idle_since));
+  }
+  *out += idle.text();
+  if (!cfg_.health.enabled()) return;
+  Family failing("muster_node_health_failing", "gauge",
+                 "1 when the node failed a health check at its last run, by check.");
+  std::map<std::string, int64_t> drained_by;
+  for (const core::Node& n : nodes_) {
+    for (const std::string& f : n.health_failures) {
+      failing.Add({{"node", n.config.name}, {"check", f.substr(0, f.find(':'))}}, 1);
+    }
+    if (!n.health_drained_by.empty()) ++drained_by[n.health_drained_by];
+  }
+  Family drained("muster_nodes_health_drained", "gauge", "Nodes drained by a health check, by check.");
+  for (const auto& [check, n] : drained_by) drained.Add({{"check", check}}, static_cast<double>(n));
+  Family withheld("muster_health_drains_withheld_total", "counter",
+                  "Health-check failures not drained as a shared cause "
+                  "(MusterHealthMaxDrainPercent), by check.");
+  for (const auto& [check, n] : health_withheld_) withheld.Add({{"check", check}}, static_cast<double>(n));
+  *out += failing.text();
+  *out += drained.text();
+  *out += withheld.text();
 }
 
 }  // namespace muster::ctld

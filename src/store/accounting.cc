@@ -108,6 +108,9 @@ const char* const kMigrations[] = {
     // 4 -> 5: accounts, users and associations (sacctmgr), one document
     // (core::AccountTable::ToJson) replaced whole at each change.
     "CREATE TABLE accounts (id INTEGER PRIMARY KEY CHECK (id = 1), doc TEXT NOT NULL);",
+    // 5 -> 6: the job's GPU utilisation and memory, on its batch step.
+    "ALTER TABLE steps ADD COLUMN gpu_util_pct INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE steps ADD COLUMN gpu_mem_max_bytes INTEGER NOT NULL DEFAULT -1;",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -120,8 +123,9 @@ constexpr const char* kJobCols =
 constexpr int kJobColCount = 37;
 constexpr const char* kStepCols =
     "job_id, run, step_id, name, state, exit_code, exit_signal, start_time, end_time,"
-    " node_list, nnodes, ntasks, ncpus, alloc_tres, max_rss_kb, total_cpu_ms";
-constexpr int kStepColCount = 16;
+    " node_list, nnodes, ntasks, ncpus, alloc_tres, max_rss_kb, total_cpu_ms, gpu_util_pct,"
+    " gpu_mem_max_bytes";
+constexpr int kStepColCount = 18;
 
 std::string Placeholders(int n) {
   std::string s;
@@ -272,6 +276,8 @@ void BindStep(Stmt& s, const StepRecord& r) {
   s.Bind(i++, r.alloc_tres);
   s.Bind(i++, r.max_rss_kb);
   s.Bind(i++, r.total_cpu_ms);
+  s.Bind(i++, r.gpu_util_pct);
+  s.Bind(i++, r.gpu_mem_max_bytes);
 }
 
 StepRecord ReadStep(Stmt& s) {
@@ -293,6 +299,8 @@ StepRecord ReadStep(Stmt& s) {
   r.alloc_tres = s.Text(c++);
   r.max_rss_kb = s.Int(c++);
   r.total_cpu_ms = s.Int(c++);
+  r.gpu_util_pct = static_cast<int>(s.Int(c++));
+  r.gpu_mem_max_bytes = s.Int(c++);
   return r;
 }
 
@@ -886,7 +894,8 @@ nlohmann::json AccountingStore::ToJson(const StepRecord& r) {
           {"exit_signal", r.exit_signal}, {"start_time", r.start_time},
           {"end_time", r.end_time}, {"node_list", r.node_list}, {"nnodes", r.nnodes},
           {"ntasks", r.ntasks}, {"ncpus", r.ncpus}, {"alloc_tres", r.alloc_tres},
-          {"max_rss_kb", r.max_rss_kb}, {"total_cpu_ms", r.total_cpu_ms}};
+          {"max_rss_kb", r.max_rss_kb}, {"total_cpu_ms", r.total_cpu_ms},
+          {"gpu_util_pct", r.gpu_util_pct}, {"gpu_mem_max_bytes", r.gpu_mem_max_bytes}};
 }
 
 // Missing keys keep the defaults, so spools from older builds still load.
@@ -936,7 +945,8 @@ StepRecord AccountingStore::StepFromJson(const nlohmann::json& j) {
   get("start_time", r.start_time); get("end_time", r.end_time);
   get("node_list", r.node_list); get("nnodes", r.nnodes); get("ntasks", r.ntasks);
   get("ncpus", r.ncpus); get("alloc_tres", r.alloc_tres); get("max_rss_kb", r.max_rss_kb);
-  get("total_cpu_ms", r.total_cpu_ms);
+  get("total_cpu_ms", r.total_cpu_ms); get("gpu_util_pct", r.gpu_util_pct);
+  get("gpu_mem_max_bytes", r.gpu_mem_max_bytes);
   return r;
 }
 

@@ -88,6 +88,12 @@ struct StepRecord {
   std::string alloc_tres;
   int64_t max_rss_kb = -1;
   int64_t total_cpu_ms = 0;
+  // The job's GPUs over its life, from the agents' samples (the batch
+  // step's record carries the whole job's): mean utilisation in percent
+  // and the most memory one GPU held. -1: not sampled (no GPUs, or a job
+  // shorter than JobAcctGatherFrequency).
+  int gpu_util_pct = -1;
+  int64_t gpu_mem_max_bytes = -1;
 };
 
 // Where a record comes from: the controller journal's sequence number of the

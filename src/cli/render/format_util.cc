@@ -451,6 +451,23 @@ std::string JobCommand(const core::Job& job) {
   return out;
 }
 
+std::string JobGpuUtilText(const core::Job& j) {
+  if (j.gpu_sampled_s <= 0) return "N/A";
+  return fmt::format("{}%", j.gpu_util_pct_s / j.gpu_sampled_s);
+}
+
+std::string JobGpuIdleText(const core::Job& j, int64_t now) {
+  if (j.gpu_sampled_s <= 0) return "N/A";
+  if (j.gpu_idle_since == 0) return "busy";
+  static constexpr const char* kStage[] = {"idle", "flagged", "reported", "cancelled"};
+  return fmt::format("{} {}", kStage[std::clamp(j.gpu_idle_stage, 0, 3)],
+                     util::FormatDuration(std::max<int64_t>(0, now - j.gpu_idle_since)));
+}
+
+std::string ReasonActor(const core::Node& n, const util::UserDb& users) {
+  return n.reason_actor.empty() ? users.UserName(n.reason_uid) : n.reason_actor;
+}
+
 std::string CtimeDate(int64_t t) {
   const time_t tt = static_cast<time_t>(t);
   struct tm tm;

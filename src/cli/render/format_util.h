@@ -168,4 +168,16 @@ std::string JobCommand(const core::Job& job);
 // cannot be converted.
 std::string CtimeDate(int64_t t);
 
+// A running job's GPUs as the agents sampled them (Muster's own squeue -O
+// GpuUtil and GpuIdle, scontrol's GpuUtilization= and GpuIdle=): the mean
+// utilisation so far ("37%", "N/A" before any sample), and the idle-GPU
+// policy's view ("busy", or "idle 5:00", "flagged 31:10", "reported ...":
+// the stage and for how long all its GPUs have been idle).
+std::string JobGpuUtilText(const core::Job& j);
+std::string JobGpuIdleText(const core::Job& j, int64_t now);
+
+// Who set a node's reason, as sinfo -R's USER and scontrol's "[user@time]"
+// show it: "health" for a health check's drain, else the user's name.
+std::string ReasonActor(const core::Node& n, const util::UserDb& users);
+
 }  // namespace muster::render

@@ -140,6 +140,18 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   add(fmt::format("RunTime={} TimeLimit={} TimeMin=N/A",
                   util::FormatDurationLong(JobElapsed(job, now)),
                   util::FormatDurationLong(job.time_limit_s)));
+  // Beyond Slurm: its GPUs as the agents sampled them, and the idle-GPU
+  // policy's view of a running job.
+  if (job.gpu_sampled_s > 0) {
+    std::string line = fmt::format("GpuUtilization={} GpuMemMax={}", JobGpuUtilText(job),
+                                   util::FormatMemoryMb(job.gpu_mem_max_bytes >> 20));
+    if (job.state == core::JobState::kRunning) {
+      std::string idle = JobGpuIdleText(job, now);  // one token, as Reason=
+      std::replace(idle.begin(), idle.end(), ' ', '_');
+      line += " GpuIdle=" + idle;
+    }
+    add(line);
+  }
 
   // A held job has no eligible/accrue time; one waiting for --begin is
   // eligible at its begin time and accrues nothing yet.

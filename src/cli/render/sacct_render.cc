@@ -117,12 +117,18 @@ std::string Blank(const Row&, Ctx&) { return ""; }
 // TRESUsageIn{Ave,Max,Min,Tot} of a step. Slurm 22.05 prints "energy=0"
 // for Ave/Tot of a step that was never sampled; with a sample it lists
 // cpu, energy, fs/disk, mem, pages and vmem, of which Muster records cpu
-// and mem.
+// and mem, and, where the agents sampled the job's GPUs (its batch step),
+// gres/gpumem and gres/gpuutil as Slurm's gpu accounting names them.
 std::string UsageIn(const Row& r, bool always) {
   if (!r.step) return "";
-  if (r.step->max_rss_kb < 0) return always ? "energy=0" : "";
-  return "cpu=" + SacctElapsed(r.step->total_cpu_ms / 1000) +
-         ",energy=0,mem=" + SacctKiloBytes(r.step->max_rss_kb);
+  if (r.step->max_rss_kb < 0 && r.step->gpu_util_pct < 0) return always ? "energy=0" : "";
+  std::string out = "cpu=" + SacctElapsed(r.step->total_cpu_ms / 1000) + ",energy=0";
+  if (r.step->gpu_util_pct >= 0) {
+    out += ",gres/gpumem=" + SacctKiloBytes(std::max<int64_t>(r.step->gpu_mem_max_bytes, 0) >> 10) +
+           ",gres/gpuutil=" + std::to_string(r.step->gpu_util_pct);
+  }
+  if (r.step->max_rss_kb >= 0) out += ",mem=" + SacctKiloBytes(r.step->max_rss_kb);
+  return out;
 }
 std::string UsageOut(const Row& r) { return r.step && r.step->max_rss_kb < 0 ? "energy=0" : ""; }
 std::string JobOnly(const Row& r, const std::string& v) { return r.step ? "" : v; }

@@ -62,10 +62,12 @@ std::string RenderSeff(const store::JobRecord& job, const std::vector<store::Ste
   out += "Job Wall-clock time: " + SacctElapsed(wall) + "\n";
   int64_t max_rss = 0;
   int ntasks = 0;
+  const store::StepRecord* gpu = nullptr;  // the step with the job's GPU figures
   for (const auto& s : steps) {
     if (s.job_id != job.job_id) continue;
     if (s.max_rss_kb > max_rss) max_rss = s.max_rss_kb;
     ntasks = std::max(ntasks, s.ntasks);
+    if (s.gpu_util_pct >= 0) gpu = &s;
   }
   if (max_rss == 0 && job.max_rss_kb > 0) max_rss = job.max_rss_kb;
   // seff marks the figure an estimate when a step ran more than one task
@@ -75,6 +77,14 @@ std::string RenderSeff(const store::JobRecord& job, const std::vector<store::Ste
   const double alloc_kb = static_cast<double>(job.req_mem_mb) * 1024.0;
   const double mem_eff = alloc_kb > 0 ? mem_kb / alloc_kb * 100.0 : 0.0;
   out += fmt::format("Memory Efficiency: {:.2f}% of {}\n", mem_eff, KBytes2Str(alloc_kb));
+  // Beyond seff: the GPUs, where the agents sampled them.
+  if (gpu != nullptr) {
+    out += fmt::format("GPU Utilization: {}% (mean over the job's GPUs and its run)\n",
+                       gpu->gpu_util_pct);
+    out += "GPU Memory Utilized: " +
+           KBytes2Str(static_cast<double>(std::max<int64_t>(gpu->gpu_mem_max_bytes, 0) >> 10)) +
+           " (the most one GPU held)\n";
+  }
   if (state == "RUNNING")
     out += "WARNING: Efficiency statistics may be misleading for RUNNING jobs.\n";
   return out;

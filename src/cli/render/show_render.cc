@@ -140,8 +140,16 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
   lines.push_back("CurrentWatts=0 AveWatts=0");
   lines.push_back("ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s");
   if (!n.reason.empty()) {
-    lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, view.users->UserName(n.reason_uid),
+    lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, ReasonActor(n, *view.users),
                                 util::FormatTimestamp(n.reason_time)));
+  }
+  // Muster's own: the health checks' last verdict.
+  if (n.health_time > 0) {
+    std::string health = n.health_failures.empty() ? "OK" : "FAILING";
+    if (!n.health_drained_by.empty()) health += " DrainedBy=" + n.health_drained_by;
+    lines.push_back(fmt::format("HealthCheck={} LastHealthCheck={}", health,
+                                util::FormatTimestamp(n.health_time)));
+    for (const std::string& f : n.health_failures) lines.push_back("HealthFailure=" + f);
   }
   return lines;
 }

@@ -509,9 +509,9 @@ std::string NodeValue(Fid id, const core::Node& n, const Ctx& c) {
       return has_reason ? util::FormatTimestamp(n.reason_time) : "Unknown";
     case Fid::kStateCompact: return n.SinfoState(false);
     case Fid::kStateLong: return n.SinfoState(true);
-    case Fid::kUser: return has_reason ? c.view.users->UserName(n.reason_uid) : "Unknown";
+    case Fid::kUser: return has_reason ? ReasonActor(n, *c.view.users) : "Unknown";
     case Fid::kUserLong:
-      return has_reason ? fmt::format("{}({})", c.view.users->UserName(n.reason_uid), n.reason_uid)
+      return has_reason ? fmt::format("{}({})", ReasonActor(n, *c.view.users), n.reason_uid)
                         : "Unknown";
     case Fid::kVersion: return c.view.version;
     case Fid::kAllocMem: return std::to_string(n.alloc_mem_mb);

@@ -306,6 +306,9 @@ const FieldDef kFields[] = {
     {0, "exit_code", "EXIT_CODE",
      F(return std::to_string((j.exit_code & 0xff) << 8 | (j.exit_signal & 0x7f));)},
     {0, "Explanation", "EXPLANATION", F(return JobExplanation(j);)},
+    // Muster's own: the job's GPUs as the agents sample them.
+    {0, "GpuUtil", "GPU_UTIL", F(return JobGpuUtilText(j);)},
+    {0, "GpuIdle", "GPU_IDLE", F(return JobGpuIdleText(j, c.now());)},
     {0, "HetJobID", "HET_JOB_ID", F(return "N/A";)},
     {0, "HetJobIDSet", "HET_JOB_ID_SET", F(return "N/A";)},
     {0, "HetJobOffset", "HET_JOB_OFFSET", F(return "N/A";)},

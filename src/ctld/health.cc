@@ -1,0 +1,123 @@
+// Health checks in musterd (config::HealthConfig): the schedule, and what
+// each node's results do. The checks themselves run on the agents
+// (agent/health.h); musterd adds driver_version, which compares nodes.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "ctld/controller.h"
+#include "util/log.h"
+
+namespace muster::ctld {
+
+using nlohmann::json;
+
+namespace {
+
+bool Contains(const std::vector<std::string>& v, std::string_view s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// Whether HealthCheckNodeState asks for `node` to be checked now.
+bool InCheckedState(const config::HealthConfig& h, const core::Node& node) {
+  if (h.skip_drained && node.drain) return false;
+  if (h.node_states.empty()) return true;
+  const core::NodeBase base = node.Base();
+  const char* state = base == core::NodeBase::kIdle      ? "idle"
+                      : base == core::NodeBase::kMixed   ? "mixed"
+                      : base == core::NodeBase::kAllocated ? "alloc"
+                                                           : "";
+  return Contains(h.node_states, state);
+}
+
+}  // namespace
+
+void Controller::RunHealthChecks() {
+  for (const auto& [host, agent] : agents_.agents()) {
+    json nodes = json::array();
+    for (const std::string& name : agent.nodes) {
+      const core::Node* node = FindNode(name);
+      if (node != nullptr && !node->down && InCheckedState(cfg_.health, *node)) nodes.push_back(name);
+    }
+    if (!nodes.empty()) agent.conn->Send({{"type", "health_check"}, {"nodes", nodes}});
+  }
+  health_timer_->ArmAt(Now() + cfg_.health.interval_s);
+}
+
+bool Controller::HealthMayDrain(const std::string& check) const {
+  const int64_t drained = std::count_if(nodes_.begin(), nodes_.end(), [&](const core::Node& n) {
+    return n.health_drained_by == check;
+  });
+  return (drained + 1) * 100 <= static_cast<int64_t>(cfg_.health.max_drain_percent) *
+                                    static_cast<int64_t>(nodes_.size());
+}
+
+void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  const std::string name = msg.at("node").get<std::string>();
+  core::Node* node = FindNode(name);
+  if (node == nullptr || !agents_.Holds(conn, name)) return;
+  // (check, what it saw), in the order the agent ran them.
+  std::vector<std::pair<std::string, std::string>> failures;
+  for (const json& f : msg.value("failures", json::array())) {
+    failures.emplace_back(f.at("check").get<std::string>(), f.at("detail").get<std::string>());
+  }
+  const std::string driver = msg.value("driver_version", "");
+  if (!driver.empty()) driver_versions_[name] = driver;
+  if (Contains(cfg_.health.checks, "driver_version") && !driver.empty()) {
+    // The version most nodes run (ties: the lowest), and this node's.
+    std::map<std::string, int> count;
+    for (const auto& [n, v] : driver_versions_) ++count[v];
+    auto most = std::max_element(count.begin(), count.end(),
+                                 [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (most->first != driver) {
+      failures.emplace_back("driver_version",
+                            fmt::format("driver {} where {} of {} nodes run {}", driver,
+                                        most->second, driver_versions_.size(), most->first));
+    }
+  }
+  const int64_t now = Now();
+  node->health_time = now;
+  node->health_failures.clear();
+  for (const auto& [check, detail] : failures) node->health_failures.push_back(check + ": " + detail);
+
+  if (failures.empty()) {
+    // Passing again: resumed only if health drained it and the check that
+    // did may heal by itself.
+    if (node->drain && !node->health_drained_by.empty() &&
+        Contains(cfg_.health.auto_resume, node->health_drained_by)) {
+      util::LogInfo("node {}: health checks pass again: resumed (drained by {})", name,
+                    node->health_drained_by);
+      node->drain = false;
+      node->health_drained_by.clear();
+      if (!node->down) {
+        node->reason.clear();
+        node->reason_actor.clear();
+        node->reason_uid = 0;
+        node->reason_time = 0;
+      }
+      MarkNode(*node);
+      RequestSchedule();
+    }
+    return;
+  }
+  if (node->drain || node->down) return;  // out of service already: its reason stays
+  const auto& [check, detail] = failures.front();
+  if (!HealthMayDrain(check)) {
+    ++health_withheld_[check];
+    util::LogWarn(
+        "node {} fails health check {} ({}), but draining it would take the nodes drained for "
+        "{} past MusterHealthMaxDrainPercent={}: taken for a shared cause, not drained",
+        name, check, detail, check, cfg_.health.max_drain_percent);
+    return;
+  }
+  util::LogWarn("node {}: health check {} failed: {}: draining", name, check, detail);
+  node->drain = true;
+  node->reason = fmt::format("health: {}: {}", check, detail);
+  node->reason_actor = "health";
+  node->reason_uid = 0;
+  node->reason_time = now;
+  node->health_drained_by = check;
+  MarkNode(*node);
+}
+
+}  // namespace muster::ctld
