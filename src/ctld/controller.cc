@@ -113,7 +113,8 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
   ArmHousekeeping();
   if (cfg_.health.enabled()) {
     health_timer_ = time_.MakeTimer([this] { RunHealthChecks(); });
-    health_timer_->ArmAt(start_time_ + cfg_.health.interval_s);
+    health_due_ = start_time_ + cfg_.health.interval_s;
+    health_timer_->ArmAt(health_due_);
   }
 }
 

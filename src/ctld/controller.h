@@ -471,6 +471,7 @@ class Controller {
   // The latest samples of each agent, by host (gone with its connection).
   std::map<std::string, core::NodeSamples> samples_;
   std::unique_ptr<util::Timer> health_timer_;
+  int64_t health_due_ = 0;  // when the armed run is due
   // Each node's GPU driver version at its last health check, for the
   // driver_version check (every node on the version most nodes have).
   std::map<std::string, std::string> driver_versions_;

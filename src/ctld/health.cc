@@ -41,7 +41,10 @@ void Controller::RunHealthChecks() {
     }
     if (!nodes.empty()) agent.conn->Send({{"type", "health_check"}, {"nodes", nodes}});
   }
-  health_timer_->ArmAt(Now() + cfg_.health.interval_s);
+  // From the moment this run was due, not Now(): the clock may read the
+  // second before the one the timer fired in, and a run would follow at once.
+  health_due_ = std::max(health_due_ + cfg_.health.interval_s, Now() + 1);
+  health_timer_->ArmAt(health_due_);
 }
 
 bool Controller::HealthMayDrain(const std::string& check) const {
@@ -64,12 +67,14 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
   const std::string driver = msg.value("driver_version", "");
   if (!driver.empty()) driver_versions_[name] = driver;
   if (Contains(cfg_.health.checks, "driver_version") && !driver.empty()) {
-    // The version most nodes run (ties: the lowest), and this node's.
+    // A node unlike the strict majority fails; with no majority there is
+    // no telling which nodes are the odd ones.
     std::map<std::string, int> count;
     for (const auto& [n, v] : driver_versions_) ++count[v];
     auto most = std::max_element(count.begin(), count.end(),
                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-    if (most->first != driver) {
+    const bool majority = most->second * 2 > static_cast<int>(driver_versions_.size());
+    if (majority && most->first != driver) {
       failures.emplace_back("driver_version",
                             fmt::format("driver {} where {} of {} nodes run {}", driver,
                                         most->second, driver_versions_.size(), most->first));
