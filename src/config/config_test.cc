@@ -1374,5 +1374,74 @@ TEST(Priority, BadValuesNameTheLine) {
             "number of at least 0");
 }
 
+TEST(Observability, SamplingIdleGpuAndHealthKeysAreRead) {
+  auto cfg = Parse(std::string(kTwoNodes) +
+                   "JobAcctGatherFrequency=task=5,energy=0\n"
+                   "MusterAgentMetricsAddress=127.0.0.1:9818\n"
+                   "IdleGpuThreshold=10\nIdleGpuFlagTime=30\nIdleGpuReportTime=1:00:00\n"
+                   "IdleGpuCancelTime=0:90\nIdleGpuNotifyProgram=/usr/local/bin/notify\n"
+                   "HealthCheckInterval=60\nHealthCheckProgram=/usr/sbin/nhc\n"
+                   "HealthCheckNodeState=NONDRAINED_IDLE,CYCLE\n"
+                   "MusterHealthChecks=gpu_count,ecc,mounts\nMusterHealthMounts=/,/home\n"
+                   "MusterHealthSpoolMinFree=2G\nMusterHealthAutoResume=program,nvml\n"
+                   "MusterHealthMaxDrainPercent=20\n"
+                   "PartitionName=p Nodes=gpu01 IdleGpuCancel=YES\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->acct_gather_frequency_s, 5);
+  EXPECT_EQ(cfg->agent_metrics_host, "127.0.0.1");
+  EXPECT_EQ(cfg->agent_metrics_port, 9818);
+  EXPECT_TRUE(cfg->idle_gpu.enabled());
+  EXPECT_EQ(cfg->idle_gpu.threshold_pct, 10);
+  EXPECT_EQ(cfg->idle_gpu.flag_after_s, 30 * 60);
+  EXPECT_EQ(cfg->idle_gpu.report_after_s, 3600);
+  EXPECT_EQ(cfg->idle_gpu.cancel_after_s, 90);
+  EXPECT_EQ(cfg->idle_gpu.notify_program, "/usr/local/bin/notify");
+  EXPECT_TRUE(cfg->health.enabled());
+  EXPECT_EQ(cfg->health.program, "/usr/sbin/nhc");
+  EXPECT_EQ(cfg->health.node_states, std::vector<std::string>{"idle"});
+  EXPECT_TRUE(cfg->health.skip_drained);
+  EXPECT_EQ(cfg->health.checks, (std::vector<std::string>{"gpu_count", "ecc", "mounts"}));
+  EXPECT_EQ(cfg->health.mounts, (std::vector<std::string>{"/", "/home"}));
+  EXPECT_EQ(cfg->health.spool_min_free_mb, 2048);
+  EXPECT_EQ(cfg->health.auto_resume, (std::vector<std::string>{"program", "nvml"}));
+  EXPECT_EQ(cfg->health.max_drain_percent, 20);
+  EXPECT_TRUE(cfg->FindPartition("p")->idle_gpu_cancel);
+  // Off unless configured: Slurm's default sampling, no policy, no checks.
+  auto plain = Parse(kTwoNodes);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->acct_gather_frequency_s, 30);
+  EXPECT_FALSE(plain->idle_gpu.enabled());
+  EXPECT_FALSE(plain->health.enabled());
+}
+
+TEST(Observability, BadValuesNameTheLineAndWhy) {
+  EXPECT_EQ(Parse("MusterHealthChecks=ecc,fans\n").status().message(),
+            "muster.conf:1: MusterHealthChecks: invalid value 'ecc,fans' (unknown check 'fans' "
+            "(expected gpu_count, gpu_model, driver_version, mounts, spool_space, ecc, "
+            "remapped_rows, xid or nvml))");
+  // Hardware faults never heal by themselves.
+  EXPECT_EQ(Parse("MusterHealthAutoResume=nvml,ecc\n").status().message(),
+            "muster.conf:1: MusterHealthAutoResume: invalid value 'nvml,ecc' (check 'ecc' finds "
+            "hardware faults: a node it drains is resumed by an operator only)");
+  EXPECT_EQ(Parse("HealthCheckNodeState=BUSY\n").status().message(),
+            "muster.conf:1: HealthCheckNodeState: invalid value 'BUSY' (unknown state 'BUSY' "
+            "(expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or CYCLE))");
+  EXPECT_EQ(Parse("IdleGpuFlagTime=soon\n").status().message(),
+            "muster.conf:1: IdleGpuFlagTime: invalid value 'soon' (expected a time: MINUTES, "
+            "MINUTES:SECONDS or HOURS:MINUTES:SECONDS)");
+  EXPECT_EQ(Parse("IdleGpuThreshold=101\n").status().message(),
+            "muster.conf:1: IdleGpuThreshold: invalid value '101' (must be 0..100)");
+  EXPECT_EQ(Parse("IdleGpuNotifyProgram=notify.sh\n").status().message(),
+            "muster.conf:1: IdleGpuNotifyProgram: invalid value 'notify.sh' (expected an absolute "
+            "path)");
+  EXPECT_EQ(Parse("JobAcctGatherFrequency=task=often\n").status().message(),
+            "muster.conf:1: JobAcctGatherFrequency: invalid value 'task=often' (expected seconds "
+            "0..86400, or task=SECONDS)");
+  EXPECT_EQ(Parse("MusterAgentMetricsAddress=localhost:9818\n").status().message(),
+            "muster.conf:1: MusterAgentMetricsAddress: invalid value 'localhost:9818' (expected "
+            "ADDRESS:PORT, an IP address to listen on (0.0.0.0 for all) and a port 1..65535, e.g. "
+            "127.0.0.1:9817)");
+}
+
 }  // namespace
 }  // namespace muster::config
