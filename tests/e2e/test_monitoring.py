@@ -7,7 +7,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from conftest import make_cluster
+import time
+
+from conftest import DEFAULT_CONF, make_cluster
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "monitoring" / "prometheus"
 
@@ -34,10 +36,19 @@ def test_rules_read_only_series_musterd_exports():
                    for line in p.read_text().splitlines() if not line.lstrip().startswith("#"))
     wanted = set(re.findall(r"\b(muster_[a-z_]+)", text))
     assert wanted
-    c = make_cluster()
+    # The agents' GPU series come with their first samples; the health
+    # series with health checks configured.
+    c = make_cluster(DEFAULT_CONF.replace(
+        "GresTypes=gpu\n",
+        "GresTypes=gpu\nJobAcctGatherFrequency=1\nHealthCheckInterval=1\nMusterHealthChecks=ecc\n"))
     try:
-        status, metrics = c.api("GET", "/metrics")
-        assert status == 200
+        deadline = time.time() + 20
+        while True:
+            status, metrics = c.api("GET", "/metrics")
+            assert status == 200
+            if "muster_gpu_temperature_celsius{" in metrics or time.time() > deadline:
+                break
+            time.sleep(0.2)
     finally:
         c.teardown()
     exported = set(re.findall(r"^# TYPE (\S+) ", metrics, re.M))

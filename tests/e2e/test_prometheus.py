@@ -38,7 +38,10 @@ def scraped():
     prometheus = shutil.which("prometheus")
     assert prometheus, "prometheus missing: scripts/build.sh installs Debian's prometheus"
     metrics_port = free_port()
-    c = make_cluster(DEFAULT_CONF + f"MusterMetricsAddress=127.0.0.1:{metrics_port}\n")
+    c = make_cluster(DEFAULT_CONF.replace(
+        "GresTypes=gpu\n",
+        "GresTypes=gpu\nJobAcctGatherFrequency=1\nHealthCheckInterval=1\nMusterHealthChecks=ecc\n")
+        + f"MusterMetricsAddress=127.0.0.1:{metrics_port}\n")
     work = Path(tempfile.mkdtemp(prefix="muster-prom-"))
     proc = None
     try:
@@ -114,24 +117,56 @@ def test_prometheus_scrapes_the_cluster(scraped):
     wait_for(base, 'muster_gpus{state="allocated",partition="train"}', 0)
 
 
+def label_values(base, query):
+    """Grafana's label_values(METRIC, LABEL) variable query, answered by
+    the server."""
+    m = re.fullmatch(r"label_values\((\w+), (\w+)\)", query)
+    assert m, query
+    _, body = get(base + f"/api/v1/label/{m.group(2)}/values?"
+                  + urllib.parse.urlencode({"match[]": m.group(1)}))
+    return json.loads(body)["data"]
+
+
 def test_dashboards_query_what_prometheus_has(scraped):
     """Every query of the Grafana dashboards in monitoring/grafana/ is
-    valid PromQL for the real server, over series musterd exports."""
+    valid PromQL for the real server, over series musterd exports, and
+    the "my job" and node dashboards show a running job's GPUs."""
     c, metrics_port, base = scraped
+    wait_for(base, 'up{job="muster"}', 1)
+    job = c.sbatch("-p", "train", "-w", "gpu02", "--gres=gpu:2", "-t", "5", "--wrap",
+                   'for i in $(echo $CUDA_VISIBLE_DEVICES | tr , " "); do '
+                   'echo 50 > $MUSTER_GPU_CONTROL_DIR/$i/utilization; done; sleep 120')
+    c.wait_state(job, {"RUNNING"})
+    wait_for(base, f'count(muster_gpu_utilization_ratio{{hpc_job="{job}"}} == 0.5)', 2)
     _, text = get(f"http://127.0.0.1:{metrics_port}/metrics")
     exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
-    wait_for(base, 'up{job="muster"}', 1)
     dashboards = sorted(DASHBOARDS.glob("*.json"))
-    assert dashboards
+    assert {p.name for p in dashboards} >= {"muster-operator.json", "muster-my-job.json",
+                                            "muster-node.json"}
+    shown = {}
     for path in dashboards:
         dash = json.loads(path.read_text())
+        values = {"__rate_interval": "1m", "__interval": "15s"}
+        for var in dash["templating"]["list"]:
+            if var["type"] == "query":
+                found = label_values(base, var["query"]["query"])
+                assert found, f"{path.name}: ${var['name']} has no values"
+                values[var["name"]] = str(job) if var["name"] == "job" else "gpu02"
+                assert values[var["name"]] in found, (var["name"], found)
         exprs = [t["expr"] for panel in dash["panels"] for t in panel.get("targets", [])]
         assert exprs, path.name
         for expr in exprs:
             used = set(re.findall(r"\b(muster_[a-z_]+?)(?:_bucket|_sum|_count)?\b", expr))
             assert used <= exported, f"{path.name}: {expr}: not exported: {used - exported}"
+            for name, v in values.items():
+                expr = expr.replace("$" + name, v)
             # Valid PromQL, evaluated by the server (an error is a 400).
-            query(base, expr)
+            shown[(path.name, expr)] = query(base, expr)
     # A panel shows the cluster once scraped.
-    gpus = query(base, "sum by (partition, state) (muster_gpus)")
+    gpus = shown[("muster-operator.json", "sum by (partition, state) (muster_gpus)")]
     assert {(m["partition"], m["state"]) for m, _ in gpus} >= {("train", "idle")}
+    mine = shown[("muster-my-job.json", f'muster_gpu_utilization_ratio{{hpc_job="{job}"}}')]
+    assert sorted(v for _, v in mine) == [0.5, 0.5]
+    assert {m["node"] for m, _ in mine} == {"gpu02"}
+    node = shown[("muster-node.json", 'muster_gpu_utilization_ratio{node="gpu02"}')]
+    assert len(node) == 8 and sum(v for _, v in node) == 1.0
