@@ -325,6 +325,10 @@ void Agent::Launch(const json& msg) {
     spec->env.push_back("MUSTER_GPU_CONTROL_DIR=" + GpuControlDir(spool_, node));
   }
   spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
+  // This host's Prolog and Epilog, as slurmd reads its own slurm.conf.
+  spec->prolog = cfg_.prolog;
+  spec->epilog = cfg_.epilog;
+  spec->hook_timeout_s = cfg_.prolog_epilog_timeout_s;
   files_.Reuse(stepd::ScriptFileName(job_id), spec->uid);
   // chown before chmod: 0700 for the job's user alone, whoever had it before.
   if (!OverwriteFile(spec->script_path, msg.at("script").get<std::string>(), 0700) ||

@@ -66,7 +66,7 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "BurstBufferType", "CliFilterPlugins", "CommunicationParameters", "CompleteWait",
         "CoreSpecPlugin", "CpuFreqDef", "CpuFreqGovernors", "CredType", "DebugFlags",
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
-        "EioTimeout", "Epilog", "EpilogMsgTime", "EpilogSlurmctld",
+        "EioTimeout", "EpilogMsgTime",
         "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor", "FederationParameters",
         "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit", "InteractiveStepOptions",
         "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
@@ -79,8 +79,8 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "PowerParameters", "PowerPlugin",
         "PrEpParameters", "PrEpPlugins", "PriorityParameters",
         "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
-        "PrivateData", "ProctrackType", "Prolog",
-        "PrologEpilogTimeout", "PrologFlags", "PrologSlurmctld", "PropagatePrioProcess",
+        "PrivateData", "ProctrackType",
+        "PrologFlags", "PropagatePrioProcess",
         "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
         "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
@@ -1000,6 +1000,15 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "musteragentmetricsaddress") {
     return SetListenAddress(p, &cfg_.agent_metrics_host, &cfg_.agent_metrics_port);
   }
+  if (k == "prolog" || k == "epilog" || k == "prologslurmctld" || k == "epilogslurmctld") {
+    if (!p.value.empty() && p.value.front() != '/') return BadValue(p, "", "expected an absolute path");
+    (k == "prolog"            ? cfg_.prolog
+     : k == "epilog"          ? cfg_.epilog
+     : k == "prologslurmctld" ? cfg_.prolog_slurmctld
+                              : cfg_.epilog_slurmctld) = p.value;
+    return Status::Ok();
+  }
+  if (k == "prologepilogtimeout") return SetTopInt(p, &cfg_.prolog_epilog_timeout_s, 1, 86400);
   if (std::optional<Status> done = SetIdleGpu(p)) return *done;
   if (std::optional<Status> done = SetHealth(p)) return *done;
   if (k == "jobacctgatherfrequency") {

@@ -287,6 +287,16 @@ struct Config {
   int acct_gather_frequency_s = 30;
   IdleGpuConfig idle_gpu;
   HealthConfig health;
+  // Prolog/Epilog: run as root on the batch step's node before and after
+  // the job (a Prolog failure drains the node and requeues the job; an
+  // Epilog failure drains the node). PrologSlurmctld/EpilogSlurmctld: run
+  // by musterd as a job starts (a failure requeues a batch job, cancels an
+  // allocation) and after it ends. Each gets PrologEpilogTimeout seconds.
+  std::string prolog;
+  std::string epilog;
+  std::string prolog_slurmctld;
+  std::string epilog_slurmctld;
+  int prolog_epilog_timeout_s = 300;
   // SlurmctldParameters=enable_configless: musterd serves this
   // configuration to agents that start with --conf-server.
   bool enable_configless = false;

@@ -82,6 +82,7 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
                 OnAgentTimeout(host, nodes);
               }),
       schedule_timer_(io),
+      hooks_(io),
       housekeeping_(time.MakeTimer([this] { Housekeeping(); })) {
   start_time_ = time_.Now();
   stats_ = ServerStats(start_time_);
@@ -726,7 +727,70 @@ void Controller::RunSchedule() {
   if (!plan.starts.empty() && (dependency_waits || reserve)) RequestSchedule();
 }
 
+std::vector<std::string> Controller::SlurmctldHookEnvironment(const Job& job,
+                                                             std::string_view context) const {
+  std::vector<std::string> env = {
+      "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
+      fmt::format("SLURM_SCRIPT_CONTEXT={}", context),
+      fmt::format("SLURM_JOB_ID={}", job.id),
+      fmt::format("SLURM_JOBID={}", job.id),
+      fmt::format("SLURM_JOB_NAME={}", job.req.name),
+      fmt::format("SLURM_JOB_USER={}", job.req.user_name),
+      fmt::format("SLURM_JOB_UID={}", job.req.uid),
+      fmt::format("SLURM_JOB_GID={}", job.req.gid),
+      fmt::format("SLURM_JOB_PARTITION={}", job.partition),
+      fmt::format("SLURM_JOB_ACCOUNT={}", job.req.account),
+      fmt::format("SLURM_JOB_NODELIST={}", job.nodelist),
+      fmt::format("SLURM_CLUSTER_NAME={}", cfg_.cluster_name),
+      fmt::format("SLURM_CONF={}", cfg_.path),
+      fmt::format("SLURM_JOB_CONSTRAINTS={}", job.req.constraint),
+  };
+  if (job.array_job_id != 0) {
+    env.push_back(fmt::format("SLURM_ARRAY_JOB_ID={}", job.array_job_id));
+    env.push_back(fmt::format("SLURM_ARRAY_TASK_ID={}", job.array_task_id));
+  }
+  if (context == "epilog_slurmctld") {
+    env.push_back(fmt::format("SLURM_JOB_EXIT_CODE={}", (job.exit_code & 0xff) << 8 | (job.exit_signal & 0x7f)));
+    env.push_back(fmt::format("SLURM_JOB_EXIT_CODE2={}:{}", job.exit_code, job.exit_signal));
+    env.push_back(fmt::format("SLURM_JOB_DERIVED_EC={}", job.exit_code));
+  }
+  return env;
+}
+
 void Controller::Launch(Job& job) {
+  if (cfg_.prolog_slurmctld.empty()) {
+    LaunchNow(job);
+    return;
+  }
+  // PrologSlurmctld first; the job starts once it has succeeded, if it is
+  // still this run of the job.
+  const core::JobId id = job.id;
+  const int run = job.restart_count;
+  hooks_.Run(cfg_.prolog_slurmctld, SlurmctldHookEnvironment(job, "prolog_slurmctld"),
+             cfg_.prolog_epilog_timeout_s, [this, id, run](util::Status st) {
+               Job* j = jobs_.Find(id);
+               if (j == nullptr || j->state != JobState::kRunning || j->restart_count != run) return;
+               if (st.ok()) {
+                 LaunchNow(*j);
+                 return;
+               }
+               util::LogWarn("job {}: PrologSlurmctld: {}", id, st.message());
+               const std::string why = "PrologSlurmctld: " + st.message();
+               if (!j->req.interactive && j->req.requeue) {
+                 ReleaseResources(*j);
+                 PutBackInQueue(*j, false, why);
+                 return;
+               }
+               // Only batch jobs can be requeued: an allocation is cancelled.
+               j->state = JobState::kCompleting;
+               j->ending_as = JobState::kCancelled;
+               j->failure_detail = why;
+               MarkJob(id);
+               StopJob(*j);
+             });
+}
+
+void Controller::LaunchNow(Job& job) {
   // An allocation (salloc, srun outside one) starts nothing: its client
   // runs on its own host and completes it.
   if (job.req.interactive) return;
@@ -966,6 +1030,12 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   job.reason = core::PendingReason::kNone;
   MarkJob(job.id);
   RequestSchedule();
+  if (held_resources && !cfg_.epilog_slurmctld.empty()) {
+    hooks_.Run(cfg_.epilog_slurmctld, SlurmctldHookEnvironment(job, "epilog_slurmctld"),
+               cfg_.prolog_epilog_timeout_s, [id = job.id](util::Status st) {
+                 if (!st.ok()) util::LogWarn("job {}: EpilogSlurmctld: {}", id, st.message());
+               });
+  }
 }
 
 // --------------------------------------------------------------- agents ----
@@ -1033,9 +1103,22 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
       if (running) {
         job->max_rss_kb = result->max_rss_kb;
         job->total_cpu_ms = result->total_cpu_ms;
-        auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
-        FinishJob(*job, state, result->exit_code, result->exit_signal, result->end_time,
-                  result->detail);
+        const std::string node = job->batch_host;
+        if (!result->epilog_error.empty()) DrainForHook(node, "Epilog error", result->epilog_error);
+        if (result->prolog_failed && job->ending_as == JobState::kPending) {
+          // As Slurm: the node is drained and the job requeued, held unless
+          // SchedulerParameters=nohold_on_prolog_fail.
+          DrainForHook(node, "Prolog error", result->detail);
+          ReleaseResources(*job);
+          const bool hold = std::find(cfg_.scheduler_parameters.begin(),
+                                      cfg_.scheduler_parameters.end(),
+                                      "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
+          PutBackInQueue(*job, hold, result->detail + " on " + node);
+        } else {
+          auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
+          FinishJob(*job, state, result->exit_code, result->exit_signal, result->end_time,
+                    result->detail);
+        }
       } else if (orphans_.erase(result->job_id)) {
         // An old run of a requeued job is gone: the job may start again.
         RequestSchedule();
@@ -1145,6 +1228,20 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
   // Orphans are found again when the agent registers; waiting on an end
   // report that may never come would keep a requeued job back forever.
   orphans_.clear();
+}
+
+void Controller::DrainForHook(const std::string& name, const std::string& what,
+                              const std::string& detail) {
+  core::Node* node = FindNode(name);
+  if (node == nullptr) return;
+  util::LogWarn("node {}: {}: {}: draining", name, what, detail);
+  node->drain = true;
+  node->reason = what + ": " + detail;
+  node->reason_uid = ::getuid();
+  node->reason_actor.clear();
+  node->reason_time = Now();
+  node->health_drained_by.clear();
+  MarkNode(*node);
 }
 
 void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes) {

@@ -33,6 +33,7 @@
 #include "core/reservation.h"
 #include "ctld/agent_registry.h"
 #include "ctld/commit_pipeline.h"
+#include "ctld/hook_runner.h"
 #include "ctld/job_table.h"
 #include "ctld/journal.h"
 #include "sched/refusal.h"
@@ -219,7 +220,13 @@ class Controller {
  private:
   void RequestSchedule();
   void RunSchedule();
+  // Starts a job that was given its resources: PrologSlurmctld first where
+  // configured (src/ctld/hook_runner.h), then LaunchNow.
   void Launch(core::Job& job);
+  void LaunchNow(core::Job& job);
+  // The variables PrologSlurmctld and EpilogSlurmctld get, as Slurm's.
+  std::vector<std::string> SlurmctldHookEnvironment(const core::Job& job,
+                                                    std::string_view context) const;
   // At Recover(): the srun steps of running jobs, from the accounting
   // database, so that their ends still count.
   void RecoverRunningSteps();
@@ -229,6 +236,8 @@ class Controller {
   void HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg,
                           std::string* type_out);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
+  // A Prolog or Epilog failed on `node`: drained, "Prolog error: <detail>".
+  void DrainForHook(const std::string& node, const std::string& what, const std::string& detail);
   // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
   // their jobs NODE_FAIL.
   void OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes);
@@ -451,6 +460,7 @@ class Controller {
   // submission into a full pass (Slurm's sched_min_interval, self-tuned).
   std::chrono::steady_clock::time_point next_pass_allowed_{};
   boost::asio::steady_timer schedule_timer_;
+  HookRunner hooks_;
   // Group commit: what changed since the last commit, and the pipeline
   // that writes and syncs it.
   Journal journal_;

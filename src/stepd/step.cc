@@ -29,6 +29,7 @@
 #include <utility>
 
 #include "stepd/cgroup.h"
+#include "stepd/hooks.h"
 #include "stepd/launch.h"
 #include "stepd/outcome.h"
 #include "stepd/proctree.h"
@@ -565,9 +566,25 @@ int RunStep(const std::string& spool_dir, const StepSpec& spec) {
   if (signal_fd < 0) {
     return state->WriteResult(FailedBeforeStart(spec.job_id, fmt::format("signalfd: {}", strerror(errno))));
   }
+  if (!spec.prolog.empty()) {
+    util::Status prolog = RunHook(spec.prolog, HookEnvironment(spec, "prolog_slurmd"), spec.hook_timeout_s);
+    if (!prolog.ok()) {
+      ::close(signal_fd);
+      StepResult failed = FailedBeforeStart(spec.job_id, "Prolog: " + prolog.message());
+      failed.prolog_failed = true;
+      return state->WriteResult(failed);
+    }
+  }
   Supervisor supervisor(spec, signal_fd);
   StepResult result = supervisor.Run();
   ::close(signal_fd);
+  if (!spec.epilog.empty()) {
+    util::Status epilog = RunHook(spec.epilog, HookEnvironment(spec, "epilog_slurmd"), spec.hook_timeout_s);
+    if (!epilog.ok()) {
+      util::LogError("job {}: Epilog: {}", spec.job_id, epilog.message());
+      result.epilog_error = epilog.message();
+    }
+  }
   return state->WriteResult(result);
 }
 

@@ -64,6 +64,12 @@ struct StepSpec {
   // CPUs to confine the job to, cpuset list form ("0-3,8"); "" = not
   // confined (emulated nodes sharing one host must not be).
   std::string cpuset;
+  // Prolog and Epilog of the batch step's node (slurm.conf; empty: none),
+  // run as root before the job and after it (stepd/hooks.h), each given at
+  // most `hook_timeout_s` seconds (PrologEpilogTimeout).
+  std::string prolog;
+  std::string epilog;
+  int hook_timeout_s = 300;
 };
 
 // How the step ended. state is one of COMPLETED, FAILED, CANCELLED, TIMEOUT,
@@ -76,6 +82,11 @@ struct StepResult {
   int64_t start_time = 0;
   int64_t end_time = 0;
   std::string detail;   // e.g. "could not open output file /x: Permission denied"
+  // The Prolog failed (detail says how): the job never started here; the
+  // node is drained and the job requeued. The Epilog failed (epilog_error
+  // says how): the job's end stands; the node is drained.
+  bool prolog_failed = false;
+  std::string epilog_error;
   // Peak memory in KiB: the larger of the job cgroup's peak and the largest
   // reaped process's RSS (getrusage RUSAGE_CHILDREN ru_maxrss; the only
   // source without a cgroup).

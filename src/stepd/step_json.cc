@@ -118,6 +118,9 @@ json ToJson(const StepSpec& s) {
       {"warn_batch_only", s.warn_batch_only},
       {"mem_limit_mb", s.mem_limit_mb},
       {"cpuset", s.cpuset},
+      {"prolog", s.prolog},
+      {"epilog", s.epilog},
+      {"hook_timeout_s", s.hook_timeout_s},
   };
 }
 
@@ -144,6 +147,9 @@ util::Result<StepSpec> StepSpecFromJson(const json& j) {
   MUSTER_RETURN_IF_ERROR(ReadBool(j, "warn_batch_only", &s.warn_batch_only));
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "mem_limit_mb", &s.mem_limit_mb));
   MUSTER_RETURN_IF_ERROR(ReadString(j, "cpuset", &s.cpuset));
+  MUSTER_RETURN_IF_ERROR(ReadString(j, "prolog", &s.prolog));
+  MUSTER_RETURN_IF_ERROR(ReadString(j, "epilog", &s.epilog));
+  MUSTER_RETURN_IF_ERROR(ReadInt(j, "hook_timeout_s", &s.hook_timeout_s));
   return s;
 }
 
@@ -160,6 +166,8 @@ json ToJson(const StepResult& r) {
       {"total_cpu_ms", r.total_cpu_ms},
       {"oom_killed", r.oom_killed},
       {"cgroup", r.cgroup},
+      {"prolog_failed", r.prolog_failed},
+      {"epilog_error", r.epilog_error},
   };
 }
 
@@ -177,6 +185,8 @@ util::Result<StepResult> StepResultFromJson(const json& j) {
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "total_cpu_ms", &r.total_cpu_ms));
   MUSTER_RETURN_IF_ERROR(ReadBool(j, "oom_killed", &r.oom_killed));
   MUSTER_RETURN_IF_ERROR(ReadBool(j, "cgroup", &r.cgroup));
+  MUSTER_RETURN_IF_ERROR(ReadBool(j, "prolog_failed", &r.prolog_failed));
+  MUSTER_RETURN_IF_ERROR(ReadString(j, "epilog_error", &r.epilog_error));
   return r;
 }
 
