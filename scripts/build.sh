@@ -15,7 +15,7 @@ need_pkgs=()
 check() { dpkg -s "$1" >/dev/null 2>&1 || need_pkgs+=("$1"); }
 for p in g++ cmake ninja-build libboost-dev nlohmann-json3-dev libfmt-dev \
          libspdlog-dev libcli11-dev libgtest-dev libgmock-dev libsqlite3-dev libssl-dev \
-         libmunge-dev munge libpmix-dev pkg-config iproute2 \
+         libmunge-dev munge libpmix-dev libhwloc-dev pkg-config iproute2 \
          python3-pytest procps openmpi-bin python3-mpi4py python3-torch dpkg-dev systemd \
          prometheus; do
   check "$p"

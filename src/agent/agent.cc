@@ -114,6 +114,13 @@ void Agent::Start() {
   } else {
     util::LogInfo("no NVML ({}): GPUs are emulated", nvml.status().message());
   }
+  auto hw = DetectHardware(nvml_.get());
+  if (hw.ok()) {
+    hardware_ = std::move(*hw);
+    util::LogInfo("{}: {}", opts_.host, HardwareSummary(*hardware_));
+  } else {
+    util::LogWarn("cannot detect this machine's hardware: {}", hw.status().message());
+  }
   ServeMetrics();
   ScheduleSample();
   if (opts_.auth != nullptr) {
@@ -205,9 +212,20 @@ void Agent::Register() {
     stepd::StepState state = ReadState(id);
     if (state.result) finished.push_back(stepd::ToJson(*state.result));
   }
+  // The node that is this machine (named as the agent's host), as
+  // detected; emulated nodes share the machine and are not compared.
+  json hardware = json::object();
+  if (hardware_ && std::find(opts_.nodes.begin(), opts_.nodes.end(), opts_.host) != opts_.nodes.end()) {
+    const core::NodeConfig* node = cfg_.FindNode(opts_.host);
+    json h = ToJson(*hardware_);
+    h["summary"] = HardwareSummary(*hardware_);
+    h["mismatches"] = node ? CompareHardware(*node, *hardware_) : std::vector<std::string>{};
+    hardware[opts_.host] = h;
+  }
   conn_->Send({{"type", "register"},
                {"host", opts_.host},
                {"nodes", opts_.nodes},
+               {"hardware", hardware},
                {"boot_time", static_cast<int64_t>(::time(nullptr))},
                {"running", running},
                {"finished", finished}});

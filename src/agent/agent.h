@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -26,6 +27,7 @@
 
 #include "agent/file_recycler.h"
 #include "agent/gpus.h"
+#include "agent/hardware.h"
 #include "agent/health.h"
 #include "agent/job_usage.h"
 #include "api/http.h"
@@ -144,6 +146,7 @@ class Agent {
   boost::asio::signal_set sigchld_;
   std::map<uint32_t, Step> steps_;
   std::unique_ptr<Nvml> nvml_;  // null without NVML
+  std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
   boost::asio::steady_timer sample_timer_;
   core::NodeSamples last_samples_;

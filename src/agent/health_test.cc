@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "agent/hardware.h"
 #include "agent/job_usage.h"
 
 namespace muster::agent {
@@ -87,6 +88,55 @@ TEST(JobUsage, CgroupOfEachController) {
   EXPECT_EQ(CgroupOfController(v1, ""), "/system.slice/muster.service");
   EXPECT_EQ(CgroupOfController(v1, "cpuset"), "");
   EXPECT_EQ(CgroupOfController("0::/muster/job_9\n", ""), "/muster/job_9");
+}
+
+TEST(Hardware, MismatchesNameBothValuesAndGpusOnlyWhereNvmlAnswered) {
+  core::NodeConfig node = GpuNode();
+  node.cpus = 64;
+  node.sockets = 2;
+  node.cores_per_socket = 32;
+  node.threads_per_core = 1;
+  node.real_memory_mb = 500000;
+  DetectedHardware hw;
+  hw.cpus = 64;
+  hw.sockets = 2;
+  hw.cores = 64;
+  hw.threads_per_core = 1;
+  hw.memory_mb = 515000;
+  EXPECT_TRUE(CompareHardware(node, hw).empty());
+  hw.cpus = 128;
+  hw.threads_per_core = 2;
+  hw.memory_mb = 256000;
+  EXPECT_EQ(CompareHardware(node, hw),
+            (std::vector<std::string>{
+                "CPUs: configured 64, detected 128", "ThreadsPerCore: configured 1, detected 2",
+                "RealMemory: configured 500000 MB, the OS has 256000 MB: jobs may be given memory "
+                "the node does not have (set RealMemory to at most 256000, less what the OS and "
+                "daemons need)"}));
+  hw = {64, 2, 64, 1, 1, 515000, true, "550.54.15", {}};
+  hw.gpus.push_back({0, "GPU-a", "NVIDIA H200", 141LL << 30, "00000000:19:00.0", 0, false, {}});
+  EXPECT_EQ(CompareHardware(node, hw),
+            (std::vector<std::string>{"Gres gpu: configured 2, NVML finds 1",
+                                      "Gres gpu 0: configured type h100, NVML finds NVIDIA H200"}));
+  EXPECT_EQ(HardwareSummary(hw),
+            "CPUs=64 Sockets=2 CoresPerSocket=32 ThreadsPerCore=1 NUMA=1 Memory=515000M "
+            "GPUs=1(NVIDIA H200,141G,00000000:19:00.0,NUMA0) Driver=550.54.15");
+}
+
+TEST(Hardware, HwlocSeesThisMachine) {
+  auto hw = DetectHardware(nullptr);
+  ASSERT_TRUE(hw.ok()) << hw.status().message();
+  EXPECT_GE(hw->cpus, 1);
+  EXPECT_GE(hw->cores, 1);
+  EXPECT_GT(hw->memory_mb, 0);
+  EXPECT_FALSE(hw->gpus_detected);
+}
+
+TEST(Nvml, AbsentLibraryIsNotFound) {
+  auto nvml = LoadNvml("libnvidia-ml-does-not-exist.so.1");
+  ASSERT_FALSE(nvml.ok());
+  EXPECT_NE(nvml.status().message().find("cannot load libnvidia-ml-does-not-exist.so.1"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ using nlohmann::json;
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
 #define MUSTER_NODE_FIELDS(X)                                                      \
   X(config) X(registered) X(down) X(drain) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
-  X(health_failures) X(health_time) X(health_drained_by) \
+  X(health_failures) X(health_time) X(health_drained_by) X(detected_hardware) X(hardware_mismatches) \
   X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
 
 #define MUSTER_TO_JSON(field) j[#field] = v.field;

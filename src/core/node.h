@@ -75,6 +75,11 @@ struct Node {
   std::vector<std::string> health_failures;
   int64_t health_time = 0;
   std::string health_drained_by;
+  // The node that is its agent's own machine: what hwloc and NVML found
+  // ("CPUs=8 Sockets=1 ..."), and each way it differs from the
+  // configuration (empty for emulated nodes).
+  std::string detected_hardware;
+  std::vector<std::string> hardware_mismatches;
   int64_t last_busy = 0;
 
   int alloc_cpus = 0;

@@ -1146,6 +1146,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     auto res = stepd::StepResultFromJson(r);
     if (res.ok()) finished[res->job_id] = *res;
   }
+  const json hardware = msg.value("hardware", json::object());
   std::vector<std::string> held;
   for (const std::string& name : names) {
     core::Node* node = FindNode(name);
@@ -1155,6 +1156,16 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
     node->registered = true;
     node->boot_time = boot_time;
+    // The node that is the agent's machine: what hwloc and NVML found,
+    // and where it differs from the configuration. Reported, and the node
+    // used as configured.
+    if (auto hw = hardware.find(name); hw != hardware.end() && hw->is_object()) {
+      node->detected_hardware = hw->value("summary", "");
+      node->hardware_mismatches = hw->value("mismatches", std::vector<std::string>{});
+      for (const std::string& m : node->hardware_mismatches) {
+        util::LogWarn("node {}: {} (used as configured)", name, m);
+      }
+    }
     if (node->down && node->reason == "Not responding") {
       // Back after a timeout: as Slurm's ReturnToService=1 for nodes that
       // went DOWN only for not responding.

@@ -244,3 +244,27 @@ def test_health_checks_drain_with_the_reason_and_resume_only_what_may_heal(tmp_p
                  in node_fields(c, "gpu01"), what="driver drain")
     finally:
         c.teardown()
+
+
+def test_configured_versus_detected_hardware_is_reported_and_the_node_used_as_configured():
+    # The node named as this machine is compared with what hwloc finds;
+    # emulated nodes are not.
+    text = DEFAULT_CONF.replace(
+        "NodeName=cpu01 CPUs=16 Sockets=1 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=32000",
+        "NodeName={host} CPUs=512 Sockets=8 CoresPerSocket=64 ThreadsPerCore=1 RealMemory=99999999"
+    ).replace("Nodes=gpu[01-02],cpu01", "Nodes=gpu[01-02],{host}")
+    c = make_cluster(text)
+    try:
+        host = socket.gethostname().split(".")[0]
+        show = c.run(["scontrol", "show", "node", host]).stdout
+        detected = [l.strip() for l in show.splitlines() if l.strip().startswith("DetectedHardware=")]
+        assert detected and f"CPUs={os.cpu_count()} " in detected[0], show
+        assert "HardwareMismatch=CPUs: configured 512, detected " in show
+        assert "HardwareMismatch=RealMemory: configured 99999999 MB, the OS has " in show
+        assert "State=IDLE" in show  # reported, not drained
+        assert "DetectedHardware" not in c.run(["scontrol", "show", "node", "gpu01"]).stdout
+        # Used as configured: a job may ask for the configured CPUs.
+        job = c.sbatch("-w", host, "-c", "100", "-t", "1", "--wrap", "true")
+        assert c.wait_done(job) == "COMPLETED"
+    finally:
+        c.teardown()

@@ -143,7 +143,10 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
     lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, ReasonActor(n, *view.users),
                                 util::FormatTimestamp(n.reason_time)));
   }
-  // Muster's own: the health checks' last verdict.
+  // Muster's own: the machine as detected, where it differs from the
+  // configuration, and the health checks' last verdict.
+  if (!n.detected_hardware.empty()) lines.push_back("DetectedHardware=" + n.detected_hardware);
+  for (const std::string& m : n.hardware_mismatches) lines.push_back("HardwareMismatch=" + m);
   if (n.health_time > 0) {
     std::string health = n.health_failures.empty() ? "OK" : "FAILING";
     if (!n.health_drained_by.empty()) health += " DrainedBy=" + n.health_drained_by;
