@@ -141,6 +141,22 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
                        std::string* out) {
   GpuFamilies gpu;
   JobFamilies job;
+  // A series is about 250 bytes with a job's labels: each family grows once.
+  size_t gpus = 0, jobs = 0;
+  for (const NodeSamples* s : samples) {
+    gpus += s->gpus.size();
+    jobs += s->jobs.size();
+  }
+  for (PromFamily* f : {&gpu.info, &gpu.util, &gpu.mem_used, &gpu.mem_free, &gpu.temp,
+                        &gpu.mem_temp, &gpu.power, &gpu.power_limit, &gpu.sm_clock,
+                        &gpu.sm_clock_max, &gpu.throttle, &gpu.remap_failed, &gpu.xid,
+                        &gpu.nvlink}) {
+    f->Reserve(gpus * 256);
+  }
+  gpu.ecc.Reserve(gpus * 4 * 290);
+  gpu.remapped.Reserve(gpus * 2 * 270);
+  for (PromFamily* f : {&job.cpu, &job.mem, &job.peak}) f->Reserve(jobs * 160);
+  out->reserve(out->size() + gpus * 24 * 256 + jobs * 3 * 160);
   for (const NodeSamples* s : samples) {
     for (const GpuSample& g : s->gpus) {
       AddGpu(g, labels.gpu_holder ? labels.gpu_holder(g.node, g.index) : std::nullopt, &gpu);

@@ -23,6 +23,8 @@ class PromFamily {
   PromFamily(std::string name, std::string_view type, std::string_view help);
   // One series; `suffix` for a histogram's or summary's _bucket, _sum, _count.
   void Add(const PromLabels& labels, double value, std::string_view suffix = "");
+  // Room for `bytes` more of text: a family of many series grows once.
+  void Reserve(size_t bytes) { text_.reserve(text_.size() + bytes); }
   bool empty() const { return series_ == 0; }
   const std::string& text() const { return text_; }
 
