@@ -152,6 +152,9 @@ def test_idle_gpu_policy_flags_reports_and_cancels_only_where_allowed(tmp_path):
         assert not series(m, "muster_job_gpu_idle_seconds", hpc_job=str(busy))
         show = c.run(["scontrol", "show", "job", str(idle_short)]).stdout
         assert "GpuIdle=reported_" in show
+        node = c.run(["squeue", "-h", "-j", str(idle_short), "-o", "%N"]).stdout.strip()
+        show = c.run(["scontrol", "show", "node", node]).stdout
+        assert f"IdleGpuJobs={idle_short}(reported_" in show or f",{idle_short}(reported_" in show, show
 
         lines = wait_for(lambda: log.exists() and log.read_text().splitlines(),
                          what="notifications")

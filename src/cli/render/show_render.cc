@@ -143,8 +143,22 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
     lines.push_back(fmt::format("Reason={} [{}@{}]", n.reason, ReasonActor(n, *view.users),
                                 util::FormatTimestamp(n.reason_time)));
   }
-  // Muster's own: the machine as detected, where it differs from the
-  // configuration, and the health checks' last verdict.
+  // Muster's own: the running jobs here whose GPUs the idle-GPU policy
+  // sees idle, with its stage and for how long;
+  // the machine as detected, where it differs from the configuration, and
+  // the health checks' last verdict.
+  std::vector<std::string> idle;
+  for (const core::Job* j : view.jobs) {
+    if (j->state != core::JobState::kRunning || j->gpu_idle_since == 0) continue;
+    const bool here = std::any_of(j->alloc.begin(), j->alloc.end(), [&](const core::NodeAlloc& a) {
+      return a.node == n.config.name && !a.gpu_indices.empty();
+    });
+    if (!here) continue;
+    std::string text = JobGpuIdleText(*j, view.now);
+    std::replace(text.begin(), text.end(), ' ', '_');
+    idle.push_back(fmt::format("{}({})", j->id, text));
+  }
+  if (!idle.empty()) lines.push_back("IdleGpuJobs=" + util::Join(idle, ","));
   if (!n.detected_hardware.empty()) lines.push_back("DetectedHardware=" + n.detected_hardware);
   for (const std::string& m : n.hardware_mismatches) lines.push_back("HardwareMismatch=" + m);
   if (n.health_time > 0) {
