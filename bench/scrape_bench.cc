@@ -6,20 +6,19 @@
 //   scrape_bench [NODES] [GPUS] [RUNNING]     (default 1000 8 10000)
 // The controller runs in this process on simulated time, as in its unit
 // tests; the jobs are allocations (they need no agent to run).
+#include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
-#include <fmt/format.h>
 
 #include "api/line_conn.h"
 #include "config/config.h"
@@ -119,8 +118,8 @@ int main(int argc, char** argv) {
     });
     return writer;
   };
-  std::thread reg = send(nlohmann::json({{"type", "register"}, {"host", "bench"}, {"nodes", names}})
-                             .dump() + "\n");
+  std::thread reg = send(
+      nlohmann::json({{"type", "register"}, {"host", "bench"}, {"nodes", names}}).dump() + "\n");
   run([&] { return ctl.nodes().back().registered; });
   reg.join();
   // Drain what musterd sends the agent (nothing here needs it).
@@ -197,8 +196,9 @@ int main(int argc, char** argv) {
   run([&] { return count_running() == running - static_cast<int>(ids.size()); });
   const Scrape half = Measure(ctl);
 
-  std::printf("cluster: %d nodes, %d GPUs, %d running jobs (started in %.1f s); samples line %.1f MB\n",
-              nodes, nodes * gpus, running, start_s, samples_bytes / 1e6);
+  std::printf(
+      "cluster: %d nodes, %d GPUs, %d running jobs (started in %.1f s); samples line %.1f MB\n",
+      nodes, nodes * gpus, running, start_s, samples_bytes / 1e6);
   std::printf("scrape, all running:  %.1f ms, %.1f MB, %zu series (%zu with job labels)\n", full.ms,
               full.bytes / 1e6, full.series, full.job_series);
   std::printf("scrape, half ended:   %.1f ms, %.1f MB, %zu series (%zu with job labels)\n", half.ms,

@@ -23,6 +23,7 @@
 #include "auth/signed_lines.h"
 #include "stepd/cgroup.h"
 #include "stepd/remote_tasks.h"
+#include "util/subprocess.h"
 #include "util/log.h"
 #include "util/strings.h"
 
@@ -677,51 +678,21 @@ void Agent::SendHealth(const std::string& node, const std::vector<HealthFailure>
 
 void Agent::StartHealthProgram(const std::string& node, std::vector<HealthFailure> failures,
                                std::string driver) {
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    failures.push_back({"program", std::string("cannot start it: ") + std::strerror(errno)});
+  // Reaped by Reap() (SIGCHLD), which hands its status to the run.
+  util::Result<util::Child> child = util::SpawnCapturing(
+      cfg_.health.program, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node,
+                            "SLURM_CLUSTER_NAME=" + cfg_.cluster_name, "SLURM_CONF=" + cfg_.path});
+  if (!child.ok()) {
+    failures.push_back({"program", child.status().message()});
     SendHealth(node, failures, driver);
     return;
   }
-  // Made before the fork: the child only makes system calls.
-  const std::string& program = cfg_.health.program;
-  const std::string env_node = "SLURMD_NODENAME=" + node;
-  const std::string env_cluster = "SLURM_CLUSTER_NAME=" + cfg_.cluster_name;
-  const std::string env_conf = "SLURM_CONF=" + cfg_.path;
-  const char* argv[] = {program.c_str(), nullptr};
-  const char* envp[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", env_node.c_str(),
-                        env_cluster.c_str(), env_conf.c_str(), nullptr};
-  sigset_t all, old;
-  sigfillset(&all);
-  ::sigprocmask(SIG_SETMASK, &all, &old);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::dup2(out[1], 1);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, 0);
-    ::close_range(3, ~0U, 0);
-    ::execve(argv[0], const_cast<char* const*>(argv), const_cast<char* const*>(envp));
-    ::_exit(127);
-  }
-  const int err = errno;
-  ::sigprocmask(SIG_SETMASK, &old, nullptr);
-  ::close(out[1]);
-  if (pid < 0) {
-    ::close(out[0]);
-    failures.push_back({"program", std::string("cannot fork it: ") + std::strerror(err)});
-    SendHealth(node, failures, driver);
-    return;
-  }
-  HealthRun& run = health_runs_[pid];
+  HealthRun& run = health_runs_[child->pid];
   run.node = node;
   run.failures = std::move(failures);
   run.driver = std::move(driver);
-  run.out = std::make_unique<boost::asio::posix::stream_descriptor>(io_, out[0]);
-  ReadHealthOutput(pid);
+  run.out = std::make_unique<boost::asio::posix::stream_descriptor>(io_, child->out_fd);
+  ReadHealthOutput(child->pid);
 }
 
 void Agent::ReadHealthOutput(pid_t pid) {
@@ -748,19 +719,10 @@ void Agent::FinishHealthRun(pid_t pid) {
   if (it == health_runs_.end() || !it->second.eof || !it->second.exited) return;
   HealthRun run = std::move(it->second);
   health_runs_.erase(it);
-  const int st = run.status;
-  if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    // Its last line of output says why, if it printed one.
-    std::string last;
-    for (const std::string& line : util::Split(run.output, '\n')) {
-      if (!util::Trim(line).empty()) last = std::string(util::Trim(line));
-    }
-    const std::string status = WIFEXITED(st) ? fmt::format("exit status {}", WEXITSTATUS(st))
-                                             : fmt::format("killed by signal {}", WTERMSIG(st));
-    run.failures.push_back(
-        {"program", last.empty() ? fmt::format("{} {}", cfg_.health.program, status)
-                                 : fmt::format("{} ({})", last, status)});
-  }
+  // HealthCheckProgram's own time limit is the next run's: a run still
+  // going then is simply not started again.
+  util::Status outcome = util::HookOutcome(cfg_.health.program, run.status, false, 0, run.output);
+  if (!outcome.ok()) run.failures.push_back({"program", outcome.message()});
   SendHealth(run.node, run.failures, run.driver);
 }
 

@@ -1,14 +1,13 @@
 #include "agent/gpus.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <fstream>
 #include <functional>
 #include <map>
-
-#include <fmt/format.h>
 
 #include "util/strings.h"
 
@@ -103,7 +102,8 @@ core::GpuSample EmulatedGpuSample(const std::string& cluster, const std::string&
   g.uuid = EmulatedUuid(cluster, node, index);
   g.model = m.name;
   g.emulated = true;
-  g.utilization_pct = static_cast<int>(std::clamp<int64_t>(ControlValue(dir, "utilization", 0), 0, 100));
+  g.utilization_pct =
+      static_cast<int>(std::clamp<int64_t>(ControlValue(dir, "utilization", 0), 0, 100));
   const int u = g.utilization_pct;
   g.memory_total_bytes = m.memory_gib << 30;
   // A busy GPU holds most of its memory; an idle one a context's worth.
@@ -231,13 +231,16 @@ class DlNvml final : public Nvml {
       NvmlUtilization u{};
       if (Call("nvmlDeviceGetUtilizationRates", d, &u)) g.utilization_pct = static_cast<int>(u.gpu);
       NvmlMemory m{};
-      if (Call("nvmlDeviceGetMemoryInfo", d, &m)) g.memory_used_bytes = static_cast<int64_t>(m.used);
+      if (Call("nvmlDeviceGetMemoryInfo", d, &m))
+        g.memory_used_bytes = static_cast<int64_t>(m.used);
       unsigned v = 0;
-      if (Call("nvmlDeviceGetTemperature", d, kTemperatureGpu, &v)) g.temperature_c = static_cast<int>(v);
+      if (Call("nvmlDeviceGetTemperature", d, kTemperatureGpu, &v))
+        g.temperature_c = static_cast<int>(v);
       if (Call("nvmlDeviceGetPowerUsage", d, &v)) g.power_mw = v;
       if (Call("nvmlDeviceGetEnforcedPowerLimit", d, &v)) g.power_limit_mw = v;
       if (Call("nvmlDeviceGetClockInfo", d, kClockSm, &v)) g.sm_clock_mhz = static_cast<int>(v);
-      if (Call("nvmlDeviceGetMaxClockInfo", d, kClockSm, &v)) g.sm_clock_max_mhz = static_cast<int>(v);
+      if (Call("nvmlDeviceGetMaxClockInfo", d, kClockSm, &v))
+        g.sm_clock_max_mhz = static_cast<int>(v);
       unsigned long long bits = 0;
       if (Call("nvmlDeviceGetCurrentClocksThrottleReasons", d, &bits)) g.throttle_reasons = bits;
       g.ecc_volatile_corrected = Ecc(d, kEccCorrected, kEccVolatile);

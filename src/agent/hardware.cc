@@ -1,11 +1,10 @@
 #include "agent/hardware.h"
 
+#include <fmt/format.h>
 #include <hwloc.h>
 
 #include <algorithm>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "util/strings.h"
 
@@ -52,7 +51,8 @@ std::vector<std::string> CompareHardware(const core::NodeConfig& node, const Det
   if (!hw.gpus_detected) return out;
   const std::vector<std::string> types = ConfiguredGpuTypes(node);
   if (types.size() != hw.gpus.size()) {
-    out.push_back(fmt::format("Gres gpu: configured {}, NVML finds {}", types.size(), hw.gpus.size()));
+    out.push_back(
+        fmt::format("Gres gpu: configured {}, NVML finds {}", types.size(), hw.gpus.size()));
   }
   for (size_t i = 0; i < std::min(types.size(), hw.gpus.size()); ++i) {
     if (!types[i].empty() &&
@@ -65,9 +65,10 @@ std::vector<std::string> CompareHardware(const core::NodeConfig& node, const Det
 }
 
 std::string HardwareSummary(const DetectedHardware& hw) {
-  std::string out = fmt::format("CPUs={} Sockets={} CoresPerSocket={} ThreadsPerCore={} NUMA={} Memory={}M",
-                                hw.cpus, hw.sockets, hw.cores / std::max(1, hw.sockets),
-                                hw.threads_per_core, hw.numa_nodes, hw.memory_mb);
+  std::string out =
+      fmt::format("CPUs={} Sockets={} CoresPerSocket={} ThreadsPerCore={} NUMA={} Memory={}M",
+                  hw.cpus, hw.sockets, hw.cores / std::max(1, hw.sockets), hw.threads_per_core,
+                  hw.numa_nodes, hw.memory_mb);
   if (!hw.gpus_detected) return out + " GPUs=emulated";
   std::vector<std::string> gpus;
   for (const DetectedGpu& g : hw.gpus) {

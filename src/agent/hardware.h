@@ -7,10 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "agent/gpus.h"
 #include "core/node.h"
@@ -24,7 +23,7 @@ struct DetectedHardware {
   int cores = 0;  // physical cores in all
   int threads_per_core = 1;
   int numa_nodes = 0;
-  int64_t memory_mb = 0;      // the OS's total memory
+  int64_t memory_mb = 0;       // the OS's total memory
   bool gpus_detected = false;  // NVML answered (else GPUs are emulated)
   std::string driver_version;
   std::vector<DetectedGpu> gpus;

@@ -1,12 +1,11 @@
 #include "agent/health.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <array>
-
-#include <fmt/format.h>
 
 #include "agent/gpus.h"
 #include "util/strings.h"
@@ -22,7 +21,7 @@ bool Enabled(const config::HealthConfig& cfg, std::string_view check) {
 // Xid codes that mean the hardware needs service (double-bit ECC, fallen
 // off the bus, NVLink and row-remapping failures, GSP errors), as against
 // the many an application's own fault produces.
-constexpr std::array<int64_t, 13> kHardwareXids = {48, 61, 62, 63, 64, 74,  79,
+constexpr std::array<int64_t, 13> kHardwareXids = {48, 61, 62, 63,  64,  74, 79,
                                                    92, 94, 95, 119, 120, 140};
 
 }  // namespace
@@ -44,8 +43,8 @@ std::vector<HealthFailure> RunBuiltinChecks(const config::HealthConfig& cfg,
     out.push_back({"nvml", in.nvml_error});
   }
   if (Enabled(cfg, "gpu_count") && in.detected_gpus != static_cast<int>(types.size())) {
-    out.push_back({"gpu_count", fmt::format("{} GPUs found, {} configured", in.detected_gpus,
-                                            types.size())});
+    out.push_back(
+        {"gpu_count", fmt::format("{} GPUs found, {} configured", in.detected_gpus, types.size())});
   }
   if (Enabled(cfg, "gpu_model")) {
     for (const core::GpuSample& g : in.gpus) {
@@ -68,7 +67,8 @@ std::vector<HealthFailure> RunBuiltinChecks(const config::HealthConfig& cfg,
   if (Enabled(cfg, "spool_space")) {
     struct statvfs fs = {};
     if (::statvfs(in.spool.c_str(), &fs) == 0) {
-      const int64_t free_mb = static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize) >> 20;
+      const int64_t free_mb =
+          static_cast<int64_t>(fs.f_bavail) * static_cast<int64_t>(fs.f_frsize) >> 20;
       if (free_mb < cfg.spool_min_free_mb) {
         out.push_back({"spool_space", fmt::format("{} has {} MiB free, below {} MiB", in.spool,
                                                   free_mb, cfg.spool_min_free_mb)});
@@ -84,13 +84,14 @@ std::vector<HealthFailure> RunBuiltinChecks(const config::HealthConfig& cfg,
   }
   for (const core::GpuSample& g : in.gpus) {
     if (Enabled(cfg, "remapped_rows") && g.remapping_failed) {
-      out.push_back({"remapped_rows", fmt::format("GPU {} ({}): row remapping failed", g.index, g.uuid)});
+      out.push_back(
+          {"remapped_rows", fmt::format("GPU {} ({}): row remapping failed", g.index, g.uuid)});
       break;
     }
   }
   for (const core::GpuSample& g : in.gpus) {
-    if (Enabled(cfg, "xid") && std::find(kHardwareXids.begin(), kHardwareXids.end(), g.last_xid) !=
-                                   kHardwareXids.end()) {
+    if (Enabled(cfg, "xid") &&
+        std::find(kHardwareXids.begin(), kHardwareXids.end(), g.last_xid) != kHardwareXids.end()) {
       out.push_back({"xid", fmt::format("GPU {} ({}): Xid {}", g.index, g.uuid, g.last_xid)});
       break;
     }

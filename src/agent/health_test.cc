@@ -41,8 +41,8 @@ TEST(Health, HealthyNodePasses) {
 
 TEST(Health, EachCheckNamesWhatItSaw) {
   config::HealthConfig cfg;
-  cfg.checks = {"nvml", "gpu_count", "gpu_model", "mounts", "spool_space", "ecc",
-                "remapped_rows", "xid"};
+  cfg.checks = {"nvml",        "gpu_count", "gpu_model",     "mounts",
+                "spool_space", "ecc",       "remapped_rows", "xid"};
   cfg.mounts = {"/nonexistent-mount"};
   cfg.spool_min_free_mb = int64_t{1} << 40;  // more than any disk has
   const core::NodeConfig node = GpuNode();
@@ -59,13 +59,13 @@ TEST(Health, EachCheckNamesWhatItSaw) {
   EXPECT_TRUE(got[4].starts_with("spool_space: /tmp has ")) << got[4];
   EXPECT_TRUE(got[4].ends_with(" MiB free, below 1099511627776 MiB")) << got[4];
   got.erase(got.begin() + 4);
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "nvml: GPU is lost", "gpu_count: 1 GPUs found, 2 configured",
-                     "gpu_model: GPU 0 is NVIDIA A100-SXM4-80GB, configured h100",
-                     "mounts: /nonexistent-mount is not mounted",
-                     "ecc: GPU 0 (GPU-0): 3 uncorrectable ECC errors",
-                     "remapped_rows: GPU 1 (GPU-1): row remapping failed",
-                     "xid: GPU 1 (GPU-1): Xid 79"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{"nvml: GPU is lost", "gpu_count: 1 GPUs found, 2 configured",
+                                      "gpu_model: GPU 0 is NVIDIA A100-SXM4-80GB, configured h100",
+                                      "mounts: /nonexistent-mount is not mounted",
+                                      "ecc: GPU 0 (GPU-0): 3 uncorrectable ECC errors",
+                                      "remapped_rows: GPU 1 (GPU-1): row remapping failed",
+                                      "xid: GPU 1 (GPU-1): Xid 79"}));
   // Only the checks configured run; an application's Xid (13) drains nothing.
   cfg.checks = {"xid"};
   b.last_xid = 13;

@@ -1,13 +1,12 @@
 #include "agent/job_usage.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "stepd/proctree.h"
 #include "util/strings.h"
@@ -84,7 +83,8 @@ core::JobUsageSample JobUsageReader::Read(uint32_t job_id, const std::string& no
     u.memory_peak_bytes = ReadNumber(dir + "/memory.max_usage_in_bytes");
     const std::string cpu = CgroupOfController(cgroups, "cpuacct");
     for (const char* hierarchy : {"/cpuacct", "/cpu,cpuacct"}) {
-      const int64_t ns = IsJobCgroup(cpu) ? ReadNumber(root_ + hierarchy + cpu + "/cpuacct.usage") : -1;
+      const int64_t ns =
+          IsJobCgroup(cpu) ? ReadNumber(root_ + hierarchy + cpu + "/cpuacct.usage") : -1;
       if (ns < 0) continue;
       u.cpu_ms = ns / 1000000;
       return u;

@@ -76,8 +76,8 @@ struct JobFamilies {
 // A GPU series' labels as name, value, name, value...: its identity, and
 // the job holding it.
 std::vector<std::string> Labels(const GpuSample& g, const std::optional<JobLabels>& job) {
-  std::vector<std::string> kv = {"node",  g.node,  "gpu", std::to_string(g.index),
-                                 "uuid",  g.uuid,  "model", g.model};
+  std::vector<std::string> kv = {"node", g.node, "gpu",   std::to_string(g.index),
+                                 "uuid", g.uuid, "model", g.model};
   if (g.emulated) kv.insert(kv.end(), {"emulated", "true"});
   if (job) {
     kv.insert(kv.end(), {"hpc_job", std::to_string(job->job_id), "user", job->user, "account",
@@ -117,16 +117,18 @@ void AddGpu(const GpuSample& g, const std::optional<JobLabels>& job, GpuFamilies
   f->sm_clock.Add(l, g.sm_clock_mhz * 1e6);
   f->sm_clock_max.Add(l, g.sm_clock_max_mhz * 1e6);
   f->throttle.Add(l, static_cast<double>(g.throttle_reasons));
-  const std::pair<const char*, const char*> kinds[] = {
-      {"corrected", "volatile"}, {"uncorrected", "volatile"},
-      {"corrected", "aggregate"}, {"uncorrected", "aggregate"}};
+  const std::pair<const char*, const char*> kinds[] = {{"corrected", "volatile"},
+                                                       {"uncorrected", "volatile"},
+                                                       {"corrected", "aggregate"},
+                                                       {"uncorrected", "aggregate"}};
   const int64_t counts[] = {g.ecc_volatile_corrected, g.ecc_volatile_uncorrected,
                             g.ecc_aggregate_corrected, g.ecc_aggregate_uncorrected};
   for (int i = 0; i < 4; ++i) {
     f->ecc.Add(With(With(l, "type", kinds[i].first), "counter", kinds[i].second),
                static_cast<double>(counts[i]));
   }
-  f->remapped.Add(With(l, "cause", "correctable"), static_cast<double>(g.remapped_rows_correctable));
+  f->remapped.Add(With(l, "cause", "correctable"),
+                  static_cast<double>(g.remapped_rows_correctable));
   f->remapped.Add(With(l, "cause", "uncorrectable"),
                   static_cast<double>(g.remapped_rows_uncorrectable));
   f->remap_failed.Add(l, g.remapping_failed ? 1 : 0);
@@ -147,10 +149,10 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
     gpus += s->gpus.size();
     jobs += s->jobs.size();
   }
-  for (PromFamily* f : {&gpu.info, &gpu.util, &gpu.mem_used, &gpu.mem_free, &gpu.temp,
-                        &gpu.mem_temp, &gpu.power, &gpu.power_limit, &gpu.sm_clock,
-                        &gpu.sm_clock_max, &gpu.throttle, &gpu.remap_failed, &gpu.xid,
-                        &gpu.nvlink}) {
+  for (PromFamily* f :
+       {&gpu.info, &gpu.util, &gpu.mem_used, &gpu.mem_free, &gpu.temp, &gpu.mem_temp, &gpu.power,
+        &gpu.power_limit, &gpu.sm_clock, &gpu.sm_clock_max, &gpu.throttle, &gpu.remap_failed,
+        &gpu.xid, &gpu.nvlink}) {
     f->Reserve(gpus * 256);
   }
   gpu.ecc.Reserve(gpus * 4 * 290);
@@ -165,8 +167,10 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
       const std::optional<JobLabels> j = labels.job ? labels.job(u.job_id) : std::nullopt;
       if (!j) continue;  // ended: its series go with it
       const std::string id = std::to_string(j->job_id);
-      const PromLabels l = {{"node", u.node},       {"hpc_job", id},
-                            {"user", j->user},      {"account", j->account},
+      const PromLabels l = {{"node", u.node},
+                            {"hpc_job", id},
+                            {"user", j->user},
+                            {"account", j->account},
                             {"partition", j->partition}};
       job.cpu.Add(l, static_cast<double>(u.cpu_ms) / 1000);
       job.mem.Add(l, static_cast<double>(u.memory_bytes));

@@ -8,11 +8,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "util/status.h"
 
@@ -46,8 +45,8 @@ struct GpuSample {
   int64_t remapped_rows_correctable = 0;
   int64_t remapped_rows_uncorrectable = 0;
   bool remapping_failed = false;
-  int64_t xid_events = 0;  // Xid errors seen since the agent started
-  int64_t last_xid = 0;    // the last one's code (0: none)
+  int64_t xid_events = 0;      // Xid errors seen since the agent started
+  int64_t last_xid = 0;        // the last one's code (0: none)
   int64_t nvlink_errors = -1;  // replay + recovery + CRC errors over all links; -1: none
   bool mig_enabled = false;
 };

@@ -53,10 +53,11 @@ TEST(NodeSamples, SeriesCarryTheHoldingJobsLabelsOnly) {
   };
   std::string out;
   RenderNodeSamples({&s}, labels, &out);
-  EXPECT_NE(out.find("muster_gpu_utilization_ratio{node=\"gpu01\",gpu=\"0\",uuid=\"GPU-1\","
-                     "model=\"NVIDIA H100 80GB HBM3\",emulated=\"true\",hpc_job=\"7\",user=\"alice\","
-                     "account=\"physics\",partition=\"train\"} 0.87\n"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find("muster_gpu_utilization_ratio{node=\"gpu01\",gpu=\"0\",uuid=\"GPU-1\","
+               "model=\"NVIDIA H100 80GB HBM3\",emulated=\"true\",hpc_job=\"7\",user=\"alice\","
+               "account=\"physics\",partition=\"train\"} 0.87\n"),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("muster_gpu_utilization_ratio{node=\"gpu01\",gpu=\"1\",uuid=\"GPU-2\","
                      "model=\"NVIDIA H100 80GB HBM3\",emulated=\"true\"} 0\n"),

@@ -2,9 +2,9 @@
 // job's usage, every JobAcctGatherFrequency seconds. Kept (the latest per
 // agent) for /metrics, added to each job's GPU usage for accounting (sacct,
 // seff), and fed to the idle-GPU policy (sched/idle_gpus.h).
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ctld/controller.h"
 #include "util/log.h"
@@ -78,7 +78,8 @@ void Controller::OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, cons
     sched::IdleGpuState state{job->gpu_idle_since, job->gpu_idle_stage};
     const sched::IdleGpuAction action = sched::NextIdleGpuAction(
         cfg_.idle_gpu, s.idle, now, part != nullptr && part->idle_gpu_cancel, &state);
-    const bool changed = state.idle_since != job->gpu_idle_since || state.stage != job->gpu_idle_stage;
+    const bool changed =
+        state.idle_since != job->gpu_idle_since || state.stage != job->gpu_idle_stage;
     job->gpu_idle_since = state.idle_since;
     job->gpu_idle_stage = state.stage;
     if (changed) MarkJob(job->id);
@@ -106,7 +107,8 @@ void Controller::ApplyIdleGpuAction(Job& job, sched::IdleGpuAction action, int u
     case sched::IdleGpuAction::kCancel:
       if (job.state != JobState::kRunning) return;
       NotifyIdleGpu(job, "cancelled", "user");
-      job.failure_detail = fmt::format("cancelled by the idle-GPU policy: GPUs idle for {} s", idle_for);
+      job.failure_detail =
+          fmt::format("cancelled by the idle-GPU policy: GPUs idle for {} s", idle_for);
       job.cancelled_by = ::getuid();
       job.state = JobState::kCompleting;
       job.ending_as = JobState::kCancelled;
@@ -134,10 +136,10 @@ void Controller::NotifyIdleGpu(const Job& job, std::string_view event, std::stri
       fmt::format("SLURM_JOB_NODELIST={}", job.nodelist),
       fmt::format("SLURM_CLUSTER_NAME={}", cfg_.cluster_name),
   };
-  util::Status st = util::SpawnDetached(
-      {cfg_.idle_gpu.notify_program, std::string(event), std::to_string(job.id),
-       std::string(recipient == "user" ? job.req.user_name : "operators")},
-      env);
+  util::Status st =
+      util::SpawnDetached({cfg_.idle_gpu.notify_program, std::string(event), std::to_string(job.id),
+                           std::string(recipient == "user" ? job.req.user_name : "operators")},
+                          env);
   if (!st.ok()) util::LogWarn("IdleGpuNotifyProgram: {}", st.message());
 }
 

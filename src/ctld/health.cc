@@ -1,9 +1,9 @@
 // Health checks in musterd (config::HealthConfig): the schedule, and what
 // each node's results do. The checks themselves run on the agents
 // (agent/health.h); musterd adds driver_version, which compares nodes.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ctld/controller.h"
 #include "util/log.h"
@@ -23,8 +23,8 @@ bool InCheckedState(const config::HealthConfig& h, const core::Node& node) {
   if (h.skip_drained && node.drain) return false;
   if (h.node_states.empty()) return true;
   const core::NodeBase base = node.Base();
-  const char* state = base == core::NodeBase::kIdle      ? "idle"
-                      : base == core::NodeBase::kMixed   ? "mixed"
+  const char* state = base == core::NodeBase::kIdle        ? "idle"
+                      : base == core::NodeBase::kMixed     ? "mixed"
                       : base == core::NodeBase::kAllocated ? "alloc"
                                                            : "";
   return Contains(h.node_states, state);
@@ -37,7 +37,8 @@ void Controller::RunHealthChecks() {
     json nodes = json::array();
     for (const std::string& name : agent.nodes) {
       const core::Node* node = FindNode(name);
-      if (node != nullptr && !node->down && InCheckedState(cfg_.health, *node)) nodes.push_back(name);
+      if (node != nullptr && !node->down && InCheckedState(cfg_.health, *node))
+        nodes.push_back(name);
     }
     if (!nodes.empty()) agent.conn->Send({{"type", "health_check"}, {"nodes", nodes}});
   }
@@ -51,8 +52,8 @@ bool Controller::HealthMayDrain(const std::string& check) const {
   const int64_t drained = std::count_if(nodes_.begin(), nodes_.end(), [&](const core::Node& n) {
     return n.health_drained_by == check;
   });
-  return (drained + 1) * 100 <= static_cast<int64_t>(cfg_.health.max_drain_percent) *
-                                    static_cast<int64_t>(nodes_.size());
+  return (drained + 1) * 100 <=
+         static_cast<int64_t>(cfg_.health.max_drain_percent) * static_cast<int64_t>(nodes_.size());
 }
 
 void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
@@ -83,7 +84,8 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
   const int64_t now = Now();
   node->health_time = now;
   node->health_failures.clear();
-  for (const auto& [check, detail] : failures) node->health_failures.push_back(check + ": " + detail);
+  for (const auto& [check, detail] : failures)
+    node->health_failures.push_back(check + ": " + detail);
 
   if (failures.empty()) {
     // Passing again: resumed only if health drained it and the check that

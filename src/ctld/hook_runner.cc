@@ -6,10 +6,9 @@
 #include <unistd.h>
 
 #include <array>
-#include <memory>
-
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <memory>
 
 #include "util/subprocess.h"
 
@@ -72,24 +71,23 @@ void HookRunner::Run(const std::string& path, const std::vector<std::string>& en
     r->timed_out = true;
     ::kill(r->pid, SIGKILL);
   });
-  r->pidfd.async_wait(boost::asio::posix::stream_descriptor::wait_read,
-                      [r](boost::system::error_code ec) {
-                        if (ec) return;
-                        int status = 0;
-                        ::waitpid(r->pid, &status, 0);
-                        r->timer.cancel();
-                        // What it wrote before it ended is in the pipe now.
-                        boost::system::error_code rec;
-                        std::array<char, 4096> rest{};
-                        for (;;) {
-                          const size_t n = r->out.read_some(boost::asio::buffer(rest), rec);
-                          if (rec || n == 0) break;
-                          r->output.append(rest.data(), n);
-                        }
-                        r->out.close(rec);
-                        r->done(util::HookOutcome(r->path, status, r->timed_out, r->timeout_s,
-                                                  r->output));
-                      });
+  r->pidfd.async_wait(
+      boost::asio::posix::stream_descriptor::wait_read, [r](boost::system::error_code ec) {
+        if (ec) return;
+        int status = 0;
+        ::waitpid(r->pid, &status, 0);
+        r->timer.cancel();
+        // What it wrote before it ended is in the pipe now.
+        boost::system::error_code rec;
+        std::array<char, 4096> rest{};
+        for (;;) {
+          const size_t n = r->out.read_some(boost::asio::buffer(rest), rec);
+          if (rec || n == 0) break;
+          r->output.append(rest.data(), n);
+        }
+        r->out.close(rec);
+        r->done(util::HookOutcome(r->path, status, r->timed_out, r->timeout_s, r->output));
+      });
 }
 
 }  // namespace muster::ctld

@@ -4,11 +4,16 @@ namespace muster::sched {
 
 std::string_view IdleGpuActionName(IdleGpuAction a) {
   switch (a) {
-    case IdleGpuAction::kNone: return "none";
-    case IdleGpuAction::kFlag: return "flagged";
-    case IdleGpuAction::kReport: return "reported";
-    case IdleGpuAction::kCancel: return "cancelled";
-    case IdleGpuAction::kUnflag: return "busy";
+    case IdleGpuAction::kNone:
+      return "none";
+    case IdleGpuAction::kFlag:
+      return "flagged";
+    case IdleGpuAction::kReport:
+      return "reported";
+    case IdleGpuAction::kCancel:
+      return "cancelled";
+    case IdleGpuAction::kUnflag:
+      return "busy";
   }
   return "none";
 }

@@ -13,10 +13,10 @@ namespace muster::sched {
 
 enum class IdleGpuAction {
   kNone,
-  kFlag,     // flagged: tell its user
-  kReport,   // still idle: tell its user again and report it to the operators
-  kCancel,   // still idle in a partition that allows it: cancel
-  kUnflag,   // busy again: the flag goes
+  kFlag,    // flagged: tell its user
+  kReport,  // still idle: tell its user again and report it to the operators
+  kCancel,  // still idle in a partition that allows it: cancel
+  kUnflag,  // busy again: the flag goes
 };
 
 std::string_view IdleGpuActionName(IdleGpuAction a);

@@ -1,16 +1,15 @@
 #include "stepd/hooks.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
-
-#include <fmt/format.h>
+#include <cerrno>
 
 #include "util/subprocess.h"
 
@@ -18,11 +17,11 @@ namespace muster::stepd {
 
 std::vector<std::string> HookEnvironment(const StepSpec& spec, std::string_view context) {
   static constexpr std::string_view kPassed[] = {
-      "SLURM_JOB_ID=",        "SLURM_JOBID=",         "SLURM_JOB_USER=",
-      "SLURM_JOB_UID=",       "SLURM_JOB_GID=",       "SLURM_JOB_NAME=",
-      "SLURM_JOB_PARTITION=", "SLURM_JOB_ACCOUNT=",   "SLURM_JOB_NODELIST=",
-      "SLURM_CLUSTER_NAME=",  "SLURMD_NODENAME=",     "SLURM_JOB_CONSTRAINTS=",
-      "SLURM_ARRAY_JOB_ID=",  "SLURM_ARRAY_TASK_ID=", "SLURM_JOB_GPUS=",
+      "SLURM_JOB_ID=",         "SLURM_JOBID=",         "SLURM_JOB_USER=",
+      "SLURM_JOB_UID=",        "SLURM_JOB_GID=",       "SLURM_JOB_NAME=",
+      "SLURM_JOB_PARTITION=",  "SLURM_JOB_ACCOUNT=",   "SLURM_JOB_NODELIST=",
+      "SLURM_CLUSTER_NAME=",   "SLURMD_NODENAME=",     "SLURM_JOB_CONSTRAINTS=",
+      "SLURM_ARRAY_JOB_ID=",   "SLURM_ARRAY_TASK_ID=", "SLURM_JOB_GPUS=",
       "CUDA_VISIBLE_DEVICES=", "SLURM_CONF=",          "SLURM_SUBMIT_DIR="};
   std::vector<std::string> env = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
                                   fmt::format("SLURM_SCRIPT_CONTEXT={}", context)};

@@ -21,7 +21,8 @@ Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   int report[2];  // the grandchild's exec errno, or EOF once it exec'd
-  if (::pipe2(report, O_CLOEXEC) != 0) return Internal(std::string("pipe: ") + std::strerror(errno));
+  if (::pipe2(report, O_CLOEXEC) != 0)
+    return Internal(std::string("pipe: ") + std::strerror(errno));
   const pid_t child = ::fork();
   if (child < 0) {
     const int err = errno;

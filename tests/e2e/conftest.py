@@ -216,6 +216,19 @@ def make_cluster(conf_text=DEFAULT_CONF, side_files=None):
     return c
 
 
+def wait_for(check, timeout=20, what="condition"):
+    """Polls `check` until it returns something true (returned), or fails
+    naming `what` and the last value after `timeout` seconds."""
+    deadline = time.time() + timeout
+    last = None
+    while time.time() < deadline:
+        last = check()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}; last: {last}")
+
+
 @pytest.fixture(scope="module")
 def cluster():
     c = make_cluster()

@@ -9,7 +9,7 @@ import stat
 import time
 import urllib.request
 
-from conftest import DEFAULT_CONF, make_cluster
+from conftest import DEFAULT_CONF, make_cluster, wait_for
 from test_metrics import metrics, parse
 
 # Sets every GPU the job holds on its node to UTIL percent busy through the
@@ -27,17 +27,6 @@ def free_port():
 def series(families, family, **labels):
     return [(l, v) for n, l, v in families.get(family, {"samples": []})["samples"]
             if all(l.get(k) == w for k, w in labels.items())]
-
-
-def wait_for(check, timeout=20, what="condition"):
-    deadline = time.time() + timeout
-    last = None
-    while time.time() < deadline:
-        last = check()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}; last: {last}")
 
 
 def conf(extra, parts=None):
@@ -203,7 +192,7 @@ def test_health_checks_drain_with_the_reason_and_resume_only_what_may_heal(tmp_p
         assert len(rows) == 2, rows
         for row in rows:
             node, reason, actor = row.split("|")
-            assert reason == f"health: program: fan 3 stopped on {node} (exit status 1)", row
+            assert reason == f"health: program: {program} failed (exit status 1): fan 3 stopped on {node}", row
             assert actor == "health"
         m = metrics(c)
         assert series(m, "muster_health_drains_withheld_total", check="program")[0][1] > 0

@@ -6,7 +6,7 @@ the node."""
 import os
 import time
 
-from conftest import DEFAULT_CONF, make_cluster
+from conftest import DEFAULT_CONF, make_cluster, wait_for
 
 HOOK = """#!/bin/sh
 echo "{name} $SLURM_SCRIPT_CONTEXT $SLURM_JOB_ID $SLURM_JOB_USER $SLURM_JOB_UID $SLURM_JOB_PARTITION \
@@ -37,16 +37,6 @@ def lines(log, job, name=None):
         return []
     out = [l.split() for l in log.read_text().splitlines()]
     return [l for l in out if l[2] == str(job) and (name is None or l[0] == name)]
-
-
-def wait_for(check, timeout=20, what="condition"):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        got = check()
-        if got:
-            return got
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_hooks_run_around_the_job_with_slurms_variables(tmp_path):
