@@ -15,6 +15,7 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/render/format_util.h"
+#include "util/clock.h"
 #include "util/getopt.h"
 #include "util/users.h"
 
@@ -92,12 +93,10 @@ int64_t Mean(int64_t sum, int64_t n) { return n > 0 ? sum / n : 0; }
 // What 1000 calls to gettimeofday(2) take here, in microseconds, as
 // Slurm's sdiag measures on the client.
 int64_t GettimeofdayLatency() {
-  const auto began = std::chrono::steady_clock::now();
+  const util::Stopwatch took;
   struct timeval tv;
   for (int i = 0; i < 1000; ++i) gettimeofday(&tv, nullptr);
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                               began)
-      .count();
+  return took.ElapsedMicros();
 }
 
 // The RPC rows of `rows` in `order` (by count, the default: the most first,

@@ -246,10 +246,10 @@ RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& par
   return {"MUSTER_UNKNOWN", 0};
 }
 
-api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const json& body,
+// `path` is the request's target without its query, `parts` its pieces.
+api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std::string& path,
+                        const std::vector<std::string>& parts, const json& body,
                         const Caller& caller) {
-  std::string path = req.target.substr(0, req.target.find('?'));
-  std::vector<std::string> parts = util::Split(path, '/');
   if (path == "/metrics" && req.method == "GET") return MetricsReply(ctl);
   if (parts.empty() || parts[0] != "v1") return Error(404, "no such endpoint: " + path);
   const std::string& what = parts.size() > 1 ? parts[1] : "";
@@ -442,20 +442,18 @@ api::HttpResponse HandleApiRequest(Controller& ctl, const api::HttpRequest& req)
     if (body.is_discarded()) return Error(400, "malformed JSON body (or a number not an integer)");
   }
   if (body.is_null()) body = json::object();
-  const auto began = std::chrono::steady_clock::now();
+  const util::Stopwatch took;
+  const std::string path = req.target.substr(0, req.target.find('?'));
+  const std::vector<std::string> parts = util::Split(path, '/');
   api::HttpResponse reply;
   try {
-    reply = Route(ctl, req, body, caller);
+    reply = Route(ctl, req, path, parts, body, caller);
   } catch (const std::exception& e) {
     // Type errors in a client's JSON (e.g. a string where a number belongs).
     reply = Error(400, std::string("invalid request: ") + e.what());
   }
-  const std::string path = req.target.substr(0, req.target.find('?'));
-  const RpcType type = RpcTypeOf(req.method, util::Split(path, '/'), body);
-  ctl.CountRpc(type.name, type.id, caller.uid,
-               std::chrono::duration_cast<std::chrono::microseconds>(
-                   std::chrono::steady_clock::now() - began)
-                   .count());
+  const RpcType type = RpcTypeOf(req.method, parts, body);
+  ctl.CountRpc(type.name, type.id, caller.uid, took.ElapsedMicros());
   return reply;
 }
 

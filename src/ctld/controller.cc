@@ -652,13 +652,10 @@ void Controller::RunSchedule() {
   }
   if (snap.pending.empty()) return;
   Reprioritize(&snap);
-  const auto pass_began = std::chrono::steady_clock::now();
+  const util::Stopwatch pass_time;
   sched::Plan plan = sched::Schedule(snap);
-  stats_.Pass(snap.now,
-              std::chrono::duration_cast<std::chrono::microseconds>(
-                  std::chrono::steady_clock::now() - pass_began)
-                  .count(),
-              static_cast<int64_t>(pending_ids_.size()), plan.figures);
+  stats_.Pass(snap.now, pass_time.ElapsedMicros(), static_cast<int64_t>(pending_ids_.size()),
+              plan.figures);
   for (const auto& p : plan.pending) {
     Job* job = jobs_.Find(p.job_id);
     if (job == nullptr) continue;
@@ -1052,14 +1049,12 @@ void Controller::AcceptAgent(std::shared_ptr<api::LineConn> conn) {
 }
 
 void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
-  const auto began = std::chrono::steady_clock::now();
+  const util::Stopwatch took;
   std::string type;
   HandleAgentMessage(conn, msg, &type);
   // For sdiag, as slurmd's messages count in Slurm (under the user the
   // agents work for, musterd's own).
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
-                          std::chrono::steady_clock::now() - began)
-                          .count();
+  const int64_t micros = took.ElapsedMicros();
   if (type == "register") {
     stats_.Rpc("MESSAGE_NODE_REGISTRATION_STATUS", 1002, ::getuid(), micros);
   } else if (type == "ended") {

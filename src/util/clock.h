@@ -3,6 +3,7 @@
 // argument and never calls a clock.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -11,6 +12,21 @@
 #include <utility>
 
 namespace muster::util {
+
+// How long something took, for the figures Muster reports (sdiag, the
+// scheduling pass's time): the monotonic clock, never a decision's input.
+class Stopwatch {
+ public:
+  Stopwatch() : began_(std::chrono::steady_clock::now()) {}
+  int64_t ElapsedMicros() const {
+    return std::chrono::duration_cast<std::chrono::microseconds>(
+               std::chrono::steady_clock::now() - began_)
+        .count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point began_;
+};
 
 class Clock {
  public:
