@@ -6,19 +6,20 @@
 //   scrape_bench [NODES] [GPUS] [RUNNING]     (default 1000 8 10000)
 // The controller runs in this process on simulated time, as in its unit
 // tests; the jobs are allocations (they need no agent to run).
-#include <fmt/format.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/local/stream_protocol.hpp>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <fmt/format.h>
 
 #include "api/line_conn.h"
 #include "config/config.h"

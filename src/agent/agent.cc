@@ -23,9 +23,9 @@
 #include "auth/signed_lines.h"
 #include "stepd/cgroup.h"
 #include "stepd/remote_tasks.h"
-#include "util/subprocess.h"
 #include "util/log.h"
 #include "util/strings.h"
+#include "util/subprocess.h"
 
 namespace muster::agent {
 
@@ -216,7 +216,8 @@ void Agent::Register() {
   // The node that is this machine (named as the agent's host), as
   // detected; emulated nodes share the machine and are not compared.
   json hardware = json::object();
-  if (hardware_ && std::find(opts_.nodes.begin(), opts_.nodes.end(), opts_.host) != opts_.nodes.end()) {
+  if (hardware_ &&
+      std::find(opts_.nodes.begin(), opts_.nodes.end(), opts_.host) != opts_.nodes.end()) {
     const core::NodeConfig* node = cfg_.FindNode(opts_.host);
     json h = ToJson(*hardware_);
     h["summary"] = HardwareSummary(*hardware_);
@@ -329,13 +330,15 @@ void Agent::Launch(const json& msg) {
   std::vector<int> gpus;
   for (const std::string& kv : spec->env) {
     const size_t eq = kv.find('=');
-    const std::string key = kv.substr(0, eq), value = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    const std::string key = kv.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : kv.substr(eq + 1);
     if (key == "SLURM_JOB_USER") labels.user = value;
     if (key == "SLURM_JOB_ACCOUNT") labels.account = value;
     if (key == "SLURM_JOB_PARTITION") labels.partition = value;
     if (key == "SLURM_JOB_GPUS") {
       for (const std::string& g : util::Split(value, ',')) {
-        if (util::Result<int64_t> i = util::ParseInt(g); i.ok()) gpus.push_back(static_cast<int>(*i));
+        util::Result<int64_t> i = util::ParseInt(g);
+        if (i.ok()) gpus.push_back(static_cast<int>(*i));
       }
     }
   }
@@ -654,7 +657,8 @@ void Agent::CheckHealth(const json& msg) {
       if (driver.empty()) in.nvml_error = "NVML does not answer (no driver version)";
     } else {
       const int configured = in.node ? static_cast<int>(ConfiguredGpuTypes(*in.node).size()) : 0;
-      const EmulatedNodeControl control = ReadEmulatedNodeControl(GpuControlDir(spool_, name), configured);
+      const EmulatedNodeControl control =
+          ReadEmulatedNodeControl(GpuControlDir(spool_, name), configured);
       in.detected_gpus = control.count;
       in.nvml_error = control.nvml_error;
       driver = configured > 0 ? control.driver_version : "";

@@ -1,13 +1,14 @@
 #include "agent/gpus.h"
 
 #include <dlfcn.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <fstream>
 #include <functional>
 #include <map>
+
+#include <fmt/format.h>
 
 #include "util/strings.h"
 

@@ -1,10 +1,10 @@
 #include "agent/hardware.h"
 
-#include <fmt/format.h>
-#include <hwloc.h>
-
 #include <algorithm>
 #include <memory>
+
+#include <fmt/format.h>
+#include <hwloc.h>
 
 #include "util/strings.h"
 

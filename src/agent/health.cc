@@ -1,11 +1,12 @@
 #include "agent/health.h"
 
-#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
 #include <array>
+
+#include <fmt/format.h>
 
 #include "agent/gpus.h"
 #include "util/strings.h"

@@ -1,12 +1,13 @@
 #include "agent/job_usage.h"
 
-#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "stepd/proctree.h"
 #include "util/strings.h"

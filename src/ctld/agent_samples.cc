@@ -2,9 +2,9 @@
 // job's usage, every JobAcctGatherFrequency seconds. Kept (the latest per
 // agent) for /metrics, added to each job's GPU usage for accounting (sacct,
 // seff), and fed to the idle-GPU policy (sched/idle_gpus.h).
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "ctld/controller.h"
 #include "util/log.h"

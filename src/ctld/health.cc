@@ -1,9 +1,9 @@
 // Health checks in musterd (config::HealthConfig): the schedule, and what
 // each node's results do. The checks themselves run on the agents
 // (agent/health.h); musterd adds driver_version, which compares nodes.
-#include <fmt/format.h>
-
 #include <algorithm>
+
+#include <fmt/format.h>
 
 #include "ctld/controller.h"
 #include "util/log.h"

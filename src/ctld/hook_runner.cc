@@ -6,9 +6,10 @@
 #include <unistd.h>
 
 #include <array>
+#include <memory>
+
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <memory>
 
 #include "util/subprocess.h"
 

@@ -4,10 +4,11 @@
 // killed after its timeout.
 #pragma once
 
-#include <boost/asio/io_context.hpp>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <boost/asio/io_context.hpp>
 
 #include "util/status.h"
 

@@ -1,7 +1,6 @@
 #include "stepd/hooks.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -10,6 +9,8 @@
 
 #include <algorithm>
 #include <cerrno>
+
+#include <fmt/format.h>
 
 #include "util/subprocess.h"
 

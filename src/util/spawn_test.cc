@@ -1,6 +1,5 @@
 #include "util/spawn.h"
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,6 +8,8 @@
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include <gtest/gtest.h>
 
 namespace muster::util {
 namespace {

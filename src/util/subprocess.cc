@@ -1,13 +1,14 @@
 #include "util/subprocess.h"
 
 #include <fcntl.h>
-#include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
+
+#include <fmt/format.h>
 
 #include "util/strings.h"
 
