@@ -676,7 +676,9 @@ void Agent::SendHealth(const std::string& node, const std::vector<HealthFailure>
                        const std::string& driver) {
   if (!conn_) return;
   json list = json::array();
-  for (const HealthFailure& f : failures) list.push_back({{"check", f.check}, {"detail", f.detail}});
+  for (const HealthFailure& f : failures) {
+    list.push_back({{"check", f.check}, {"detail", f.detail}});
+  }
   conn_->Send({{"type", "health"}, {"node", node}, {"driver_version", driver}, {"failures", list}});
 }
 
@@ -743,7 +745,9 @@ std::string Agent::MetricsText() const {
   };
   labels.job = [this](uint32_t id) -> std::optional<core::JobLabels> {
     auto it = steps_.find(id);
-    if (it == steps_.end() || it->second.ended || it->second.labels.job_id == 0) return std::nullopt;
+    if (it == steps_.end() || it->second.ended || it->second.labels.job_id == 0) {
+      return std::nullopt;
+    }
     return it->second.labels;
   };
   std::string out;

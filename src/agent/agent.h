@@ -130,7 +130,8 @@ class Agent {
   bool RealGpus(const std::string& node) const { return nvml_ != nullptr && node == opts_.host; }
   // Hands the control directories of an emulated node's GPUs `gpus` to
   // `uid` (a job starting: owner = its user) or back to the agent, reset.
-  void PrepareGpuControl(const std::string& node, const std::vector<int>& gpus, uid_t uid, gid_t gid);
+  void PrepareGpuControl(const std::string& node, const std::vector<int>& gpus, uid_t uid,
+                         gid_t gid);
   // Whether a job on `node` is confined to `cpuset`: only on the node that is
   // this machine, and only when every id exists here.
   bool ConfinesCpus(const std::string& node, const std::string& cpuset) const;
@@ -145,7 +146,7 @@ class Agent {
   boost::asio::steady_timer reconnect_;
   boost::asio::signal_set sigchld_;
   std::map<uint32_t, Step> steps_;
-  std::unique_ptr<Nvml> nvml_;  // null without NVML
+  std::unique_ptr<Nvml> nvml_;                // null without NVML
   std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
   boost::asio::steady_timer sample_timer_;

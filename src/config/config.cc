@@ -68,8 +68,8 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "DefCpuPerGPU", "DefMemPerGPU", "DefMemPerNode", "DependencyParameters", "DisableRootJobs",
         "EioTimeout", "EpilogMsgTime",
         "ExtSensorsFreq", "ExtSensorsType", "FairShareDampeningFactor", "FederationParameters",
-        "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit", "InteractiveStepOptions",
-        "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
+        "GetEnvTimeout", "GpuFreqDef", "GroupUpdateForce", "GroupUpdateTime", "InactiveLimit",
+        "InteractiveStepOptions", "JobAcctGatherParams", "JobAcctGatherType", "JobCompHost",
         "JobCompLoc", "JobCompParams", "JobCompPass", "JobCompPort", "JobCompType", "JobCompUser",
         "JobContainerType", "JobFileAppend", "JobRequeue", "JobSubmitPlugins", "KillOnBadExit",
         "LaunchParameters", "LaunchType", "Licenses", "LogTimeFormat", "MailDomain", "MailProg",
@@ -133,7 +133,8 @@ constexpr std::string_view kPartitionKeys[] = {
     "nodes",    "default",      "maxtime",           "defaulttime", "state",   "allowgroups",
     "priority", "prioritytier", "priorityjobfactor", "maxnodes",    "minnodes",
     "allowaccounts", "denyaccounts", "allowqos", "denyqos", "hidden", "oversubscribe", "shared",
-    "tresbillingweights", "preemptmode", "gracetime", "lln", "idlegpucancel"};
+    "tresbillingweights", "preemptmode", "gracetime", "lln",
+    "idlegpucancel"};
 
 // What DownNodes= may give its nodes.
 constexpr core::NodeInitialState kDownNodeStates[] = {
@@ -589,7 +590,9 @@ class Parser {
              std::end(kHealthChecks);
     };
     if (k == "healthcheckprogram") {
-      if (!p.value.empty() && p.value.front() != '/') return BadValue(p, "", "expected an absolute path");
+      if (!p.value.empty() && p.value.front() != '/') {
+        return BadValue(p, "", "expected an absolute path");
+      }
       h.program = p.value;
       return Status::Ok();
     }
@@ -607,7 +610,8 @@ class Parser {
           h.node_states.push_back(s);
         } else {
           return BadValue(p, "", "unknown state '" + item +
-                                     "' (expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or CYCLE)");
+                                     "' (expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or "
+                                     "CYCLE)");
         }
       }
       return Status::Ok();
@@ -637,7 +641,9 @@ class Parser {
     if (k == "musterhealthmounts") {
       h.mounts = ListValue(p.value);
       for (const std::string& m : h.mounts) {
-        if (m.empty() || m.front() != '/') return BadValue(p, "", "'" + m + "' is not an absolute path");
+        if (m.empty() || m.front() != '/') {
+          return BadValue(p, "", "'" + m + "' is not an absolute path");
+        }
       }
       return Status::Ok();
     }
@@ -1001,7 +1007,9 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     return SetListenAddress(p, &cfg_.agent_metrics_host, &cfg_.agent_metrics_port);
   }
   if (k == "prolog" || k == "epilog" || k == "prologslurmctld" || k == "epilogslurmctld") {
-    if (!p.value.empty() && p.value.front() != '/') return BadValue(p, "", "expected an absolute path");
+    if (!p.value.empty() && p.value.front() != '/') {
+      return BadValue(p, "", "expected an absolute path");
+    }
     (k == "prolog"            ? cfg_.prolog
      : k == "epilog"          ? cfg_.epilog
      : k == "prologslurmctld" ? cfg_.prolog_slurmctld

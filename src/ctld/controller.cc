@@ -163,10 +163,14 @@ std::string Controller::StateJson() const {
 }
 
 json Controller::NodeState(const core::Node& n) {
-  return {{"name", n.config.name},   {"drain", n.drain},
-          {"down", n.down},          {"reason", n.reason},
-          {"reason_uid", n.reason_uid}, {"reason_time", n.reason_time},
-          {"reason_actor", n.reason_actor}, {"health_drained_by", n.health_drained_by}};
+  return {{"name", n.config.name},
+          {"drain", n.drain},
+          {"down", n.down},
+          {"reason", n.reason},
+          {"reason_uid", n.reason_uid},
+          {"reason_time", n.reason_time},
+          {"reason_actor", n.reason_actor},
+          {"health_drained_by", n.health_drained_by}};
 }
 
 void Controller::ApplyNodeState(const json& n) {
@@ -725,7 +729,7 @@ void Controller::RunSchedule() {
 }
 
 std::vector<std::string> Controller::SlurmctldHookEnvironment(const Job& job,
-                                                             std::string_view context) const {
+                                                              std::string_view context) const {
   std::vector<std::string> env = {
       "PATH=/usr/sbin:/usr/bin:/sbin:/bin",
       fmt::format("SLURM_SCRIPT_CONTEXT={}", context),
@@ -747,7 +751,8 @@ std::vector<std::string> Controller::SlurmctldHookEnvironment(const Job& job,
     env.push_back(fmt::format("SLURM_ARRAY_TASK_ID={}", job.array_task_id));
   }
   if (context == "epilog_slurmctld") {
-    env.push_back(fmt::format("SLURM_JOB_EXIT_CODE={}", (job.exit_code & 0xff) << 8 | (job.exit_signal & 0x7f)));
+    env.push_back(fmt::format("SLURM_JOB_EXIT_CODE={}",
+                              (job.exit_code & 0xff) << 8 | (job.exit_signal & 0x7f)));
     env.push_back(fmt::format("SLURM_JOB_EXIT_CODE2={}:{}", job.exit_code, job.exit_signal));
     env.push_back(fmt::format("SLURM_JOB_DERIVED_EC={}", job.exit_code));
   }
@@ -766,7 +771,9 @@ void Controller::Launch(Job& job) {
   hooks_.Run(cfg_.prolog_slurmctld, SlurmctldHookEnvironment(job, "prolog_slurmctld"),
              cfg_.prolog_epilog_timeout_s, [this, id, run](util::Status st) {
                Job* j = jobs_.Find(id);
-               if (j == nullptr || j->state != JobState::kRunning || j->restart_count != run) return;
+               if (j == nullptr || j->state != JobState::kRunning || j->restart_count != run) {
+                 return;
+               }
                if (st.ok()) {
                  LaunchNow(*j);
                  return;
@@ -1105,9 +1112,9 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
           // SchedulerParameters=nohold_on_prolog_fail.
           DrainForHook(node, "Prolog error", result->detail);
           ReleaseResources(*job);
-          const bool hold = std::find(cfg_.scheduler_parameters.begin(),
-                                      cfg_.scheduler_parameters.end(),
-                                      "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
+          const bool hold =
+              std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
+                        "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
           PutBackInQueue(*job, hold, result->detail + " on " + node);
         } else {
           auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);

@@ -228,12 +228,15 @@ void Controller::AgentSeries(std::string* out) const {
     }
     if (!n.health_drained_by.empty()) ++drained_by[n.health_drained_by];
   }
-  Family drained("muster_nodes_health_drained", "gauge", "Nodes drained by a health check, by check.");
+  Family drained("muster_nodes_health_drained", "gauge",
+                 "Nodes drained by a health check, by check.");
   for (const auto& [check, n] : drained_by) drained.Add({{"check", check}}, static_cast<double>(n));
   Family withheld("muster_health_drains_withheld_total", "counter",
                   "Health-check failures not drained as a shared cause "
                   "(MusterHealthMaxDrainPercent), by check.");
-  for (const auto& [check, n] : health_withheld_) withheld.Add({{"check", check}}, static_cast<double>(n));
+  for (const auto& [check, n] : health_withheld_) {
+    withheld.Add({{"check", check}}, static_cast<double>(n));
+  }
   *out += failing.text();
   *out += drained.text();
   *out += withheld.text();

@@ -567,7 +567,8 @@ int RunStep(const std::string& spool_dir, const StepSpec& spec) {
     return state->WriteResult(FailedBeforeStart(spec.job_id, fmt::format("signalfd: {}", strerror(errno))));
   }
   if (!spec.prolog.empty()) {
-    util::Status prolog = RunHook(spec.prolog, HookEnvironment(spec, "prolog_slurmd"), spec.hook_timeout_s);
+    util::Status prolog =
+        RunHook(spec.prolog, HookEnvironment(spec, "prolog_slurmd"), spec.hook_timeout_s);
     if (!prolog.ok()) {
       ::close(signal_fd);
       StepResult failed = FailedBeforeStart(spec.job_id, "Prolog: " + prolog.message());
@@ -579,7 +580,8 @@ int RunStep(const std::string& spool_dir, const StepSpec& spec) {
   StepResult result = supervisor.Run();
   ::close(signal_fd);
   if (!spec.epilog.empty()) {
-    util::Status epilog = RunHook(spec.epilog, HookEnvironment(spec, "epilog_slurmd"), spec.hook_timeout_s);
+    util::Status epilog =
+        RunHook(spec.epilog, HookEnvironment(spec, "epilog_slurmd"), spec.hook_timeout_s);
     if (!epilog.ok()) {
       util::LogError("job {}: Epilog: {}", spec.job_id, epilog.message());
       result.epilog_error = epilog.message();
