@@ -17,12 +17,12 @@ using core::Job;
 using core::JobState;
 using nlohmann::json;
 
-std::map<std::pair<std::string, int>, Job*> Controller::GpuHolders() {
-  std::map<std::pair<std::string, int>, Job*> holders;
-  for (Job& job : jobs_) {
+std::map<std::pair<std::string, int>, core::JobId> Controller::GpuHolders() const {
+  std::map<std::pair<std::string, int>, core::JobId> holders;
+  for (const Job& job : jobs_) {
     if (job.state != JobState::kRunning) continue;
     for (const core::NodeAlloc& a : job.alloc) {
-      for (int g : a.gpu_indices) holders[{a.node, g}] = &job;
+      for (int g : a.gpu_indices) holders[{a.node, g}] = job.id;
     }
   }
   return holders;
@@ -58,8 +58,9 @@ void Controller::OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, cons
   std::map<core::JobId, Seen> seen;
   for (const core::GpuSample& g : got->gpus) {
     auto it = holders.find({g.node, g.index});
-    if (it == holders.end()) continue;
-    Job& job = *it->second;
+    Job* holder = it == holders.end() ? nullptr : jobs_.Find(it->second);
+    if (holder == nullptr) continue;
+    Job& job = *holder;
     job.gpu_util_pct_s += static_cast<int64_t>(g.utilization_pct) * span;
     job.gpu_sampled_s += span;
     job.gpu_mem_max_bytes = std::max(job.gpu_mem_max_bytes, g.memory_used_bytes);

@@ -247,7 +247,7 @@ class Controller {
   // added to each job's GPU usage, and the idle-GPU policy applied.
   void OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   // The running job holding each GPU, by (node, index).
-  std::map<std::pair<std::string, int>, core::Job*> GpuHolders();
+  std::map<std::pair<std::string, int>, core::JobId> GpuHolders() const;
   core::JobLabels LabelsOf(const core::Job& job) const;
   void ApplyIdleGpuAction(core::Job& job, sched::IdleGpuAction action, int util_pct);
   // Runs IdleGpuNotifyProgram for `job` (event flagged, reminder, report,

@@ -179,18 +179,13 @@ std::string Controller::MetricsText() const {
 void Controller::AgentSeries(std::string* out) const {
   // The agents' GPU and job series, labelled with the job holding each GPU
   // now: a job's labels go when it ends.
-  std::map<std::pair<std::string, int>, const Job*> holders;
-  for (const Job& job : jobs_) {
-    if (job.state != JobState::kRunning) continue;
-    for (const core::NodeAlloc& a : job.alloc) {
-      for (int g : a.gpu_indices) holders[{a.node, g}] = &job;
-    }
-  }
+  const auto holders = GpuHolders();
   core::LabelLookup labels;
   labels.gpu_holder = [&](const std::string& node, int index) -> std::optional<core::JobLabels> {
     auto it = holders.find({node, index});
-    if (it == holders.end()) return std::nullopt;
-    return LabelsOf(*it->second);
+    const Job* job = it == holders.end() ? nullptr : jobs_.Find(it->second);
+    if (job == nullptr) return std::nullopt;
+    return LabelsOf(*job);
   };
   labels.job = [&](uint32_t id) -> std::optional<core::JobLabels> {
     const Job* job = jobs_.Find(id);
