@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -72,6 +73,7 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
       if (opts_.auth == nullptr || n.hostname == opts_.host) opts_.nodes.push_back(n.name);
     }
   }
+  tasks_.emplace("/proc", std::set<std::string>(opts_.nodes.begin(), opts_.nodes.end()));
 }
 
 stepd::StepState Agent::ReadState(uint32_t job_id) const {
@@ -267,6 +269,8 @@ void Agent::OnMessage(const json& msg) {
       }
     } else if (type == "step_signal") {
       SignalStep(msg);
+    } else if (type == "step_stats") {
+      SendStepStats(msg);
     } else if (type == "health_check") {
       CheckHealth(msg);
     } else if (type == "reconfigure") {
@@ -617,7 +621,20 @@ core::NodeSamples Agent::TakeSamples() {
     if (step.ended || step.pid <= 0) continue;
     s.jobs.push_back(usage_.Read(id, step.node, step.pid));
   }
+  // Between two sstat, the tasks' peaks.
+  tasks_->Scan();
   return s;
+}
+
+void Agent::SendStepStats(const json& msg) {
+  const uint32_t job_id = msg.at("job_id").get<uint32_t>();
+  json tasks = json::array();
+  for (const core::TaskStats& t : tasks_->Scan()) {
+    if (t.job_id == job_id) tasks.push_back(core::ToJson(t));
+  }
+  if (conn_) {
+    conn_->Send({{"type", "step_stats"}, {"request", msg.at("request")}, {"tasks", tasks}});
+  }
 }
 
 std::vector<core::GpuSample> Agent::SampleGpus(const std::string& name) const {

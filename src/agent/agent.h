@@ -30,6 +30,7 @@
 #include "agent/hardware.h"
 #include "agent/health.h"
 #include "agent/job_usage.h"
+#include "agent/task_scanner.h"
 #include "api/http.h"
 #include "api/line_conn.h"
 #include "auth/kiosk_server.h"
@@ -111,6 +112,9 @@ class Agent {
   // and sends them to musterd (core/node_samples.h).
   void ScheduleSample();
   core::NodeSamples TakeSamples();
+  // musterd's "step_stats" (sstat): the tasks of the job on this host's
+  // nodes, read now, in a "step_stats" reply naming the request.
+  void SendStepStats(const nlohmann::json& msg);
   // musterd's "health_check": the built-in checks of each node named, then
   // HealthCheckProgram (in the background), then a "health" message per node.
   void CheckHealth(const nlohmann::json& msg);
@@ -149,6 +153,7 @@ class Agent {
   std::unique_ptr<Nvml> nvml_;                // null without NVML
   std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
+  std::optional<TaskScanner> tasks_;  // made once the nodes are known
   boost::asio::steady_timer sample_timer_;
   core::NodeSamples last_samples_;
   std::unique_ptr<api::PublicHttpServer> metrics_;

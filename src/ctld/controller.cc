@@ -1072,6 +1072,8 @@ void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, cons
     stats_.Rpc("REQUEST_ACCT_GATHER_UPDATE", 1011, ::getuid(), micros);
   } else if (type == "health") {
     stats_.Rpc("REQUEST_HEALTH_CHECK", 1012, ::getuid(), micros);
+  } else if (type == "step_stats") {
+    stats_.Rpc("RESPONSE_JOB_STEP_STAT", 0, ::getuid(), micros);
   }
 }
 
@@ -1091,6 +1093,8 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
       OnAgentSamples(conn, msg);
     } else if (type == "health") {
       OnAgentHealth(conn, msg);
+    } else if (type == "step_stats") {
+      OnAgentStepStats(conn, msg);
     } else if (type == "ended") {
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;

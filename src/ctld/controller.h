@@ -140,6 +140,17 @@ class Controller {
   // srun steps), by job id, for squeue -s and scontrol show step.
   std::vector<render::StepInfo> RunningSteps() const;
 
+  // sstat (src/ctld/step_stats.cc): asks the agents of running job `id`'s
+  // hosts for its tasks' figures now and gives `done`, once every one
+  // answered or after kStepStatsWaitS (an agent that has not answered by
+  // then is left out, and named), {"steps": the running steps, "tasks":
+  // core::TaskStats, "gpus": its GPUs' latest samples, "missing": hosts}.
+  // An error when the job is not running (or unknown) or is another
+  // user's and the caller no operator.
+  using StepStatsDone = std::function<void(util::Result<nlohmann::json>)>;
+  void StepStats(core::JobId id, const Caller& caller, StepStatsDone done);
+  static constexpr int64_t kStepStatsWaitS = 5;
+
   // salloc's (or srun's own) allocation ended with its command's exit code.
   util::Status CompleteAllocation(core::JobId id, int exit_code, const Caller& caller);
   // An allocation's state, and once it runs its SLURM_* environment.
@@ -253,6 +264,9 @@ class Controller {
   // Runs IdleGpuNotifyProgram for `job` (event flagged, reminder, report,
   // cancelled, busy), to `recipient` (user or operators).
   void NotifyIdleGpu(const core::Job& job, std::string_view event, std::string_view recipient);
+  // An agent's answer to StepStats.
+  void OnAgentStepStats(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  void FinishStepStats(uint64_t request);
   // Health checks (src/ctld/health.cc): every HealthCheckInterval, each
   // agent is asked to check its nodes in HealthCheckNodeState's states;
   // its answer drains, or resumes, each node.
@@ -478,6 +492,15 @@ class Controller {
   // When housekeeping last ran (a reservation that began since lets a pass run).
   int64_t last_housekeeping_ = 0;
   std::unique_ptr<util::Timer> housekeeping_;
+  // sstat's requests waiting for agents, by number.
+  struct StepStatsRequest {
+    std::set<std::string> waiting;  // hosts yet to answer
+    nlohmann::json reply;
+    StepStatsDone done;
+    std::unique_ptr<util::Timer> timeout;
+  };
+  std::map<uint64_t, StepStatsRequest> step_stats_requests_;
+  uint64_t next_step_stats_request_ = 1;
   // The latest samples of each agent, by host (gone with its connection).
   std::map<std::string, core::NodeSamples> samples_;
   std::unique_ptr<util::Timer> health_timer_;

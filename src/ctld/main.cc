@@ -121,11 +121,7 @@ int main(int argc, char** argv) {
   auto server = api::HttpServer::Listen(
       io, sock,
       [&](const api::HttpRequest& r, api::Respond respond) {
-        // Moved, never copied: a squeue of 100,000 jobs is 8 MB (two
-        // copies of it were half of that squeue's time in musterd).
-        ctl.AfterCommit([respond, reply = ctld::HandleApiRequest(ctl, r)]() mutable {
-          respond(std::move(reply));
-        });
+        ctld::ServeApiRequest(ctl, r, std::move(respond));
       },
       std::move(options));
   if (!server.ok()) {

@@ -35,6 +35,52 @@ void AppendParsableCell(std::string* out, std::string_view value, bool first, in
   if (parsable == 1) *out += '|';
 }
 
+std::vector<AccountingFormatItem> ParseAccountingFormat(std::string_view format) {
+  std::vector<AccountingFormatItem> items;
+  for (const std::string& text : util::Split(format, ',')) {
+    AccountingFormatItem item;
+    item.name = text;
+    if (size_t pct = text.find('%'); pct != std::string::npos) {
+      item.name = text.substr(0, pct);
+      std::string_view w = std::string_view(text).substr(pct + 1);
+      if (!w.empty() && w[0] == '-') {
+        item.left = true;
+        w.remove_prefix(1);
+      }
+      size_t digits = 0;
+      item.width = ReadWidth(w, &digits);
+      item.has_width = true;
+    }
+    items.push_back(std::move(item));
+  }
+  return items;
+}
+
+void AppendAccountingHeader(std::string* out, const std::vector<AccountingColumn>& cols,
+                            int parsable) {
+  if (parsable != 0) {
+    for (size_t i = 0; i < cols.size(); ++i) AppendParsableCell(out, cols[i].name, i == 0, parsable);
+    *out += '\n';
+    return;
+  }
+  for (const AccountingColumn& c : cols) AppendAccountingCell(out, c.name, c.width, c.right, true);
+  *out += '\n';
+  for (const AccountingColumn& c : cols) *out += std::string(static_cast<size_t>(c.width), '-') + ' ';
+  *out += '\n';
+}
+
+void AppendAccountingRow(std::string* out, const std::vector<AccountingColumn>& cols,
+                         const std::vector<std::string>& values, int parsable) {
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (parsable != 0) {
+      AppendParsableCell(out, values[i], i == 0, parsable);
+    } else {
+      AppendAccountingCell(out, values[i], cols[i].width, cols[i].right, false);
+    }
+  }
+  *out += '\n';
+}
+
 void AppendField(std::string* out, std::string_view value, int width, bool right, bool null_value) {
   if (width <= 0) {
     out->append(value);

@@ -41,6 +41,29 @@ void AppendAccountingCell(std::string* out, std::string_view value, int width, b
 // '|' between cells).
 void AppendParsableCell(std::string* out, std::string_view value, bool first, int parsable);
 
+// One item of an accounting command's -o/--format list: "Name", or
+// "Name%N" (N wide, right-justified) or "Name%-N" (left-justified); N is
+// read as atoi reads it.
+struct AccountingFormatItem {
+  std::string name;
+  int width = 0;
+  bool has_width = false;
+  bool left = false;
+};
+std::vector<AccountingFormatItem> ParseAccountingFormat(std::string_view format);
+
+// A column of such a table, and its header (the names and a line of
+// dashes; with -p/-P, `parsable` 1/2, the names alone) and rows.
+struct AccountingColumn {
+  std::string_view name;
+  int width = 0;
+  bool right = false;
+};
+void AppendAccountingHeader(std::string* out, const std::vector<AccountingColumn>& cols,
+                            int parsable);
+void AppendAccountingRow(std::string* out, const std::vector<AccountingColumn>& cols,
+                         const std::vector<std::string>& values, int parsable);
+
 // A column width in a format: the decimal digits of `s` from *pos on (none
 // is 0), *pos moved past them. At most 100000, whatever is written: musterd
 // pads every row to it.

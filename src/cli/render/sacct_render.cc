@@ -322,27 +322,12 @@ struct Column {
 
 Result<std::vector<Column>> ParseColumns(const std::string& format) {
   std::vector<Column> cols;
-  for (const std::string& item : util::Split(format, ',')) {
-    std::string name = item;
-    int width = 0;
-    bool has_width = false;
-    bool left = false;
-    if (size_t pct = item.find('%'); pct != std::string::npos) {
-      name = item.substr(0, pct);
-      std::string w = item.substr(pct + 1);
-      if (!w.empty() && w[0] == '-') {
-        left = true;
-        w = w.substr(1);
-      }
-      size_t digits = 0;
-      width = ReadWidth(w, &digits);  // its leading digits, as atoi read them
-      has_width = true;
-    }
-    const FieldDef* def = FindField(name);
+  for (const AccountingFormatItem& item : ParseAccountingFormat(format)) {
+    const FieldDef* def = FindField(item.name);
     if (def == nullptr)
-      return InvalidArgument("sacct: error: Invalid field requested: \"" + name + "\"");
-    if (has_width) {
-      cols.push_back({def, width, !left});
+      return InvalidArgument("sacct: error: Invalid field requested: \"" + item.name + "\"");
+    if (item.has_width) {
+      cols.push_back({def, item.width, !item.left});
     } else {
       cols.push_back({def, std::abs(def->width), def->width > 0});
     }
@@ -661,35 +646,15 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
   std::string out;
   TimestampFormatter tf;
   Ctx ctx{&tf};
-  const bool parsable = req.parsable || req.parsable2;
-  if (!req.noheader && !req.json) {
-    if (parsable) {
-      for (size_t i = 0; i < cols.size(); ++i) {
-        if (i && req.parsable2) out += '|';
-        out += cols[i].def->name;
-        if (req.parsable) out += '|';
-      }
-      out += '\n';
-    } else {
-      for (const auto& c : cols) AppendAccountingCell(&out, c.def->name, c.width, c.right, true);
-      out += '\n';
-      for (const auto& c : cols) out += std::string(static_cast<size_t>(c.width), '-') + ' ';
-      out += '\n';
-    }
-  }
+  const int parsable = req.parsable2 ? 2 : req.parsable ? 1 : 0;
+  std::vector<AccountingColumn> table;
+  for (const Column& c : cols) table.push_back({c.def->name, c.width, c.right});
+  if (!req.noheader && !req.json) AppendAccountingHeader(&out, table, parsable);
   nlohmann::json json_jobs = nlohmann::json::array();
+  std::vector<std::string> values(cols.size());
   auto emit = [&](const Row& row) {
-    for (size_t i = 0; i < cols.size(); ++i) {
-      const std::string v = cols[i].def->value(row, ctx);
-      if (parsable) {
-        if (i && req.parsable2) out += '|';
-        out += v;
-        if (req.parsable) out += '|';
-      } else {
-        AppendAccountingCell(&out, v, cols[i].width, cols[i].right, false);
-      }
-    }
-    out += '\n';
+    for (size_t i = 0; i < cols.size(); ++i) values[i] = cols[i].def->value(row, ctx);
+    AppendAccountingRow(&out, table, values, parsable);
   };
   for (const JobRecord* j : selected) {
     // The same filters as the query, so any superset of records renders right.
