@@ -435,6 +435,33 @@ def test_scancel_of_a_step_kills_its_tasks_on_every_host(hosts):
     assert "signal 9 to its tasks (scancel)" in hosts.log("cn2")
 
 
+def test_sstat_gathers_a_steps_tasks_from_every_host(hosts):
+    # Task 0 (node02, on cn1) holds 30 MiB, task 1 (node03, on cn2) 60 MiB;
+    # sstat on the login host gets both from the agents of their hosts.
+    hold = ("srun -N2 -n2 bash -c 'exec python3 -c "
+            "\"b=bytearray($((30 + 30 * SLURM_PROCID)) << 20); import time; time.sleep(60)\"'")
+    job = hosts.sbatch("-N2", "-w", "node02,node03", "-o", "/dev/null", "--wrap", hold)
+
+    def both():
+        r = hosts.on("login", "sstat", "-j", str(job), "-n", "-P", "--noconvert", "-o",
+                     "JobID,NTasks,MaxRSS,MaxRSSNode,MaxRSSTask,TRESUsageInMinNode,Nodelist",
+                     check=False)
+        row = r.stdout.strip().split("|")
+        return row if len(row) == 7 and int(row[2] or 0) > 60 << 20 else None
+
+    deadline = time.time() + 20
+    row = both()
+    while time.time() < deadline and row is None:
+        time.sleep(0.2)
+        row = both()
+    assert row is not None, "sstat never showed both tasks"
+    assert row[:2] == [f"{job}.0", "2"]
+    assert row[3:5] == ["node03", "1"]
+    assert ",mem=node02," in row[5] and row[6] == "node[02-03]"
+    hosts.on("ctl", "scancel", str(job))
+    assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
+
+
 def test_step_tasks_run_in_a_cgroup_that_ends_with_the_step(hosts):
     # An allocation has no batch step, so no job cgroup on its nodes' hosts:
     # each node's launcher makes one for its tasks (the job's memory there
