@@ -8,6 +8,7 @@
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/help_texts.h"
 #include "cli/render/render.h"
 #include "util/strings.h"
 
@@ -91,6 +92,13 @@ int SacctMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (req->version) return PrintVersion();
+  for (const std::string& line : req->warnings) std::cerr << line << "\n";
+  if (req->help || req->usage || req->helpformat) {
+    std::cout << (req->help    ? SacctHelp()
+                  : req->usage ? SacctUsage()
+                               : render::SacctHelpFormat());
+    return 0;
+  }
   return RenderRemote("sacct", "/v1/render/sacct", render::ToJson(*req));
 }
 
@@ -101,6 +109,10 @@ int SreportMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (req->version) return PrintVersion();
+  if (req->help) {
+    std::cout << SreportHelp();
+    return 0;
+  }
   if (!req->warning.empty()) std::cerr << req->warning;
   return RenderRemote("sreport", "/v1/render/sreport", render::ToJson(*req));
 }

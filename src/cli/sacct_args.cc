@@ -18,7 +18,7 @@ enum SacctOpt {
   kAccounts = 1, kAllClusters, kAllocations, kAllUsers, kArray, kBrief, kClusters, kDuplicates,
   kEndTime, kFile, kFormat, kGroup, kHelp, kHelpFormat, kJobs, kJson, kLong, kName, kNodelist,
   kNoConvert, kNoHeader, kParsable, kParsable2, kPartition, kQos, kStartTime, kState, kTruncate,
-  kUser, kVersion, kWckeys, kIgnoredValue,
+  kUser, kVersion, kWckeys, kUsage, kNnodes, kNcpus,
 };
 
 // Long names as sacct 22.05 spells them; a unique prefix of one works too.
@@ -58,11 +58,11 @@ const std::vector<util::OptionSpec>& Options() {
       util::IdOption('u', "uid", Arg::kRequired, kUser),
       util::IdOption(0, "user", Arg::kRequired, kUser),
       util::IdOption(0, "users", Arg::kRequired, kUser),
-      util::IdOption(0, "usage", Arg::kNone, kHelp),
+      util::IdOption(0, "usage", Arg::kNone, kUsage),
       util::IdOption('V', "version", Arg::kNone, kVersion),
       util::IdOption('W', "wckeys", Arg::kRequired, kWckeys),
-      util::IdOption('i', "", Arg::kRequired, kIgnoredValue),
-      util::IdOption('I', "", Arg::kRequired, kIgnoredValue),
+      util::IdOption('i', "nnodes", Arg::kRequired, kNnodes),
+      util::IdOption('I', "ncpus", Arg::kRequired, kNcpus),
   };
   return kOptions;
 }
@@ -90,6 +90,7 @@ Result<render::SacctRequest> ParseSacctArgs(const std::vector<std::string>& args
       case kFormat: format += (format.empty() ? "" : ",") + v; break;
       case kHelp: r.help = true; break;
       case kHelpFormat: r.helpformat = true; break;
+      case kUsage: r.usage = true; break;
       case kJobs: list(v, &r.job_ids); break;
       case kJson: r.json = true; break;
       case kLong: long_view = true; break;
@@ -103,7 +104,26 @@ Result<render::SacctRequest> ParseSacctArgs(const std::vector<std::string>& args
       case kState: list(v, &r.states); break;
       case kUser: list(v, &r.users); break;
       case kVersion: r.version = true; break;
-      default: break;  // accepted, no effect in Muster: -L -T -M -q -N -W -g -f ...
+      case kQos: list(v, &r.qos); break;
+      case kNodelist: r.nodelist.push_back(v); break;
+      case kGroup: list(v, &r.groups); break;
+      case kNnodes: r.nnodes = v; break;
+      case kNcpus: r.ncpus = v; break;
+      case kNoConvert: r.noconvert = true; break;
+      case kArray: break;  // array tasks are on rows of their own anyway
+      case kAllClusters:
+      case kClusters:
+        r.warnings.push_back(
+            "sacct: warning: -L/-M have no effect in Muster: one musterd is one cluster");
+        break;
+      case kFile:
+        return util::InvalidArgument("sacct: error: --file is not supported by Muster: it reads "
+                               "musterd's accounting database only");
+      case kTruncate:
+        return util::InvalidArgument("sacct: error: --truncate is not supported by Muster yet");
+      case kWckeys:
+        return util::InvalidArgument("sacct: error: --wckeys is not supported by Muster yet");
+      default: break;
     }
   }
   // Slurm: -o replaces the list; -l and -b pick theirs when -o is absent.

@@ -14,6 +14,7 @@
 
 #include "cli/allocation.h"
 #include "cli/commands.h"
+#include "cli/job_options.h"
 #include "cli/sbatch_parse.h"
 #include "config/config.h"
 #include "util/strings.h"
@@ -78,6 +79,7 @@ int SallocMain(const std::vector<std::string>& all_args) {
       no_shell = true;
       continue;
     }
+    if (a == "--no-bell") continue;  // there is never a bell
     if (a == "-I" || a == "--immediate") {
       immediate_s = 0;
       continue;
@@ -102,6 +104,12 @@ int SallocMain(const std::vector<std::string>& all_args) {
     return SbatchOptionExitCode(positional.status());
   }
   if (inv.version) return PrintVersion();
+  if (inv.help || inv.usage) {
+    std::cout << (inv.help ? JobCommandHelp(JobCommand::kSalloc)
+                           : JobCommandUsage(JobCommand::kSalloc));
+    return 0;
+  }
+  for (const std::string& line : inv.warnings) std::cerr << line << "\n";
   auto cfg = config::LoadConfig(config::DefaultConfigPath());
   if (!cfg.ok()) {
     PrintError("salloc", cfg.status().message());

@@ -8,6 +8,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/job_options.h"
 #include "cli/sbatch_parse.h"
 #include "core/json.h"
 #include "util/hostname.h"
@@ -86,6 +87,11 @@ int SbatchMain(const std::vector<std::string>& args) {
     return SbatchOptionExitCode(positional.status());
   }
   if (probe.version) return PrintVersion();
+  if (probe.help || probe.usage) {
+    std::cout << (probe.help ? JobCommandHelp(JobCommand::kSbatch)
+                             : JobCommandUsage(JobCommand::kSbatch));
+    return 0;
+  }
   std::string script;
   std::string script_name;
   if (!probe.wrap.empty()) {
@@ -137,6 +143,7 @@ int SbatchMain(const std::vector<std::string>& args) {
       return SbatchOptionExitCode(pos.status());
     }
   }
+  for (const std::string& line : inv.warnings) std::cerr << line << "\n";
   core::JobRequest& req = inv.req;
   if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
     PrintError("sbatch", per_gpu.message());

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/job_options.h"
 #include "cli/options.h"
 #include "core/gres.h"
 #include "util/slurm_time.h"
@@ -301,7 +302,6 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
          }
          return util::Status::Ok();
        }},
-      {'L', "licenses", Arg::kRequired, ignore},
       {'M', "clusters", Arg::kRequired, ignore},
       {0, "mail-type", Arg::kRequired, ignore},
       {0, "mail-user", Arg::kRequired, ignore},
@@ -333,7 +333,6 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
          mem_options.insert("mem-per-gpu");
          return util::Status::Ok();
        }},
-      {0, "mincpus", Arg::kRequired, ignore},
       {'N', "nodes", Arg::kRequired,
        [&r](const std::string& v) {
          auto dash = v.find('-');
@@ -428,16 +427,21 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
        [](const std::string& v) {
          return util::ParseTimeLimitSeconds(v).ok() ? util::Status::Ok() : Invalid("--time-min");
        }},
-      {0, "tmp", Arg::kRequired, ignore},
       {'v', "verbose", Arg::kNone, ignore},
       {'V', "version", Arg::kNone, flag(&inv->version, true)},
       {'w', "nodelist", Arg::kRequired, str(&r.nodelist)},
       {'x', "exclude", Arg::kRequired, str(&r.exclude)},
       {0, "wckey", Arg::kRequired, str(&r.wckey)},
       {0, "wrap", Arg::kRequired, str(&inv->wrap)},
-      {0, "distribution", Arg::kRequired, ignore},
-      {'m', "", Arg::kRequired, ignore},
+      {'m', "distribution", Arg::kRequired, ignore},
+      {'h', "help", Arg::kNone, flag(&inv->help, true)},
+      {0, "usage", Arg::kNone, flag(&inv->usage, true)},
+      {0, "ignore-pbs", Arg::kNone, ignore},
   };
+  // What Slurm has and Muster does not do: refused or, without effect,
+  // taken with a warning.
+  AddCatalogOptions(prog == "sbatch" ? JobCommand::kSbatch : JobCommand::kSalloc, &specs,
+                    &inv->warnings);
   // A value an option refused (parsing stops at it, so its status is the
   // one returned) is sbatch's "error:" line; anything else is the option
   // parser's (glibc's) line, which Slurm follows with its hint.

@@ -18,6 +18,11 @@ struct SbatchInvocation {
   bool parsable = false;
   bool quiet = false;
   bool version = false;  // -V/--version: print the version line and stop
+  bool help = false;     // -h/--help: print the help and stop
+  bool usage = false;    // --usage
+  // Options taken that have no effect in Muster, one line each to print
+  // (cli/job_options.h).
+  std::vector<std::string> warnings;
   std::string script_file;  // "" = stdin or --wrap
   std::string wrap;
   std::string export_spec = "ALL";  // --export, applied once all options are known

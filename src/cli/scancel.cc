@@ -2,9 +2,11 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <utility>
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/help_texts.h"
 #include "cli/options.h"
 #include "core/array.h"
 #include "util/signals.h"
@@ -28,7 +30,7 @@ int ScancelMain(const std::vector<std::string>& args) {
   nlohmann::json body = nlohmann::json::object();
   std::string signal_name;
   bool batch = false, full = false, quiet = false, interactive = false, verbose = false;
-  bool version = false;
+  bool version = false, help = false, usage = false;
   std::vector<std::string> states;
   auto set = [&body](const char* key) {
     return [&body, key](const std::string& v) {
@@ -70,13 +72,36 @@ int ScancelMain(const std::vector<std::string>& args) {
          body["user"] = std::to_string(getuid());
          return util::Status::Ok();
        }},
+      {'h', "help", Arg::kNone, flag(&help)},
+      {0, "usage", Arg::kNone, flag(&usage)},
   };
+  // Slurm's filters Muster does not have yet: refused by name, never
+  // ignored (a cancel that ignored one would reach too many jobs).
+  for (auto [short_name, name] : {std::pair<char, const char*>{'A', "account"}, {'H', "hurry"},
+                                  {'q', "qos"}, {'R', "reservation"}, {0, "sibling"},
+                                  {'w', "nodelist"}, {0, "wckey"}}) {
+    const std::string option = name;
+    specs.push_back({short_name, option, option == "hurry" ? Arg::kNone : Arg::kRequired,
+                     [option](const std::string&) {
+                       return util::InvalidArgument("--" + option +
+                                                    " is not supported by Muster yet");
+                     }});
+  }
   auto parsed = ParseOptions("scancel", specs, args, false);
   if (!parsed.ok()) {
-    std::cerr << parsed.status().message() << "\nTry \"scancel --help\" for more information\n";
+    const std::string& message = parsed.status().message();
+    if (message.ends_with("by Muster yet")) {
+      PrintError("scancel", message);
+    } else {
+      std::cerr << message << "\nTry \"scancel --help\" for more information\n";
+    }
     return 1;
   }
   if (version) return PrintVersion();
+  if (help || usage) {
+    std::cout << (help ? ScancelHelp() : ScancelUsage());
+    return 0;
+  }
   std::vector<std::string> ids, steps;
   for (const auto& p : parsed->positional) {
     for (const std::string& id : core::SplitJobIdList(p)) {

@@ -5,6 +5,7 @@
 
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/help_texts.h"
 #include "cli/render/render.h"
 #include "core/array.h"
 #include "util/hostlist.h"
@@ -269,6 +270,11 @@ int ScontrolMain(const std::vector<std::string>& args) {
     return 1;
   }
   if (words[0] == "-V" || words[0] == "--version") return PrintVersion();
+  if (words[0] == "-h" || words[0] == "--help" || words[0] == "--usage" ||
+      util::EqualsIgnoreCase(words[0], "help")) {
+    std::cout << ScontrolHelp();
+    return 0;
+  }
   std::string verb = util::ToLower(words[0]);
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (verb == "show") return Show(rest, one_liner, details, all);

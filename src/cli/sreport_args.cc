@@ -40,13 +40,15 @@ Result<render::SreportRequest> ParseSreportArgs(const std::vector<std::string>& 
       {.short_name = 'T', .long_name = "tres", .arg = util::Arg::kRequired,
        .apply = lower(&r.tres)},
       {.short_name = 'V', .long_name = "version", .apply = flag(&r.version)},
+      {.short_name = 'h', .long_name = "help", .apply = flag(&r.help)},
+      {.long_name = "usage", .apply = flag(&r.help)},
   };
   Result<util::ParseResult> parsed = util::ParseOptions("sreport", options, args, false);
   if (!parsed.ok()) {
     return InvalidArgument(parsed.status().message() +
                            "\nTry \"sreport --help\" for more information");
   }
-  if (r.version) return r;
+  if (r.version || r.help) return r;
   const std::vector<std::string>& words = parsed->positional;
   const std::map<std::string, std::string> kUnits = {
       {"m", "minutes"}, {"minutes", "minutes"}, {"h", "hours"}, {"hours", "hours"},

@@ -31,6 +31,7 @@
 #include "cli/allocation.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/job_options.h"
 #include "cli/options.h"
 #include "cli/sbatch_parse.h"
 #include "cli/srun_env.h"
@@ -97,6 +98,10 @@ struct SrunOptions {
   int cpus_per_task = 1;
   bool label = false;
   bool version = false;  // -V: print the version, run nothing
+  bool help = false;     // -h/--help, --usage: print it, run nothing
+  bool usage = false;
+  // Options taken that have no effect in Muster (cli/job_options.h).
+  std::vector<std::string> warnings;
   std::string output, error, job_name;
   // -w: the step's nodes (and the allocation's, outside one).
   std::string nodelist;
@@ -400,13 +405,26 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.pty = true;
          return util::Status::Ok();
        }},
+      {'h', "help", Arg::kNone,
+       [&o](const std::string&) {
+         o.help = true;
+         return util::Status::Ok();
+       }},
+      {0, "usage", Arg::kNone,
+       [&o](const std::string&) {
+         o.usage = true;
+         return util::Status::Ok();
+       }},
   };
+  AddCatalogOptions(JobCommand::kSrun, &specs, &o.warnings);
   auto parsed = ParseOptions("srun", specs, args, true);
   if (!parsed.ok()) {
-    std::cerr << parsed.status().message() << "\n";
+    const std::string& message = parsed.status().message();
+    std::cerr << (message.starts_with("srun:") ? "" : "srun: error: ") << message << "\n";
     return std::nullopt;
   }
-  if (o.version) return o;
+  if (o.version || o.help || o.usage) return o;
+  for (const std::string& line : o.warnings) std::cerr << line << "\n";
   if (o.mpi_list) {
     std::cout << "MPI plugin types are...\n";
     for (const char* t : kMpiTypes) std::cout << "\t" << t << "\n";
@@ -1065,6 +1083,10 @@ int SrunMain(const std::vector<std::string>& args) {
   std::optional<SrunOptions> opts = ParseSrunArgs(args);
   if (!opts) return 1;
   if (opts->version) return PrintVersion();
+  if (opts->help || opts->usage) {
+    std::cout << (opts->help ? JobCommandHelp(JobCommand::kSrun) : JobCommandUsage(JobCommand::kSrun));
+    return 0;
+  }
   if (opts->mpi_list) return 0;
   auto cfg = config::LoadConfig(config::DefaultConfigPath());
   if (!cfg.ok()) {

@@ -126,7 +126,7 @@ def test_srun_step_records_its_tasks_peak_memory_and_cpu(cluster):
                      "--format=JobID,MaxRSS,TotalCPU"])
     step, rss, cpu = r.stdout.strip().split("|")
     assert step == f"{job}.0"
-    assert 60 << 10 <= int(rss.rstrip("K")) < 400 << 10, rss  # KiB of the larger task
+    assert 60 << 20 <= int(rss) < 400 << 20, rss  # bytes (--noconvert) of the larger task
     assert cpu not in ("", "00:00:00", "00:00.000"), cpu
 
 

@@ -35,6 +35,15 @@ void AppendParsableCell(std::string* out, std::string_view value, bool first, in
   if (parsable == 1) *out += '|';
 }
 
+std::string HelpFormatColumns(const std::vector<std::string_view>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += fmt::format("{:<19}", names[i]);
+    out += (i % 4 == 3 || i + 1 == names.size()) ? '\n' : ' ';
+  }
+  return out;
+}
+
 std::vector<AccountingFormatItem> ParseAccountingFormat(std::string_view format) {
   std::vector<AccountingFormatItem> items;
   for (const std::string& text : util::Split(format, ',')) {

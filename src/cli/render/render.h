@@ -211,6 +211,12 @@ struct SacctRequest {
   std::vector<std::string> partitions;  // -r
   std::vector<std::string> names;       // --name
   std::vector<std::string> states;      // -s (short or long names)
+  std::vector<std::string> qos;         // -q
+  std::vector<std::string> nodelist;    // -N: jobs that ran on any of these nodes (hostlists)
+  std::vector<std::string> groups;      // -g (names or gids)
+  std::string nnodes;                   // -i: min[-max] nodes
+  std::string ncpus;                    // -I: min[-max] CPUs
+  bool noconvert = false;               // --noconvert: memory in bytes
   std::string start;                    // -S as typed, resolved against `now` when rendering
   std::string end;                      // -E as typed
   bool all_users = false;               // -a
@@ -223,8 +229,11 @@ struct SacctRequest {
   // The field list, resolved by ParseSacctArgs from -o/-l/-b or the default
   // "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode".
   std::string format = "JobID,JobName,Partition,Account,AllocCPUS,State,ExitCode";
-  // CLI only, not sent: --help/--usage, -e/--helpformat, -V/--version.
+  // CLI only, not sent: --help, --usage, -e/--helpformat, -V/--version,
+  // and the warnings of options without effect (-L, -M).
+  std::vector<std::string> warnings;
   bool help = false;
+  bool usage = false;
   bool helpformat = false;
   bool version = false;
 };
@@ -277,6 +286,8 @@ nlohmann::json SacctJobJson(const store::JobRecord& job,
 // TotalCPU "00:00.003" (MM:SS.mmm below an hour); MaxRSS "322132K", "1G"
 // (a larger unit only when it divides evenly, as sacct 22.05 printed it).
 std::string SacctElapsed(int64_t seconds);
+// sacct -e/--helpformat: every field sacct -o takes.
+std::string SacctHelpFormat();
 std::string SacctCpuTime(int64_t ms);
 std::string SacctKiloBytes(int64_t kb);
 
@@ -309,6 +320,7 @@ struct SreportRequest {
   // before the report ("unknown time format fortnight").
   std::string warning;
   bool version = false;  // CLI only: -V/--version, parsing stops there
+  bool help = false;     // CLI only: -h/--help/--usage
 };
 nlohmann::json ToJson(const SreportRequest& r);
 util::Result<SreportRequest> SreportRequestFromJson(const nlohmann::json& j);

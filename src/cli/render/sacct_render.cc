@@ -32,6 +32,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -41,6 +42,7 @@
 
 #include "cli/render/format_util.h"
 #include "cli/render/render.h"
+#include "util/hostlist.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
 #include "util/version.h"
@@ -104,6 +106,9 @@ std::string Timestamp(int64_t t, TimestampFormatter* tf) {
 // Field types that need the formatter.
 struct Ctx {
   TimestampFormatter* tf;
+  bool noconvert = false;  // memory in bytes
+
+  std::string KiB(int64_t kb) const { return noconvert ? std::to_string(kb * 1024) : SacctKiloBytes(kb); }
 };
 
 struct FieldDef {
@@ -119,15 +124,15 @@ std::string Blank(const Row&, Ctx&) { return ""; }
 // cpu, energy, fs/disk, mem, pages and vmem, of which Muster records cpu
 // and mem, and, where the agents sampled the job's GPUs (its batch step),
 // gres/gpumem and gres/gpuutil as Slurm's gpu accounting names them.
-std::string UsageIn(const Row& r, bool always) {
+std::string UsageIn(const Row& r, const Ctx& c, bool always) {
   if (!r.step) return "";
   if (r.step->max_rss_kb < 0 && r.step->gpu_util_pct < 0) return always ? "energy=0" : "";
   std::string out = "cpu=" + SacctElapsed(r.step->total_cpu_ms / 1000) + ",energy=0";
   if (r.step->gpu_util_pct >= 0) {
-    out += ",gres/gpumem=" + SacctKiloBytes(std::max<int64_t>(r.step->gpu_mem_max_bytes, 0) >> 10) +
+    out += ",gres/gpumem=" + c.KiB(std::max<int64_t>(r.step->gpu_mem_max_bytes, 0) >> 10) +
            ",gres/gpuutil=" + std::to_string(r.step->gpu_util_pct);
   }
-  if (r.step->max_rss_kb >= 0) out += ",mem=" + SacctKiloBytes(r.step->max_rss_kb);
+  if (r.step->max_rss_kb >= 0) out += ",mem=" + c.KiB(r.step->max_rss_kb);
   return out;
 }
 std::string UsageOut(const Row& r) { return r.step && r.step->max_rss_kb < 0 ? "energy=0" : ""; }
@@ -213,9 +218,8 @@ const std::vector<FieldDef>& Fields() {
       {"MaxPagesNode", 12, Blank},
       {"MaxPagesTask", 14, Blank},
       {"MaxRSS", 10,
-       [](const Row& r, Ctx&) {
-         return r.step && r.step->max_rss_kb >= 0 ? SacctKiloBytes(r.step->max_rss_kb)
-                                                  : std::string();
+       [](const Row& r, Ctx& c) {
+         return r.step && r.step->max_rss_kb >= 0 ? c.KiB(r.step->max_rss_kb) : std::string();
        }},
       {"MaxRSSNode", 10,
        [](const Row& r, Ctx&) {
@@ -286,14 +290,14 @@ const std::vector<FieldDef>& Fields() {
        [](const Row& r, Ctx&) {
          return SacctCpuTime(r.step ? r.step->total_cpu_ms : r.job->total_cpu_ms);
        }},
-      {"TRESUsageInAve", 14, [](const Row& r, Ctx&) { return UsageIn(r, true); }},
-      {"TRESUsageInMax", 14, [](const Row& r, Ctx&) { return UsageIn(r, false); }},
+      {"TRESUsageInAve", 14, [](const Row& r, Ctx& c) { return UsageIn(r, c, true); }},
+      {"TRESUsageInMax", 14, [](const Row& r, Ctx& c) { return UsageIn(r, c, false); }},
       {"TRESUsageInMaxNode", 18, Blank},
       {"TRESUsageInMaxTask", 18, Blank},
-      {"TRESUsageInMin", 14, [](const Row& r, Ctx&) { return UsageIn(r, false); }},
+      {"TRESUsageInMin", 14, [](const Row& r, Ctx& c) { return UsageIn(r, c, false); }},
       {"TRESUsageInMinNode", 18, Blank},
       {"TRESUsageInMinTask", 18, Blank},
-      {"TRESUsageInTot", 14, [](const Row& r, Ctx&) { return UsageIn(r, true); }},
+      {"TRESUsageInTot", 14, [](const Row& r, Ctx& c) { return UsageIn(r, c, true); }},
       {"TRESUsageOutAve", 15, [](const Row& r, Ctx&) { return UsageOut(r); }},
       {"TRESUsageOutMax", 15, Blank},
       {"TRESUsageOutMaxNode", 19, Blank},
@@ -384,6 +388,22 @@ Result<JobSel> ParseJobSel(const std::string& text) {
   return s;
 }
 
+// -i/-I's "min[-max]"; nullopt when none is given or it is not one
+// (CheckSacctRequest refuses those).
+struct CountRange {
+  int64_t min = 0;
+  int64_t max = 0;
+};
+std::optional<CountRange> ParseCountRange(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  const size_t dash = text.find('-');
+  const Result<int64_t> lo = util::ParseInt(text.substr(0, dash));
+  const Result<int64_t> hi =
+      dash == std::string::npos ? lo : util::ParseInt(text.substr(dash + 1));
+  if (!lo.ok() || !hi.ok() || *lo < 0 || *hi < *lo) return std::nullopt;
+  return CountRange{*lo, *hi};
+}
+
 int64_t LocalMidnight(int64_t now) {
   time_t t = static_cast<time_t>(now);
   struct tm tm;
@@ -394,6 +414,12 @@ int64_t LocalMidnight(int64_t now) {
 }
 
 }  // namespace
+
+std::string SacctHelpFormat() {
+  std::vector<std::string_view> names;
+  for (const FieldDef& f : Fields()) names.push_back(f.name);
+  return HelpFormatColumns(names);
+}
 
 std::string SacctElapsed(int64_t seconds) {
   return util::FormatDurationLong(std::max<int64_t>(0, seconds));
@@ -495,7 +521,10 @@ nlohmann::json ToJson(const SacctRequest& r) {
           {"duplicates", r.duplicates},
           {"parsable", r.parsable},   {"parsable2", r.parsable2},
           {"noheader", r.noheader},   {"json", r.json},
-          {"format", r.format}};
+          {"format", r.format},       {"qos", r.qos},
+          {"nodelist", r.nodelist},   {"groups", r.groups},
+          {"nnodes", r.nnodes},       {"ncpus", r.ncpus},
+          {"noconvert", r.noconvert}};
 }
 
 Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
@@ -518,6 +547,12 @@ Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
     r.noheader = j.value("noheader", false);
     r.json = j.value("json", false);
     r.format = j.value("format", std::string(kSacctDefaultFormat));
+    r.qos = j.value("qos", r.qos);
+    r.nodelist = j.value("nodelist", r.nodelist);
+    r.groups = j.value("groups", r.groups);
+    r.nnodes = j.value("nnodes", r.nnodes);
+    r.ncpus = j.value("ncpus", r.ncpus);
+    r.noconvert = j.value("noconvert", false);
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("sacct request: ") + e.what());
   }
@@ -526,6 +561,17 @@ Result<SacctRequest> SacctRequestFromJson(const nlohmann::json& j) {
 
 util::Status CheckSacctRequest(const SacctRequest& r) {
   MUSTER_RETURN_IF_ERROR(ParseColumns(r.format).status());
+  for (const auto& [option, text] : {std::pair{"--nnodes", &r.nnodes}, {"--ncpus", &r.ncpus}}) {
+    if (!text->empty() && !ParseCountRange(*text)) {
+      return InvalidArgument(fmt::format("sacct: error: {}={}: give a count or min-max", option,
+                                         *text));
+    }
+  }
+  for (const std::string& list : r.nodelist) {
+    if (!util::ExpandHostlist(list).ok()) {
+      return InvalidArgument("sacct: error: --nodelist: invalid hostlist: " + list);
+    }
+  }
   for (const std::string& s : r.states) {
     const std::string up = util::ToUpper(s);
     if (!StateAbbrevs().count(up)) {
@@ -625,6 +671,25 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
   auto in = [](const auto& list, const auto& v) {
     return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
   };
+  // -N: the nodes named; -i/-I: the counts.
+  std::set<std::string> nodes;
+  for (const std::string& list : req.nodelist) {
+    if (auto names = util::ExpandHostlist(list); names.ok()) nodes.insert(names->begin(), names->end());
+  }
+  auto ran_on_nodes = [&](const JobRecord& j) {
+    if (nodes.empty()) return true;
+    auto names = util::ExpandHostlist(j.node_list);
+    return names.ok() && std::any_of(names->begin(), names->end(),
+                                     [&](const std::string& n) { return nodes.contains(n); });
+  };
+  const std::optional<CountRange> nnodes = ParseCountRange(req.nnodes);
+  const std::optional<CountRange> ncpus = ParseCountRange(req.ncpus);
+  auto within = [](const std::optional<CountRange>& r, int64_t n) {
+    return !r || (n >= r->min && n <= r->max);
+  };
+  auto in_groups = [&](const JobRecord& j) {
+    return req.groups.empty() || in(req.groups, j.group) || in(req.groups, std::to_string(j.gid));
+  };
 
   // Steps by job id (input sorted or not).
   std::multimap<int64_t, const StepRecord*> steps_of;
@@ -645,7 +710,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
 
   std::string out;
   TimestampFormatter tf;
-  Ctx ctx{&tf};
+  Ctx ctx{&tf, req.noconvert};
   const int parsable = req.parsable2 ? 2 : req.parsable ? 1 : 0;
   std::vector<AccountingColumn> table;
   for (const Column& c : cols) table.push_back({c.def->name, c.width, c.right});
@@ -660,8 +725,13 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
     // The same filters as the query, so any superset of records renders right.
     if (!q.job_ids.empty() && !in(q.job_ids, j->job_id) && !in(q.job_ids, j->array_job_id)) continue;
     if (!in(q.uids, j->uid) || !in(q.accounts, j->account) || !in(q.partitions, j->partition) ||
-        !in(q.names, j->name))
+        !in(q.names, j->name)) {
       continue;
+    }
+    if (!in(req.qos, j->qos) || !in_groups(*j) || !ran_on_nodes(*j) || !within(nnodes, j->nnodes) ||
+        !within(ncpus, j->ncpus)) {
+      continue;
+    }
     if (q.window_start > 0 && j->end_time != 0 && j->end_time < q.window_start) continue;
     if (q.window_end > 0 && (j->eligible_time == 0 || j->eligible_time >= q.window_end)) continue;
     if (!states.empty() && !states.count(BaseState(j->state))) continue;

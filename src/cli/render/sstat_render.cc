@@ -303,13 +303,9 @@ std::string SstatTable::Row(const SstatRow& row) const {
 }
 
 std::string SstatHelpFormat() {
-  std::string out;
-  const std::vector<Field>& fields = Fields();
-  for (size_t i = 0; i < fields.size(); ++i) {
-    out += fmt::format("{:<19}", fields[i].name);
-    out += (i % 4 == 3 || i + 1 == fields.size()) ? '\n' : ' ';
-  }
-  return out;
+  std::vector<std::string_view> names;
+  for (const Field& f : Fields()) names.push_back(f.name);
+  return HelpFormatColumns(names);
 }
 
 }  // namespace muster::render
