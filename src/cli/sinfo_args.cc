@@ -104,7 +104,9 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
       MUSTER_RETURN_IF_ERROR(render::CheckSinfoStates(r.states));
       break;
     }
-    case 'T': return InvalidArgument("sinfo: error: reservations are not supported by Muster");
+    case 'T':
+      return InvalidArgument(
+          "sinfo: error: --reservation is not supported by Muster yet: see scontrol show reservation");
     case 'v': break;
     case 'V': r.version = true; break;
     case '2': r.help = true; break;
