@@ -25,6 +25,7 @@ int SprioMain(const std::vector<std::string>& args);
 int SshareMain(const std::vector<std::string>& args);
 int SdiagMain(const std::vector<std::string>& args);
 int SstatMain(const std::vector<std::string>& args);
+int StriggerMain(const std::vector<std::string>& args);
 int SacctmgrMain(const std::vector<std::string>& args);
 int UpMain(const std::vector<std::string>& args);
 int DownMain(const std::vector<std::string>& args);

@@ -12,6 +12,7 @@
 
 #include "cli/render/render.h"
 #include "core/json.h"
+#include "core/trigger.h"
 #include "util/strings.h"
 #include "util/users.h"
 
@@ -200,6 +201,12 @@ RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& par
   const std::string what = parts.size() > 1 ? parts[1] : "";
   const std::string verb = parts.size() > 2 ? parts[2] : "";
   if (what == "ping") return {"REQUEST_PING", 1008};
+  if (what == "triggers") {
+    const std::string op = body.is_object() ? body.value("op", "") : "";
+    if (op == "set") return {"REQUEST_TRIGGER_SET", 0};
+    if (op == "clear") return {"REQUEST_TRIGGER_CLEAR", 0};
+    return {"REQUEST_TRIGGER_GET", 0};
+  }
   if (what == "reconfigure") return {"REQUEST_RECONFIGURE", 1003};
   if (what == "stats") return {"REQUEST_STATS_INFO", 2035};
   if (what == "priority") return {"REQUEST_PRIORITY_FACTORS", 2026};
@@ -244,6 +251,38 @@ RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& par
     if (sub == "steps") return {"REQUEST_LAUNCH_TASKS", 6001};
   }
   return {"MUSTER_UNKNOWN", 0};
+}
+
+// strigger: {"op": "set", "trigger": core::Trigger's JSON (its owner and
+// id are musterd's to fill)}, {"op": "get"} or {"op": "clear", "id",
+// "job_id", "uid"}.
+api::HttpResponse TriggerRequest(Controller& ctl, const json& body, const Caller& caller) {
+  const std::string op = body.value("op", "");
+  if (op == "get") {
+    json list = json::array();
+    for (const core::Trigger& t : ctl.triggers()) list.push_back(core::ToJson(t));
+    return JsonReply(200, {{"triggers", list}});
+  }
+  if (op == "set") {
+    json t = body.value("trigger", json::object());
+    t["id"] = 0;
+    t["uid"] = caller.uid;
+    t["gid"] = caller.gid;
+    util::Result<core::Trigger> trigger = core::TriggerFromJson(t);
+    if (!trigger.ok()) return Error(400, trigger.status().message());
+    util::Result<uint32_t> id = ctl.SetTrigger(std::move(*trigger), caller);
+    if (!id.ok()) return Error(HttpStatusFor(id.status()), id.status().message());
+    return JsonReply(200, {{"id", *id}});
+  }
+  if (op == "clear") {
+    std::optional<uint32_t> uid;
+    if (body.contains("uid")) uid = body.at("uid").get<uint32_t>();
+    util::Result<int> n = ctl.ClearTriggers(body.value("id", 0u), body.value("job_id", 0u), uid,
+                                            caller);
+    if (!n.ok()) return Error(HttpStatusFor(n.status()), n.status().message());
+    return JsonReply(200, {{"cleared", *n}});
+  }
+  return Error(400, "op must be set, get or clear");
 }
 
 // `path` is the request's target without its query, `parts` its pieces.
@@ -371,6 +410,7 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
     if (!out.ok()) return Error(HttpStatusFor(out.status()), out.status().message());
     return JsonReply(200, {{"message", *out}});
   }
+  if (what == "triggers" && parts.size() == 2 && post) return TriggerRequest(ctl, body, caller);
   if (what == "stats" && parts.size() == 2 && get) return JsonReply(200, ctl.StatsReport());
   if (what == "stats" && parts.size() == 3 && parts[2] == "reset" && post) {
     util::Status st = ctl.ResetStats(caller);

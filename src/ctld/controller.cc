@@ -225,6 +225,7 @@ void Controller::RequestCommit() { commit_->Request(); }
 util::Status Controller::CommitNow() { return commit_->CommitNow(); }
 
 CommitPipeline::Callbacks Controller::WriteChanges(Journal& journal) {
+  CheckTriggers();
   // Accounting hears of a change only once the journal holds it durably, so
   // sacct never shows what a crash takes back; each record carries its
   // journal sequence number, so recovery can hand over what the writer
@@ -274,6 +275,9 @@ util::Status Controller::Recover() {
   acct_ = std::make_unique<store::AccountingStore>(acct);
   MUSTER_RETURN_IF_ERROR(LoadAccounts());
   MUSTER_RETURN_IF_ERROR(LoadReservations());
+  MUSTER_RETURN_IF_ERROR(LoadTriggers());
+  // Whether musterd ran here before: its journal is there from its first start on.
+  const bool restarted = fs::exists(cfg_.state_save_location + "/journal.log", ec);
   json state;
   std::vector<json> records;
   std::vector<uint64_t> seqs;
@@ -374,6 +378,14 @@ util::Status Controller::Recover() {
   util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
                 records.size(), next_job_id_);
   ArmHousekeeping();
+  // The node states recovered are those node triggers compare with.
+  SnapshotTriggerNodes();
+  // A restart (not the first start): musterd has control again.
+  if (restarted) {
+    FireEventTriggers("primary_slurmctld_resumed_operation", core::TriggerResource::kController);
+    FireEventTriggers("primary_slurmctld_resumed_control", core::TriggerResource::kController);
+  }
+  ArmTriggerTimer();
   return util::Status::Ok();
 }
 
@@ -1775,6 +1787,7 @@ util::Status Controller::Reconfigure(const Caller& caller) {
     configless_files_ = std::move(*files);
   }
   util::LogInfo("reconfigure: {} is good; the agents and musterd restart on it", cfg_.path);
+  FireEventTriggers("reconfig", core::TriggerResource::kNode);
   for (const auto& [host, agent] : agents_.agents()) agent.conn->Send({{"type", "reconfigure"}});
   if (restart_hook_) restart_hook_();
   return util::Status::Ok();

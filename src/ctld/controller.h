@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,7 @@
 #include "core/node.h"
 #include "core/node_samples.h"
 #include "core/reservation.h"
+#include "core/trigger.h"
 #include "ctld/agent_registry.h"
 #include "ctld/commit_pipeline.h"
 #include "ctld/hook_runner.h"
@@ -150,6 +152,19 @@ class Controller {
   using StepStatsDone = std::function<void(util::Result<nlohmann::json>)>;
   void StepStats(core::JobId id, const Caller& caller, StepStatsDone done);
   static constexpr int64_t kStepStatsWaitS = 5;
+
+  // strigger (src/ctld/triggers.cc). Node and controller triggers are
+  // operators'; a job's, its owner's too. The program runs as the one who
+  // set it, which musterd can do only as root (else only its own user may
+  // set triggers). Kept in StateSaveLocation/triggers.json, written before
+  // the reply.
+  util::Result<uint32_t> SetTrigger(core::Trigger trigger, const Caller& caller);
+  const std::vector<core::Trigger>& triggers() const { return triggers_; }
+  // Clears the triggers of id `id` (0: any), on job `job` (0: any) or set by
+  // `uid` (nullopt: anyone's); an operator may clear any, others their own.
+  // Returns how many were cleared; NotFound when none matched.
+  util::Result<int> ClearTriggers(uint32_t id, core::JobId job, std::optional<uint32_t> uid,
+                                  const Caller& caller);
 
   // salloc's (or srun's own) allocation ended with its command's exit code.
   util::Status CompleteAllocation(core::JobId id, int exit_code, const Caller& caller);
@@ -297,6 +312,25 @@ class Controller {
   // whole (atomically) at each change.
   util::Status LoadReservations();
   util::Status SaveReservations() const;
+  util::Status LoadTriggers();
+  util::Status SaveTriggers() const;
+  // The trigger events of the changes about to be committed (the dirty
+  // jobs and nodes): node state changes, job ends. Cheap when no trigger
+  // is set.
+  void CheckTriggers();
+  // Runs trigger `t`'s program about `argument` (nodes, a job id), after
+  // its offset (the caller drops one that is not PERM).
+  void FireTrigger(const core::Trigger& t, const std::string& argument);
+  // Fires every trigger of `type` on `resource`, without an argument:
+  // musterd took control again (at start-up after a restart), or read its
+  // configuration again (reconfig).
+  void FireEventTriggers(std::string_view type, core::TriggerResource resource);
+  void RunTriggerProgram(const core::Trigger& t, const std::string& argument);
+  // Fires what has come due: job time limits, offsets.
+  void RunDueTriggers();
+  void ArmTriggerTimer();
+  // The states node triggers compare with (down, drained), by node.
+  void SnapshotTriggerNodes();
   // Housekeeping: ended reservations repeat (DAILY, WEEKLY) or go;
   // PURGE_COMP ones go after 5 minutes without jobs.
   void AgeReservations(int64_t now);
@@ -492,6 +526,22 @@ class Controller {
   // When housekeeping last ran (a reservation that began since lets a pass run).
   int64_t last_housekeeping_ = 0;
   std::unique_ptr<util::Timer> housekeeping_;
+  // strigger's triggers, the node states they last saw, the firings
+  // waiting for their offset, and the timer of those and of job time limits.
+  std::vector<core::Trigger> triggers_;
+  uint32_t next_trigger_id_ = 1;
+  struct TriggerNodeState {
+    bool down = false;
+    bool drained = false;
+  };
+  std::map<std::string, TriggerNodeState> trigger_nodes_;
+  struct DelayedFiring {
+    int64_t due = 0;
+    core::Trigger trigger;
+    std::string argument;
+  };
+  std::vector<DelayedFiring> delayed_firings_;
+  std::unique_ptr<util::Timer> trigger_timer_;
   // sstat's requests waiting for agents, by number.
   struct StepStatsRequest {
     std::set<std::string> waiting;  // hosts yet to answer

@@ -1,6 +1,7 @@
 #include "util/spawn.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,11 @@
 namespace muster::util {
 
 Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  return SpawnDetached(argv, env, std::nullopt);
+}
+
+Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::optional<SpawnIdentity>& as) {
   if (argv.empty() || argv[0].empty() || argv[0].front() != '/') {
     return InvalidArgument("not an absolute path: '" + (argv.empty() ? "" : argv[0]) + "'");
   }
@@ -41,8 +47,17 @@ Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std
       ::close(null_fd);
     }
     ::dup2(2, 1);
-    ::execve(args[0], args.data(), envp.data());
-    const int err = errno;
+    int err = 0;
+    if (as && (as->uid != ::geteuid() || as->gid != ::getegid())) {
+      if (::setgroups(as->groups.size(), as->groups.data()) != 0 || ::setgid(as->gid) != 0 ||
+          ::setuid(as->uid) != 0) {
+        err = errno;
+      }
+    }
+    if (err == 0) {
+      ::execve(args[0], args.data(), envp.data());
+      err = errno;
+    }
     (void)!::write(report[1], &err, sizeof err);
     ::_exit(127);
   }

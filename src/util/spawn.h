@@ -2,6 +2,9 @@
 // commands): double-forked, so the caller never has a child to reap.
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,5 +16,15 @@ namespace muster::util {
 // environment, stdin from /dev/null and stdout/stderr to the caller's
 // stderr, and returns once it has started (or failed to).
 Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+
+// Who the program runs as: its uid, gid and supplementary groups (which
+// only root may take on; another caller may only name itself).
+struct SpawnIdentity {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::vector<gid_t> groups;
+};
+Status SpawnDetached(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                     const std::optional<SpawnIdentity>& as);
 
 }  // namespace muster::util
