@@ -440,8 +440,8 @@ util::Result<std::vector<std::string>> ApplySbatchOptions(const std::vector<std:
   };
   // What Slurm has and Muster does not do: refused or, without effect,
   // taken with a warning.
-  AddCatalogOptions(prog == "sbatch" ? JobCommand::kSbatch : JobCommand::kSalloc, &specs,
-                    &inv->warnings);
+  const bool batch = prog == "sbatch" || prog == "scrontab";
+  AddCatalogOptions(batch ? JobCommand::kSbatch : JobCommand::kSalloc, &specs, &inv->warnings);
   // A value an option refused (parsing stops at it, so its status is the
   // one returned) is sbatch's "error:" line; anything else is the option
   // parser's (glibc's) line, which Slurm follows with its hint.

@@ -147,6 +147,11 @@ struct JobRequest {
   // script. It runs (holds its resources) until its client completes it,
   // or it is cancelled.
   bool interactive = false;
+  // scrontab: the schedule of the crontab entry this job runs (empty: not
+  // a cron job) and the entry's line in its user's crontab. A cron job
+  // that ends goes back to the queue until its schedule's next minute.
+  std::string cron_spec;
+  int cron_line = 0;
 
   int min_nodes = 0;        // 0 = not given (-N)
   int max_nodes = 0;

@@ -20,7 +20,7 @@ using nlohmann::json;
   X(cpus_per_task) X(cpus_per_task_set) X(mem_per_node_mb) X(mem_per_cpu_mb) X(cpus_per_gpu) X(mem_per_gpu_mb) \
   X(mem_whole_node) X(gres) X(time_limit_s) X(exclusive) X(hold) X(begin_time) X(switches) X(switches_wait_s) \
   X(requeue) X(requeue_set) X(nice) X(signal_spec) X(array_spec) X(dependency) X(kill_invalid_dep) X(nodelist) X(exclude) X(export_mode)                \
-  X(environment) X(argv) X(script) X(command) X(interactive)
+  X(environment) X(argv) X(script) X(command) X(interactive) X(cron_spec) X(cron_line)
 #define MUSTER_JOB_FIELDS(X)                                                            \
   X(id) X(req) X(state) X(reason) X(reason_nodes) X(reason_reserved) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \

@@ -201,6 +201,7 @@ RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& par
   const std::string what = parts.size() > 1 ? parts[1] : "";
   const std::string verb = parts.size() > 2 ? parts[2] : "";
   if (what == "ping") return {"REQUEST_PING", 1008};
+  if (what == "crontab") return {"MUSTER_CRONTAB", 0};
   if (what == "triggers") {
     const std::string op = body.is_object() ? body.value("op", "") : "";
     if (op == "set") return {"REQUEST_TRIGGER_SET", 0};
@@ -285,6 +286,25 @@ api::HttpResponse TriggerRequest(Controller& ctl, const json& body, const Caller
   return Error(400, "op must be set, get or clear");
 }
 
+// scrontab: {"op": "get", "uid"} gives {"text"}; {"op": "set", "uid",
+// "text", "entries"} installs (an empty text removes), giving {"job_ids"}.
+api::HttpResponse CrontabRequest(Controller& ctl, const json& body, const Caller& caller) {
+  const uint32_t uid = body.value("uid", caller.uid);
+  const std::string op = body.value("op", "");
+  if (op == "get") {
+    util::Result<std::string> text = ctl.CrontabOf(uid, caller);
+    if (!text.ok()) return Error(HttpStatusFor(text.status()), text.status().message());
+    return JsonReply(200, {{"text", *text}});
+  }
+  if (op == "set") {
+    util::Result<std::vector<core::JobId>> ids = ctl.InstallCrontab(
+        uid, body.value("text", ""), body.value("entries", json::array()), caller);
+    if (!ids.ok()) return Error(HttpStatusFor(ids.status()), ids.status().message());
+    return JsonReply(200, {{"job_ids", *ids}});
+  }
+  return Error(400, "op must be get or set");
+}
+
 // `path` is the request's target without its query, `parts` its pieces.
 api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std::string& path,
                         const std::vector<std::string>& parts, const json& body,
@@ -300,6 +320,8 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
   }
   if (what == "jobs" && parts.size() == 2 && post) {
     core::JobRequest jr = body.get<core::JobRequest>();
+    jr.cron_spec.clear();  // only a crontab makes cron jobs
+    jr.cron_line = 0;
     sched::SubmitRefusal why;
     auto id = ctl.Submit(std::move(jr), caller, &why);
     if (!id.ok()) return SubmitError(id.status(), why);
@@ -411,6 +433,7 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
     return JsonReply(200, {{"message", *out}});
   }
   if (what == "triggers" && parts.size() == 2 && post) return TriggerRequest(ctl, body, caller);
+  if (what == "crontab" && parts.size() == 2 && post) return CrontabRequest(ctl, body, caller);
   if (what == "stats" && parts.size() == 2 && get) return JsonReply(200, ctl.StatsReport());
   if (what == "stats" && parts.size() == 3 && parts[2] == "reset" && post) {
     util::Status st = ctl.ResetStats(caller);

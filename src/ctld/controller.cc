@@ -1038,6 +1038,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   } else {
     stats_.JobFailed();
   }
+  // A cron job waits for its schedule's next minute (src/ctld/crontab.cc).
+  if (RequeueCronJob(job, state)) return;
   job.state = state;
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
@@ -1418,6 +1420,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       pending_ids_.erase(job->id);
       job->end_time = Now();
       job->reason = core::PendingReason::kNone;
+      DisableCronLine(*job);
       MarkJob(job->id);
       stats_.JobCanceled();
       out.push_back({sid, ""});
@@ -1439,6 +1442,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       job->cancelled_by = caller.uid;
       job->state = JobState::kCompleting;
       job->ending_as = JobState::kCancelled;
+      DisableCronLine(*job);
       StopJob(*job);
     }
     MarkJob(job->id);

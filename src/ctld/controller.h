@@ -166,6 +166,14 @@ class Controller {
   util::Result<int> ClearTriggers(uint32_t id, core::JobId job, std::optional<uint32_t> uid,
                                   const Caller& caller);
 
+  // scrontab (src/ctld/crontab.cc): `uid`'s crontab text, and installing
+  // one (`entries`: {"line", "spec", "request": core::JobRequest}; an empty
+  // text removes it). Returns the jobs of its entries.
+  util::Result<std::string> CrontabOf(uint32_t uid, const Caller& caller) const;
+  util::Result<std::vector<core::JobId>> InstallCrontab(uint32_t uid, const std::string& text,
+                                                        const nlohmann::json& entries,
+                                                        const Caller& caller);
+
   // salloc's (or srun's own) allocation ended with its command's exit code.
   util::Status CompleteAllocation(core::JobId id, int exit_code, const Caller& caller);
   // An allocation's state, and once it runs its SLURM_* environment.
@@ -312,6 +320,11 @@ class Controller {
   // whole (atomically) at each change.
   util::Status LoadReservations();
   util::Status SaveReservations() const;
+  // A cron job's run ended (`state`): back to the queue for its next
+  // minute, unless it was cancelled. Returns whether it went back.
+  bool RequeueCronJob(core::Job& job, core::JobState state);
+  // A cancelled cron job's crontab line becomes "#DISABLED: <line>".
+  void DisableCronLine(const core::Job& job);
   util::Status LoadTriggers();
   util::Status SaveTriggers() const;
   // The trigger events of the changes about to be committed (the dirty
