@@ -2,7 +2,8 @@
 // ("min hour day month weekday command", or "@daily command") becomes one
 // job that runs the command at each minute its schedule names (musterd
 // queues it again after each run; src/ctld/crontab.cc). "#SCRON" lines give
-// sbatch's options to the next entry only; "NAME=value" lines set a
+// sbatch's options to the next entry only (a "#DISABLED:" one, which
+// cancelling its job made, included); "NAME=value" lines set a
 // variable for the entries after them. A file with any bad line is refused
 // whole, each bad line named, and nothing changes.
 //   scrontab [-u user] file     install (file "-": standard input)
@@ -93,6 +94,10 @@ Parsed ParseCrontab(const std::string& text, const Target& who) {
     if (line.empty()) continue;
     if (line.starts_with("#SCRON")) {
       for (std::string& w : SplitShellWords(line.substr(6))) options.push_back(std::move(w));
+      continue;
+    }
+    if (line.starts_with("#DISABLED:")) {
+      options.clear();  // the options of the entry disabled go with it
       continue;
     }
     if (line[0] == '#') continue;
