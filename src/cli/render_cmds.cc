@@ -31,6 +31,13 @@ int RenderRemote(const std::string& prog, const std::string& target, const nlohm
   });
   std::cout.flush();
   if (!resp.ok()) {
+    // scontrol show job of an array task the job lacks: Slurm prints
+    // "Job 12_7 not found" on stdout (and exits 1).
+    const std::string& message = resp.status().message();
+    if (message.starts_with("Job ") && message.ends_with(" not found")) {
+      std::cout << message << "\n";
+      return 1;
+    }
     PrintCallError(prog, resp.status());
     return 1;
   }

@@ -7,6 +7,7 @@
 
 #include "core/array.h"
 #include "ctld/controller.h"
+#include "util/log.h"
 
 namespace muster::ctld {
 
@@ -36,6 +37,36 @@ Job& Controller::SplitTask(Job& part, int task) {
   MarkJob(part.id);
   MarkJob(id);
   return added;
+}
+
+bool Controller::DropPendingTasks(const std::string& text, const Caller& caller) {
+  util::Result<core::JobIdSpec> spec = core::ParseJobIdSpec(text);
+  if (!spec.ok() || spec->tasks.empty()) return false;
+  const std::set<JobId>* recs = jobs_.OfArray(spec->id);
+  if (recs == nullptr) return false;
+  Job* part = nullptr;
+  bool started_named = false;
+  for (JobId id : *recs) {
+    Job* job = jobs_.Find(id);
+    if (job == nullptr) continue;
+    if (job->IsArrayPendingPart() && job->state == JobState::kPending) {
+      part = job;
+    } else if (std::binary_search(spec->tasks.begin(), spec->tasks.end(), job->array_task_id)) {
+      started_named = true;
+    }
+  }
+  if (part == nullptr || !CheckJobAccess(*part, caller).ok()) return false;
+  std::vector<int> left;
+  std::set_difference(part->array_pending.begin(), part->array_pending.end(),
+                      spec->tasks.begin(), spec->tasks.end(), std::back_inserter(left));
+  const size_t dropped = part->array_pending.size() - left.size();
+  // Every pending task named: the part itself is cancelled (it holds the
+  // array's id), as a whole array is.
+  if (dropped == 0 || left.empty()) return false;
+  part->array_pending = std::move(left);
+  MarkJob(part->id);
+  util::LogInfo("array {}: {} pending task(s) cancelled ({})", part->array_job_id, dropped, text);
+  return !started_named;
 }
 
 util::Result<std::vector<Job*>> Controller::ResolveForCaller(const std::string& text,

@@ -1371,6 +1371,12 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   };
   if (!ids.empty()) {
     for (const auto& sid : ids) {
+      // Pending array tasks are taken out of their array, not cancelled as
+      // records of their own (Slurm 22.05: "Job 12_7 not found" after).
+      if (signal == 0 && !filtered && DropPendingTasks(sid, caller)) {
+        out.push_back({sid, ""});
+        continue;
+      }
       auto found = ResolveForCaller(sid, caller);
       if (!found.ok()) {
         out.push_back({sid, found.status().message()});

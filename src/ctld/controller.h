@@ -404,6 +404,10 @@ class Controller {
   // ResolveJobs with split_pending for acting on jobs: refused with
   // "Access/permission denied" before anything is split when a record named
   // is not the caller's (and the caller is no admin).
+  // scancel of array tasks still in their array's pending part: as in
+  // Slurm they are taken out of it and are gone (no record, no id used).
+  // Returns whether `text` named such tasks and only those (true: done).
+  bool DropPendingTasks(const std::string& text, const Caller& caller);
   util::Result<std::vector<core::Job*>> ResolveForCaller(const std::string& text,
                                                          const Caller& caller);
   // Takes task `task` out of an array's pending part into a pending record

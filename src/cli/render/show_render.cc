@@ -327,6 +327,12 @@ Result<std::string> ShowJobs(const ShowRequest& req, const ClusterView& view) {
     found += RenderJobRecord(*j, view, req.one_liner, req.details);
   }
   if (!found.empty()) return found;
+  // A task the job does not have (one cancelled while pending included):
+  // Slurm names it, on stdout (see RenderRemote).
+  const bool job_exists = std::any_of(view.jobs.begin(), view.jobs.end(), [&](const core::Job* j) {
+    return j != nullptr && (j->id == spec->id || j->array_job_id == spec->id);
+  });
+  if (!spec->tasks.empty() && job_exists) return NotFound(fmt::format("Job {} not found", req.name));
   return NotFound("slurm_load_jobs error: Invalid job id specified");
 }
 
