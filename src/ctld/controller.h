@@ -338,6 +338,9 @@ class Controller {
   // musterd took control again (at start-up after a restart), or read its
   // configuration again (reconfig).
   void FireEventTriggers(std::string_view type, core::TriggerResource resource);
+  // Visits every trigger (firing what it must); drops those `visit`
+  // returns true for, saving the list when it changed.
+  void SweepTriggers(const std::function<bool(const core::Trigger&)>& visit);
   void RunTriggerProgram(const core::Trigger& t, const std::string& argument);
   // Fires what has come due: job time limits, offsets.
   void RunDueTriggers();

@@ -32,6 +32,13 @@ namespace {
 
 std::string Path(const config::Config& cfg) { return cfg.state_save_location + "/triggers.json"; }
 
+// The job a job trigger is about (null: gone, or not a job id).
+const Job* JobOf(const JobTable& jobs, const Trigger& t) {
+  const util::Result<int64_t> id = util::ParseInt(t.resource_id);
+  if (!id.ok() || *id <= 0 || *id > UINT32_MAX) return nullptr;
+  return jobs.Find(static_cast<core::JobId>(*id));
+}
+
 bool NodeIn(const std::string& hostlist, const std::string& node) {
   if (hostlist == "*") return true;
   util::Result<std::vector<std::string>> names = util::ExpandHostlist(hostlist);
@@ -80,10 +87,7 @@ util::Result<uint32_t> Controller::SetTrigger(Trigger t, const Caller& caller) {
     return util::InvalidArgument("The --program value must start with \"/\"");
   }
   if (t.resource == TriggerResource::kJob) {
-    util::Result<int64_t> id = util::ParseInt(t.resource_id);
-    const Job* job = id.ok() && *id > 0 && *id <= UINT32_MAX
-                         ? jobs_.Find(static_cast<core::JobId>(*id))
-                         : nullptr;
+    const Job* job = JobOf(jobs_, t);
     if (job == nullptr || core::IsFinished(job->state)) {
       return util::NotFound("Invalid job id specified");
     }
@@ -214,8 +218,7 @@ void Controller::CheckTriggers() {
       if (t.resource == TriggerResource::kNode) {
         watched = NodeIn(t.resource_id, name);
       } else if (t.resource == TriggerResource::kJob && (t.type == "down" || t.type == "up")) {
-        const util::Result<int64_t> id = util::ParseInt(t.resource_id);
-        const Job* job = id.ok() ? jobs_.Find(static_cast<core::JobId>(*id)) : nullptr;
+        const Job* job = JobOf(jobs_, t);
         watched = job != nullptr && std::any_of(job->alloc.begin(), job->alloc.end(),
                                                 [&](const core::NodeAlloc& a) {
                                                   return a.node == name;
@@ -231,9 +234,7 @@ void Controller::CheckTriggers() {
     const Job* job = jobs_.Find(id);
     if (job != nullptr && core::IsFinished(job->state)) ended.insert(std::to_string(id));
   }
-  bool changed = false;
-  std::vector<Trigger> kept;
-  for (Trigger& t : triggers_) {
+  SweepTriggers([&](const Trigger& t) {
     bool fired = false;
     if (auto hit = hits.find(t.id); hit != hits.end()) {
       FireTrigger(t, util::CompressHostlist(hit->second));
@@ -244,37 +245,25 @@ void Controller::CheckTriggers() {
       FireTrigger(t, t.resource_id);
       fired = true;
     }
-    if (job_over || (fired && !t.perm)) {
-      changed = true;
-      continue;
-    }
-    kept.push_back(std::move(t));
-  }
-  triggers_ = std::move(kept);
-  if (changed) {
-    if (util::Status st = SaveTriggers(); !st.ok()) util::LogError("{}", st.message());
-  }
+    return job_over || (fired && !t.perm);
+  });
   // A job that started has a time limit to watch now.
   ArmTriggerTimer();
 }
 
 void Controller::FireEventTriggers(std::string_view type, TriggerResource resource) {
-  bool changed = false;
-  std::vector<Trigger> kept;
-  for (Trigger& t : triggers_) {
-    if (t.resource == resource && t.type == type) {
-      FireTrigger(t, "");
-      if (!t.perm) {
-        changed = true;
-        continue;
-      }
-    }
-    kept.push_back(std::move(t));
-  }
-  triggers_ = std::move(kept);
-  if (changed) {
-    if (util::Status st = SaveTriggers(); !st.ok()) util::LogError("{}", st.message());
-  }
+  SweepTriggers([&](const Trigger& t) {
+    if (t.resource != resource || t.type != type) return false;
+    FireTrigger(t, "");
+    return !t.perm;
+  });
+}
+
+void Controller::SweepTriggers(const std::function<bool(const Trigger&)>& visit) {
+  const size_t before = triggers_.size();
+  std::erase_if(triggers_, visit);  // visits each one once, in order
+  if (triggers_.size() == before) return;
+  if (util::Status st = SaveTriggers(); !st.ok()) util::LogError("{}", st.message());
 }
 
 void Controller::RunDueTriggers() {
@@ -289,25 +278,16 @@ void Controller::RunDueTriggers() {
   }
   delayed_firings_ = std::move(later);
   // Job time limits: the offset before (negative) or after the limit.
-  bool changed = false;
-  std::vector<Trigger> kept;
-  for (Trigger& t : triggers_) {
-    if (t.resource == TriggerResource::kJob && t.type == "time") {
-      const util::Result<int64_t> id = util::ParseInt(t.resource_id);
-      const Job* job = id.ok() ? jobs_.Find(static_cast<core::JobId>(*id)) : nullptr;
-      if (job != nullptr && job->state == JobState::kRunning && job->time_limit_s > 0 &&
-          job->start_time + job->time_limit_s + t.offset <= now) {
-        RunTriggerProgram(t, t.resource_id);
-        changed = true;
-        continue;  // a job reaches its limit once: PERM or not
-      }
+  SweepTriggers([&](const Trigger& t) {
+    if (t.resource != TriggerResource::kJob || t.type != "time") return false;
+    const Job* job = JobOf(jobs_, t);
+    if (job == nullptr || job->state != JobState::kRunning || job->time_limit_s <= 0 ||
+        job->start_time + job->time_limit_s + t.offset > now) {
+      return false;
     }
-    kept.push_back(std::move(t));
-  }
-  triggers_ = std::move(kept);
-  if (changed) {
-    if (util::Status st = SaveTriggers(); !st.ok()) util::LogError("{}", st.message());
-  }
+    RunTriggerProgram(t, t.resource_id);
+    return true;  // a job reaches its limit once: PERM or not
+  });
   ArmTriggerTimer();
 }
 
@@ -317,8 +297,7 @@ void Controller::ArmTriggerTimer() {
   for (const DelayedFiring& f : delayed_firings_) consider(f.due);
   for (const Trigger& t : triggers_) {
     if (t.resource != TriggerResource::kJob || t.type != "time") continue;
-    const util::Result<int64_t> id = util::ParseInt(t.resource_id);
-    const Job* job = id.ok() ? jobs_.Find(static_cast<core::JobId>(*id)) : nullptr;
+    const Job* job = JobOf(jobs_, t);
     if (job != nullptr && job->state == JobState::kRunning && job->time_limit_s > 0) {
       consider(job->start_time + job->time_limit_s + t.offset);
     }
