@@ -1,6 +1,7 @@
 #include "agent/task_scanner.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -109,9 +110,12 @@ std::vector<core::TaskStats> TaskScanner::Scan() {
     // not a task of ours.
     const std::optional<TaskIdentity> id = TaskIdentityFromEnviron(ReadText(base + "/environ"));
     if (!id || !nodes_.contains(id->node)) continue;
+    struct stat owner;
+    if (::stat(base.c_str(), &owner) != 0) continue;
     ProcFigures p;
     if (!ParseProcFigures(ReadText(base + "/stat"), ReadText(base + "/io"), &p)) continue;
-    core::TaskStats& t = tasks[Key{id->job_id, id->step, id->node, id->task}];
+    core::TaskStats& t = tasks[Key{id->job_id, id->step, id->node, id->task, owner.st_uid}];
+    t.uid = owner.st_uid;
     t.job_id = id->job_id;
     t.step = id->step;
     t.node = id->node;

@@ -9,7 +9,9 @@
 // the sums over its processes: CPU time (their own and their reaped
 // children's), resident and virtual memory, major page faults, bytes read
 // and written. Peaks are kept between scans, each scan forgetting the
-// tasks it no longer finds.
+// tasks it no longer finds. Processes are grouped by their owner too, so
+// one that names another user's job in its environment makes a task of its
+// own, which musterd leaves out (its owner is not the job's).
 #pragma once
 
 #include <cstdint>
@@ -58,7 +60,8 @@ class TaskScanner {
   std::vector<core::TaskStats> Scan();
 
  private:
-  using Key = std::tuple<uint32_t, std::string, std::string, int>;  // job, step, node, task
+  // job, step, node, task, owner
+  using Key = std::tuple<uint32_t, std::string, std::string, int, uint32_t>;
   struct Peaks {
     int64_t rss_kb = 0;
     int64_t vmem_kb = 0;

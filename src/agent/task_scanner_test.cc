@@ -115,6 +115,17 @@ TEST(TaskScannerTest, GroupsProcessesIntoTasksAndKeepsPeaks) {
   tasks = scanner.Scan();
   ASSERT_EQ(tasks.size(), 3u);
   EXPECT_EQ(tasks[1].rss_peak_kb, 5 * page_kb);  // a new task of that name starts afresh
+  EXPECT_EQ(tasks[2].uid, ::geteuid());
+  if (::geteuid() == 0) {
+    // Another user's process naming the job: a task of its own, with its owner.
+    proc.Add(17, job, 7);
+    ASSERT_EQ(::chown((proc.root() + "/17").c_str(), 12345, 12345), 0);
+    tasks = scanner.Scan();
+    ASSERT_EQ(tasks.size(), 4u);
+    EXPECT_EQ(tasks[3].step, "batch");
+    EXPECT_EQ(tasks[3].uid, 12345u);
+    EXPECT_EQ(tasks[3].pids, (std::vector<int>{17}));
+  }
 }
 
 }  // namespace

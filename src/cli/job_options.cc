@@ -10,7 +10,7 @@ namespace {
 constexpr unsigned B = static_cast<unsigned>(JobCommand::kSbatch);
 constexpr unsigned A = static_cast<unsigned>(JobCommand::kSalloc);
 constexpr unsigned R = static_cast<unsigned>(JobCommand::kSrun);
-constexpr unsigned BA = B | A, BR = B | R, AR = A | R, BAR = B | A | R;
+constexpr unsigned BA = B | A, BR = B | R, BAR = B | A | R;
 constexpr OptionState S = OptionState::kSupported;
 constexpr OptionState N = OptionState::kNoEffect;
 constexpr OptionState X = OptionState::kRefused;

@@ -5,7 +5,7 @@
 
 namespace muster::core {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TaskStats, job_id, step, node, task, pids, cpu_ms,
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(TaskStats, job_id, step, node, task, uid, pids, cpu_ms,
                                                 rss_kb, rss_peak_kb, vmem_kb, vmem_peak_kb, pages,
                                                 read_bytes, write_bytes)
 

@@ -26,6 +26,7 @@ struct TaskStats {
   std::string step;  // "batch", or an srun step's id ("0", "1", ...)
   std::string node;
   int task = 0;  // SLURM_PROCID; 0 for the batch step
+  uint32_t uid = 0;  // who owns its processes (one whose owner is not the job's is not its)
   std::vector<int> pids;
   int64_t cpu_ms = 0;        // user + system of its processes and their reaped children
   int64_t rss_kb = 0;        // resident now

@@ -564,6 +564,7 @@ class Controller {
   std::unique_ptr<util::Timer> trigger_timer_;
   // sstat's requests waiting for agents, by number.
   struct StepStatsRequest {
+    uint32_t uid = 0;               // the job's owner
     std::set<std::string> waiting;  // hosts yet to answer
     nlohmann::json reply;
     StepStatsDone done;

@@ -62,6 +62,7 @@ void Controller::StepStats(core::JobId id, const Caller& caller, StepStatsDone d
   req.reply = {{"job_id", id}, {"steps", steps}, {"tasks", json::array()}, {"gpus", gpus},
                {"missing", json::array()}};
   req.done = std::move(done);
+  req.uid = job->req.uid;
   std::set<std::shared_ptr<api::LineConn>> asked;
   for (const core::NodeAlloc& a : job->alloc) {
     std::shared_ptr<api::LineConn> conn = agents_.ConnOf(a.node);
@@ -92,6 +93,7 @@ void Controller::OnAgentStepStats(const std::shared_ptr<api::LineConn>& conn, co
       util::LogWarn("agent {}: {}", agents_.HostOf(conn), task.status().message());
       continue;
     }
+    if (task->uid != req.uid) continue;  // another user's process naming this job
     req.reply["tasks"].push_back(core::ToJson(*task));
   }
   if (req.waiting.empty()) FinishStepStats(it->first);
