@@ -462,6 +462,22 @@ def test_sstat_gathers_a_steps_tasks_from_every_host(hosts):
     assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_sbcast_puts_the_file_on_every_hosts_own_disk(hosts):
+    # node02 is on cn1, node03 on cn2, each with its own /tmp.
+    marker = f"sbcast-{os.getpid()}"
+    (hosts.shared / f"{marker}.src").write_text("payload\n" * 1000)
+    job = hosts.sbatch("-N2", "-w", "node02,node03", "-o", f"{marker}.out", "--wrap",
+                       f"sbcast -C {hosts.shared}/{marker}.src /tmp/{marker}; echo rc=$?; "
+                       f"srun -N2 -l cat /tmp/{marker} | sort | uniq -c | wc -l")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    out = (hosts.shared / f"{marker}.out").read_text().split()
+    assert out == ["rc=0", "2"], out  # both tasks read the whole copy on their own host
+    for host in ("cn1", "cn2"):
+        r = hosts.on(host, "cat", f"/tmp/{marker}")
+        assert r.stdout == "payload\n" * 1000
+    assert hosts.on("cn3", "test", "-e", f"/tmp/{marker}", check=False).returncode != 0
+
+
 def test_step_tasks_run_in_a_cgroup_that_ends_with_the_step(hosts):
     # An allocation has no batch step, so no job cgroup on its nodes' hosts:
     # each node's launcher makes one for its tasks (the job's memory there
