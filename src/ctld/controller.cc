@@ -1038,8 +1038,6 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   } else {
     stats_.JobFailed();
   }
-  // A cron job waits for its schedule's next minute (src/ctld/crontab.cc).
-  if (RequeueCronJob(job, state)) return;
   job.state = state;
   job.exit_code = exit_code;
   job.exit_signal = exit_signal;
@@ -1054,6 +1052,9 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
                  if (!st.ok()) util::LogWarn("job {}: EpilogSlurmctld: {}", id, st.message());
                });
   }
+  // A cron job's run is over (its EpilogSlurmctld sees how it ended); it
+  // waits for its schedule's next minute (src/ctld/crontab.cc).
+  RequeueCronJob(job, state);
 }
 
 // --------------------------------------------------------------- agents ----

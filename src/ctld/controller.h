@@ -321,7 +321,8 @@ class Controller {
   util::Status LoadReservations();
   util::Status SaveReservations() const;
   // A cron job's run ended (`state`): back to the queue for its next
-  // minute, unless it was cancelled. Returns whether it went back.
+  // minute, unless it was cancelled (or its crontab replaced). Returns
+  // whether it went back.
   bool RequeueCronJob(core::Job& job, core::JobState state);
   // A cancelled cron job's crontab line becomes "#DISABLED: <line>".
   void DisableCronLine(const core::Job& job);
