@@ -5,8 +5,9 @@
 // one, under the same id, as in Slurm: a run still going when the next
 // minute comes is never started twice. Installing a crontab replaces the
 // old one's jobs (pending ones are cancelled, running ones finish their
-// run and are not queued again); cancelling a cron job disables its line
-// ("#DISABLED: "), as Slurm does.
+// run and are not queued again) once every new entry's job is accepted;
+// one refused leaves the old crontab as it was. Cancelling a cron job
+// disables its line ("#DISABLED: "), as Slurm does.
 #include <pwd.h>
 
 #include <filesystem>
@@ -71,10 +72,14 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
   struct passwd* pw = ::getpwuid(uid);
   if (pw == nullptr) return util::InvalidArgument(fmt::format("no user {}", uid));
   const Caller owner{uid, static_cast<uint32_t>(pw->pw_gid), false};
-  // The old crontab's jobs: the pending ones go, the running ones finish
-  // this run only.
+  // The old crontab's jobs, before the new ones join them.
+  std::vector<Job*> old;
   for (Job& job : jobs_) {
-    if (job.req.uid != uid || job.req.cron_spec.empty() || core::IsFinished(job.state)) continue;
+    if (job.req.uid == uid && !job.req.cron_spec.empty() && !core::IsFinished(job.state)) {
+      old.push_back(&job);
+    }
+  }
+  auto cancel = [&](Job& job) {
     job.req.cron_spec.clear();
     if (job.state == JobState::kPending) {
       job.cancelled_by = caller.uid;
@@ -84,27 +89,36 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
       job.reason = core::PendingReason::kNone;
     }
     MarkJob(job.id);
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(CrontabDir(cfg_), ec);
-  if (text.empty()) {
-    std::filesystem::remove(CrontabPath(cfg_, uid), ec);
-  } else {
-    MUSTER_RETURN_IF_ERROR(util::WriteFileAtomically(CrontabPath(cfg_, uid), text));
-  }
+  };
+  // The new entries' jobs first: one that is refused (a partition that
+  // does not exist, say) takes back those made before it, and the old
+  // crontab stays as it was.
   std::vector<core::JobId> ids;
   for (core::JobRequest& req : requests) {
     sched::SubmitRefusal why;
     const int line = req.cron_line;
     util::Result<core::JobId> id = Submit(std::move(req), owner, &why);
     if (!id.ok()) {
-      // The crontab is in place; this entry's job is not.
-      util::LogWarn("crontab of {}: line {}: {}", util::UserName(uid), line,
-                    id.status().message());
+      for (core::JobId made : ids) {
+        if (Job* job = jobs_.Find(made)) cancel(*job);
+      }
       return util::InvalidArgument(fmt::format("line {}: {}", line, id.status().message()));
     }
     ids.push_back(*id);
   }
+  std::error_code ec;
+  std::filesystem::create_directories(CrontabDir(cfg_), ec);
+  util::Status saved = text.empty() ? util::Status::Ok()
+                                    : util::WriteFileAtomically(CrontabPath(cfg_, uid), text);
+  if (text.empty()) std::filesystem::remove(CrontabPath(cfg_, uid), ec);
+  if (!saved.ok()) {
+    for (core::JobId made : ids) {
+      if (Job* job = jobs_.Find(made)) cancel(*job);
+    }
+    return saved;
+  }
+  // The pending ones go; the running ones finish this run only.
+  for (Job* job : old) cancel(*job);
   util::LogInfo("crontab of {} installed: {} entries", util::UserName(uid), ids.size());
   return ids;
 }

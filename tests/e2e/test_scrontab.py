@@ -48,6 +48,12 @@ def test_entries_run_each_minute_as_jobs_and_survive_a_restart(fresh_cluster):
     assert "line 1: minute field: '61' is not 0-59" in r.stderr
     assert "line 2: unknown schedule @often" in r.stderr
     assert c.run(["scrontab", "-l"]).stdout == text and len(jobs(c)) == 2
+    # So is one whose job musterd refuses (no such partition).
+    r = c.run(["scrontab", "-"], input="@daily true\n#SCRON -p nosuch\n@hourly true\n",
+              check=False)
+    assert r.returncode == 1 and "line 3:" in r.stderr and "partition" in r.stderr.lower()
+    assert c.run(["scrontab", "-l"]).stdout == text
+    assert [j[0] for j in jobs(c)] == [j[0] for j in listed]
 
     # The first run: a normal job, then back in the queue for the next minute.
     wait_for(lambda: out.exists(), timeout=75, what="the first run")
