@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
@@ -87,7 +88,8 @@ Parsed ParseCrontab(const std::string& text, const Target& who) {
   int number = 0;
   while (std::getline(in, raw)) {
     ++number;
-    const std::string line(util::Trim(raw));
+    std::string line(util::Trim(raw));
+    std::replace(line.begin(), line.end(), '\t', ' ');  // fields may be tab-separated
     auto bad = [&](const std::string& why) {
       out.errors.push_back(fmt::format("line {}: {}", number, why));
     };

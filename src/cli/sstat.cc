@@ -10,6 +10,7 @@
 //    not found running."; each goes on to the next job and exits 0;
 //  - the header is printed before any job is asked about.
 #include <algorithm>
+#include <cstdint>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -147,9 +148,12 @@ std::vector<render::SstatRow> RowsOf(const json& reply, const StepSel& sel, bool
     *error = fmt::format("StepId={}.{} not found running.", job, sel.step);
   }
   if (sel.step.empty() && !all_steps && steps.size() > 1) {
-    auto number = [](const json& s) { return util::ParseInt(s.at("step").get<std::string>()); };
+    auto number = [](const json& s) {
+      const util::Result<int64_t> n = util::ParseInt(s.at("step").get<std::string>());
+      return n.ok() ? *n : INT64_MAX;
+    };
     steps = {*std::min_element(steps.begin(), steps.end(), [&](const json& a, const json& b) {
-      return *number(a) < *number(b);
+      return number(a) < number(b);
     })};
   }
   std::vector<render::SstatRow> rows;

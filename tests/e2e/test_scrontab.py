@@ -30,7 +30,7 @@ def test_entries_run_each_minute_as_jobs_and_survive_a_restart(fresh_cluster):
             "#SCRON -t 1 -J every-minute\n"
             f"#SCRON -o {c.work}/cron-%j.out\n"
             f"* * * * * echo $GREETING $SLURM_JOB_ID >> {out}\n"
-            "@daily /bin/true\n")
+            "@daily\t/bin/true\n")  # fields may be tab-separated
     r = c.run(["scrontab", "-"], input=text)
     assert r.returncode == 0 and r.stderr == ""
     assert c.run(["scrontab", "-l"]).stdout == text
