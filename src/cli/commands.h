@@ -28,6 +28,7 @@ int SstatMain(const std::vector<std::string>& args);
 int StriggerMain(const std::vector<std::string>& args);
 int ScrontabMain(const std::vector<std::string>& args);
 int SbcastMain(const std::vector<std::string>& args);
+int SattachMain(const std::vector<std::string>& args);
 int SacctmgrMain(const std::vector<std::string>& args);
 int UpMain(const std::vector<std::string>& args);
 int DownMain(const std::vector<std::string>& args);

@@ -66,7 +66,9 @@ TEST(JobOptionsTest, EachOptionOnceForEachCommand) {
     for (const CatalogOption& o : JobOptionCatalog()) {
       if ((o.commands & static_cast<unsigned>(cmd)) == 0) continue;
       EXPECT_TRUE(seen.insert(o.long_name).second) << JobCommandName(cmd) << " " << o.long_name;
-      if (o.state == OptionState::kNoEffect) EXPECT_STRNE(o.note, "") << o.long_name;
+      if (o.state == OptionState::kNoEffect) {
+        EXPECT_STRNE(o.note, "") << o.long_name;
+      }
     }
   }
 }

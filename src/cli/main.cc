@@ -22,7 +22,7 @@ const std::map<std::string, Main>& Commands() {
       {"sshare", muster::cli::SshareMain},   {"sacctmgr", muster::cli::SacctmgrMain},
       {"sdiag", muster::cli::SdiagMain},     {"sstat", muster::cli::SstatMain},
       {"strigger", muster::cli::StriggerMain}, {"scrontab", muster::cli::ScrontabMain},
-      {"sbcast", muster::cli::SbcastMain},
+      {"sbcast", muster::cli::SbcastMain},   {"sattach", muster::cli::SattachMain},
   };
   return kCommands;
 }
@@ -31,7 +31,7 @@ int Usage() {
   std::cerr << "usage: muster <command> [args]\n"
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
-               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare|sacctmgr|sdiag|sstat|strigger|scrontab|sbcast ...\n"
+               "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare|sacctmgr|sdiag|sstat|strigger|scrontab|sbcast|sattach ...\n"
                "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";
   return 2;

@@ -1,6 +1,7 @@
 // sbatch: submit a batch script (Slurm-compatible).
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -79,12 +80,18 @@ void PrintRefusal(const Response& resp) {
 }  // namespace
 
 int SbatchMain(const std::vector<std::string>& args) {
+  // A heterogeneous job's components are separated by ":" on the command
+  // line (and "#SBATCH hetjob" in the script); the script comes last.
+  const std::vector<std::vector<std::string>> groups = SplitComponents(args);
   // First pass over the command line only to find the script.
   SbatchInvocation probe;
-  auto positional = ApplySbatchOptions(args, &probe);
-  if (!positional.ok()) {
-    std::cerr << positional.status().message() << "\n";
-    return SbatchOptionExitCode(positional.status());
+  util::Result<std::vector<std::string>> positional = std::vector<std::string>{};
+  for (const std::vector<std::string>& group : groups) {
+    positional = ApplySbatchOptions(group, &probe);
+    if (!positional.ok()) {
+      std::cerr << positional.status().message() << "\n";
+      return SbatchOptionExitCode(positional.status());
+    }
   }
   if (probe.version) return PrintVersion();
   if (probe.help || probe.usage) {
@@ -135,26 +142,37 @@ int SbatchMain(const std::vector<std::string>& args) {
     return 1;
   }
 
-  SbatchInvocation inv;
-  for (const auto& pass : {ExtractDirectives(script), EnvOptions(), args}) {
-    auto pos = ApplySbatchOptions(pass, &inv);
-    if (!pos.ok()) {
-      std::cerr << pos.status().message() << "\n";
-      return SbatchOptionExitCode(pos.status());
+  // Each component: its directives, the SBATCH_* variables, then its part
+  // of the command line.
+  std::vector<std::string> separator_warnings;
+  const std::vector<std::vector<std::string>> directives = ExtractDirectives(script, &separator_warnings);
+  for (const std::string& line : separator_warnings) std::cerr << line << "\n";
+  std::vector<SbatchInvocation> components(std::max(directives.size(), groups.size()));
+  for (size_t k = 0; k < components.size(); ++k) {
+    const std::vector<std::string> none;
+    for (const auto& pass : {k < directives.size() ? directives[k] : none, EnvOptions(),
+                             k < groups.size() ? groups[k] : none}) {
+      auto pos = ApplySbatchOptions(pass, &components[k]);
+      if (!pos.ok()) {
+        std::cerr << pos.status().message() << "\n";
+        return SbatchOptionExitCode(pos.status());
+      }
+    }
+    for (const std::string& line : components[k].warnings) std::cerr << line << "\n";
+    const core::JobRequest& req = components[k].req;
+    if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
+      PrintError("sbatch", per_gpu.message());
+      PrintError("sbatch", "Invalid generic resource (gres) specification");
+      return 1;
+    }
+    if (util::Status gres = CheckGresNames(req, *cfg); !gres.ok()) {
+      PrintError("sbatch", "Invalid generic resource (gres) specification");
+      PrintError("sbatch", gres.message());
+      return 1;
     }
   }
-  for (const std::string& line : inv.warnings) std::cerr << line << "\n";
+  SbatchInvocation& inv = components.front();
   core::JobRequest& req = inv.req;
-  if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
-    PrintError("sbatch", per_gpu.message());
-    PrintError("sbatch", "Invalid generic resource (gres) specification");
-    return 1;
-  }
-  if (util::Status gres = CheckGresNames(req, *cfg); !gres.ok()) {
-    PrintError("sbatch", "Invalid generic resource (gres) specification");
-    PrintError("sbatch", gres.message());
-    return 1;
-  }
   req.script = std::move(script);
   if (positional->size() > 1) req.argv.assign(positional->begin() + 1, positional->end());
   req.command = positional->empty() ? "(null)"
@@ -177,8 +195,10 @@ int SbatchMain(const std::vector<std::string>& args) {
     return 1;
   }
 
+  nlohmann::json body = req;
+  for (size_t k = 1; k < components.size(); ++k) body["hetjob"].push_back(components[k].req);
   Client client = Client::ForConfig(*cfg);
-  auto resp = client.Post("/v1/jobs", nlohmann::json(req));
+  auto resp = client.Post("/v1/jobs", body);
   if (!resp.ok()) {
     PrintError("sbatch", "Batch job submission failed: " + resp.status().message());
     return 1;
@@ -188,9 +208,13 @@ int SbatchMain(const std::vector<std::string>& args) {
     return 1;
   }
   uint32_t id = resp->body.at("job_id").get<uint32_t>();
-  if (inv.parsable) {
+  auto any = [&](bool SbatchInvocation::*flag) {
+    return std::any_of(components.begin(), components.end(),
+                       [&](const SbatchInvocation& c) { return c.*flag; });
+  };
+  if (any(&SbatchInvocation::parsable)) {
     std::cout << id << "\n";
-  } else if (!inv.quiet) {
+  } else if (!any(&SbatchInvocation::quiet)) {
     std::cout << "Submitted batch job " << id << "\n";
   }
   return 0;

@@ -94,8 +94,9 @@ util::Result<int64_t> ParseBeginTime(const std::string& v) {
 }
 
 
-std::vector<std::string> ExtractDirectives(const std::string& script) {
-  std::vector<std::string> words;
+std::vector<std::vector<std::string>> ExtractDirectives(const std::string& script,
+                                                       std::vector<std::string>* warnings) {
+  std::vector<std::vector<std::string>> components(1);
   size_t pos = 0;
   bool first = true;
   while (pos < script.size()) {
@@ -114,9 +115,44 @@ std::vector<std::string> ExtractDirectives(const std::string& script) {
     if (!util::StartsWith(t, "#SBATCH")) continue;
     std::string rest(t.substr(7));
     if (!rest.empty() && rest[0] != ' ' && rest[0] != '\t') continue;  // e.g. "#SBATCHX"
-    for (auto& w : SplitShellWords(rest)) words.push_back(std::move(w));
+    std::vector<std::string> words = SplitShellWords(rest);
+    // A line of "hetjob" alone starts the next component.
+    if (words.size() == 1 && (words[0] == "hetjob" || words[0] == "packjob")) {
+      if (words[0] == "packjob" && warnings != nullptr) {
+        warnings->push_back("sbatch: Warning: the \"packjob\" component separator is being "
+                            "deprecated. Please, use \"hetjob\" instead.");
+      }
+      components.emplace_back();
+      continue;
+    }
+    for (auto& w : words) components.back().push_back(std::move(w));
   }
-  return words;
+  return components;
+}
+
+std::vector<std::vector<std::string>> SplitComponents(const std::vector<std::string>& args) {
+  std::vector<std::vector<std::string>> groups(1);
+  for (const std::string& a : args) {
+    if (a == ":") {
+      groups.emplace_back();
+    } else {
+      groups.back().push_back(a);
+    }
+  }
+  // A ":" after the script is one of its arguments: the component whose
+  // options end at the script takes the rest.
+  for (size_t i = 0; i + 1 < groups.size(); ++i) {
+    SbatchInvocation probe;
+    util::Result<std::vector<std::string>> pos = ApplySbatchOptions(groups[i], &probe);
+    if (!pos.ok() || pos->empty()) continue;
+    for (size_t j = i + 1; j < groups.size(); ++j) {
+      groups[i].push_back(":");
+      groups[i].insert(groups[i].end(), groups[j].begin(), groups[j].end());
+    }
+    groups.resize(i + 1);
+    break;
+  }
+  return groups;
 }
 
 std::string WrapScript(const std::string& command) {

@@ -29,8 +29,16 @@ struct SbatchInvocation {
 };
 
 // The #SBATCH directives of a script: every "#SBATCH" line before the first
-// line that is neither blank nor a comment, split into words.
-std::vector<std::string> ExtractDirectives(const std::string& script);
+// line that is neither blank nor a comment, split into words, per component
+// of a heterogeneous job ("#SBATCH hetjob" lines separate them; the older
+// "packjob" adds Slurm's warning to *warnings, when not null).
+std::vector<std::vector<std::string>> ExtractDirectives(const std::string& script,
+                                                       std::vector<std::string>* warnings = nullptr);
+
+// sbatch's command line per component of a heterogeneous job: the words
+// between ":" words, the script and its arguments (a ":" among them
+// included) in the last.
+std::vector<std::vector<std::string>> SplitComponents(const std::vector<std::string>& args);
 
 // Applies one list of options to `inv` (later calls override earlier ones,
 // so directives are applied first, then the command line). Returns the

@@ -18,7 +18,35 @@ TEST(ExtractDirectives, StopsAtFirstCommandAndSkipsComments) {
       "echo hi\n"
       "#SBATCH --after-command\n";
   EXPECT_EQ(ExtractDirectives(script),
-            (std::vector<std::string>{"-J", "name", "--time=10", "--comment=two words"}));
+            (std::vector<std::vector<std::string>>{
+                {"-J", "name", "--time=10", "--comment=two words"}}));
+}
+
+TEST(ExtractDirectives, HetjobLinesSeparateComponents) {
+  const std::string script =
+      "#!/bin/bash\n"
+      "#SBATCH -n1 -J hetjob\n"
+      "#SBATCH hetjob\n"
+      "#SBATCH -n2\n"
+      "#SBATCH packjob\n"
+      "#SBATCH -p train\n"
+      "srun true\n";
+  std::vector<std::string> warnings;
+  EXPECT_EQ(ExtractDirectives(script, &warnings),
+            (std::vector<std::vector<std::string>>{{"-n1", "-J", "hetjob"}, {"-n2"}, {"-p", "train"}}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("\"packjob\" component separator is being deprecated"),
+            std::string::npos);
+}
+
+TEST(SplitComponents, ColonsSeparateComponentsUntilTheScript) {
+  EXPECT_EQ(SplitComponents({"-n1", ":", "-n2", "-p", "train", "job.sh", "a"}),
+            (std::vector<std::vector<std::string>>{{"-n1"}, {"-n2", "-p", "train", "job.sh", "a"}}));
+  // A ":" after the script is its argument.
+  EXPECT_EQ(SplitComponents({"-n1", "job.sh", ":", "x"}),
+            (std::vector<std::vector<std::string>>{{"-n1", "job.sh", ":", "x"}}));
+  EXPECT_EQ(SplitComponents({"-n1", ":", "-n2", "job.sh", ":", "x"}),
+            (std::vector<std::vector<std::string>>{{"-n1"}, {"-n2", "job.sh", ":", "x"}}));
 }
 
 TEST(ApplySbatchOptions, CommandLineOverridesDirectives) {

@@ -19,11 +19,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
@@ -36,8 +41,11 @@
 #include "cli/sbatch_parse.h"
 #include "cli/srun_env.h"
 #include "cli/srun_remote.h"
+#include "cli/step_attach.h"
 #include "cli/step_signals.h"
+#include "cli/task_lines.h"
 #include "config/config.h"
+#include "core/job.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/rusage.h"
@@ -53,23 +61,10 @@ namespace {
 struct Task {
   pid_t pid = 0;
   int rank = 0;
-  int out_fd = -1;  // label mode only
+  // Pipes srun reads (its own stdout and stderr); -1 with -o/-e and --pty.
+  int out_fd = -1;
   int err_fd = -1;
-  std::string out_buf, err_buf;
 };
-
-void FlushLines(std::string& buf, int rank, FILE* to, bool final) {
-  size_t pos;
-  while ((pos = buf.find('\n')) != std::string::npos) {
-    fprintf(to, "%d: %.*s\n", rank, static_cast<int>(pos), buf.data());
-    buf.erase(0, pos + 1);
-  }
-  if (final && !buf.empty()) {
-    fprintf(to, "%d: %s\n", rank, buf.c_str());
-    buf.clear();
-  }
-  fflush(to);
-}
 
 std::string ExpandTaskPattern(const std::string& pattern, const std::string& job, int step,
                               int rank, int node_id, const std::string& node) {
@@ -97,6 +92,7 @@ struct SrunOptions {
   SrunCounts counts;
   int cpus_per_task = 1;
   bool label = false;
+  bool unbuffered = false;  // -u: output passed on as it comes, not by lines
   bool version = false;  // -V: print the version, run nothing
   bool help = false;     // -h/--help, --usage: print it, run nothing
   bool usage = false;
@@ -124,6 +120,7 @@ struct SrunOptions {
   bool pmix = false;              // --mpi=pmix
   bool mpi_given = false;         // --mpi given (else $SLURM_MPI_TYPE, else MpiDefault)
   std::string jobid;              // --jobid: run in that allocation
+  int het_group = 0;              // --het-group: the component of a heterogeneous job
   bool overlap = false;           // --overlap: share CPUs other steps hold
   // Inside an allocation, the step's own: --mem (per node), --mem-per-cpu
   // (MB; 0: the job's), -t, -C (the job's nodes it may use), -G (GPUs
@@ -260,6 +257,17 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
          o.jobid = v;
          return util::Status::Ok();
        }},
+      {0, "het-group", Arg::kRequired,
+       [&o](const std::string& v) {
+         util::Result<int64_t> n = util::ParseInt(v);
+         if (!n.ok() || *n < 0 || *n > 127) {
+           return util::InvalidArgument(
+               "srun: error: --het-group=" + v +
+               ": Muster's srun runs a step in one component of a heterogeneous job (a number)");
+         }
+         o.het_group = static_cast<int>(*n);
+         return util::Status::Ok();
+       }},
       {'p', "partition", Arg::kRequired, for_allocation("--partition")},
       {'t', "time", Arg::kRequired,
        [&o](const std::string& v) {
@@ -307,7 +315,11 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
        }},
       {'c', "cpus-per-task", Arg::kRequired, num(&o.cpus_per_task, "--cpus-per-task")},
       // Output is never held back: each piece goes out as it comes.
-      {'u', "unbuffered", Arg::kNone, ignore},
+      {'u', "unbuffered", Arg::kNone,
+       [&o](const std::string&) {
+         o.unbuffered = true;
+         return util::Status::Ok();
+       }},
       {0, "cpu-bind", Arg::kRequired, cpu_bind},
       {0, "cpu_bind", Arg::kRequired, cpu_bind},
       {0, "mpi", Arg::kRequired,
@@ -570,12 +582,12 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   std::string out_path, err_path;
   if (!o.output.empty()) {
     out_path = ExpandTaskPattern(o.output, job_id, step.step_id, t.rank, node_id, node);
-  } else if (o.label && pipe2(out_pipe, O_CLOEXEC) != 0) {
+  } else if (!o.pty && pipe2(out_pipe, O_CLOEXEC) != 0) {
     out_pipe[0] = out_pipe[1] = -1;
   }
   if (!o.error.empty()) {
     err_path = ExpandTaskPattern(o.error, job_id, step.step_id, t.rank, node_id, node);
-  } else if (o.label && o.output.empty() && pipe2(err_pipe, O_CLOEXEC) != 0) {
+  } else if (!o.pty && o.output.empty() && pipe2(err_pipe, O_CLOEXEC) != 0) {
     err_pipe[0] = err_pipe[1] = -1;
   }
   int error_pipe[2] = {-1, -1};
@@ -621,21 +633,21 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   return t;
 }
 
-// srun's stdin for the tasks of a step on this host (-i): one task takes
-// it as it is; several share it through pipes that a thread fills, every
-// task reading all of it, as Slurm broadcasts it; the others read
-// /dev/null. A terminal (without --pty) always goes through a pipe: the
-// tasks are out of its process group, and read a pipe under Slurm too.
+// The stdin of the tasks of a step on this host (-i): each task that takes
+// it reads a pipe of its own, which a thread fills with srun's stdin (every
+// task all of it, as Slurm broadcasts it) and with what sattach sends (to
+// one task or all); the end of either closes the pipes it was for. The
+// other tasks read /dev/null; under --pty task 0 reads srun's terminal
+// itself.
 class LocalStdin {
  public:
-  LocalStdin(StdinTarget target, int ntasks, bool relay_terminal)
-      : target_(target),
-        relay_(relay_terminal || (target.kind == StdinTarget::kAll && ntasks > 1)) {
+  LocalStdin(StdinTarget target, bool pty) : target_(target), pty_(pty) {
     null_ = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   }
   ~LocalStdin() {
     if (null_ >= 0) ::close(null_);
     for (int fd : readers_) ::close(fd);
+    for (const auto& [rank, fd] : writers_) ::close(fd);
   }
   LocalStdin(const LocalStdin&) = delete;
   LocalStdin& operator=(const LocalStdin&) = delete;
@@ -643,54 +655,99 @@ class LocalStdin {
   // The descriptor task `rank` gets as its stdin; -1: srun's own.
   int ForTask(int rank) {
     if (!target_.Takes(rank)) return null_;
-    if (!relay_) return -1;
+    if (pty_) return -1;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return null_;
     readers_.push_back(fds[0]);
-    writers_.push_back(fds[1]);
+    writers_[rank] = fds[1];
     return fds[0];
   }
 
-  // Once every task is started: copies srun's stdin to each of them until
-  // it ends (a task that stops reading is dropped, never waited for).
+  // Once every task is started: one thread reads srun's stdin, another
+  // writes to the tasks (a task that stops reading is dropped, never
+  // waited for; srun's own loop never waits on either).
   void Start() {
     for (int fd : readers_) ::close(fd);
     readers_.clear();
     if (writers_.empty()) return;
-    std::thread([writers = std::move(writers_)]() mutable {
-      sigset_t pipe_signal;
-      sigemptyset(&pipe_signal);
-      sigaddset(&pipe_signal, SIGPIPE);
-      ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);  // EPIPE instead
+    std::thread(WriteToTasks, shared_, std::move(writers_)).detach();
+    writers_.clear();
+    std::thread([shared = shared_] {
       char buf[65536];
       ssize_t n;
       while ((n = ::read(STDIN_FILENO, buf, sizeof(buf))) != 0) {
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) break;
-        for (int& fd : writers) {
-          for (ssize_t off = 0; fd >= 0 && off < n;) {
-            ssize_t w = ::write(fd, buf + off, static_cast<size_t>(n - off));
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) {
-              ::close(fd);
-              fd = -1;
-            } else {
-              off += w;
-            }
-          }
-        }
+        Push(*shared, kAllTasks, std::string(buf, static_cast<size_t>(n)));
       }
-      for (int fd : writers) {
-        if (fd >= 0) ::close(fd);
-      }
+      Push(*shared, kAllTasks, {});
     }).detach();
   }
 
+  // What sattach sent for task `rank` (kAllTasks: every one); empty: its end.
+  void Feed(int rank, std::string_view data) { Push(*shared_, rank, std::string(data)); }
+
  private:
+  static constexpr int kAllTasks = -1;
+  struct Piece {
+    int rank;
+    std::string data;  // empty: the end
+  };
+  struct Shared {
+    std::mutex mu;
+    std::condition_variable ready;
+    std::deque<Piece> pieces;
+  };
+
+  static void Push(Shared& shared, int rank, std::string data) {
+    std::lock_guard lock(shared.mu);
+    shared.pieces.push_back({rank, std::move(data)});
+    shared.ready.notify_one();
+  }
+
+  static void WriteToTasks(std::shared_ptr<Shared> shared, std::map<int, int> writers) {
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);  // EPIPE instead
+    while (!writers.empty()) {
+      Piece piece;
+      {
+        std::unique_lock lock(shared->mu);
+        shared->ready.wait(lock, [&] { return !shared->pieces.empty(); });
+        piece = std::move(shared->pieces.front());
+        shared->pieces.pop_front();
+      }
+      for (auto it = writers.begin(); it != writers.end();) {
+        const bool mine = piece.rank == kAllTasks || piece.rank == it->first;
+        const bool ends = mine && (piece.data.empty() || !WriteAll(it->second, piece.data));
+        if (ends) {
+          ::close(it->second);
+          it = writers.erase(it);
+        } else {
+          ++it;
+        }
+      }
+    }
+  }
+
+  // False when the task's pipe is closed (it stopped reading).
+  static bool WriteAll(int fd, std::string_view data) {
+    for (size_t off = 0; off < data.size();) {
+      const ssize_t w = ::write(fd, data.data() + off, data.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) return false;
+      off += static_cast<size_t>(w);
+    }
+    return true;
+  }
+
   StdinTarget target_;
-  bool relay_;
+  bool pty_;
   int null_ = -1;
-  std::vector<int> readers_, writers_;
+  std::vector<int> readers_;
+  std::map<int, int> writers_;  // by rank, until Start
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
 };
 
 std::vector<std::string> StepNodeNames(const StepView& step) {
@@ -702,6 +759,8 @@ std::vector<std::string> StepNodeNames(const StepView& step) {
 // How srun runs a step's tasks on its own host.
 struct LocalRun {
   std::string step_id;     // "12.0"
+  bool label;              // -l
+  bool unbuffered;         // -u
   bool kill_on_bad_exit;   // -K
   bool pty;                // --pty: the tasks share srun's terminal and process group
   int kill_wait_s;         // KillWait, after an abort
@@ -710,15 +769,18 @@ struct LocalRun {
 };
 
 // Runs the step's tasks on this host to their end, in the order they
-// end: relays their output line by line with its rank (-l), answers
+// end: relays their output (line by line with its rank with -l) to srun's
+// and every sattach's (and sattach's input to the tasks), answers
 // srun's signals as across hosts (cli/step_signals.h; with --pty Ctrl-C
 // and Ctrl-\ are the task's, from the terminal, as across hosts), and
 // with -K ends the others (SIGTERM) when one fails, with Slurm's lines.
 class LocalStep {
  public:
-  LocalStep(std::vector<Task>& tasks, const LocalRun& run)
+  LocalStep(std::vector<Task>& tasks, const LocalRun& run, AttachHub& hub, LocalStdin& input)
       : tasks_(tasks),
         run_(run),
+        hub_(hub),
+        input_(input),
         interrupts_(
             run.step_id, run.kill_wait_s, [this](int sig) { SignalTasks(sig); },
             [this] { PrintTaskStates(run_.step_id, states_); }) {
@@ -728,6 +790,7 @@ class LocalStep {
         ++left_;
       } else {
         exit_.code = std::max(exit_.code, 2);
+        hub_.TaskEnded(t.rank, 2, 0);
       }
     }
     if (run.time_limit_s > 0) {
@@ -754,6 +817,8 @@ class LocalStep {
       }
       // Done once every task is reaped and its output read to the end.
       if (left_ == 0 && fds.size() == 1) break;
+      const size_t first_hub = fds.size();
+      hub_.AddPollFds(&fds);
       // SIGCHLD is caught too: a task's end wakes the poll.
       if (::poll(fds.data(), fds.size(), interrupts_.PollTimeoutMs()) < 0 && errno != EINTR) break;
       for (int sig : signals.Take()) {
@@ -762,10 +827,14 @@ class LocalStep {
         interrupts_.Handle(sig);
       }
       interrupts_.CheckDeadlines();
-      for (size_t i = 1; i < fds.size(); ++i) {
+      for (size_t i = 1; i < first_hub; ++i) {
         if (fds[i].revents) Relay(*owners[i].first, owners[i].second);
       }
+      hub_.Serve(std::span(fds).subspan(first_hub),
+                 [this](int rank, std::string_view data) { input_.Feed(rank, data); });
     }
+    lines_.Flush();
+    hub_.Close();
     if (terminating_) std::cerr << "srun: Force Terminated StepId=" << run_.step_id << "\n";
     exit_.timed_out = interrupts_.timed_out();
     return exit_;
@@ -800,7 +869,9 @@ class LocalStep {
           bad = true;
         }
         exit_.code = std::max(exit_.code, code);
+        hub_.TaskEnded(t->rank, code, 0);
       } else if (WIFSIGNALED(status)) {
+        hub_.TaskEnded(t->rank, 0, WTERMSIG(status));
         std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
         exit_.code = std::max(exit_.code, 128 + WTERMSIG(status));
         exit_.signal = WTERMSIG(status);
@@ -817,19 +888,19 @@ class LocalStep {
     }
   }
 
-  // What one of a task's pipes (-l) has: whole lines, with its rank.
+  // What one of a task's pipes has, for srun's stdout or stderr (whole
+  // lines, as Slurm's srun passes them on unless -u, with the task's rank
+  // with -l) and for every sattach.
   void Relay(Task& t, bool is_out) {
     char buf[65536];
     ssize_t n = ::read(is_out ? t.out_fd : t.err_fd, buf, sizeof(buf));
     if (n < 0 && errno == EINTR) return;
-    std::string& acc = is_out ? t.out_buf : t.err_buf;
-    FILE* to = is_out ? stdout : stderr;
     if (n > 0) {
-      acc.append(buf, static_cast<size_t>(n));
-      FlushLines(acc, t.rank, to, false);
+      const std::string_view data(buf, static_cast<size_t>(n));
+      hub_.Output(t.rank, is_out, data);
+      lines_.Write(t.rank, is_out, data, is_out ? stdout : stderr);
       return;
     }
-    FlushLines(acc, t.rank, to, true);
     int& fd = is_out ? t.out_fd : t.err_fd;
     ::close(fd);
     fd = -1;
@@ -837,6 +908,9 @@ class LocalStep {
 
   std::vector<Task>& tasks_;
   const LocalRun& run_;
+  AttachHub& hub_;
+  LocalStdin& input_;
+  TaskLines lines_{run_.label, run_.unbuffered};
   StepExit exit_;
   size_t left_ = 0;
   std::map<int, std::string> states_;  // by rank: running, exited, ...
@@ -876,9 +950,9 @@ util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& 
     std::cerr << applied.status().message() << "\n";
     return applied.status();
   }
-  // Slurm names srun's own allocation so in sacct; the step has the
-  // command's name.
-  inv.req.name = "allocation";
+  // Named as its step, as the oracle's srun does: -J, else the command.
+  inv.req.name = o.job_name.empty() ? o.command.front().substr(o.command.front().rfind('/') + 1)
+                                    : o.job_name;
   PrepareAllocationRequest(&inv.req);
   inv.req.command = o.command.front();
   util::Result<Allocation> alloc = RequestAllocation(client, inv.req, "srun", o.quiet, false);
@@ -887,12 +961,45 @@ util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& 
   return alloc->job_id;
 }
 
+// Makes component `group`'s figures (SLURM_*_HET_GROUP_<group>) those of
+// `env`, with their older aliases (SLURM_NODELIST, ...).
+void UseHetGroup(int group, EnvMap* env) {
+  const std::string suffix = "_HET_GROUP_" + std::to_string(group);
+  for (std::string_view name : core::kHetGroupVariables) {
+    const std::string key(name);
+    auto own = env->find(key + suffix);
+    if (own == env->end()) {
+      env->erase(key);
+    } else {
+      (*env)[key] = own->second;
+    }
+  }
+  for (const auto& [alias, of] : {std::pair{"SLURM_JOBID", "SLURM_JOB_ID"},
+                                  std::pair{"SLURM_NODELIST", "SLURM_JOB_NODELIST"},
+                                  std::pair{"SLURM_NNODES", "SLURM_JOB_NUM_NODES"}}) {
+    auto v = env->find(of);
+    if (v != env->end()) (*env)[alias] = v->second;
+  }
+}
+
 // Runs the step in the allocation of this process's environment and
 // returns srun's exit status.
 int RunStep(SrunOptions& options, const config::Config& cfg, const Client& client) {
   SrunOptions* opts = &options;
-  const std::string job_id = getenv("SLURM_JOB_ID");
-  const EnvMap env = CurrentEnvironment();
+  const std::string leader_id = getenv("SLURM_JOB_ID");
+  EnvMap env = CurrentEnvironment();
+  // In a heterogeneous job the step runs in component --het-group (0 by
+  // default), whose figures the batch shell has with _HET_GROUP_<n>.
+  if (auto size = env.find("SLURM_HET_SIZE"); size != env.end() || opts->het_group > 0) {
+    util::Result<int64_t> n = util::ParseInt(size == env.end() ? "1" : size->second);
+    if (!n.ok() || opts->het_group >= *n) {
+      PrintError("srun", fmt::format("--het-group={}: job {} has no such component (it has {})",
+                                     opts->het_group, leader_id, n.ok() ? *n : 1));
+      return 1;
+    }
+    UseHetGroup(opts->het_group, &env);
+  }
+  const std::string job_id = env["SLURM_JOB_ID"];
   // Slurm's srun checks the node count against the job before asking.
   if (const int given = opts->counts.nodes; given > 0) {
     auto have = env.find("SLURM_JOB_NUM_NODES");
@@ -999,6 +1106,17 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   }
   EnvMap step_env = StepEnvironment(*exported, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
+  // A heterogeneous job's step knows the job by its first component's id,
+  // as Slurm's tasks do.
+  step_env["SLURM_JOB_ID"] = step_env["SLURM_JOBID"] = leader_id;
+  // Where sattach finds the step, with its tasks as laid out.
+  AttachHub hub;
+  std::vector<std::pair<std::string, std::vector<int>>> ranks;
+  for (const StepNodeView& n : step.nodes) {
+    std::vector<int>& mine = ranks.emplace_back(n.node, std::vector<int>{}).second;
+    for (int local = 0; local < n.tasks; ++local) mine.push_back(n.Rank(local));
+  }
+  hub.Register(client, job_id, step.step_id, ranks);
 
   if (cfg.auth_type != config::AuthType::kLocal) {
     // The step's nodes may be on other hosts: their agents start the tasks.
@@ -1009,6 +1127,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     char cwd[4096];
     launch.work_dir = ::getcwd(cwd, sizeof(cwd)) != nullptr ? cwd : "/tmp";
     launch.label = opts->label && !opts->pty;
+    launch.unbuffered = opts->unbuffered;
     launch.kill_on_bad_exit = opts->kill_on_bad_exit;
     launch.input = opts->input;
     launch.pty = opts->pty;
@@ -1036,7 +1155,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
       }
       launch.nodes.push_back(std::move(node));
     }
-    util::Result<StepExit> ended = RunRemoteStep(client, launch);
+    util::Result<StepExit> ended = RunRemoteStep(client, launch, hub);
     if (!ended.ok()) PrintError("srun", ended.status().message());
     const StepExit exit = ended.ok() ? *ended : StepExit{1, 0};
     EndStep(client, job_id, step.step_id, exit);
@@ -1048,7 +1167,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   if (opts->pty) opts->input = {StdinTarget::kRank, 0};
   SrunOptions quiet_task = *opts;
   quiet_task.output = quiet_task.error = "/dev/null";
-  LocalStdin input(opts->input, step.ntasks, !opts->pty && ::isatty(STDIN_FILENO));
+  LocalStdin input(opts->input, opts->pty);
   if (opts->pmix) {
     // The PMIx server lives in the agents' launchers, which start the
     // tasks only on a cluster of several hosts.
@@ -1072,9 +1191,10 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     }
   }
   input.Start();
-  const LocalRun run{job_id + "." + std::to_string(step.step_id), opts->kill_on_bad_exit,
-                     opts->pty, cfg.kill_wait_s, opts->time_limit_s, StepNodeNames(step)};
-  const StepExit exit = LocalStep(tasks, run).Run(signals);
+  const LocalRun run{job_id + "." + std::to_string(step.step_id), opts->label && !opts->pty,
+                     opts->unbuffered, opts->kill_on_bad_exit, opts->pty, cfg.kill_wait_s, opts->time_limit_s,
+                     StepNodeNames(step)};
+  const StepExit exit = LocalStep(tasks, run, hub, input).Run(signals);
   EndStep(client, job_id, step.step_id, exit);
   return exit.code;
 }

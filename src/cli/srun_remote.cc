@@ -1,11 +1,9 @@
 #include "cli/srun_remote.h"
 
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/ioctl.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <termios.h>
 #include <unistd.h>
@@ -18,15 +16,19 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "cli/step_attach.h"
 #include "cli/step_signals.h"
+#include "cli/task_lines.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
 #include "util/send_all.h"
 #include "util/strings.h"
+#include "util/tcp.h"
 
 namespace muster::cli {
 namespace {
@@ -36,69 +38,30 @@ constexpr auto kConnectWait = std::chrono::seconds(60);
 // How long srun waits for the agent of a step's node to reconnect.
 constexpr auto kAgentAwayWait = std::chrono::seconds(15);
 
-std::string RandomToken() {
-  unsigned char bytes[16] = {};
-  size_t got = 0;
-  while (got < sizeof(bytes)) {
-    ssize_t n = ::getrandom(bytes + got, sizeof(bytes) - got, 0);
-    if (n <= 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    got += static_cast<size_t>(n);
-  }
-  std::string hex;
-  for (unsigned char b : bytes) hex += fmt::format("{:02x}", b);
-  return hex;
-}
-
-// A listening TCP socket on every address of this host; its port in *port.
-int Listen(int* port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 128) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  *port = ntohs(addr.sin_port);
-  return fd;
-}
-
 // Where each task's output goes.
 class Sink {
  public:
-  explicit Sink(const RemoteLaunch& launch) : launch_(launch) {}
+  explicit Sink(const RemoteLaunch& launch)
+      : launch_(launch), lines_(launch.label, launch.unbuffered) {}
   ~Sink() {
     for (auto& [path, f] : files_) std::fclose(f);
   }
 
+  // srun's own stdout and stderr get whole lines (cli/task_lines.h);
+  // a task's -o/-e file gets what comes.
   void Write(int rank, bool is_out, const std::string& data) {
     FILE* to = Target(rank, is_out);
-    if (!launch_.label || to != (is_out ? stdout : stderr)) {
+    if (to != (is_out ? stdout : stderr)) {
       std::fwrite(data.data(), 1, data.size(), to);
       std::fflush(to);
       return;
     }
-    std::string& acc = pending_[{rank, is_out}];
-    acc += data;
-    size_t nl;
-    while ((nl = acc.find('\n')) != std::string::npos) {
-      std::fprintf(to, "%d: %.*s\n", rank, static_cast<int>(nl), acc.data());
-      acc.erase(0, nl + 1);
-    }
-    std::fflush(to);
+    lines_.Write(rank, is_out, data, to);
   }
 
-  // A task's last partial line, labelled.
+  // Each task's last partial line.
   void Flush() {
-    for (auto& [key, acc] : pending_) {
-      if (!acc.empty())
-        std::fprintf(key.second ? stdout : stderr, "%d: %s\n", key.first, acc.c_str());
-    }
-    pending_.clear();
+    lines_.Flush();
     std::fflush(stdout);
     std::fflush(stderr);
   }
@@ -125,7 +88,7 @@ class Sink {
 
   const RemoteLaunch& launch_;
   std::map<std::string, FILE*> files_;
-  std::map<std::pair<int, bool>, std::string> pending_;
+  TaskLines lines_;
 };
 
 struct Caller {
@@ -186,9 +149,10 @@ nlohmann::json IoJson(const RemoteLaunch& launch, const winsize& size) {
 // What one step's srun keeps track of while it runs.
 class StepRelay {
  public:
-  StepRelay(const RemoteLaunch& launch, std::string token)
+  StepRelay(const RemoteLaunch& launch, std::string token, AttachHub& hub)
       : launch_(launch),
         token_(std::move(token)),
+        hub_(hub),
         sink_(launch),
         interrupts_(
             StepId(), launch.kill_wait_s, [this](int sig) { Signal(sig); },
@@ -268,8 +232,10 @@ class StepRelay {
           std::cerr << "srun: error: " << data << "\n";
           Fail(2);
           Ended(rank, "exited abnormally");
+          hub_.TaskEnded(rank, 2, 0);
         } else {
           sink_.Write(rank, kind == 'O', data);
+          hub_.Output(rank, kind == 'O', data);
         }
         continue;
       }
@@ -278,6 +244,7 @@ class StepRelay {
       exit_.max_rss_kb = std::max<int64_t>(exit_.max_rss_kb, rss);
       exit_.total_cpu_ms += std::max(cpu, 0L);
       Ended(rank, a != 0 || b != 0 ? "exited abnormally" : "exited");
+      hub_.TaskEnded(rank, static_cast<int>(a), static_cast<int>(b));
       if ((a != 0 || b != 0) && launch_.kill_on_bad_exit && !killing_ && waiting_ > 0) {
         killing_ = true;
         // -K: the others end too (SIGTERM to every node's tasks).
@@ -328,10 +295,20 @@ class StepRelay {
     if (hellos_ < launch_.nodes.size()) signalled_.push_back(sig);
   }
 
-  // A frame for the nodes whose tasks take srun's stdin.
-  void ToStdinTakers(const std::string& frame) {
+  // A piece of stdin (empty: its end) for the tasks that take srun's
+  // (kAllTasks), or for task `rank` alone.
+  static constexpr int kAllTasks = -1;
+  void ToStdin(int rank, std::string_view data) {
+    const std::string frame =
+        (rank == kAllTasks ? fmt::format("I {}\n", data.size())
+                           : fmt::format("I {} {}\n", data.size(), rank)) +
+        std::string(data);
+    auto node = node_of_.find(rank);
     for (const Caller& c : callers_) {
-      if (c.fd >= 0 && stdin_nodes_.contains(c.node)) util::SendAll(c.fd, frame);
+      if (c.fd < 0 || !stdin_nodes_.contains(c.node)) continue;
+      if (rank == kAllTasks || (node != node_of_.end() && node->second == c.node)) {
+        util::SendAll(c.fd, frame);
+      }
     }
   }
 
@@ -371,6 +348,7 @@ class StepRelay {
 
   const RemoteLaunch& launch_;
   const std::string token_;
+  AttachHub& hub_;
   Sink sink_;
   std::vector<Caller> callers_;
   std::map<int, std::string> state_;  // by rank: unknown, running, exited, ...
@@ -387,14 +365,15 @@ class StepRelay {
 
 }  // namespace
 
-util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch) {
+util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch,
+                                     AttachHub& hub) {
   int port = 0;
-  const int listener = Listen(&port);
+  const int listener = util::ListenTcp(&port);
   if (listener < 0) {
     return util::Unavailable(std::string("cannot listen for the tasks' output: ") +
                              std::strerror(errno));
   }
-  const std::string token = RandomToken();
+  const std::string token = util::RandomToken();
   nlohmann::json nodes = nlohmann::json::array();
   for (const RemoteNodeTasks& n : launch.nodes) {
     nlohmann::json tasks = nlohmann::json::array();
@@ -433,7 +412,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
     return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());
   }
 
-  StepRelay relay(launch, token);
+  StepRelay relay(launch, token, hub);
   std::vector<Caller>& callers = relay.callers();
   const auto deadline = std::chrono::steady_clock::now() + kConnectWait;
   bool stdin_open = launch.input.kind != StdinTarget::kNone;
@@ -445,6 +424,8 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
                             {read_stdin ? STDIN_FILENO : -1, POLLIN, 0}};
     constexpr size_t kFirstCaller = 3;
     for (const Caller& c : callers) fds.push_back({c.fd, POLLIN, 0});
+    const size_t first_hub = fds.size();
+    hub.AddPollFds(&fds);
     if (relay.hellos() < launch.nodes.size() && std::chrono::steady_clock::now() > deadline) {
       std::cerr << "srun: error: the tasks of " << launch.nodes.size() - relay.hellos()
                 << " node(s) never started (see their agents' logs)\n";
@@ -464,13 +445,13 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
       char buf[65536];
       const ssize_t n = ::read(STDIN_FILENO, buf, sizeof(buf));
       if (n > 0) {
-        relay.ToStdinTakers(fmt::format("I {}\n", n) + std::string(buf, static_cast<size_t>(n)));
+        relay.ToStdin(StepRelay::kAllTasks, std::string_view(buf, static_cast<size_t>(n)));
       } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-        relay.ToStdinTakers("I 0\n");
+        relay.ToStdin(StepRelay::kAllTasks, {});
         stdin_open = false;
       }
     }
-    for (size_t i = kFirstCaller; i < fds.size(); ++i) {
+    for (size_t i = kFirstCaller; i < first_hub; ++i) {
       if (fds[i].revents == 0) continue;
       Caller& c = callers[i - kFirstCaller];
       if (!relay.Receive(c)) {
@@ -478,6 +459,8 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
         c.fd = -1;
       }
     }
+    hub.Serve(std::span(fds).subspan(first_hub),
+              [&relay](int rank, std::string_view data) { relay.ToStdin(rank, data); });
     std::erase_if(callers, [](const Caller& c) { return c.fd < 0; });
     if (!relay.Done() && callers.empty() && relay.hellos() == launch.nodes.size()) {
       std::cerr << "srun: error: lost the connection to the tasks\n";
@@ -487,6 +470,7 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
   }
   raw.reset();
   relay.Finish();
+  hub.Close();
   for (const Caller& c : callers) ::close(c.fd);
   ::close(listener);
   return relay.exit();

@@ -18,6 +18,8 @@
 
 namespace muster::cli {
 
+class AttachHub;
+
 struct RemoteNodeTasks {
   std::string node;
   std::vector<std::pair<int, std::vector<std::string>>> tasks;  // rank, environment
@@ -38,6 +40,7 @@ struct RemoteLaunch {
   std::string work_dir;
   std::vector<RemoteNodeTasks> nodes;
   bool label = false;                    // -l: each line prefixed with its rank
+  bool unbuffered = false;               // -u: output as it comes, not by whole lines
   bool kill_on_bad_exit = false;         // -K: the first failed task ends the step
   std::map<int, std::string> out_paths;  // -o, expanded per rank; empty: srun's stdout
   std::map<int, std::string> err_paths;  // -e; empty: the output's
@@ -57,8 +60,10 @@ struct StepExit {
   bool timed_out = false;  // the step's own time limit ended it (TIMEOUT)
 };
 
-// Runs the step's tasks through the agents and relays their output;
-// kUnavailable when the launch could not be asked for or never arrived.
-util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch);
+// Runs the step's tasks through the agents and relays their output (to
+// `hub`'s sattach's too, and their input to the tasks); kUnavailable when
+// the launch could not be asked for or never arrived.
+util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& launch,
+                                     AttachHub& hub);
 
 }  // namespace muster::cli

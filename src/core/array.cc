@@ -174,6 +174,14 @@ ArrayStats StatsOf(const ArraySpec& spec) {
 
 util::Result<JobIdSpec> ParseJobIdSpec(std::string_view text) {
   util::Status invalid = util::InvalidArgument(fmt::format("Invalid job id {}", text));
+  if (const size_t plus = text.find('+'); plus != std::string_view::npos) {
+    const std::string_view offset = text.substr(plus + 1);
+    if (!AllDigits(offset) || offset.empty() || offset.size() > 9) return invalid;
+    util::Result<JobIdSpec> spec = ParseJobIdSpec(text.substr(0, plus));
+    if (!spec.ok() || !spec->tasks.empty()) return invalid;
+    spec->het_offset = std::stoi(std::string(offset));
+    return spec;
+  }
   size_t underscore = text.find('_');
   std::string_view id_text = text.substr(0, underscore);
   if (!AllDigits(id_text) || id_text.size() > 10) return invalid;
@@ -215,7 +223,10 @@ std::vector<std::string> SplitJobIdList(std::string_view text) {
 }
 
 bool JobIdSpecMatches(const JobIdSpec& spec, const Job& job) {
-  if (spec.tasks.empty()) return job.id == spec.id || job.array_job_id == spec.id;
+  if (spec.het_offset >= 0) return job.het_job_id == spec.id && job.het_job_offset == spec.het_offset;
+  if (spec.tasks.empty()) {
+    return job.id == spec.id || job.array_job_id == spec.id || job.het_job_id == spec.id;
+  }
   if (job.array_job_id != spec.id) return false;
   auto named = [&](int task) {
     return std::binary_search(spec.tasks.begin(), spec.tasks.end(), task);
@@ -225,10 +236,17 @@ bool JobIdSpecMatches(const JobIdSpec& spec, const Job& job) {
 }
 
 std::string DisplayJobId(const Job& job) {
+  if (job.het_job_id != 0) return fmt::format("{}+{}", job.het_job_id, job.het_job_offset);
   if (job.array_job_id == 0) return std::to_string(job.id);
   if (!job.IsArrayPendingPart()) return fmt::format("{}_{}", job.array_job_id, job.array_task_id);
   return fmt::format("{}_[{}]", job.array_job_id,
                      FormatArrayTasks(job.array_pending, job.array_max_running));
+}
+
+std::string HetJobIdSet(const Job& job) {
+  if (!job.IsHetComponent()) return "";
+  if (job.het_job_size <= 1) return std::to_string(job.het_job_id);
+  return fmt::format("{}-{}", job.het_job_id, job.het_job_id + job.het_job_size - 1);
 }
 
 std::string_view DefaultStdOutPattern(const Job& job) {

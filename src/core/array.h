@@ -46,10 +46,11 @@ ArrayStats StatsOf(const ArraySpec& spec);
 
 // A job id as users type it to scancel, scontrol, squeue -j and sacct -j:
 // "123", "123_4", "123_[1-3,5]" (also "123_[5]" and "123_*" or "123_" for
-// the whole array).
+// the whole array), "123+1" (a component of heterogeneous job 123).
 struct JobIdSpec {
   JobId id = 0;
   std::vector<int> tasks;  // ascending, unique; empty = the whole job or array
+  int het_offset = -1;     // "+N"; -1: none named
 };
 // Errors: InvalidArgument("Invalid job id <text>"), scancel's words.
 util::Result<JobIdSpec> ParseJobIdSpec(std::string_view text);
@@ -65,8 +66,13 @@ bool JobIdSpecMatches(const JobIdSpec& spec, const Job& job);
 
 // The job id as sacct and squeue print it: "123" for a plain job, "123_4" for
 // an array task, "123_[5-19%4]" for an array's pending part (squeue cuts the
-// latter to 31 characters; see squeue_render).
+// latter to 31 characters; see squeue_render), "123+1" for a component of
+// a heterogeneous job.
 std::string DisplayJobId(const Job& job);
+
+// A heterogeneous job's component ids as Slurm prints them ("26-27");
+// "" for any other job.
+std::string HetJobIdSet(const Job& job);
 
 // The --output pattern when none was given: "slurm-%A_%a.out" for array
 // jobs, "slurm-%j.out" otherwise (a held array's pending part shows

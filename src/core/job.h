@@ -192,6 +192,15 @@ struct JobRequest {
   std::string command;                   // script path as given, or "(null)"
 };
 
+// The variables a heterogeneous job's batch shell has once per component,
+// with _HET_GROUP_<offset> after the name (srun --het-group=N takes
+// component N's as its own).
+inline constexpr std::string_view kHetGroupVariables[] = {
+    "SLURM_JOB_ACCOUNT",   "SLURM_JOB_CPUS_PER_NODE", "SLURM_JOB_ID",       "SLURM_JOB_NAME",
+    "SLURM_JOB_NODELIST",  "SLURM_JOB_NUM_NODES",     "SLURM_JOB_PARTITION", "SLURM_JOB_QOS",
+    "SLURM_MEM_PER_CPU",   "SLURM_MEM_PER_NODE",      "SLURM_NPROCS",        "SLURM_NTASKS",
+    "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK"};
+
 // A job's QOS: its --qos, else "normal" (Slurm's default QOS).
 const std::string& QosName(const JobRequest& req);
 
@@ -285,7 +294,21 @@ struct Job {
   // scontrol update Dependency= replaces it.
   bool dependency_failed = false;
 
+  // Heterogeneous jobs (sbatch's ":" and "#SBATCH hetjob"): each component
+  // is a Job of its own, the first (offset 0, the leader) runs the batch
+  // script; their ids follow each other from the leader's, which is
+  // het_job_id in every one. They start together or not at all (the
+  // scheduler places them on distinct nodes, as Slurm does) and end
+  // together. 0: not a component.
+  JobId het_job_id = 0;
+  int het_job_offset = -1;
+  int het_job_size = 0;  // the number of components, in every one
+
   bool IsArrayPendingPart() const { return array_job_id != 0 && array_task_id < 0; }
+  bool IsHetComponent() const { return het_job_id != 0; }
+  // Whether it runs a batch script: not an allocation (salloc, srun's
+  // own), nor a heterogeneous job's component past the first.
+  bool HasBatchStep() const { return !req.interactive && het_job_offset <= 0; }
   // The reason a held job shows: JobHeldAdmin or JobHeldUser.
   PendingReason HoldReason() const {
     return held_by_admin ? PendingReason::kJobHeldAdmin : PendingReason::kJobHeldUser;

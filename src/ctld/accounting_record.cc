@@ -47,6 +47,8 @@ std::string BatchStepState(const core::Job& job) {
 store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
   store::JobRecord r;
   r.job_id = job.id;
+  r.het_job_id = job.het_job_id;
+  r.het_job_offset = job.het_job_offset;
   if (job.array_job_id != 0) {
     r.array_job_id = job.array_job_id;
     r.array_task_id = job.array_task_id;
@@ -133,7 +135,7 @@ AccountingChange ToAccountingChange(const core::Job& job, const config::Config& 
                                     store::Origin origin) {
   AccountingChange change{ToJobRecord(job, cfg), std::nullopt, origin};
   // An allocation (salloc) has no batch step.
-  if (job.start_time > 0 && !job.req.interactive) change.batch = ToBatchStepRecord(job, cfg);
+  if (job.start_time > 0 && job.HasBatchStep()) change.batch = ToBatchStepRecord(job, cfg);
   return change;
 }
 

@@ -249,6 +249,9 @@ RpcType RpcTypeOf(const std::string& method, const std::vector<std::string>& par
     if (sub == "steps" && parts.size() == 6 && parts[5] == "end") {
       return {"REQUEST_STEP_COMPLETE", 5016};
     }
+    if (sub == "steps" && parts.size() == 6 && parts[5] == "attach") {
+      return get ? RpcType{"REQUEST_STEP_LAYOUT", 5021} : RpcType{"MUSTER_STEP_ATTACH", 0};
+    }
     if (sub == "steps") return {"REQUEST_LAUNCH_TASKS", 6001};
   }
   return {"MUSTER_UNKNOWN", 0};
@@ -319,11 +322,17 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
     return JsonReply(200, {{"status", "ok"}, {"cluster", ctl.config().cluster_name}});
   }
   if (what == "jobs" && parts.size() == 2 && post) {
-    core::JobRequest jr = body.get<core::JobRequest>();
-    jr.cron_spec.clear();  // only a crontab makes cron jobs
-    jr.cron_line = 0;
+    // A heterogeneous job: the first component's request, and the others'
+    // under "hetjob".
+    std::vector<core::JobRequest> reqs = {body.get<core::JobRequest>()};
+    for (const json& c : body.value("hetjob", json::array())) reqs.push_back(c.get<core::JobRequest>());
+    for (core::JobRequest& jr : reqs) {
+      jr.cron_spec.clear();  // only a crontab makes cron jobs
+      jr.cron_line = 0;
+    }
     sched::SubmitRefusal why;
-    auto id = ctl.Submit(std::move(jr), caller, &why);
+    auto id = reqs.size() == 1 ? ctl.Submit(std::move(reqs.front()), caller, &why)
+                               : ctl.SubmitHet(std::move(reqs), caller, &why);
     if (!id.ok()) return SubmitError(id.status(), why);
     return JsonReply(201, {{"job_id", *id}, {"cluster", ctl.config().cluster_name}});
   }
@@ -398,6 +407,25 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
     auto launched = ctl.LaunchStep(static_cast<core::JobId>(*job), static_cast<int>(*step), body, caller);
     if (!launched.ok()) return Error(HttpStatusFor(launched.status()), launched.status().message());
     return JsonReply(200, *launched);
+  }
+  if (what == "jobs" && parts.size() == 6 && parts[3] == "steps" && parts[5] == "attach") {
+    // srun says where sattach finds its step (POST); sattach asks (GET,
+    // the step's id as given: "batch" has its own answer).
+    auto job = util::ParseInt(parts[2]);
+    if (!job.ok()) return Error(400, "Invalid job id specified");
+    if (post) {
+      auto step = util::ParseInt(parts[4]);
+      if (!step.ok()) return Error(400, "Invalid job step id specified");
+      util::Status st =
+          ctl.RegisterAttach(static_cast<core::JobId>(*job), static_cast<int>(*step), body, caller);
+      if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+      return JsonReply(200, {{"status", "ok"}});
+    }
+    if (get) {
+      auto where = ctl.AttachOf(static_cast<core::JobId>(*job), parts[4], caller);
+      if (!where.ok()) return Error(HttpStatusFor(where.status()), where.status().message());
+      return JsonReply(200, *where);
+    }
   }
   if (what == "jobs" && parts.size() == 6 && post && parts[3] == "steps" && parts[5] == "end") {
     auto job = util::ParseInt(parts[2]);

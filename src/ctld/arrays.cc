@@ -83,13 +83,24 @@ util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
   auto spec = core::ParseJobIdSpec(text);
   if (!spec.ok()) return util::InvalidArgument("Invalid job id specified");
   std::vector<Job*> out;
+  if (spec->het_offset >= 0) {
+    // "N+K": component K of heterogeneous job N (their ids follow N's).
+    Job* job = jobs_.Find(spec->id + static_cast<JobId>(spec->het_offset));
+    if (job == nullptr || job->het_job_id != spec->id || job->het_job_offset != spec->het_offset) {
+      return util::InvalidArgument("Invalid job id specified");
+    }
+    out.push_back(job);
+    return out;
+  }
   const std::set<JobId>* recs = jobs_.OfArray(spec->id);
   if (recs == nullptr) {
-    // A plain job, or an array task named by its own id.
+    // A plain job, an array task named by its own id, or a heterogeneous
+    // job by its leader's id (every component).
     Job* job = jobs_.Find(spec->id);
     if (job == nullptr || !spec->tasks.empty()) {
       return util::InvalidArgument("Invalid job id specified");
     }
+    if (job->het_job_id == job->id) return HetComponents(*job);
     out.push_back(job);
     return out;
   }

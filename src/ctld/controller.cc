@@ -393,6 +393,13 @@ util::Status Controller::Recover() {
 
 util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& caller,
                                        sched::SubmitRefusal* why) {
+  util::Result<Job> job = PrepareJob(std::move(req), caller, why);
+  if (!job.ok()) return job.status();
+  return AdmitJob(std::move(job).value());
+}
+
+util::Result<Job> Controller::PrepareJob(core::JobRequest req, const Caller& caller,
+                                         sched::SubmitRefusal* why) const {
   *why = sched::SubmitRefusal{};
   // Identity comes from the kernel, never from the request.
   req.uid = caller.uid;
@@ -467,7 +474,6 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   }
 
   Job job;
-  job.id = next_job_id_++;
   std::vector<std::string> names;
   for (const core::Partition* p : usable) names.push_back(p->name);
   job.partition = util::Join(names, ",");
@@ -491,32 +497,33 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
   job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
   // The QOS's and association's limits on submissions (the request is
   // lent to the job to count its TRES).
-  std::swap(job.req, req);
-  util::Status limits_ok = CheckLimitsAtSubmit(job, why);
-  std::swap(job.req, req);
-  if (!limits_ok.ok()) {
-    --next_job_id_;
-    return limits_ok;
-  }
+  job.req = std::move(req);
+  MUSTER_RETURN_IF_ERROR(CheckLimitsAtSubmit(job, why));
+  return job;
+}
 
+util::Result<JobId> Controller::AdmitJob(Job job) {
+  if (job.id == 0) job.id = next_job_id_++;
   // The script and environment live on disk, not in the job table, so a
-  // pending job costs little memory.
+  // pending job costs little memory; a heterogeneous job's components
+  // other than the first run none of their own.
   // The journal record of the submission carries the payload too, so one
   // fdatasync (the journal's) makes the submission durable; the payload
   // store itself is synced before each snapshot truncates the journal.
-  json payload = {{"script", req.script}, {"environment", req.environment}};
-  std::string payload_text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
-  util::Status st = payload_.Append(job.id, payload_text);
-  new_payloads_[job.id] = std::move(payload_text);
-  if (!st.ok()) {
-    --next_job_id_;
-    return util::Internal("Unable to write job files: " + st.message());
+  if (job.het_job_offset <= 0) {
+    json payload = {{"script", job.req.script}, {"environment", job.req.environment}};
+    std::string payload_text = payload.dump(-1, ' ', false, json::error_handler_t::replace);
+    util::Status st = payload_.Append(job.id, payload_text);
+    new_payloads_[job.id] = std::move(payload_text);
+    if (!st.ok()) {
+      if (job.id + 1 == next_job_id_) --next_job_id_;
+      return util::Internal("Unable to write job files: " + st.message());
+    }
   }
-  req.script.clear();
-  req.script.shrink_to_fit();
-  req.environment.clear();
-  req.environment.shrink_to_fit();
-  job.req = std::move(req);
+  job.req.script.clear();
+  job.req.script.shrink_to_fit();
+  job.req.environment.clear();
+  job.req.environment.shrink_to_fit();
   job.priority = PriorityOf(job);
   JobId id = job.id;
   jobs_.Put(std::move(job));
@@ -808,8 +815,9 @@ void Controller::Launch(Job& job) {
 
 void Controller::LaunchNow(Job& job) {
   // An allocation (salloc, srun outside one) starts nothing: its client
-  // runs on its own host and completes it.
-  if (job.req.interactive) return;
+  // runs on its own host and completes it; nor does a heterogeneous job's
+  // component past the first (the first's script runs its steps).
+  if (!job.HasBatchStep()) return;
   auto stored = payload_.Read(PayloadId(job));
   json payload = stored.ok() ? json::parse(*stored, nullptr, false) : json();
   if (!payload.is_object() || !payload.contains("script")) {
@@ -828,7 +836,11 @@ void Controller::LaunchNow(Job& job) {
   spec.user_name = job.req.user_name;
   spec.work_dir = job.req.work_dir;
   spec.argv = job.req.argv;
-  spec.env = BuildBatchEnvironment(job, cfg_, user_env);
+  std::vector<const Job*> het;
+  if (job.IsHetComponent()) {
+    for (const Job* c : HetComponents(job)) het.push_back(c);
+  }
+  spec.env = BuildBatchEnvironment(job, cfg_, user_env, het);
   spec.std_out = core::ExpandOutputPattern(
       job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job)) : job.req.std_out, job);
   spec.std_err = job.req.std_err.empty() ? "" : core::ExpandOutputPattern(job.req.std_err, job);
@@ -865,7 +877,7 @@ void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, jso
 }
 
 void Controller::StopJob(Job& job) {
-  if (!job.req.interactive) {
+  if (job.HasBatchStep()) {
     SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
     return;
   }
@@ -901,7 +913,7 @@ std::vector<render::StepInfo> Controller::RunningSteps() const {
   for (const Job& job : jobs_) {
     while (step != running_steps_.end() && step->first.first < job.id) ++step;
     if (job.state != JobState::kRunning) continue;
-    if (!job.req.interactive) {
+    if (job.HasBatchStep()) {
       render::StepInfo batch;
       batch.job_id = job.id;
       batch.step_id = "batch";
@@ -1021,7 +1033,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     return;
   }
   // An allocation is its client's: it is never run again by itself.
-  if (state == JobState::kNodeFail && job.req.requeue && !job.req.interactive) {
+  if (state == JobState::kNodeFail && job.req.requeue && job.HasBatchStep() &&
+      !job.IsHetComponent()) {
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
     // queue under the same id and runs again from the start.
     util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
@@ -1055,6 +1068,7 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   // A cron job's run is over (its EpilogSlurmctld sees how it ended); it
   // waits for its schedule's next minute (src/ctld/crontab.cc).
   RequeueCronJob(job, state);
+  if (job.IsHetComponent()) EndHetComponents(job);
 }
 
 // --------------------------------------------------------------- agents ----
@@ -1201,7 +1215,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   // allocation (salloc) runs nothing on them, so it has nothing to lose.
   for (Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-    if (job.req.interactive) continue;
+    if (!job.HasBatchStep()) continue;
     if (std::find(held.begin(), held.end(), job.batch_host) == held.end()) continue;
     const JobId id = job.id;
     auto f = finished.find(id);
@@ -1382,6 +1396,15 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       if (!found.ok()) {
         out.push_back({sid, found.status().message()});
         continue;
+      }
+      // A heterogeneous job goes as a whole (named by its first component),
+      // never in part, as in Slurm.
+      if (found->size() == 1 && found->front()->IsHetComponent()) {
+        if (found->front()->het_job_offset > 0) {
+          out.push_back({sid, "Operation not permitted on individual component of heterogeneous job"});
+          continue;
+        }
+        *found = HetComponents(*found->front());
       }
       // A whole array: its records still pending or running.
       const bool whole = found->size() > 1;
@@ -1661,8 +1684,12 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
                       {"mem_mb", step_mem[a.node]},
                       {"gpu_indices", a.gpu_indices}});
   }
-  int step_id = job.next_step_id++;
-  MarkJob(id);
+  // A heterogeneous job's components number their steps together, from
+  // the first's count, as Slurm's do (13.0, then 12.1).
+  Job* counter = job.IsHetComponent() ? jobs_.Find(job.het_job_id) : &job;
+  if (counter == nullptr) counter = &job;
+  int step_id = counter->next_step_id++;
+  MarkJob(counter->id);
   std::vector<std::string> names;
   int step_cpus = 0;
   for (const sched::StepNode& n : laid->nodes) {
@@ -1870,7 +1897,8 @@ void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
 
 void Controller::MarkPreemptedEnd(Job& job) {
   const core::PreemptMode mode = sched::PreemptTermsOf(job, cfg_, &accounts_).mode;
-  if (mode == core::PreemptMode::kRequeue && job.req.requeue && !job.req.interactive) {
+  if (mode == core::PreemptMode::kRequeue && job.req.requeue && job.HasBatchStep() &&
+      !job.IsHetComponent()) {
     job.requeue_on_end = 1;
   } else {
     job.ending_as = JobState::kPreempted;
@@ -1896,7 +1924,7 @@ void Controller::AddWake(int64_t when, JobId id) {
 void Controller::NoteWakes(const Job& job) {
   if (core::IsFinished(job.state)) {
     AddWake(job.end_time + cfg_.min_job_age_s, job.id);
-  } else if (job.req.interactive && job.state == JobState::kRunning && job.time_limit_s > 0) {
+  } else if (!job.HasBatchStep() && job.state == JobState::kRunning && job.time_limit_s > 0) {
     // An allocation has no step to enforce its limit: housekeeping ends it.
     AddWake(job.start_time + job.time_limit_s, job.id);
   } else if (job.state == JobState::kPending && job.req.begin_time > Now()) {
@@ -1941,7 +1969,7 @@ void Controller::Housekeeping() {
     }
     if (core::IsFinished(job->state) && job->end_time + cfg_.min_job_age_s <= now) {
       expired.insert(id);
-    } else if (job->req.interactive && job->state == JobState::kRunning &&
+    } else if (!job->HasBatchStep() && job->state == JobState::kRunning &&
                job->time_limit_s > 0 && job->start_time + job->time_limit_s <= now) {
       allocations_over.insert(id);
     } else if (job->state == JobState::kPending && job->req.begin_time > 0 &&

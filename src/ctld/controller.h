@@ -99,6 +99,14 @@ class Controller {
   // before it, where it has one, and Muster's detail line.
   util::Result<core::JobId> Submit(core::JobRequest req, const Caller& caller,
                                    sched::SubmitRefusal* why);
+  // A heterogeneous job (src/ctld/hetjobs.cc): one request per component,
+  // the first with the script. Every component is checked as Submit checks
+  // a job, and nothing is made unless all pass; a refusal names the
+  // component. The others take the first's job-wide fields (name, script,
+  // output, dependency, ...). Returns the first component's id, which
+  // names the job.
+  util::Result<core::JobId> SubmitHet(std::vector<core::JobRequest> reqs, const Caller& caller,
+                                      sched::SubmitRefusal* why);
 
   // Whether `text` names an array or an array task ("12_3", "12_[1-3]", or
   // "12" when 12 is an array), for Slurm's "<id>: <error>" form.
@@ -137,6 +145,16 @@ class Controller {
   // output: io_host, io_port, token). Returns the nodes asked.
   util::Result<nlohmann::json> LaunchStep(core::JobId id, int step_id, const nlohmann::json& body,
                                           const Caller& caller);
+
+  // sattach (src/ctld/step_attach.cc): srun tells where sattach reaches
+  // its step (body: "addresses" of its host, "port", "token" and the
+  // "layout": each node with its tasks' ranks); the job's user and
+  // operators ask for it by the step's id as given (Slurm's errors for
+  // one that is not running).
+  util::Status RegisterAttach(core::JobId id, int step_id, const nlohmann::json& body,
+                              const Caller& caller);
+  util::Result<nlohmann::json> AttachOf(core::JobId id, const std::string& step,
+                                        const Caller& caller) const;
 
   // The running steps (the batch step of each running batch job, then its
   // srun steps), by job id, for squeue -s and scontrol show step.
@@ -421,8 +439,18 @@ class Controller {
   // The id whose payload (script, environment) a job runs: the array's for
   // array tasks.
   static core::JobId PayloadId(const core::Job& job) {
-    return job.array_job_id != 0 ? job.array_job_id : job.id;
+    return job.array_job_id != 0 ? job.array_job_id : job.het_job_id != 0 ? job.het_job_id : job.id;
   }
+  // Submit's two halves: every check, and the job it makes (without an
+  // id); then its id (unless it has one), payload and place in the queue.
+  util::Result<core::Job> PrepareJob(core::JobRequest req, const Caller& caller,
+                                     sched::SubmitRefusal* why) const;
+  util::Result<core::JobId> AdmitJob(core::Job job);
+  // Every component of the heterogeneous job `any` is one of, in order.
+  std::vector<core::Job*> HetComponents(const core::Job& any);
+  // A component ended as `ended` did: the others still holding resources
+  // end the same way (components start and end together).
+  void EndHetComponents(const core::Job& ended);
   // Dependencies (src/ctld/dependencies.cc). At submission: the refusal
   // sbatch prints for a malformed --dependency.
   util::Status CheckDependency(const core::JobRequest& req) const;
@@ -519,6 +547,9 @@ class Controller {
     // Its memory on each of its nodes (srun --mem, --mem-per-cpu; else
     // the job's there), which bounds its tasks' cgroup.
     std::map<std::string, int64_t> mem_mb;
+    // Where sattach reaches it (RegisterAttach's body); null until its
+    // srun said, and after a restart of musterd.
+    nlohmann::json attach;
   };
   std::map<std::pair<core::JobId, int>, RunningStep> running_steps_;
   int64_t start_time_ = 0;

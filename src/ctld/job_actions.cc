@@ -78,6 +78,10 @@ std::vector<JobActionResult> Controller::Requeue(const std::vector<std::string>&
         out.push_back({name, "Only batch jobs are accepted or processed"});
         continue;
       }
+      if (job->IsHetComponent()) {
+        out.push_back({name, "Muster does not requeue heterogeneous jobs"});
+        continue;
+      }
       if (!job->req.requeue) {
         out.push_back({name, "Requested operation is presently disabled"});
         continue;

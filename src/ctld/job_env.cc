@@ -112,10 +112,36 @@ void SetBatchNodeVariables(const core::Job& job, const config::Config& cfg,
   env["SLURM_GPUS_ON_NODE"] = std::to_string(first.gpu_indices.size());
 }
 
+// A heterogeneous job's size, and each component's figures with
+// _HET_GROUP_<offset> (and Slurm's older _PACK_GROUP_<offset>) after
+// their names, as Slurm sets them beside the first component's own.
+void SetHetVariables(const std::vector<const core::Job*>& components, const config::Config& cfg,
+                     std::map<std::string, std::string>& env) {
+  env["SLURM_HET_SIZE"] = env["SLURM_PACK_SIZE"] = std::to_string(components.size());
+  for (const core::Job* c : components) {
+    std::map<std::string, std::string> own;
+    SetLayoutVariables(*c, own);
+    if (!c->alloc.empty()) SetMemoryVariable(*c, cfg, c->alloc.front(), own);
+    own["SLURM_JOB_ID"] = std::to_string(c->id);
+    own["SLURM_JOB_NAME"] = c->req.name;
+    own["SLURM_JOB_PARTITION"] = c->partition;
+    own["SLURM_JOB_ACCOUNT"] = c->req.account.empty() ? c->req.user_name : c->req.account;
+    own["SLURM_JOB_QOS"] = core::QosName(c->req);
+    for (std::string_view name : core::kHetGroupVariables) {
+      auto v = own.find(std::string(name));
+      if (v == own.end()) continue;
+      const std::string offset = std::to_string(c->het_job_offset);
+      env[v->first + "_HET_GROUP_" + offset] = v->second;
+      env[v->first + "_PACK_GROUP_" + offset] = v->second;
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
-                                               const std::vector<std::string>& user_env) {
+                                               const std::vector<std::string>& user_env,
+                                               const std::vector<const core::Job*>& het) {
   // Later assignments win: user variables first, Slurm's on top, as Slurm
   // overrides SLURM_* names the submitter happened to carry.
   std::map<std::string, std::string> env;
@@ -158,6 +184,7 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   set("SLURM_PRIO_PROCESS", "0");
   // A requeued job knows which run it is (Slurm sets it from the first requeue).
   if (job.restart_count > 0) set("SLURM_RESTART_COUNT", std::to_string(job.restart_count));
+  if (!het.empty()) SetHetVariables(het, cfg, env);
   set("SLURM_NODE_ALIASES", "(null)");
   std::vector<std::string> out;
   out.reserve(env.size());

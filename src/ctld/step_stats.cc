@@ -32,7 +32,7 @@ void Controller::StepStats(core::JobId id, const Caller& caller, StepStatsDone d
     return;
   }
   json steps = json::array();
-  if (!job->req.interactive) {
+  if (job->HasBatchStep()) {
     steps.push_back({{"step", core::kBatchStep}, {"ntasks", 1}, {"nodelist", job->batch_host}});
   }
   for (auto it = running_steps_.lower_bound({id, INT_MIN});

@@ -246,6 +246,51 @@ void Topology(Harness& h, bool split = false) {
   h.cfg.switches.push_back(top);
 }
 
+// Heterogeneous jobs: components start together, each on nodes of its
+// own (the oracle put `sbatch -n1 : -n1` on cpu01 and cpu02, though cpu01
+// had room for both), or none starts.
+TEST(Schedule, HeterogeneousJobStartsWholeOnDistinctNodes) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("short").Het(1, 0, 3).Build());
+  h.AddJob(MakeJob(2).Partition("short").Het(1, 1, 3).Build());
+  h.AddJob(MakeJob(3).Partition("train").Het(1, 2, 3).Gpus(2).Build());
+  Plan p = h.RunAndApply();
+  EXPECT_EQ(NodesOf(p, 1), "cpu01");
+  EXPECT_EQ(NodesOf(p, 2), "cpu02");
+  EXPECT_EQ(NodesOf(p, 3), "gpu01");
+}
+
+TEST(Schedule, HeterogeneousJobWaitsWholeWhenOneComponentCannotStart) {
+  Harness h = OracleCluster();
+  h.Node("gpu01")->alloc_cpus = 32;
+  h.Node("gpu02")->alloc_cpus = 32;
+  h.Node("gpu03")->alloc_cpus = 32;
+  h.Node("gpu04")->alloc_cpus = 32;
+  h.AddJob(MakeJob(1).Partition("short").Het(1, 0, 2).Build());
+  h.AddJob(MakeJob(2).Partition("train").Het(1, 1, 2).Build());
+  h.AddJob(MakeJob(3).Partition("short").Build());
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 1), "Resources");
+  EXPECT_EQ(Outcome(p, 2), "Resources");
+  // Nothing was taken for component 0: a later job gets cpu01.
+  EXPECT_EQ(NodesOf(p, 3), "cpu01");
+  // Two components of one node each on a partition of one free node.
+  Harness one = OracleCluster();
+  for (const char* n : {"gpu01", "gpu02", "gpu03", "cpu01", "cpu02"}) one.Node(n)->alloc_cpus = 32;
+  one.AddJob(MakeJob(1).Partition("short").Het(1, 0, 2).Build());
+  one.AddJob(MakeJob(2).Partition("short").Het(1, 1, 2).Build());
+  p = one.Run();
+  EXPECT_EQ(Outcome(p, 1), "Resources");
+  EXPECT_EQ(Outcome(p, 2), "Resources");
+}
+
+TEST(Schedule, HeterogeneousJobWithAComponentMissingWaits) {
+  Harness h = OracleCluster();
+  h.AddJob(MakeJob(1).Partition("short").Het(1, 0, 2).Build());  // 2 is held, not pending
+  Plan p = h.Run();
+  EXPECT_EQ(Outcome(p, 1), "None");
+}
+
 TEST(Schedule, TopologyKeepsJobsUnderFewLeafSwitches) {
   auto gpu01_full = [](Harness& h) {
     Topology(h);

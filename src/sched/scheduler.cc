@@ -121,9 +121,29 @@ class Pass {
     // Reservations hold their nodes in the profile from the start.
     if (!s_.reservations.empty()) EnsureProfile();
 
+    // A heterogeneous job's components, placed together when the first
+    // of them comes up.
+    std::map<core::JobId, std::vector<const core::Job*>> het_jobs;
+    for (const core::Job* job : s_.pending) {
+      if (job->IsHetComponent()) het_jobs[job->het_job_id].push_back(job);
+    }
+    for (auto& [id, components] : het_jobs) {
+      std::sort(components.begin(), components.end(),
+                [](const core::Job* a, const core::Job* b) {
+                  return a->het_job_offset < b->het_job_offset;
+                });
+    }
+
     std::vector<core::NodeAlloc> alloc;
     bool one_waits = false;  // a job before this one waits for resources
     for (const core::Job* job : s_.pending) {
+      if (job->IsHetComponent()) {
+        auto components = het_jobs.find(job->het_job_id);
+        if (components == het_jobs.end()) continue;  // placed with an earlier one
+        PlaceHetJob(components->second, &plan, &one_waits);
+        het_jobs.erase(components);
+        continue;
+      }
       // An array's pending part starts as many tasks as fit and its %N
       // throttle allows; any other job starts once.
       int want = job->IsArrayPendingPart() ? static_cast<int>(job->array_pending.size()) : 1;
@@ -150,34 +170,16 @@ class Pass {
           alloc.clear();
           break;
         }
-        const int64_t end = EndOf(*job, s_.now);
-        for (const auto& share : alloc) {
-          const int i = index_.at(share.node);
-          ReserveLive(i, share);
-          if (profile_) profile_->Reserve(i, s_.now, end, share);
-        }
-        for (const auto& stage : stages_) stage->Started(*job, alloc);
-        if (!profile_) started_.emplace_back(end, alloc);
-        plan.starts.push_back(StartDecision{job->id, current_->part->name, std::move(alloc)});
+        Start(*job, StartDecision{job->id, current_->part->name, std::move(alloc)}, one_waits,
+              &plan);
         alloc.clear();
         ++started;
-        if (one_waits) ++plan.figures.backfilled;
-        if (job->array_job_id != 0) ++array_running_[job->array_job_id];
       }
       const bool left_over =
           job->IsArrayPendingPart() && started < static_cast<int>(job->array_pending.size());
       if (started == 0 || left_over) {
         if (reason == PendingReason::kNone) reason = cut;
-        PendingDecision d{job->id, reason, {}};
-        if (reason == PendingReason::kReqNodeNotAvail) {
-          d.unavailable_nodes = unavailable_;
-          d.reserved = reserved_;
-        }
-        if (reason == verdict_.reason) {
-          d.stage = verdict_.stage;
-          d.detail = verdict_.detail;
-        }
-        plan.pending.push_back(std::move(d));
+        plan.pending.push_back(Waits(*job, reason));
         const bool waits_its_turn = reason == PendingReason::kResources ||
                                     reason == PendingReason::kPriority ||
                                     reason == PendingReason::kReservation;
@@ -195,6 +197,68 @@ class Pass {
   }
 
  private:
+  // A start: taken from what is free now (and from the profile), counted
+  // by the job stages and the array's throttle.
+  void Start(const core::Job& job, StartDecision start, bool one_waits, Plan* plan) {
+    const int64_t end = EndOf(job, s_.now);
+    for (const auto& share : start.alloc) {
+      const int i = index_.at(share.node);
+      ReserveLive(i, share);
+      if (profile_) profile_->Reserve(i, s_.now, end, share);
+    }
+    for (const auto& stage : stages_) stage->Started(job, start.alloc);
+    if (!profile_) started_.emplace_back(end, start.alloc);
+    plan->starts.push_back(std::move(start));
+    if (one_waits) ++plan->figures.backfilled;
+    if (job.array_job_id != 0) ++array_running_[job.array_job_id];
+  }
+
+  // The decision for a job left waiting with `reason`, with what the last
+  // placement found holding it back.
+  PendingDecision Waits(const core::Job& job, PendingReason reason) const {
+    PendingDecision d{job.id, reason, {}};
+    if (reason == PendingReason::kReqNodeNotAvail) {
+      d.unavailable_nodes = unavailable_;
+      d.reserved = reserved_;
+    }
+    if (reason == verdict_.reason) {
+      d.stage = verdict_.stage;
+      d.detail = verdict_.detail;
+    }
+    return d;
+  }
+
+  // A heterogeneous job: every component is placed, each on nodes no
+  // other component of it takes (as Slurm's do), before any starts; when
+  // one cannot start now none does, and all wait with its reason. A
+  // component missing from the queue (held, waiting on a dependency)
+  // holds the others back too. No start is planned for such a job (see
+  // the header).
+  void PlaceHetJob(const std::vector<const core::Job*>& components, Plan* plan, bool* one_waits) {
+    PendingReason reason = PendingReason::kNone;
+    std::vector<StartDecision> starts;
+    if (static_cast<int>(components.size()) == components.front()->het_job_size) {
+      for (const core::Job* c : components) {
+        std::vector<core::NodeAlloc> alloc;
+        reason = PlaceInPartitions(*c, &alloc);
+        if (reason == PendingReason::kNone) reason = Admit(*c, alloc);
+        if (reason != PendingReason::kNone) break;
+        for (const core::NodeAlloc& share : alloc) het_taken_.push_back(share.node);
+        starts.push_back(StartDecision{c->id, current_->part->name, std::move(alloc)});
+      }
+    }
+    het_taken_.clear();
+    planned_.reset();
+    if (starts.size() == components.size()) {
+      for (size_t k = 0; k < starts.size(); ++k) {
+        Start(*components[k], std::move(starts[k]), *one_waits, plan);
+      }
+      return;
+    }
+    for (const core::Job* c : components) plan->pending.push_back(Waits(*c, reason));
+    *one_waits = *one_waits || reason == PendingReason::kResources;
+  }
+
   // When a job started at `start` ends by its time limit.
   static int64_t EndOf(const core::Job& job, int64_t start) {
     return job.time_limit_s >= 0 ? start + job.time_limit_s : kNever;
@@ -329,6 +393,10 @@ class Pass {
       return before_window ? PendingReason::kReservation : PendingReason::kBadConstraints;
     }
     request_ = std::move(request).value();
+    // A heterogeneous job's component keeps off its earlier ones' nodes
+    // (ShapeOf counts them).
+    request_.excluded_nodes.insert(request_.excluded_nodes.end(), het_taken_.begin(),
+                                   het_taken_.end());
     NodeMatch m = Compile(request_);
     m.all_have_gpus = p.gpu_less == 0;
     // A start now takes nodes in the partition's placement order (below);
@@ -1348,6 +1416,8 @@ class Pass {
   // Preemptions chosen this pass, and their victims.
   std::vector<Preemption> preemptions_;
   std::set<core::JobId> victims_;
+  // The nodes the components of a heterogeneous job placed so far take.
+  std::vector<std::string> het_taken_;
 };
 
 }  // namespace

@@ -299,6 +299,15 @@ struct Plan {
 // priority) and the most recently started go first, until the job would
 // fit; then each chosen job it would fit without is spared. The job itself
 // starts in a later pass, when they have ended.
+// Heterogeneous jobs (core::Job::het_job_id): the components come up
+// together, when the first of them in the queue's order does. Each is
+// placed as a job of its own would be, on nodes none of the others takes
+// (as Slurm places them); they start only when every one of them can start
+// now, and otherwise all wait with the reason of the first that cannot.
+// While one of them is not in snapshot.pending (held, or waiting on a
+// dependency) none starts, with reason None. No start is planned for a
+// heterogeneous job that waits, so it reserves nothing ahead: later jobs
+// may start in its place.
 // Requires snapshot.config != nullptr and node names unique.
 Plan Schedule(const Snapshot& snapshot);
 

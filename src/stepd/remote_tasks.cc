@@ -398,11 +398,12 @@ bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks, PmixServe
       if (pmix != nullptr) pmix->CompleteFence(from_srun.substr(nl + 1, static_cast<size_t>(a)));
       from_srun.erase(0, nl + 1 + static_cast<size_t>(a));
       continue;
-    } else if (std::sscanf(from_srun.c_str(), "I %d", &a) == 1 && a >= 0) {
+    } else if (const int got = std::sscanf(from_srun.substr(0, nl).c_str(), "I %d %d", &a, &b);
+               got >= 1 && a >= 0) {
       if (from_srun.size() < nl + 1 + static_cast<size_t>(a)) return true;  // more to come
       const std::string_view data(from_srun.data() + nl + 1, static_cast<size_t>(a));
       for (Running& t : tasks) {
-        if (t.in < 0) continue;
+        if (t.in < 0 || (got == 2 && t.rank != b)) continue;
         if (a == 0) t.stdin_ends = true;
         t.to_stdin.append(data);
         FeedStdin(t);

@@ -16,8 +16,9 @@
 //                                            the task ended (signal 0: exited)
 // From srun:
 //   "S <signal>\n"                           a signal to every task of the node
-//   "I <length>\n" <bytes>                   srun's stdin, for the tasks that
-//                                            take it; "I 0\n" is its end
+//   "I <length>[ <rank>]\n" <bytes>         srun's stdin for the tasks that
+//                                            take it (sattach's: for task
+//                                            <rank> alone); length 0: its end
 //   "W <rows> <cols>\n"                      the terminal's new size (--pty)
 //   "C <length>\n" <bytes>                   a PMIx fence's data from every node
 // and to srun, with --mpi=pmix, "C <length>\n" <bytes>: this node's part of

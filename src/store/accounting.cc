@@ -111,6 +111,9 @@ const char* const kMigrations[] = {
     // 5 -> 6: the job's GPU utilisation and memory, on its batch step.
     "ALTER TABLE steps ADD COLUMN gpu_util_pct INTEGER NOT NULL DEFAULT -1;"
     "ALTER TABLE steps ADD COLUMN gpu_mem_max_bytes INTEGER NOT NULL DEFAULT -1;",
+    // 6 -> 7: heterogeneous jobs: each component's first id and offset.
+    "ALTER TABLE jobs ADD COLUMN het_job_id INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE jobs ADD COLUMN het_job_offset INTEGER NOT NULL DEFAULT -1;",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -119,8 +122,9 @@ constexpr const char* kJobCols =
     " qos, cluster, submit_time, eligible_time, start_time, end_time, time_limit_min,"
     " state, exit_code, exit_signal, derived_exit_code, derived_exit_signal, req_tres,"
     " alloc_tres, node_list, nnodes, ncpus, req_mem_mb, req_mem_per_cpu, work_dir,"
-    " comment, max_rss_kb, total_cpu_ms, reason, restarts, array_pending, array_max_running";
-constexpr int kJobColCount = 37;
+    " comment, max_rss_kb, total_cpu_ms, reason, restarts, array_pending, array_max_running,"
+    " het_job_id, het_job_offset";
+constexpr int kJobColCount = 39;
 constexpr const char* kStepCols =
     "job_id, run, step_id, name, state, exit_code, exit_signal, start_time, end_time,"
     " node_list, nnodes, ntasks, ncpus, alloc_tres, max_rss_kb, total_cpu_ms, gpu_util_pct,"
@@ -213,6 +217,8 @@ void BindJob(Stmt& s, const JobRecord& r) {
   s.Bind(i++, r.restarts);
   s.Bind(i++, r.array_pending);
   s.Bind(i++, r.array_max_running);
+  s.Bind(i++, r.het_job_id);
+  s.Bind(i++, r.het_job_offset);
 }
 
 JobRecord ReadJob(Stmt& s) {
@@ -255,6 +261,8 @@ JobRecord ReadJob(Stmt& s) {
   r.restarts = static_cast<int>(s.Int(c++));
   r.array_pending = s.Text(c++);
   r.array_max_running = static_cast<int>(s.Int(c++));
+  r.het_job_id = s.Int(c++);
+  r.het_job_offset = static_cast<int>(s.Int(c++));
   return r;
 }
 
@@ -768,12 +776,14 @@ util::Result<QueryResult> AccountingStore::Query(const AccountingQuery& q) const
     });
   };
   if (!q.job_ids.empty()) {
-    // sacct -j N also names the tasks of array job N.
+    // sacct -j N also names the tasks of array job N, and the components
+    // of heterogeneous job N.
     const std::string ph = Placeholders(static_cast<int>(q.job_ids.size()));
-    where += " AND (j.job_id IN (" + ph + ") OR j.array_job_id IN (" + ph + "))";
+    where += " AND (j.job_id IN (" + ph + ") OR j.array_job_id IN (" + ph +
+             ") OR j.het_job_id IN (" + ph + "))";
     auto ids = q.job_ids;
     binds.push_back([ids](Stmt& s, int& i) {
-      for (int pass = 0; pass < 2; ++pass)
+      for (int pass = 0; pass < 3; ++pass)
         for (int64_t v : ids) s.Bind(i++, v);
     });
   }
@@ -885,7 +895,8 @@ nlohmann::json AccountingStore::ToJson(const JobRecord& r) {
           {"req_mem_per_cpu", r.req_mem_per_cpu}, {"work_dir", r.work_dir},
           {"comment", r.comment}, {"max_rss_kb", r.max_rss_kb},
           {"total_cpu_ms", r.total_cpu_ms}, {"reason", r.reason}, {"restarts", r.restarts},
-          {"array_pending", r.array_pending}, {"array_max_running", r.array_max_running}};
+          {"array_pending", r.array_pending}, {"array_max_running", r.array_max_running},
+          {"het_job_id", r.het_job_id}, {"het_job_offset", r.het_job_offset}};
 }
 
 nlohmann::json AccountingStore::ToJson(const StepRecord& r) {
@@ -926,6 +937,7 @@ JobRecord AccountingStore::JobFromJson(const nlohmann::json& j) {
   get("comment", r.comment); get("max_rss_kb", r.max_rss_kb);
   get("total_cpu_ms", r.total_cpu_ms); get("reason", r.reason); get("restarts", r.restarts);
   get("array_pending", r.array_pending); get("array_max_running", r.array_max_running);
+  get("het_job_id", r.het_job_id); get("het_job_offset", r.het_job_offset);
   return r;
 }
 

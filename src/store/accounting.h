@@ -56,7 +56,7 @@ struct sqlite3;
 namespace muster::store {
 
 // The schema version this build writes (PRAGMA user_version).
-inline constexpr int kAccountingSchemaVersion = 6;
+inline constexpr int kAccountingSchemaVersion = 7;
 
 
 struct AccountingOptions {

@@ -26,6 +26,10 @@ struct JobRecord {
   int64_t array_task_id = -1;
   std::string array_pending;
   int array_max_running = 0;
+  // A heterogeneous job's component: the first component's id and this
+  // one's offset (sacct prints "123+1"); 0 and -1 otherwise.
+  int64_t het_job_id = 0;
+  int het_job_offset = -1;
   std::string name;
   std::string user;     // login name
   uint32_t uid = 0;

@@ -227,6 +227,13 @@ class JobBuilder {
     return *this;
   }
 
+  // Component `offset` of heterogeneous job `first` of `size` components.
+  JobBuilder& Het(core::JobId first, int offset, int size) {
+    job_.het_job_id = first;
+    job_.het_job_offset = offset;
+    job_.het_job_size = size;
+    return *this;
+  }
   core::Job Build() const { return job_; }
   operator core::Job() const { return job_; }  // NOLINT: builder
   const core::JobRequest& req() const { return job_.req; }

@@ -462,6 +462,53 @@ def test_sstat_gathers_a_steps_tasks_from_every_host(hosts):
     assert hosts.wait_state(job, {"CANCELLED"}) == "CANCELLED"
 
 
+def test_sattach_on_a_third_host_joins_a_step_on_two(hosts):
+    # srun runs on the login host, its tasks on cn1 (node02) and cn2
+    # (node03); sattach on cn3 gets their output through srun and sends
+    # task 1 alone its input.
+    srun = subprocess.Popen(
+        [str(HOSTS_SH), "exec", "login", "srun", "-N2", "-n2", "-w", "node02,node03", "-J",
+         "attach-hosts", "bash", "-c",
+         "echo hi$SLURM_PROCID $(hostname); while read l; do echo got$SLURM_PROCID:$l; done; "
+         "echo end$SLURM_PROCID"],
+        env=hosts.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+    try:
+        deadline = time.time() + 30
+        job = ""
+        while not job and time.time() < deadline:
+            job = hosts.on("ctl", "squeue", "-h", "-n", "attach-hosts", "-o", "%i").stdout.strip()
+        layout = None
+        while job and time.time() < deadline:
+            layout = hosts.on("cn3", "sattach", "--layout", f"{job}.0", check=False)
+            if layout.returncode == 0:
+                break
+            time.sleep(0.2)
+        assert layout is not None and layout.returncode == 0, layout
+        assert "\tNode 1 (node03), 1 task(s): 1 \n" in layout.stdout
+        att = subprocess.Popen(
+            [str(HOSTS_SH), "exec", "cn3", "sattach", "-l", "--input-filter=1", f"{job}.0"],
+            env=hosts.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        for p, text in ((att, "hello\n"), (srun, "from-login\n")):
+            p.stdin.write(text)
+            p.stdin.close()
+            p.stdin = None  # communicate() must not flush it again
+            time.sleep(1)
+        out, err = att.communicate(timeout=30)
+        assert att.returncode == 0, err
+        lines = out.splitlines()
+        assert [l for l in lines if l.startswith("1: ")] == [
+            "1: hi1 cn2", "1: got1:hello", "1: end1"], out
+        assert "0: hi0 cn1" in lines and "0: got0:from-login" in lines, out
+        srun_out, _ = srun.communicate(timeout=30)
+        assert "got1:hello" in srun_out and "got0:hello" not in srun_out
+    finally:
+        if srun.poll() is None:
+            srun.kill()
+            srun.communicate()
+
+
 def test_sbcast_puts_the_file_on_every_hosts_own_disk(hosts):
     # node02 is on cn1, node03 on cn2, each with its own /tmp.
     marker = f"sbcast-{os.getpid()}"

@@ -67,7 +67,8 @@ def test_srun_outside_an_allocation_makes_its_own(cluster):
     job = lines[0].split()[1]
     assert lines == [f"0: {job} 0 0", f"1: {job} 0 1"]
     assert "srun: error: task 1: Exited with exit code 3" in r.stderr
-    assert sacct_rows(cluster, job) == [f"{job}|allocation|FAILED|3:0", f"{job}.0|bash|FAILED|3:0"]
+    # Named after its command, as the oracle's srun names its allocation.
+    assert sacct_rows(cluster, job) == [f"{job}|bash|FAILED|3:0", f"{job}.0|bash|FAILED|3:0"]
 
 
 def test_srun_waits_for_its_allocation(cluster):

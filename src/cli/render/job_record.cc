@@ -120,7 +120,13 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   std::vector<std::string> lines;
   auto add = [&](std::string line) { lines.push_back(std::move(line)); };
 
-  add(fmt::format("JobId={}{} JobName={}", job.id, ArrayFields(job), r.name));
+  add(fmt::format("JobId={}{} JobName={}", job.id,
+                  job.IsHetComponent()
+                      ? fmt::format(" HetJobId={} HetJobOffset={}", job.het_job_id, job.het_job_offset)
+                      : ArrayFields(job),
+                  r.name));
+  // A heterogeneous job's components' ids, as Slurm's line under the first.
+  if (job.IsHetComponent()) add("HetJobIdSet=" + core::HetJobIdSet(job));
   add(fmt::format("UserId={}({}) GroupId={}({}) MCS_label=N/A", JobUserName(job, *view.users),
                   r.uid, view.users->GroupName(r.gid), r.gid));
   add(fmt::format("Priority={} Nice={} Account={} QOS={}", job.priority, r.nice, OrNull(r.account),

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -87,6 +88,7 @@ int64_t RowElapsed(const Row& r) {
 }
 
 std::string JobIdText(const JobRecord& j) {
+  if (j.het_job_id > 0) return fmt::format("{}+{}", j.het_job_id, j.het_job_offset);
   if (j.array_task_id >= 0 && j.array_job_id > 0)
     return fmt::format("{}_{}", j.array_job_id, j.array_task_id);
   if (j.array_job_id > 0 && !j.array_pending.empty()) {
@@ -353,11 +355,12 @@ std::string BaseState(const std::string& state) {
   return state.substr(0, state.find(' '));
 }
 
-// Splits a -j item "N", "N_T", "N.batch", "N_T.0".
+// Splits a -j item "N", "N_T", "N+K", "N.batch", "N_T.0", "N+K.0".
 struct JobSel {
   int64_t id = 0;
   int64_t task = -1;
-  std::string step;  // empty = whole job
+  int het_offset = -1;  // "+K": component K of heterogeneous job N
+  std::string step;     // empty = whole job
 };
 
 Result<JobSel> ParseJobSel(const std::string& text) {
@@ -366,6 +369,14 @@ Result<JobSel> ParseJobSel(const std::string& text) {
   if (size_t dot = t.find('.'); dot != std::string::npos) {
     s.step = t.substr(dot + 1);
     t = t.substr(0, dot);
+  }
+  if (size_t plus = t.find('+'); plus != std::string::npos) {
+    auto offset = util::ParseInt(t.substr(plus + 1));
+    if (!offset.ok() || *offset < 0 || *offset > INT32_MAX) {
+      return InvalidArgument("sacct: fatal: Bad job/step specified: " + text);
+    }
+    s.het_offset = static_cast<int>(*offset);
+    t = t.substr(0, plus);
   }
   std::string task;
   bool has_task = false;
@@ -723,7 +734,10 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
   };
   for (const JobRecord* j : selected) {
     // The same filters as the query, so any superset of records renders right.
-    if (!q.job_ids.empty() && !in(q.job_ids, j->job_id) && !in(q.job_ids, j->array_job_id)) continue;
+    if (!q.job_ids.empty() && !in(q.job_ids, j->job_id) && !in(q.job_ids, j->array_job_id) &&
+        !in(q.job_ids, j->het_job_id)) {
+      continue;
+    }
     if (!in(q.uids, j->uid) || !in(q.accounts, j->account) || !in(q.partitions, j->partition) ||
         !in(q.names, j->name)) {
       continue;
@@ -739,10 +753,15 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
     bool all_steps = sels.empty();
     std::set<std::string> named;
     for (const auto& s : sels) {
-      // "N" names a job, a task by its raw id or a whole array; "N_T" a
-      // started task (not one still in the pending part).
-      const bool hit = (s.task < 0 && (s.id == j->job_id || s.id == j->array_job_id)) ||
-                       (s.task >= 0 && s.id == j->array_job_id && s.task == j->array_task_id);
+      // "N" names a job, a task by its raw id, a whole array or a whole
+      // heterogeneous job; "N_T" a started task (not one still in the
+      // pending part); "N+K" a heterogeneous job's component.
+      const bool hit =
+          s.het_offset >= 0
+              ? s.id == j->het_job_id && s.het_offset == j->het_job_offset
+              : (s.task < 0 && (s.id == j->job_id || s.id == j->array_job_id ||
+                                s.id == j->het_job_id)) ||
+                    (s.task >= 0 && s.id == j->array_job_id && s.task == j->array_task_id);
       if (!hit) continue;
       if (s.step.empty()) all_steps = true;
       else named.insert(s.step);

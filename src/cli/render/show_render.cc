@@ -292,7 +292,8 @@ Result<std::string> ShowJobs(const ShowRequest& req, const ClusterView& view) {
   // controller has no such job. "123" on an array shows every record: the
   // one holding the array's id first, then its tasks by raw id descending
   // (as Slurm 22.05 printed them); "123_5" one task, also one that still
-  // waits inside the array's pending part.
+  // waits inside the array's pending part. "123" on a heterogeneous job
+  // shows its components in order, "123+1" one of them.
   auto spec = core::ParseJobIdSpec(req.name);
   if (!spec.ok() || spec->id == 0) {
     return InvalidArgument("scontrol_print_job error: Invalid job id specified");
@@ -300,13 +301,15 @@ Result<std::string> ShowJobs(const ShowRequest& req, const ClusterView& view) {
   std::vector<const core::Job*> hits;
   for (const core::Job* j : view.jobs) {
     if (j == nullptr) continue;
-    if (j->id == spec->id && spec->tasks.empty()) {
+    if (j->id == spec->id && spec->tasks.empty() && spec->het_offset < 0) {
       hits.push_back(j);
-    } else if (j->array_job_id == spec->id && core::JobIdSpecMatches(*spec, *j)) {
+    } else if ((j->array_job_id == spec->id || j->het_job_id == spec->id) &&
+               core::JobIdSpecMatches(*spec, *j)) {
       hits.push_back(j);
     }
   }
   std::sort(hits.begin(), hits.end(), [&](const core::Job* a, const core::Job* b) {
+    if (a->IsHetComponent() && b->IsHetComponent()) return a->het_job_offset < b->het_job_offset;
     if ((a->id == spec->id) != (b->id == spec->id)) return a->id == spec->id;
     return a->id > b->id;
   });

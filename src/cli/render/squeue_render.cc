@@ -309,9 +309,11 @@ const FieldDef kFields[] = {
     // Muster's own: the job's GPUs as the agents sample them.
     {0, "GpuUtil", "GPU_UTIL", F(return JobGpuUtilText(j);)},
     {0, "GpuIdle", "GPU_IDLE", F(return JobGpuIdleText(j, c.now());)},
-    {0, "HetJobID", "HET_JOB_ID", F(return "N/A";)},
-    {0, "HetJobIDSet", "HET_JOB_ID_SET", F(return "N/A";)},
-    {0, "HetJobOffset", "HET_JOB_OFFSET", F(return "N/A";)},
+    {0, "HetJobID", "HET_JOB_ID",
+     F(return j.IsHetComponent() ? std::to_string(j.het_job_id) : "N/A";)},
+    {0, "HetJobIDSet", "HET_JOB_ID_SET", F(return j.IsHetComponent() ? core::HetJobIdSet(j) : "N/A";)},
+    {0, "HetJobOffset", "HET_JOB_OFFSET",
+     F(return j.IsHetComponent() ? std::to_string(j.het_job_offset) : "N/A";)},
     {0, "JobArrayID", "JOBID", F(return SqueueJobId(j);)},
     // -O JobID is the raw id (%A), unlike %i (squeue -O JobID,JobArrayID
     // printed "14369  14369_[100-301:3]").
