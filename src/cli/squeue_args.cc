@@ -121,8 +121,9 @@ std::vector<std::string> CommaList(const std::string& s) { return util::Split(s,
 
 
 bool ValidJobId(const std::string& id) {
-  // "N" or an array form "N_M" / "N_[...]"; N a positive integer.
-  size_t us = id.find('_');
+  // "N", an array form "N_M" / "N_[...]" or a heterogeneous job's
+  // component "N+K"; N a positive integer.
+  size_t us = id.find_first_of("_+");
   std::string base = id.substr(0, us);
   util::Result<int64_t> n = util::ParseInt(base);
   return n.ok() && *n > 0 && *n <= std::numeric_limits<uint32_t>::max();

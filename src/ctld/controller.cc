@@ -687,6 +687,9 @@ void Controller::RunSchedule() {
     job->reason_reserved = p.reserved;
   }
   ExplainPending(snap, plan);
+  // Launched once every start is applied: a heterogeneous job's first
+  // component's script is told where the others run.
+  std::vector<JobId> launches;
   for (const auto& p : plan.pending) {
     if (p.detail.empty()) continue;
     Job* job = jobs_.Find(p.job_id);
@@ -735,10 +738,11 @@ void Controller::RunSchedule() {
     job.start_time = snap.now;
     MarkJob(job.id);
     stats_.JobStarted(snap.now - job.submit_time);
-    // The start is on disk before the agent hears of it, so a job can
-    // never run twice after a controller crash.
-    Launch(job);
+    launches.push_back(job.id);
   }
+  // The start is on disk before the agent hears of it, so a job can never
+  // run twice after a controller crash.
+  for (JobId id : launches) Launch(jobs_.At(id));
   ApplyPreemptions(plan, snap.now);
   // A start can satisfy an after: dependency or let the next aftercorr
   // tasks go, and one that takes GPUs frees their GpuReserve for CPU-only

@@ -959,7 +959,7 @@ class JobFilter {
       }
     }
     for (const std::string& id : req.job_ids) {
-      util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find('_')));
+      util::Result<int64_t> n = util::ParseInt(id.substr(0, id.find_first_of("_+")));
       if (n.ok()) ids_.insert(static_cast<uint32_t>(*n));
       // A task form squeue cannot read ("123_x") selects nothing.
       if (util::Result<core::JobIdSpec> spec = core::ParseJobIdSpec(id); spec.ok()) {
