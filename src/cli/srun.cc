@@ -47,6 +47,7 @@
 #include "config/config.h"
 #include "core/job.h"
 #include "core/step_messages.h"
+#include "util/hostlist.h"
 #include "util/hostname.h"
 #include "util/rusage.h"
 #include "util/slurm_time.h"
@@ -120,7 +121,12 @@ struct SrunOptions {
   bool pmix = false;              // --mpi=pmix
   bool mpi_given = false;         // --mpi given (else $SLURM_MPI_TYPE, else MpiDefault)
   std::string jobid;              // --jobid: run in that allocation
-  int het_group = 0;              // --het-group: the component of a heterogeneous job
+  // --het-group: the components of a heterogeneous job the step runs in
+  // (empty: the first, or one per ':' group).
+  std::vector<int> het_groups;
+  // The command line's further ':' groups, each a component's options and
+  // command (a heterogeneous step).
+  std::vector<SrunOptions> more;
   bool overlap = false;           // --overlap: share CPUs other steps hold
   // Inside an allocation, the step's own: --mem (per node), --mem-per-cpu
   // (MB; 0: the job's), -t, -C (the job's nodes it may use), -G (GPUs
@@ -259,13 +265,21 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
        }},
       {0, "het-group", Arg::kRequired,
        [&o](const std::string& v) {
-         util::Result<int64_t> n = util::ParseInt(v);
-         if (!n.ok() || *n < 0 || *n > 127) {
-           return util::InvalidArgument(
-               "srun: error: --het-group=" + v +
-               ": Muster's srun runs a step in one component of a heterogeneous job (a number)");
+         // "1", "0,1", "0-2": component offsets.
+         o.het_groups.clear();
+         for (const std::string& item : util::Split(v, ',')) {
+           const size_t dash = item.find('-');
+           util::Result<int64_t> lo = util::ParseInt(item.substr(0, dash));
+           util::Result<int64_t> hi =
+               dash == std::string::npos ? lo : util::ParseInt(item.substr(dash + 1));
+           if (!lo.ok() || !hi.ok() || *lo < 0 || *hi < *lo || *hi > 127) {
+             return util::InvalidArgument("srun: error: Invalid --het-group value: " + v);
+           }
+           for (int64_t g = *lo; g <= *hi; ++g) o.het_groups.push_back(static_cast<int>(g));
          }
-         o.het_group = static_cast<int>(*n);
+         std::sort(o.het_groups.begin(), o.het_groups.end());
+         o.het_groups.erase(std::unique(o.het_groups.begin(), o.het_groups.end()),
+                            o.het_groups.end());
          return util::Status::Ok();
        }},
       {'p', "partition", Arg::kRequired, for_allocation("--partition")},
@@ -448,6 +462,21 @@ std::optional<SrunOptions> ParseSrunArgs(const std::vector<std::string>& args) {
     return std::nullopt;
   }
   o.command = std::move(parsed->positional);
+  // "A : B": B is the next component's options and command.
+  if (auto colon = std::find(o.command.begin(), o.command.end(), ":"); colon != o.command.end()) {
+    const std::vector<std::string> rest(colon + 1, o.command.end());
+    o.command.erase(colon, o.command.end());
+    if (o.command.empty()) {
+      PrintError("srun", "No command given to execute.");
+      return std::nullopt;
+    }
+    std::optional<SrunOptions> next = ParseSrunArgs(rest);
+    if (!next) return std::nullopt;
+    std::vector<SrunOptions> later = std::move(next->more);
+    next->more.clear();
+    o.more.push_back(std::move(*next));
+    for (SrunOptions& m : later) o.more.push_back(std::move(m));
+  }
   if (o.pty && !::isatty(STDIN_FILENO)) {
     // As Slurm: the option is dropped, the step still runs.
     PrintError("srun", std::string("ioctl(TIOCGWINSZ): ") + std::strerror(ENOTTY));
@@ -982,24 +1011,70 @@ void UseHetGroup(int group, EnvMap* env) {
   }
 }
 
-// Runs the step in the allocation of this process's environment and
-// returns srun's exit status.
-int RunStep(SrunOptions& options, const config::Config& cfg, const Client& client) {
-  SrunOptions* opts = &options;
-  const std::string leader_id = getenv("SLURM_JOB_ID");
-  EnvMap env = CurrentEnvironment();
-  // In a heterogeneous job the step runs in component --het-group (0 by
-  // default), whose figures the batch shell has with _HET_GROUP_<n>.
-  if (auto size = env.find("SLURM_HET_SIZE"); size != env.end() || opts->het_group > 0) {
-    util::Result<int64_t> n = util::ParseInt(size == env.end() ? "1" : size->second);
-    if (!n.ok() || opts->het_group >= *n) {
-      PrintError("srun", fmt::format("--het-group={}: job {} has no such component (it has {})",
-                                     opts->het_group, leader_id, n.ok() ? *n : 1));
-      return 1;
+// One component's part of a step: the options it was given, the component
+// it runs in (its offset and job id), that component's view of the job's
+// environment, and the step musterd made there.
+struct StepPart {
+  SrunOptions opts;
+  int group = 0;
+  std::string job_id;
+  EnvMap env;
+  StepView step;
+};
+
+// The parts of a step: one, in component --het-group (0 by default) of a
+// heterogeneous job; or one per component of --het-group's list, or per
+// ':' group (the k-th in component k, unless it names its own), each in
+// its component's figures (SLURM_*_HET_GROUP_<n>).
+util::Result<std::vector<StepPart>> PlanStepParts(const SrunOptions& options, const EnvMap& env,
+                                                  const std::string& leader_id) {
+  std::vector<std::pair<int, SrunOptions>> wanted;
+  auto first_group = [](const SrunOptions& o, int otherwise) {
+    return o.het_groups.empty() ? otherwise : o.het_groups.front();
+  };
+  if (options.het_groups.size() > 1) {
+    for (int g : options.het_groups) wanted.emplace_back(g, options);
+  } else {
+    wanted.emplace_back(first_group(options, 0), options);
+    for (size_t k = 0; k < options.more.size(); ++k) {
+      if (options.more[k].het_groups.size() > 1) {
+        return util::InvalidArgument("--het-group names one component per ':' group");
+      }
+      wanted.emplace_back(first_group(options.more[k], static_cast<int>(k) + 1), options.more[k]);
     }
-    UseHetGroup(opts->het_group, &env);
   }
-  const std::string job_id = env["SLURM_JOB_ID"];
+  auto size = env.find("SLURM_HET_SIZE");
+  util::Result<int64_t> components = util::ParseInt(size == env.end() ? "1" : size->second);
+  std::vector<StepPart> parts;
+  for (auto& [group, opts] : wanted) {
+    if (!components.ok() || group >= *components) {
+      return util::InvalidArgument(
+          fmt::format("--het-group={}: job {} has no such component (it has {})", group, leader_id,
+                      components.ok() ? *components : 1));
+    }
+    for (const StepPart& p : parts) {
+      if (p.group == group) {
+        return util::InvalidArgument(fmt::format("component {} is named twice", group));
+      }
+    }
+    StepPart& part = parts.emplace_back();
+    part.opts = std::move(opts);
+    part.opts.more.clear();
+    part.group = group;
+    part.env = env;
+    if (size != env.end()) UseHetGroup(group, &part.env);
+    part.job_id = part.env["SLURM_JOB_ID"];
+  }
+  return parts;
+}
+
+// Makes a part's step in its component (with `step_id`, the first part's,
+// for the others of a heterogeneous step) and checks its GPUs; prints why
+// and returns false when it cannot (ending a step it made).
+bool CreateStepPart(const Client& client, StepPart* part, std::optional<int> step_id) {
+  SrunOptions* opts = &part->opts;
+  const EnvMap& env = part->env;
+  const std::string& job_id = part->job_id;
   // Slurm's srun checks the node count against the job before asking.
   if (const int given = opts->counts.nodes; given > 0) {
     auto have = env.find("SLURM_JOB_NUM_NODES");
@@ -1007,7 +1082,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     if (n.ok() && given > *n) {
       PrintError("srun", "Only allocated " + std::to_string(*n) + " nodes asked for " +
                              std::to_string(given));
-      return 1;
+      return false;
     }
   }
   for (const std::string& w : ApplyJobDefaults(env, &opts->counts)) {
@@ -1027,6 +1102,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
                          {"name", step_name},
                          {"srun_host", util::HostName()},
                          {"srun_pid", static_cast<int>(::getpid())}};
+  if (step_id) body["step_id"] = *step_id;
   auto resp = client.Post("/v1/jobs/" + job_id + "/steps", body);
   // Other steps hold the CPUs this one needs: wait for them, as Slurm's
   // srun does, with its two lines.
@@ -1042,34 +1118,35 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   }
   if (!resp.ok()) {
     PrintError("srun", resp.status().message());
-    return 1;
+    return false;
   }
   if (resp->status != 201) {
     PrintError("srun", "Unable to create step for job " + job_id + ": " + ErrorText(*resp));
-    return 1;
+    return false;
   }
-  StepView step = ToStepView(resp->body);
+  StepView& step = part->step;
+  step = ToStepView(resp->body);
   step.gpus_per_task = opts->gpus_per_task;
   step.distribution = opts->distribution;
   Distribute(&step, opts->cyclic);
+  auto refuse = [&](const std::string& why) {
+    PrintError("srun", "Unable to create step for job " + job_id + ": " + why);
+    EndStep(client, job_id, step.step_id, StepExit{1, 0});
+    return false;
+  };
   if (opts->gpus >= 0) {
     // -G N: N GPUs over the step's nodes, the same number on each.
     size_t job_gpus = 0;
     for (const StepNodeView& n : step.nodes) job_gpus += n.gpus.size();
     const int nodes = static_cast<int>(step.nodes.size());
-    std::string why;
     if (opts->gpus > 0 && job_gpus == 0) {
       std::cerr << "srun: error: Step requested GRES but job doesn't have GRES\n";
-      why = "Invalid generic resource (gres) specification";
-    } else if (opts->gpus % nodes != 0) {
-      why = fmt::format("-G {} does not spread evenly over the step's {} nodes (give "
-                        "--gpus-per-node)",
-                        opts->gpus, nodes);
+      return refuse("Invalid generic resource (gres) specification");
     }
-    if (!why.empty()) {
-      PrintError("srun", "Unable to create step for job " + job_id + ": " + why);
-      EndStep(client, job_id, step.step_id, StepExit{1, 0});
-      return 1;
+    if (opts->gpus % nodes != 0) {
+      return refuse(fmt::format(
+          "-G {} does not spread evenly over the step's {} nodes (give --gpus-per-node)",
+          opts->gpus, nodes));
     }
     opts->gpus_per_node = opts->gpus / nodes;
   }
@@ -1077,11 +1154,8 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     // --gres=gpu:N: the first N of the job's GPUs on each node.
     for (StepNodeView& n : step.nodes) {
       if (static_cast<int>(n.gpus.size()) < opts->gpus_per_node) {
-        PrintError("srun", "Unable to create step for job " + job_id + ": " + n.node + " has " +
-                               std::to_string(n.gpus.size()) + " GPUs of the job, not " +
-                               std::to_string(opts->gpus_per_node));
-        EndStep(client, job_id, step.step_id, StepExit{1, 0});
-        return 1;
+        return refuse(fmt::format("{} has {} GPUs of the job, not {}", n.node, n.gpus.size(),
+                                  opts->gpus_per_node));
       }
       n.gpus.resize(static_cast<size_t>(opts->gpus_per_node));
     }
@@ -1090,25 +1164,80 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   for (const StepNodeView& n : step.nodes) {
     if (opts->gpus_per_task > 0 &&
         static_cast<int>(n.gpus.size()) < n.tasks * opts->gpus_per_task) {
-      PrintError("srun", "Unable to create step for job " + job_id + ": " + n.node + " has " +
-                             std::to_string(n.gpus.size()) + " GPUs of the job for " +
-                             std::to_string(n.tasks) + " tasks of " +
-                             std::to_string(opts->gpus_per_task) + " GPUs each");
-      EndStep(client, job_id, step.step_id, StepExit{1, 0});
+      return refuse(fmt::format("{} has {} GPUs of the job for {} tasks of {} GPUs each", n.node,
+                                n.gpus.size(), n.tasks, opts->gpus_per_task));
+    }
+  }
+  return true;
+}
+
+// One view of every part's nodes, in order, the ranks of each part after
+// the last of the one before (as Slurm numbers a heterogeneous step's
+// tasks); each node knows its part.
+StepView MergeParts(const std::vector<StepPart>& parts) {
+  StepView all = parts.front().step;
+  if (parts.size() == 1) return all;
+  all.nodes.clear();
+  all.ntasks = 0;
+  std::vector<std::string> names;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    for (StepNodeView node : parts[k].step.nodes) {
+      node.first_task += all.ntasks;
+      for (int& rank : node.ranks) rank += all.ntasks;
+      node.part = static_cast<int>(k);
+      names.push_back(node.node);
+      all.nodes.push_back(std::move(node));
+    }
+    all.ntasks += parts[k].step.ntasks;
+  }
+  all.nodelist = util::CompressHostlist(names);
+  return all;
+}
+
+// Runs the step in the allocation of this process's environment and
+// returns srun's exit status.
+int RunStep(SrunOptions& options, const config::Config& cfg, const Client& client) {
+  const std::string leader_id = getenv("SLURM_JOB_ID");
+  util::Result<std::vector<StepPart>> planned =
+      PlanStepParts(options, CurrentEnvironment(), leader_id);
+  if (!planned.ok()) {
+    PrintError("srun", planned.status().message());
+    return 1;
+  }
+  std::vector<StepPart>& parts = *planned;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const std::optional<int> step_id =
+        k == 0 ? std::nullopt : std::optional<int>(parts.front().step.step_id);
+    if (!CreateStepPart(client, &parts[k], step_id)) {
+      for (size_t made = 0; made < k; ++made) {
+        EndStep(client, parts[made].job_id, parts[made].step.step_id, StepExit{1, 0});
+      }
       return 1;
     }
   }
-  util::Result<EnvMap> exported = ExportedEnvironment(*opts, env);
+  // The step-wide options (output, input, labels, -K, --pty, ...) are the
+  // first part's.
+  SrunOptions* opts = &parts.front().opts;
+  const std::string& job_id = parts.front().job_id;
+  const StepView step = MergeParts(parts);
+  auto end_step = [&](const StepExit& exit) {
+    for (const StepPart& part : parts) EndStep(client, part.job_id, step.step_id, exit);
+  };
+  util::Result<EnvMap> exported = ExportedEnvironment(*opts, parts.front().env);
   if (!exported.ok()) {
     PrintError("srun", exported.status().message());
-    EndStep(client, job_id, step.step_id, StepExit{1, 0});
+    end_step(StepExit{1, 0});
     return 1;
   }
   EnvMap step_env = StepEnvironment(*exported, step, CurrentUmask());
   if (!opts->job_name.empty()) step_env["SLURM_JOB_NAME"] = opts->job_name;
   // A heterogeneous job's step knows the job by its first component's id,
-  // as Slurm's tasks do.
+  // and one over several components their nodes together, as Slurm's.
   step_env["SLURM_JOB_ID"] = step_env["SLURM_JOBID"] = leader_id;
+  if (parts.size() > 1) {
+    step_env["SLURM_JOB_NODELIST"] = step_env["SLURM_NODELIST"] = step.nodelist;
+    step_env["SLURM_JOB_NUM_NODES"] = step_env["SLURM_NNODES"] = std::to_string(step.nodes.size());
+  }
   // Where sattach finds the step, with its tasks as laid out.
   AttachHub hub;
   std::vector<std::pair<std::string, std::vector<int>>> ranks;
@@ -1121,7 +1250,7 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   if (cfg.auth_type != config::AuthType::kLocal) {
     // The step's nodes may be on other hosts: their agents start the tasks.
     RemoteLaunch launch;
-    launch.job_id = job_id;
+    launch.job_id = leader_id;
     launch.step_id = step.step_id;
     launch.argv = opts->command;
     char cwd[4096];
@@ -1137,7 +1266,8 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     launch.cpu_bind.cpus_per_task = opts->cpus_per_task;
     launch.time_limit_s = opts->time_limit_s;
     for (size_t n = 0; n < step.nodes.size(); ++n) {
-      RemoteNodeTasks node{step.nodes[n].node, {}};
+      const StepPart& part = parts[static_cast<size_t>(step.nodes[n].part)];
+      RemoteNodeTasks node{step.nodes[n].node, part.job_id, part.opts.command, {}};
       for (int local = 0; local < step.nodes[n].tasks; ++local) {
         const int rank = step.nodes[n].Rank(local);
         std::vector<std::string> env_strings;
@@ -1147,10 +1277,10 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
         node.tasks.emplace_back(rank, std::move(env_strings));
         const int node_id = static_cast<int>(n);
         if (!opts->output.empty()) {
-          launch.out_paths[rank] = ExpandTaskPattern(opts->output, job_id, step.step_id, rank, node_id, node.node);
+          launch.out_paths[rank] = ExpandTaskPattern(opts->output, leader_id, step.step_id, rank, node_id, node.node);
         }
         if (!opts->error.empty()) {
-          launch.err_paths[rank] = ExpandTaskPattern(opts->error, job_id, step.step_id, rank, node_id, node.node);
+          launch.err_paths[rank] = ExpandTaskPattern(opts->error, leader_id, step.step_id, rank, node_id, node.node);
         }
       }
       launch.nodes.push_back(std::move(node));
@@ -1158,24 +1288,33 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
     util::Result<StepExit> ended = RunRemoteStep(client, launch, hub);
     if (!ended.ok()) PrintError("srun", ended.status().message());
     const StepExit exit = ended.ok() ? *ended : StepExit{1, 0};
-    EndStep(client, job_id, step.step_id, exit);
+    end_step(exit);
     return exit.code;
   }
 
   // --pty on this host: task 0 has srun's own terminal; the others
   // neither read it nor write to it, as in Slurm.
   if (opts->pty) opts->input = {StdinTarget::kRank, 0};
-  SrunOptions quiet_task = *opts;
-  quiet_task.output = quiet_task.error = "/dev/null";
   LocalStdin input(opts->input, opts->pty);
   if (opts->pmix) {
     // The PMIx server lives in the agents' launchers, which start the
     // tasks only on a cluster of several hosts.
     PrintError("srun", "--mpi=pmix needs AuthType (a cluster of hosts); on one host run mpirun "
                        "inside the allocation");
-    EndStep(client, job_id, step.step_id, StepExit{1, 0});
+    end_step(StepExit{1, 0});
     return 1;
   }
+  // How each part's tasks start: its command and CPUs, the step's output
+  // files and terminal; with --pty only task 0 writes anywhere.
+  std::vector<SrunOptions> spawn;
+  for (const StepPart& part : parts) {
+    SrunOptions& o = spawn.emplace_back(part.opts);
+    o.output = opts->output;
+    o.error = opts->error;
+    o.pty = opts->pty;
+  }
+  SrunOptions quiet_task = *opts;
+  quiet_task.output = quiet_task.error = "/dev/null";
   // Caught before the first task starts, so no signal in between is lost.
   // Ctrl-Z stops srun alone, as Slurm's, unless the task shares its
   // terminal (--pty): then the task has it, and srun goes on.
@@ -1184,18 +1323,20 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   SignalCatcher signals(caught);
   std::vector<Task> tasks;
   for (size_t n = 0; n < step.nodes.size(); ++n) {
+    const SrunOptions& own = spawn[static_cast<size_t>(step.nodes[n].part)];
     for (int local = 0; local < step.nodes[n].tasks; ++local) {
       const int rank = step.nodes[n].Rank(local);
-      tasks.push_back(SpawnTask(opts->pty && rank != 0 ? quiet_task : *opts, job_id, step, n, local,
-                                TaskEnvironment(step_env, step, n, local), input.ForTask(rank)));
+      tasks.push_back(SpawnTask(opts->pty && rank != 0 ? quiet_task : own, leader_id, step, n,
+                                local, TaskEnvironment(step_env, step, n, local),
+                                input.ForTask(rank)));
     }
   }
   input.Start();
-  const LocalRun run{job_id + "." + std::to_string(step.step_id), opts->label && !opts->pty,
-                     opts->unbuffered, opts->kill_on_bad_exit, opts->pty, cfg.kill_wait_s, opts->time_limit_s,
-                     StepNodeNames(step)};
+  const LocalRun run{leader_id + "." + std::to_string(step.step_id), opts->label && !opts->pty,
+                     opts->unbuffered, opts->kill_on_bad_exit, opts->pty, cfg.kill_wait_s,
+                     opts->time_limit_s, StepNodeNames(step)};
   const StepExit exit = LocalStep(tasks, run, hub, input).Run(signals);
-  EndStep(client, job_id, step.step_id, exit);
+  end_step(exit);
   return exit.code;
 }
 

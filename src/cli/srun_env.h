@@ -38,6 +38,8 @@ struct StepNodeView {
   // The global ranks of its tasks, by local id: first_task onwards (block),
   // unless Distribute() dealt them out cyclically.
   std::vector<int> ranks;
+  // The part of a heterogeneous step (srun's ':' groups) it belongs to.
+  int part = 0;
 
   int Rank(int local_id) const {
     return static_cast<size_t>(local_id) < ranks.size() ? ranks[static_cast<size_t>(local_id)]

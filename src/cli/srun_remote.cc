@@ -8,6 +8,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -374,42 +375,52 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
                              std::strerror(errno));
   }
   const std::string token = util::RandomToken();
-  nlohmann::json nodes = nlohmann::json::array();
+  // One launch per job: a heterogeneous step's parts are steps of their
+  // components, each with its own command.
+  std::vector<std::pair<const RemoteNodeTasks*, nlohmann::json>> launches;  // first node, nodes
   for (const RemoteNodeTasks& n : launch.nodes) {
     nlohmann::json tasks = nlohmann::json::array();
     for (const auto& [rank, env] : n.tasks) tasks.push_back({{"rank", rank}, {"env", env}});
-    nodes.push_back({{"node", n.node}, {"tasks", tasks}});
+    auto same = std::find_if(launches.begin(), launches.end(),
+                             [&](const auto& l) { return l.first->job_id == n.job_id; });
+    if (same == launches.end()) same = launches.insert(launches.end(), {&n, nlohmann::json::array()});
+    same->second.push_back({{"node", n.node}, {"tasks", tasks}});
   }
   // Caught before the launch, so no signal in between is lost.
   SignalCatcher signals({SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGWINCH});
   std::optional<RawTerminal> raw;
   if (launch.pty) raw.emplace(STDIN_FILENO);
-  const nlohmann::json request = {{"io_host", util::HostName()},
-                           {"io_port", port},
-                           {"token", token},
-                           {"argv", launch.argv},
-                           {"work_dir", launch.work_dir},
-                           {"io", IoJson(launch, launch.pty ? TerminalSize() : winsize{})},
-                           {"cpu_bind",
-                            {{"cores", launch.cpu_bind.cores},
-                             {"verbose", launch.cpu_bind.verbose},
-                             {"cpus_per_task", launch.cpu_bind.cpus_per_task}}},
-                           {"pmix", launch.pmix ? PmixLayout(launch) : nlohmann::json()},
-                           {"nodes", nodes}};
-  const std::string target =
-      fmt::format("/v1/jobs/{}/steps/{}/launch", launch.job_id, launch.step_id);
-  util::Result<Response> resp = client.Post(target, request);
-  // An agent away for a moment (reconnecting after musterd's restart) is
-  // waited for, as long as it may take to come back.
-  const auto give_up = std::chrono::steady_clock::now() + kAgentAwayWait;
-  while (resp.ok() && resp->status != 200 && ErrorText(*resp).starts_with(core::kStepAgentAway) &&
-         std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    resp = client.Post(target, request);
-  }
-  if (!resp.ok() || resp->status != 200) {
-    ::close(listener);
-    return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());
+  for (const auto& [first, nodes] : launches) {
+    const nlohmann::json request = {{"io_host", util::HostName()},
+                                    {"io_port", port},
+                                    {"token", token},
+                                    {"argv", first->argv.empty() ? launch.argv : first->argv},
+                                    {"work_dir", launch.work_dir},
+                                    {"io", IoJson(launch, launch.pty ? TerminalSize() : winsize{})},
+                                    {"cpu_bind",
+                                     {{"cores", launch.cpu_bind.cores},
+                                      {"verbose", launch.cpu_bind.verbose},
+                                      {"cpus_per_task", launch.cpu_bind.cpus_per_task}}},
+                                    {"pmix", launch.pmix ? PmixLayout(launch) : nlohmann::json()},
+                                    {"nodes", nodes}};
+    const std::string target =
+        fmt::format("/v1/jobs/{}/steps/{}/launch",
+                    first->job_id.empty() ? launch.job_id : first->job_id, launch.step_id);
+    util::Result<Response> resp = client.Post(target, request);
+    // An agent away for a moment (reconnecting after musterd's restart) is
+    // waited for, as long as it may take to come back.
+    const auto give_up = std::chrono::steady_clock::now() + kAgentAwayWait;
+    while (resp.ok() && resp->status != 200 &&
+           ErrorText(*resp).starts_with(core::kStepAgentAway) &&
+           std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      resp = client.Post(target, request);
+    }
+    if (!resp.ok() || resp->status != 200) {
+      // Launchers already asked find no srun to call back, and start nothing.
+      ::close(listener);
+      return util::Unavailable(resp.ok() ? ErrorText(*resp) : resp.status().message());
+    }
   }
 
   StepRelay relay(launch, token, hub);

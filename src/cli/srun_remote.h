@@ -22,6 +22,10 @@ class AttachHub;
 
 struct RemoteNodeTasks {
   std::string node;
+  // The job (a heterogeneous job's component) whose step runs here, and
+  // its command.
+  std::string job_id;
+  std::vector<std::string> argv;
   std::vector<std::pair<int, std::vector<std::string>>> tasks;  // rank, environment
 };
 
@@ -34,7 +38,7 @@ struct StdinTarget {
 };
 
 struct RemoteLaunch {
-  std::string job_id;
+  std::string job_id;  // as the step's messages name it
   int step_id = 0;
   std::vector<std::string> argv;
   std::string work_dir;

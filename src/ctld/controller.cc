@@ -1689,11 +1689,21 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
                       {"gpu_indices", a.gpu_indices}});
   }
   // A heterogeneous job's components number their steps together, from
-  // the first's count, as Slurm's do (13.0, then 12.1).
+  // the first's count, as Slurm's do (13.0, then 12.1); a step over several
+  // components has one id in each (srun gives the first's to the others).
   Job* counter = job.IsHetComponent() ? jobs_.Find(job.het_job_id) : &job;
   if (counter == nullptr) counter = &job;
-  int step_id = counter->next_step_id++;
-  MarkJob(counter->id);
+  int step_id = 0;
+  if (body.contains("step_id")) {
+    step_id = body.value("step_id", -1);
+    if (!job.IsHetComponent() || step_id < 0 || step_id >= counter->next_step_id ||
+        running_steps_.contains({id, step_id})) {
+      return util::InvalidArgument("Invalid job step id specified");
+    }
+  } else {
+    step_id = counter->next_step_id++;
+    MarkJob(counter->id);
+  }
   std::vector<std::string> names;
   int step_cpus = 0;
   for (const sched::StepNode& n : laid->nodes) {
