@@ -24,10 +24,13 @@ void PrepareAllocationRequest(core::JobRequest* req) {
   for (char** e = environ; *e != nullptr; ++e) req->environment.emplace_back(*e);
 }
 
-util::Result<Allocation> RequestAllocation(const Client& client, const core::JobRequest& req,
+util::Result<Allocation> RequestAllocation(const Client& client,
+                                           const std::vector<core::JobRequest>& reqs,
                                            const std::string& prog, bool quiet,
                                            bool announce_grant, int immediate_s) {
-  auto resp = client.Post("/v1/jobs", nlohmann::json(req));
+  nlohmann::json body = reqs.front();
+  for (size_t k = 1; k < reqs.size(); ++k) body["hetjob"].push_back(reqs[k]);
+  auto resp = client.Post("/v1/jobs", body);
   if (!resp.ok()) {
     PrintError(prog, "Job submit/allocate failed: " + resp.status().message());
     return resp.status();

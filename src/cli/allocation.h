@@ -30,7 +30,10 @@ void PrepareAllocationRequest(core::JobRequest* req);
 // refused (the refusal printed) or ended before it ran.
 // `immediate_s` (salloc -I): give up, cancelling the job, when it has not
 // started within that many seconds; -1 waits as long as it takes.
-util::Result<Allocation> RequestAllocation(const Client& client, const core::JobRequest& req,
+// Several requests make a heterogeneous allocation (salloc or srun with
+// ':'), one component each; its id is the first's.
+util::Result<Allocation> RequestAllocation(const Client& client,
+                                           const std::vector<core::JobRequest>& reqs,
                                            const std::string& prog, bool quiet,
                                            bool announce_grant = true, int immediate_s = -1);
 

@@ -97,41 +97,52 @@ int SallocMain(const std::vector<std::string>& all_args) {
     }
     immediate_s = static_cast<int>(*n);
   }
-  SbatchInvocation inv;
-  auto positional = ApplySbatchOptions(args, &inv, "salloc");
-  if (!positional.ok()) {
-    std::cerr << positional.status().message() << "\n";
-    return SbatchOptionExitCode(positional.status());
+  // A heterogeneous allocation's components are separated by ':' (as
+  // sbatch's); the command comes last.
+  const std::vector<std::vector<std::string>> groups = SplitComponents(args);
+  std::vector<SbatchInvocation> components(groups.size());
+  util::Result<std::vector<std::string>> positional = std::vector<std::string>{};
+  for (size_t k = 0; k < groups.size(); ++k) {
+    positional = ApplySbatchOptions(groups[k], &components[k], "salloc");
+    if (!positional.ok()) {
+      std::cerr << positional.status().message() << "\n";
+      return SbatchOptionExitCode(positional.status());
+    }
   }
+  SbatchInvocation& inv = components.front();
   if (inv.version) return PrintVersion();
   if (inv.help || inv.usage) {
     std::cout << (inv.help ? JobCommandHelp(JobCommand::kSalloc)
                            : JobCommandUsage(JobCommand::kSalloc));
     return 0;
   }
-  for (const std::string& line : inv.warnings) std::cerr << line << "\n";
   auto cfg = config::LoadConfig(config::DefaultConfigPath());
   if (!cfg.ok()) {
     PrintError("salloc", cfg.status().message());
     return 1;
   }
-  core::JobRequest& req = inv.req;
-  if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
-    PrintError("salloc", per_gpu.message());
-    PrintError("salloc", "Invalid generic resource (gres) specification");
-    return 1;
-  }
-  if (req.name.empty()) req.name = no_shell ? "no-shell" : "interactive";
-  PrepareAllocationRequest(&req);
   std::vector<std::string> command = *positional;
   if (command.empty()) {
     const char* shell = std::getenv("SHELL");
     command = {shell != nullptr && *shell != '\0' ? shell : "/bin/sh"};
   }
-  req.command = command.front();
+  std::vector<core::JobRequest> reqs;
+  for (SbatchInvocation& component : components) {
+    for (const std::string& line : component.warnings) std::cerr << line << "\n";
+    core::JobRequest& req = component.req;
+    if (util::Status per_gpu = CheckPerGpuOptions(req); !per_gpu.ok()) {
+      PrintError("salloc", per_gpu.message());
+      PrintError("salloc", "Invalid generic resource (gres) specification");
+      return 1;
+    }
+    if (req.name.empty()) req.name = no_shell ? "no-shell" : "interactive";
+    PrepareAllocationRequest(&req);
+    req.command = command.front();
+    reqs.push_back(std::move(req));
+  }
   const Client client = Client::ForConfig(*cfg);
   util::Result<Allocation> alloc =
-      RequestAllocation(client, req, "salloc", inv.quiet, true, immediate_s);
+      RequestAllocation(client, reqs, "salloc", inv.quiet, true, immediate_s);
   if (!alloc.ok()) return 1;
   // --no-shell: the allocation stays, to be used with srun --jobid and
   // ended with scancel.

@@ -963,28 +963,38 @@ void EndStep(const Client& client, const std::string& job_id, int step_id, const
 // Asks for srun's own allocation from its options (as sbatch would take
 // them), waits for it and puts its SLURM_* variables in this process's
 // environment, as if srun ran inside it.
-util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& o) {
-  std::vector<std::string> args;
-  auto add = [&](const char* flag, const std::string& value) {
-    if (!value.empty() && value != "0") args.insert(args.end(), {flag, value});
-  };
-  add("--nodes", std::to_string(o.counts.nodes));
-  add("--ntasks", std::to_string(o.counts.ntasks));
-  add("--ntasks-per-node", std::to_string(o.counts.ntasks_per_node));
-  add("--cpus-per-task", o.cpus_per_task > 1 ? std::to_string(o.cpus_per_task) : "");
-  args.insert(args.end(), o.allocation_args.begin(), o.allocation_args.end());
-  SbatchInvocation inv;
-  auto applied = ApplySbatchOptions(args, &inv, "srun");
-  if (!applied.ok()) {
-    std::cerr << applied.status().message() << "\n";
-    return applied.status();
+util::Result<uint32_t> AllocateForSrun(const Client& client, const SrunOptions& options) {
+  // One component per ':' group (a heterogeneous allocation).
+  std::vector<const SrunOptions*> groups = {&options};
+  for (const SrunOptions& m : options.more) groups.push_back(&m);
+  std::vector<core::JobRequest> reqs;
+  for (const SrunOptions* group : groups) {
+    const SrunOptions& o = *group;
+    std::vector<std::string> args;
+    auto add = [&](const char* flag, const std::string& value) {
+      if (!value.empty() && value != "0") args.insert(args.end(), {flag, value});
+    };
+    add("--nodes", std::to_string(o.counts.nodes));
+    add("--ntasks", std::to_string(o.counts.ntasks));
+    add("--ntasks-per-node", std::to_string(o.counts.ntasks_per_node));
+    add("--cpus-per-task", o.cpus_per_task > 1 ? std::to_string(o.cpus_per_task) : "");
+    args.insert(args.end(), o.allocation_args.begin(), o.allocation_args.end());
+    SbatchInvocation inv;
+    auto applied = ApplySbatchOptions(args, &inv, "srun");
+    if (!applied.ok()) {
+      std::cerr << applied.status().message() << "\n";
+      return applied.status();
+    }
+    // Named as its step, as the oracle's srun does: -J, else the command.
+    const SrunOptions& first = options;
+    inv.req.name = first.job_name.empty()
+                       ? first.command.front().substr(first.command.front().rfind('/') + 1)
+                       : first.job_name;
+    PrepareAllocationRequest(&inv.req);
+    inv.req.command = first.command.front();
+    reqs.push_back(std::move(inv.req));
   }
-  // Named as its step, as the oracle's srun does: -J, else the command.
-  inv.req.name = o.job_name.empty() ? o.command.front().substr(o.command.front().rfind('/') + 1)
-                                    : o.job_name;
-  PrepareAllocationRequest(&inv.req);
-  inv.req.command = o.command.front();
-  util::Result<Allocation> alloc = RequestAllocation(client, inv.req, "srun", o.quiet, false);
+  util::Result<Allocation> alloc = RequestAllocation(client, reqs, "srun", options.quiet, false);
   if (!alloc.ok()) return alloc.status();
   EnterAllocation(*alloc);
   return alloc->job_id;
@@ -1382,6 +1392,14 @@ int SrunMain(const std::vector<std::string>& args) {
     if (!existing.ok()) return 1;
     EnterAllocation(*existing);
   } else if (getenv("SLURM_JOB_ID") == nullptr) {
+    // Its own allocation has a component per ':' group.
+    const size_t components = 1 + opts->more.size();
+    if (!opts->het_groups.empty() && static_cast<size_t>(opts->het_groups.back()) >= components) {
+      PrintError("srun", fmt::format("--het-group={}: the allocation srun makes here has {} "
+                                     "component(s), one per ':' group",
+                                     opts->het_groups.back(), components));
+      return 1;
+    }
     util::Result<uint32_t> granted = AllocateForSrun(*client, *opts);
     if (!granted.ok()) return 1;
     own_allocation = *granted;

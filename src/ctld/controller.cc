@@ -10,6 +10,7 @@
 #include <fstream>
 #include <set>
 #include <stdexcept>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 
@@ -840,10 +841,8 @@ void Controller::LaunchNow(Job& job) {
   spec.user_name = job.req.user_name;
   spec.work_dir = job.req.work_dir;
   spec.argv = job.req.argv;
-  std::vector<const Job*> het;
-  if (job.IsHetComponent()) {
-    for (const Job* c : HetComponents(job)) het.push_back(c);
-  }
+  const std::vector<const Job*> het =
+      job.IsHetComponent() ? std::as_const(*this).HetComponents(job) : std::vector<const Job*>{};
   spec.env = BuildBatchEnvironment(job, cfg_, user_env, het);
   spec.std_out = core::ExpandOutputPattern(
       job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job)) : job.req.std_out, job);
@@ -980,7 +979,9 @@ util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) cons
         "SLURM_LOCALID", "SLURM_NODEID", "SLURM_PRIO_PROCESS", "SLURM_PROCID", "SLURM_TASK_PID",
         "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_SCRIPT_CONTEXT"};
     json env = json::array();
-    for (const std::string& kv : BuildBatchEnvironment(*job, cfg_, {})) {
+    const std::vector<const Job*> het =
+        job->IsHetComponent() ? HetComponents(*job) : std::vector<const Job*>{};
+    for (const std::string& kv : BuildBatchEnvironment(*job, cfg_, {}, het)) {
       const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
       if (!name.starts_with("SLURM_") || kNotInSalloc.count(name) != 0) continue;
       if (name == "SLURM_MEM_PER_CPU" && job->req.mem_per_cpu_mb <= 0) continue;

@@ -447,6 +447,7 @@ class Controller {
                                      sched::SubmitRefusal* why) const;
   util::Result<core::JobId> AdmitJob(core::Job job);
   // Every component of the heterogeneous job `any` is one of, in order.
+  std::vector<const core::Job*> HetComponents(const core::Job& any) const;
   std::vector<core::Job*> HetComponents(const core::Job& any);
   // A component ended as `ended` did: the others still holding resources
   // end the same way (components start and end together).

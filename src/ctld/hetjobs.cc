@@ -3,6 +3,8 @@
 // the first's. The scheduler starts them together (sched/scheduler.h);
 // here they are made, found, and ended together. Only the first runs the
 // batch script; its steps reach the others with srun --het-group.
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "ctld/controller.h"
@@ -40,6 +42,7 @@ void CopyJobWideFields(const core::JobRequest& first, core::JobRequest* c) {
   c->hold = first.hold;
   c->requeue = first.requeue;
   c->requeue_set = first.requeue_set;
+  c->interactive = first.interactive;
 }
 
 }  // namespace
@@ -55,10 +58,6 @@ util::Result<JobId> Controller::SubmitHet(std::vector<core::JobRequest> reqs,
   for (size_t k = 0; k < reqs.size(); ++k) {
     if (!reqs[k].array_spec.empty()) {
       return util::InvalidArgument("Job arrays of heterogeneous jobs are not supported");
-    }
-    if (reqs[k].interactive) {
-      return util::InvalidArgument(
-          "Muster does not yet make heterogeneous allocations (salloc or srun with ':')");
     }
     if (k > 0) CopyJobWideFields(reqs.front(), &reqs[k]);
   }
@@ -92,12 +91,18 @@ util::Result<JobId> Controller::SubmitHet(std::vector<core::JobRequest> reqs,
   return first;
 }
 
-std::vector<Job*> Controller::HetComponents(const Job& any) {
-  std::vector<Job*> out;
+std::vector<const Job*> Controller::HetComponents(const Job& any) const {
+  std::vector<const Job*> out;
   for (int k = 0; k < any.het_job_size; ++k) {
-    Job* c = jobs_.Find(any.het_job_id + static_cast<JobId>(k));
+    const Job* c = jobs_.Find(any.het_job_id + static_cast<JobId>(k));
     if (c != nullptr && c->het_job_id == any.het_job_id) out.push_back(c);
   }
+  return out;
+}
+
+std::vector<Job*> Controller::HetComponents(const Job& any) {
+  std::vector<Job*> out;
+  for (const Job* c : std::as_const(*this).HetComponents(any)) out.push_back(jobs_.Find(c->id));
   return out;
 }
 

@@ -126,4 +126,54 @@ def test_a_bad_component_refuses_the_whole_job(cluster):
     # Nothing was made: the next job takes the next id.
     assert c.sbatch("--wrap", "true") == before + 1
     r = c.run(["srun", "--het-group=0,1", "true"], check=False)
-    assert r.returncode == 1 and "--het-group=0,1" in r.stderr
+    assert r.returncode == 1
+    assert r.stderr == ("srun: error: --het-group=1: the allocation srun makes here has 1 "
+                        "component(s), one per ':' group\n")
+    assert c.sbatch("--wrap", "true") == before + 2  # and made none
+
+
+HET_STEPS = """#!/bin/bash
+#SBATCH -n1
+#SBATCH hetjob
+#SBATCH -n2 -N1 -p train
+srun --het-group=0,1 bash -c 'echo T $SLURM_PROCID $SLURM_NODEID $SLURM_LOCALID $SLURMD_NODENAME $SLURM_NTASKS $SLURM_STEP_ID $SLURM_STEP_TASKS_PER_NODE $SLURM_JOB_NODELIST $SLURM_HET_SIZE'
+srun -l bash -c 'echo a' : bash -c 'echo b'
+"""
+
+
+def test_a_step_over_components_numbers_its_tasks_across_them(cluster):
+    # As the oracle: one step id in each component, ranks of component 1
+    # after component 0's, every task told both components' nodes.
+    c = cluster
+    job = c.sbatch(input=HET_STEPS)
+    assert c.wait_done(job) == "COMPLETED"
+    lines = (c.work / f"slurm-{job}.out").read_text().splitlines()
+    tasks = sorted(l.split() for l in lines if l.startswith("T "))
+    node1 = tasks[1][4]
+    assert tasks == [
+        ["T", "0", "0", "0", "cpu01", "3", "0", "1,2", f"cpu01,{node1}", "2"],
+        ["T", "1", "1", "0", node1, "3", "0", "1,2", f"cpu01,{node1}", "2"],
+        ["T", "2", "1", "1", node1, "3", "0", "1,2", f"cpu01,{node1}", "2"],
+    ]
+    assert sorted(l for l in lines if not l.startswith("T ")) == ["0: a", "1: b", "2: b"]
+    rows = [r.split("|")[0] for r in sacct_rows(c, job)]
+    assert rows == [f"{job}+0", f"{job}+0.batch", f"{job}+0.0", f"{job}+0.1", f"{job}+1",
+                    f"{job}+1.0", f"{job}+1.1"]
+
+
+def test_salloc_and_srun_make_heterogeneous_allocations(cluster):
+    c = cluster
+    r = c.run(["salloc", "-n1", ":", "-n2", "-N1", "-p", "train", "bash", "-c",
+               "echo $SLURM_HET_SIZE $SLURM_JOB_ID $SLURM_JOB_ID_HET_GROUP_1 "
+               "$SLURM_NTASKS_HET_GROUP_1; srun --het-group=1 -l printenv SLURMD_NODENAME | sort"])
+    size, job, second, ntasks, *tasks = r.stdout.split()
+    assert (size, int(second), ntasks) == ("2", int(job) + 1, "2")
+    assert tasks[0] == "0:" and tasks[2] == "1:" and tasks[1] == tasks[3]
+    assert tasks[1].startswith("gpu0")
+    assert f"salloc: Granted job allocation {job}" in r.stderr
+    states = c.run(["sacct", "-n", "-X", "-P", "-j", job, "-o", "JobID,State"]).stdout.split()
+    assert states == [f"{job}+0|COMPLETED", f"{job}+1|COMPLETED"]
+    # srun outside an allocation: its ':' groups are the components.
+    r = c.run(["srun", "-l", "bash", "-c", "echo a $SLURM_HET_SIZE", ":", "-n2", "bash", "-c",
+               "echo b $SLURM_HET_SIZE"])
+    assert sorted(r.stdout.splitlines()) == ["0: a 2", "1: b 2", "2: b 2"]

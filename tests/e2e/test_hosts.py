@@ -509,6 +509,16 @@ def test_sattach_on_a_third_host_joins_a_step_on_two(hosts):
             srun.communicate()
 
 
+def test_a_heterogeneous_step_spans_the_hosts_of_its_components(hosts):
+    # srun on the login host makes a heterogeneous allocation (node02 on
+    # cn1, node04 on cn3) and one step over both, each part with its own
+    # command, launched through the agents of each component's host.
+    r = hosts.on("login", "srun", "-w", "node02", "-l", "bash", "-c",
+                 "echo a $(hostname) $SLURM_HET_SIZE", ":", "-w", "node04", "-n2", "bash", "-c",
+                 "echo b $(hostname) $SLURM_HET_SIZE")
+    assert sorted(r.stdout.splitlines()) == ["0: a cn1 2", "1: b cn3 2", "2: b cn3 2"], r.stderr
+
+
 def test_sbcast_puts_the_file_on_every_hosts_own_disk(hosts):
     # node02 is on cn1, node03 on cn2, each with its own /tmp.
     marker = f"sbcast-{os.getpid()}"
