@@ -4,7 +4,7 @@
 // without triggers; musterd's refusals are printed as
 // "slurm_set_trigger: <why>" and "slurm_clear_trigger: <why>". The events
 // Muster has no counterpart for (a backup controller, slurmdbd, burst
-// buffers, front-end nodes, FAIL and IDLE node states) are refused by name.
+// buffers, front-end nodes, the IDLE node state) are refused by name.
 #include <iostream>
 #include <optional>
 #include <string>
@@ -46,7 +46,7 @@ constexpr EventOption kEvents[] = {
     {'t', "time", true, ""},
     {'A', "primary_slurmctld_resumed_operation", true, ""},
     {'b', "primary_slurmctld_resumed_control", true, ""},
-    {'F', "fail", false, "nodes never enter the FAIL state in Muster (they DRAIN)"},
+    {'F', "fail", true, ""},
     {'I', "idle", false, "not supported yet"},
     {'a', "primary_slurmctld_failure", false, "there is no backup controller to notice it"},
     {'B', "backup_slurmctld_failure", false, "there is no backup controller"},

@@ -31,7 +31,7 @@ using nlohmann::json;
   X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
 #define MUSTER_NODE_FIELDS(X)                                                      \
-  X(config) X(registered) X(down) X(drain) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
+  X(config) X(registered) X(down) X(drain) X(fail) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
   X(health_failures) X(health_time) X(health_drained_by) X(detected_hardware) X(hardware_mismatches) \
   X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
 

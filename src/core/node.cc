@@ -89,6 +89,9 @@ std::string Node::SinfoState(bool long_form) const {
   std::string out;
   if (base == NodeBase::kDown && !drain) {
     out = "down";
+  } else if (fail) {
+    // FAIL before DRAIN, as Slurm names a node with both.
+    out = busy ? (long_form ? "failing" : "failg") : "fail";
   } else if (drain) {
     if (busy) {
       out = long_form ? "draining" : "drng";
@@ -120,6 +123,7 @@ std::string Node::ScontrolState() const {
     case NodeBase::kIdle: out = registered ? "IDLE" : "UNKNOWN"; break;
   }
   if (drain) out += "+DRAIN";
+  if (fail) out += "+FAIL";
   if (!Responding()) out += "+NOT_RESPONDING";
   return out;
 }

@@ -61,6 +61,9 @@ struct Node {
   bool registered = false;  // the agent hosting it has connected
   bool down = false;        // DOWN set by an admin or lost agent
   bool drain = false;       // DRAIN flag
+  // FAIL flag (scontrol update State=FAIL): expected to fail; takes no new
+  // jobs, lets its running ones end, as DRAIN does, until RESUME.
+  bool fail = false;
   std::string reason;
   uint32_t reason_uid = 0;
   int64_t reason_time = 0;

@@ -62,7 +62,8 @@ util::Result<Trigger> TriggerFromJson(const nlohmann::json& j) {
 bool TriggerTypeValid(TriggerResource resource, std::string_view type) {
   switch (resource) {
     case TriggerResource::kNode:
-      return type == "down" || type == "up" || type == "drained" || type == "reconfig";
+      return type == "down" || type == "up" || type == "drained" || type == "fail" ||
+             type == "reconfig";
     case TriggerResource::kJob:
       return type == "fini" || type == "time" || type == "down" || type == "up";
     case TriggerResource::kController:

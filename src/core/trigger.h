@@ -1,5 +1,5 @@
 // strigger's triggers: a program to run, once (or every time, with PERM),
-// when a node goes down, up or drained, when the configuration changes,
+// when a node goes down, up, drained or FAIL, when the configuration changes,
 // when a job ends, nears its time limit or loses a node, or when musterd
 // takes control again after a restart. Value types and pure functions;
 // the controller keeps them (src/ctld/triggers.cc).
@@ -24,7 +24,7 @@ struct Trigger {
   uint32_t id = 0;
   TriggerResource resource = TriggerResource::kNode;
   std::string resource_id = "*";  // node: "*" or a hostlist; job: its id
-  // node: down, up, drained, reconfig; job: fini, time, down, up;
+  // node: down, up, drained, fail, reconfig; job: fini, time, down, up;
   // controller: primary_slurmctld_resumed_operation,
   // primary_slurmctld_resumed_control.
   std::string type;

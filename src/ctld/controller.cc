@@ -148,7 +148,7 @@ std::string Controller::StateJson() const {
   // several KiB per job at its peak.
   json nodes = json::object();
   for (const auto& n : nodes_) {
-    if (!n.drain && !n.down) continue;
+    if (!n.drain && !n.down && !n.fail) continue;
     nodes[n.config.name] = NodeState(n);
   }
   std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
@@ -166,6 +166,7 @@ std::string Controller::StateJson() const {
 json Controller::NodeState(const core::Node& n) {
   return {{"name", n.config.name},
           {"drain", n.drain},
+          {"fail", n.fail},
           {"down", n.down},
           {"reason", n.reason},
           {"reason_uid", n.reason_uid},
@@ -178,6 +179,7 @@ void Controller::ApplyNodeState(const json& n) {
   core::Node* node = FindNode(n.value("name", ""));
   if (!node) return;
   node->drain = n.value("drain", false);
+  node->fail = n.value("fail", false);
   node->down = n.value("down", false);
   node->reason = n.value("reason", "");
   node->reason_uid = n.value("reason_uid", 0u);
@@ -490,7 +492,7 @@ util::Result<Job> Controller::PrepareJob(core::JobRequest req, const Caller& cal
     job.time_limit_s = req.time_limit_s;
   }
   if (array) {
-    job.array_job_id = job.id;
+    // array_job_id, the job's own id, comes with it (AdmitJob).
     job.array_pending = std::move(array->tasks);
     job.array_max_running = array->max_running;
   }
@@ -505,6 +507,7 @@ util::Result<Job> Controller::PrepareJob(core::JobRequest req, const Caller& cal
 
 util::Result<JobId> Controller::AdmitJob(Job job) {
   if (job.id == 0) job.id = next_job_id_++;
+  if (!job.req.array_spec.empty()) job.array_job_id = job.id;
   // The script and environment live on disk, not in the job table, so a
   // pending job costs little memory; a heterogeneous job's components
   // other than the first run none of their own.
@@ -1563,13 +1566,17 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     return util::InvalidArgument(
         "You must specify a reason when DOWNING or DRAINING a node. Request denied");
   }
-  if (st != "DRAIN" && st != "DOWN" && st != "RESUME" && st != "IDLE" && st != "UNDRAIN") {
+  if (st != "DRAIN" && st != "DOWN" && st != "FAIL" && st != "RESUME" && st != "IDLE" &&
+      st != "UNDRAIN") {
     return util::InvalidArgument("Invalid node state specified");
   }
   int64_t now = Now();
   for (core::Node* node : targets) {
     if (st == "DRAIN") {
       node->drain = true;
+    } else if (st == "FAIL") {
+      // Expected to fail: no new jobs; the running ones go on.
+      node->fail = true;
     } else if (st == "DOWN") {
       node->down = true;
       // A node set DOWN loses its jobs, as in Slurm.
@@ -1585,7 +1592,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
       }
     } else {  // RESUME / IDLE / UNDRAIN
       node->drain = false;
-      if (st != "UNDRAIN") node->down = false;
+      if (st != "UNDRAIN") node->down = node->fail = false;
     }
     // An operator's word replaces health's: a node health drained and an
     // operator resumed (or drained again) is the operator's.
@@ -1595,7 +1602,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
       node->reason_uid = caller.uid;
       node->reason_time = now;
       node->reason_actor.clear();
-    } else if (!node->drain && !node->down) {
+    } else if (!node->drain && !node->down && !node->fail) {
       node->reason.clear();
       node->reason_uid = 0;
       node->reason_time = 0;

@@ -586,6 +586,7 @@ class Controller {
   struct TriggerNodeState {
     bool down = false;
     bool drained = false;
+    bool fail = false;
   };
   std::map<std::string, TriggerNodeState> trigger_nodes_;
   struct DelayedFiring {

@@ -85,7 +85,7 @@ std::string Controller::MetricsText() const {
       gpu_alloc += total_gpus - free_gpus;
       mem_alloc += static_cast<double>(n->alloc_mem_mb) * 1024 * 1024;
       // What could be given out now: only on a node that takes new work.
-      const bool usable = n->registered && !n->down && !n->drain;
+      const bool usable = n->registered && !n->down && !n->drain && !n->fail;
       if (!usable) continue;
       cpu_idle += n->config.cpus - n->alloc_cpus;
       gpu_idle += free_gpus;

@@ -195,7 +195,9 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
     std::vector<const core::Node*> pool;
     for (const std::string& n : part->nodes) {
       const core::Node* node = FindNode(n);
-      if (node != nullptr && !node->down && !node->drain && !overlaps(n)) pool.push_back(node);
+      if (node != nullptr && !node->down && !node->drain && !node->fail && !overlaps(n)) {
+        pool.push_back(node);
+      }
     }
     auto rank = [](const core::Node* n) {
       return std::pair(n->running_jobs > 0, sched::GpuCount(n->config) > 0);

@@ -74,7 +74,7 @@ void Controller::SnapshotTriggerNodes() {
   trigger_nodes_.clear();
   for (const core::Node& n : nodes_) {
     const bool down = n.Base() == core::NodeBase::kDown;
-    trigger_nodes_[n.config.name] = {down, !down && n.drain && n.running_jobs == 0};
+    trigger_nodes_[n.config.name] = {down, !down && n.drain && n.running_jobs == 0, n.fail};
   }
 }
 
@@ -203,16 +203,18 @@ void Controller::CheckTriggers() {
     const core::Node* node = FindNode(name);
     if (node == nullptr) continue;
     const bool down = node->Base() == core::NodeBase::kDown;
-    const TriggerNodeState now{down, !down && node->drain && node->running_jobs == 0};
+    const TriggerNodeState now{down, !down && node->drain && node->running_jobs == 0, node->fail};
     auto [it, fresh] = trigger_nodes_.emplace(name, now);
     const TriggerNodeState before = fresh ? now : it->second;
     it->second = now;
     const bool went_down = !before.down && now.down, came_up = before.down && !now.down;
     const bool drained = !before.drained && now.drained;
-    if (!went_down && !came_up && !drained) continue;
+    const bool failed = !before.fail && now.fail;
+    if (!went_down && !came_up && !drained && !failed) continue;
     for (const Trigger& t : triggers_) {
       const bool event = (t.type == "down" && went_down) || (t.type == "up" && came_up) ||
-                         (t.type == "drained" && drained) || t.type == "reconfig";
+                         (t.type == "drained" && drained) || (t.type == "fail" && failed) ||
+                         t.type == "reconfig";
       if (!event) continue;
       bool watched = false;
       if (t.resource == TriggerResource::kNode) {

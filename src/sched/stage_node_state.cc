@@ -9,6 +9,7 @@ namespace muster::sched {
 FilterResult FilterNodeState(const core::Node& node) {
   if (node.down) return {Verdict::kUnschedulableNow, "node is down"};
   if (node.drain) return {Verdict::kUnschedulableNow, "node is drained"};
+  if (node.fail) return {Verdict::kUnschedulableNow, "node is in state FAIL"};
   if (node.config.initial_state == core::NodeInitialState::kFuture) {
     return {Verdict::kUnschedulableNow, "node is in state FUTURE"};
   }

@@ -69,6 +69,36 @@ def test_node_and_job_triggers_fire_once_with_slurms_arguments(fresh_cluster):
     assert r.returncode == 1 and r.stderr == "slurm_clear_trigger: No such process\n"
 
 
+def test_fail_trigger_fires_when_a_node_is_set_fail(fresh_cluster):
+    # As the oracle: State=FAIL keeps new jobs off the node (ReqNodeNotAvail
+    # for one that names it), its running ones go on, sinfo shows "fail"
+    # ("failing" while jobs run), scontrol IDLE+FAIL; RESUME ends it.
+    c = fresh_cluster
+    prog, out = recorder(c, "fail")
+    c.run(["strigger", "--set", "--node=cpu01", "--fail", f"--program={prog}"])
+    assert " fail " in c.run(["strigger", "--get"]).stdout
+    running = c.sbatch("-w", "cpu01", "--wrap", "sleep 300")
+    c.wait_state(running, "RUNNING")
+    r = c.run(["scontrol", "update", "nodename=cpu01", "state=fail"], check=False)
+    assert r.returncode == 1 and "You must specify a reason" in r.stderr
+    c.run(["scontrol", "update", "nodename=cpu01", "state=fail", "reason=disk dying"])
+    wait_for(lambda: lines(out) == ["args=[cpu01] user=root"], what="the fail trigger")
+    assert c.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t %T %E"]).stdout.split() == [
+        "failg", "failing", "disk", "dying"]
+    assert c.job(running)["state"] == "RUNNING"
+    waits = c.sbatch("-w", "cpu01", "--wrap", "true")
+    time.sleep(1)
+    r = c.run(["squeue", "-h", "-j", str(waits), "-o", "%r"])
+    assert r.stdout.strip() == "ReqNodeNotAvail, UnavailableNodes:cpu01"
+    c.cancel([running])
+    assert c.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t"]).stdout.strip() == "fail"
+    show = c.run(["scontrol", "show", "node", "cpu01"]).stdout
+    assert "State=IDLE+FAIL " in show and "Reason=disk dying" in show
+    c.run(["scontrol", "update", "nodename=cpu01", "state=resume"])
+    assert c.wait_done(waits) == "COMPLETED"
+    assert c.run(["sinfo", "-h", "-N", "-n", "cpu01", "-o", "%t"]).stdout.strip() == "idle"
+
+
 def test_time_trigger_runs_before_the_limit_as_the_jobs_user(fresh_cluster, users):
     c = fresh_cluster
     user = users[0] if users else None

@@ -282,6 +282,7 @@ int StateRank(const core::Node& n) {
     case core::NodeBase::kFuture: rank = 6; break;
   }
   if (n.drain) rank += 0x200;
+  if (n.fail) rank += 0x400;
   if (!n.Responding()) rank += 0x800;
   return rank;
 }
@@ -320,9 +321,11 @@ Status CheckStates(const std::vector<std::string>& states) {
 bool StateMatches(const core::Node& n, const std::string& s) {
   if (s == "all") return true;
   bool down = n.Base() == core::NodeBase::kDown;
-  bool plain = !down && !n.drain;
+  bool plain = !down && !n.drain && !n.fail;
   core::NodeBase b = n.Base();
   if (s == "down") return down;
+  if (s == "fail") return n.fail;
+  if (s == "failing" || s == "failg") return n.fail && Busy(n);
   if (s == "drain") return n.drain;
   if (s == "drained") return n.drain && !Busy(n);
   if (s == "draining" || s == "drng") return n.drain && Busy(n);
@@ -353,7 +356,7 @@ bool NodeInStates(const core::Node& n, const std::vector<std::string>& states) {
 
 // The node is unavailable in the sense of %C/%F's "other" column.
 bool Other(const core::Node& n) {
-  return n.Base() == core::NodeBase::kDown || n.drain || !n.Responding();
+  return n.Base() == core::NodeBase::kDown || n.drain || n.fail || !n.Responding();
 }
 
 bool Allocated(const core::Node& n) {
@@ -369,12 +372,15 @@ std::string StateComplete(const core::Node& n) {
     case core::NodeBase::kAllocated: out = "allocated"; break;
     // Slurm keeps a partly used node as "allocated" internally and names it
     // "mixed" only when no flag is set.
-    case core::NodeBase::kMixed: out = n.drain || !n.Responding() ? "allocated" : "mixed"; break;
+    case core::NodeBase::kMixed:
+      out = n.drain || n.fail || !n.Responding() ? "allocated" : "mixed";
+      break;
     case core::NodeBase::kFuture: out = "future"; break;
     case core::NodeBase::kUnknown: out = "unknown"; break;
     case core::NodeBase::kIdle: out = n.registered ? "idle" : "unknown"; break;
   }
   if (n.drain) out += "+drain";
+  if (n.fail) out += "+fail";
   if (!n.Responding()) out += "+not_responding";
   return out;
 }
@@ -799,7 +805,7 @@ class NodeFilter {
     if (!NodeInStates(n, req_.states)) return false;
     if (req_.dead && n.Responding()) return false;
     if (req_.responding && !n.Responding()) return false;
-    if (req_.reasons && !(n.Base() == core::NodeBase::kDown || n.drain)) return false;
+    if (req_.reasons && !(n.Base() == core::NodeBase::kDown || n.drain || n.fail)) return false;
     return true;
   }
 
