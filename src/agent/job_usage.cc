@@ -3,26 +3,20 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "stepd/proctree.h"
+#include "stepd/spool.h"
 #include "util/strings.h"
 
 namespace muster::agent {
 
 namespace {
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 int64_t ReadNumber(const std::string& path) {
-  util::Result<int64_t> v = util::ParseInt(util::Trim(ReadText(path)));
+  util::Result<int64_t> v = util::ParseInt(util::Trim(stepd::ReadFileOrEmpty(path)));
   return v.ok() ? *v : -1;
 }
 
@@ -65,7 +59,7 @@ core::JobUsageSample JobUsageReader::Read(uint32_t job_id, const std::string& no
   u.node = node;
   std::vector<pid_t> pids = stepd::Descendants(supervisor);
   if (pids.empty()) return u;
-  const std::string cgroups = ReadText(fmt::format("/proc/{}/cgroup", pids.front()));
+  const std::string cgroups = stepd::ReadFileOrEmpty(fmt::format("/proc/{}/cgroup", pids.front()));
   const std::string v2 = CgroupOfController(cgroups, "");
   const std::string memory = CgroupOfController(cgroups, "memory");
   if (IsJobCgroup(v2)) {
@@ -74,7 +68,7 @@ core::JobUsageSample JobUsageReader::Read(uint32_t job_id, const std::string& no
     int64_t& seen = peaks_[job_id];
     seen = std::max({seen, ReadNumber(dir + "/memory.peak"), u.memory_bytes});
     u.memory_peak_bytes = seen;
-    u.cpu_ms = std::max<int64_t>(Keyed(ReadText(dir + "/cpu.stat"), "usage_usec"), 0) / 1000;
+    u.cpu_ms = std::max<int64_t>(Keyed(stepd::ReadFileOrEmpty(dir + "/cpu.stat"), "usage_usec"), 0) / 1000;
     return u;
   }
   const bool memory_cgroup = IsJobCgroup(memory);
@@ -100,7 +94,7 @@ core::JobUsageSample JobUsageReader::Read(uint32_t job_id, const std::string& no
     return v.ok() ? *v : 0;
   };
   for (pid_t pid : pids) {
-    const std::string stat = ReadText(fmt::format("/proc/{}/stat", pid));
+    const std::string stat = stepd::ReadFileOrEmpty(fmt::format("/proc/{}/stat", pid));
     const size_t close = stat.rfind(')');
     if (close == std::string::npos) continue;
     // After "pid (comm)": state is field 3; utime 14, stime 15, rss 24.

@@ -6,20 +6,14 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 #include <utility>
 
+#include "stepd/spool.h"
 #include "util/strings.h"
 
 namespace muster::agent {
 namespace {
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 int64_t NumberOr0(std::string_view text) {
   util::Result<int64_t> v = util::ParseInt(text);
@@ -108,12 +102,12 @@ std::vector<core::TaskStats> TaskScanner::Scan() {
     const std::string base = proc_root_ + "/" + e->d_name;
     // Unreadable (another user's, to an agent that is not root) or gone:
     // not a task of ours.
-    const std::optional<TaskIdentity> id = TaskIdentityFromEnviron(ReadText(base + "/environ"));
+    const std::optional<TaskIdentity> id = TaskIdentityFromEnviron(stepd::ReadFileOrEmpty(base + "/environ"));
     if (!id || !nodes_.contains(id->node)) continue;
     struct stat owner;
     if (::stat(base.c_str(), &owner) != 0) continue;
     ProcFigures p;
-    if (!ParseProcFigures(ReadText(base + "/stat"), ReadText(base + "/io"), &p)) continue;
+    if (!ParseProcFigures(stepd::ReadFileOrEmpty(base + "/stat"), stepd::ReadFileOrEmpty(base + "/io"), &p)) continue;
     core::TaskStats& t = tasks[Key{id->job_id, id->step, id->node, id->task, owner.st_uid}];
     t.uid = owner.st_uid;
     t.job_id = id->job_id;

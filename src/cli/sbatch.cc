@@ -179,17 +179,10 @@ int SbatchMain(const std::vector<std::string>& args) {
                                     : std::filesystem::absolute(positional->front()).string();
   if (req.name.empty()) req.name = script_name;
   char cwd[4096];
-  std::string here = getcwd(cwd, sizeof(cwd)) ? cwd : "/";
-  req.submit_dir = here;
-  if (req.work_dir.empty()) {
-    req.work_dir = here;
-  } else if (req.work_dir[0] != '/') {
-    req.work_dir = here + "/" + req.work_dir;
-  }
-  req.submit_host = util::HostName();
   std::vector<std::string> env;
   for (char** e = environ; *e; ++e) env.emplace_back(*e);
-  util::Status ex = ApplyExport(inv.export_spec, env, &req);
+  util::Status ex =
+      FinishBatchRequest(getcwd(cwd, sizeof(cwd)) ? cwd : "/", util::HostName(), env, &inv);
   if (!ex.ok()) {
     PrintError("sbatch", ex.message());
     return 1;

@@ -173,6 +173,20 @@ util::Status CheckScript(const std::string& script) {
   return util::Status::Ok();
 }
 
+util::Status FinishBatchRequest(const std::string& submit_dir, const std::string& submit_host,
+                                const std::vector<std::string>& environ_list,
+                                SbatchInvocation* inv) {
+  core::JobRequest& req = inv->req;
+  req.submit_dir = submit_dir;
+  if (req.work_dir.empty()) {
+    req.work_dir = submit_dir;
+  } else if (req.work_dir[0] != '/') {
+    req.work_dir = submit_dir + "/" + req.work_dir;
+  }
+  req.submit_host = submit_host;
+  return ApplyExport(inv->export_spec, environ_list, &req);
+}
+
 util::Status ApplyExport(const std::string& spec, const std::vector<std::string>& environ_list,
                          core::JobRequest* req) {
   req->environment.clear();

@@ -60,6 +60,14 @@ int SbatchOptionExitCode(const util::Status& error);
 util::Status ApplyExport(const std::string& spec, const std::vector<std::string>& environ_list,
                          core::JobRequest* req);
 
+// What a batch request (sbatch's, a crontab entry's) carries besides its
+// options: where it was submitted from, its working directory there (-D,
+// relative to it; else it), the submit host and the environment --export
+// (inv.export_spec) selects from `environ_list`. Errors are ApplyExport's.
+util::Status FinishBatchRequest(const std::string& submit_dir, const std::string& submit_host,
+                                const std::vector<std::string>& environ_list,
+                                SbatchInvocation* inv);
+
 // The script --wrap generates.
 std::string WrapScript(const std::string& command);
 

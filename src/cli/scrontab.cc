@@ -149,12 +149,9 @@ Parsed ParseCrontab(const std::string& text, const Target& who) {
       const std::string program = util::Split(command, ' ').front();
       req.name = program.substr(program.rfind('/') + 1);
     }
-    req.submit_dir = who.home;
-    if (req.work_dir.empty()) req.work_dir = who.home;
-    req.submit_host = util::HostName();
     std::vector<std::string> job_env = env;
     job_env.insert(job_env.end(), variables.begin(), variables.end());
-    if (util::Status ex = ApplyExport(inv.export_spec, job_env, &req); !ex.ok()) {
+    if (util::Status ex = FinishBatchRequest(who.home, util::HostName(), job_env, &inv); !ex.ok()) {
       bad(ex.message());
       continue;
     }

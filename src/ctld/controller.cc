@@ -915,46 +915,48 @@ void Controller::RecoverRunningSteps() {
 
 std::vector<render::StepInfo> Controller::RunningSteps() const {
   std::vector<render::StepInfo> out;
-  auto step = running_steps_.begin();
   for (const Job& job : jobs_) {
-    while (step != running_steps_.end() && step->first.first < job.id) ++step;
-    if (job.state != JobState::kRunning) continue;
-    if (job.HasBatchStep()) {
-      render::StepInfo batch;
-      batch.job_id = job.id;
-      batch.step_id = "batch";
-      batch.name = "batch";
-      batch.start_time = job.start_time;
-      batch.nodelist = job.batch_host;
-      batch.nodes = 1;
-      batch.tasks = 1;
-      out.push_back(std::move(batch));
-    }
-    for (auto it = step; it != running_steps_.end() && it->first.first == job.id; ++it) {
-      const store::StepRecord& rec = it->second.record;
-      render::StepInfo info;
-      info.job_id = job.id;
-      info.step_id = rec.step_id;
-      info.name = rec.name;
-      info.start_time = rec.start_time;
-      info.nodelist = rec.node_list;
-      info.nodes = rec.nnodes;
-      info.cpus = rec.ncpus;
-      info.tasks = rec.ntasks;
-      int64_t mem = 0;
-      auto names = util::ExpandHostlist(rec.node_list);
-      for (const core::NodeAlloc& a : job.alloc) {
-        if (!names.ok() || std::find(names->begin(), names->end(), a.node) == names->end()) continue;
-        auto own = it->second.mem_mb.find(a.node);
-        mem += own != it->second.mem_mb.end() ? own->second : a.mem_mb;
-      }
-      info.tres = fmt::format("cpu={},mem={}M,node={}", rec.ncpus, mem, rec.nnodes);
-      info.srun_host = it->second.srun_host;
-      info.srun_pid = it->second.srun_pid;
-      out.push_back(std::move(info));
-    }
+    if (job.state == JobState::kRunning) AppendRunningSteps(job, &out);
   }
   return out;
+}
+
+void Controller::AppendRunningSteps(const Job& job, std::vector<render::StepInfo>* out) const {
+  if (job.HasBatchStep()) {
+    render::StepInfo batch;
+    batch.job_id = job.id;
+    batch.step_id = "batch";
+    batch.name = "batch";
+    batch.start_time = job.start_time;
+    batch.nodelist = job.batch_host;
+    batch.nodes = 1;
+    batch.tasks = 1;
+    out->push_back(std::move(batch));
+  }
+  for (auto it = running_steps_.lower_bound({job.id, 0});
+       it != running_steps_.end() && it->first.first == job.id; ++it) {
+    const store::StepRecord& rec = it->second.record;
+    render::StepInfo info;
+    info.job_id = job.id;
+    info.step_id = rec.step_id;
+    info.name = rec.name;
+    info.start_time = rec.start_time;
+    info.nodelist = rec.node_list;
+    info.nodes = rec.nnodes;
+    info.cpus = rec.ncpus;
+    info.tasks = rec.ntasks;
+    int64_t mem = 0;
+    auto names = util::ExpandHostlist(rec.node_list);
+    for (const core::NodeAlloc& a : job.alloc) {
+      if (!names.ok() || std::find(names->begin(), names->end(), a.node) == names->end()) continue;
+      auto own = it->second.mem_mb.find(a.node);
+      mem += own != it->second.mem_mb.end() ? own->second : a.mem_mb;
+    }
+    info.tres = fmt::format("cpu={},mem={}M,node={}", rec.ncpus, mem, rec.nnodes);
+    info.srun_host = it->second.srun_host;
+    info.srun_pid = it->second.srun_pid;
+    out->push_back(std::move(info));
+  }
 }
 
 util::Status Controller::CompleteAllocation(JobId id, int exit_code, const Caller& caller) {
@@ -1453,11 +1455,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
         out.push_back({sid, "Job can not be altered now, try again later"});
         continue;
       }
-      job->cancelled_by = caller.uid;
-      job->state = JobState::kCancelled;
-      pending_ids_.erase(job->id);
-      job->end_time = Now();
-      job->reason = core::PendingReason::kNone;
+      CancelPending(*job, caller.uid);
       DisableCronLine(*job);
       MarkJob(job->id);
       stats_.JobCanceled();
@@ -1488,6 +1486,14 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
   }
   RequestSchedule();
   return out;
+}
+
+void Controller::CancelPending(Job& job, uint32_t by) {
+  job.cancelled_by = by;
+  job.state = JobState::kCancelled;
+  pending_ids_.erase(job.id);
+  job.end_time = Now();
+  job.reason = core::PendingReason::kNone;
 }
 
 std::vector<JobActionResult> Controller::Hold(const std::vector<std::string>& ids, bool hold,

@@ -159,6 +159,8 @@ class Controller {
   // The running steps (the batch step of each running batch job, then its
   // srun steps), by job id, for squeue -s and scontrol show step.
   std::vector<render::StepInfo> RunningSteps() const;
+  // Those of one running job, after `out`'s.
+  void AppendRunningSteps(const core::Job& job, std::vector<render::StepInfo>* out) const;
 
   // sstat (src/ctld/step_stats.cc): asks the agents of running job `id`'s
   // hosts for its tasks' figures now and gives `done`, once every one
@@ -446,6 +448,8 @@ class Controller {
   util::Result<core::Job> PrepareJob(core::JobRequest req, const Caller& caller,
                                      sched::SubmitRefusal* why) const;
   util::Result<core::JobId> AdmitJob(core::Job job);
+  // A pending job cancelled by `by` (its uid); the caller marks it.
+  void CancelPending(core::Job& job, uint32_t by);
   // Every component of the heterogeneous job `any` is one of, in order.
   std::vector<const core::Job*> HetComponents(const core::Job& any) const;
   std::vector<core::Job*> HetComponents(const core::Job& any);

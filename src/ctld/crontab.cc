@@ -81,13 +81,7 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
   }
   auto cancel = [&](Job& job) {
     job.req.cron_spec.clear();
-    if (job.state == JobState::kPending) {
-      job.cancelled_by = caller.uid;
-      job.state = JobState::kCancelled;
-      pending_ids_.erase(job.id);
-      job.end_time = Now();
-      job.reason = core::PendingReason::kNone;
-    }
+    if (job.state == JobState::kPending) CancelPending(job, caller.uid);
     MarkJob(job.id);
   };
   // The new entries' jobs first: one that is refused (a partition that

@@ -113,11 +113,7 @@ void Controller::EndHetComponents(const Job& ended) {
     if (c->id == id || core::IsFinished(c->state)) continue;
     if (c->state == JobState::kPending) {
       // Never started (the first was cancelled while they waited).
-      c->state = JobState::kCancelled;
-      c->cancelled_by = ended.cancelled_by;
-      c->end_time = Now();
-      c->reason = core::PendingReason::kNone;
-      pending_ids_.erase(c->id);
+      CancelPending(*c, ended.cancelled_by);
       MarkJob(c->id);
     } else if (c->HasBatchStep()) {
       // The first's script is still running: it is stopped, and ends (and

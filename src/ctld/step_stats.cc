@@ -4,7 +4,6 @@
 // its GPUs' latest samples. The only request musterd answers after hearing
 // from agents; it changes nothing, so it waits for no commit.
 #include <algorithm>
-#include <climits>
 
 #include "core/step_stats.h"
 #include "ctld/controller.h"
@@ -32,13 +31,10 @@ void Controller::StepStats(core::JobId id, const Caller& caller, StepStatsDone d
     return;
   }
   json steps = json::array();
-  if (job->HasBatchStep()) {
-    steps.push_back({{"step", core::kBatchStep}, {"ntasks", 1}, {"nodelist", job->batch_host}});
-  }
-  for (auto it = running_steps_.lower_bound({id, INT_MIN});
-       it != running_steps_.end() && it->first.first == id; ++it) {
-    const store::StepRecord& rec = it->second.record;
-    steps.push_back({{"step", rec.step_id}, {"ntasks", rec.ntasks}, {"nodelist", rec.node_list}});
+  std::vector<render::StepInfo> running;
+  AppendRunningSteps(*job, &running);
+  for (const render::StepInfo& s : running) {
+    steps.push_back({{"step", s.step_id}, {"ntasks", s.tasks}, {"nodelist", s.nodelist}});
   }
   // The latest sample of each GPU it holds.
   json gpus = json::array();

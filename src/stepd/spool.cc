@@ -128,4 +128,9 @@ util::Result<std::string> ReadFileAt(int dir_fd, const std::string& name) {
   return out;
 }
 
+std::string ReadFileOrEmpty(const std::string& path) {
+  util::Result<std::string> text = ReadFileAt(AT_FDCWD, path);
+  return text.ok() ? std::move(text).value() : std::string();
+}
+
 }  // namespace muster::stepd

@@ -56,4 +56,8 @@ util::Status AppendFileAt(int dir_fd, const std::string& name, std::string_view 
 // Reads all of <dir_fd>/<name> (at most 64 MiB).
 util::Result<std::string> ReadFileAt(int dir_fd, const std::string& name);
 
+// All of `path`, or "" when it cannot be read (a /proc file whose process
+// has gone, a cgroup file the kernel lacks).
+std::string ReadFileOrEmpty(const std::string& path);
+
 }  // namespace muster::stepd
