@@ -225,22 +225,24 @@ util::Result<SprioOptions> ParseSprioArgs(const std::vector<std::string>& args,
 }
 
 std::string SprioUsage() {
+  // Slurm's layout (the usage line, the options, the help options), in
+  // Muster's words.
   return "Usage: sprio [OPTIONS]\n"
-         "  -h, --noheader                  no headers on output\n"
-         "  -j, --jobs                      comma separated list of jobs\n"
-         "                                  to view, default is all\n"
-         "      --local                     report only local cluster\n"
-         "  -l, --long                      long report\n"
-         "  -n, --norm                      display normalized values\n"
-         "  -o, --format=format             format specification\n"
-         "  -p, --partition=partition_name  comma separated list of partitions\n"
-         "  -u, --user=user_name            comma separated list of users to view\n"
-         "  -v, --verbose                   verbosity level\n"
-         "  -V, --version                   output version information and exit\n"
-         "  -w, --weights                   show the weights for each priority factor\n"
+         "  -h, --noheader                  leave out the header line\n"
+         "  -j, --jobs                      the jobs to show, a comma list\n"
+         "                                  (all pending jobs without it)\n"
+         "      --local                     this cluster only (there is no other)\n"
+         "  -l, --long                      every factor, in the long layout\n"
+         "  -n, --norm                      the factors between 0 and 1, before weights\n"
+         "  -o, --format=format             the columns, as %-codes\n"
+         "  -p, --partition=partition_name  the jobs of these partitions only\n"
+         "  -u, --user=user_name            the jobs of these users only\n"
+         "  -v, --verbose                   accepted; nothing more is printed\n"
+         "  -V, --version                   print the version and exit\n"
+         "  -w, --weights                   the weight of each factor\n"
          "\nHelp options:\n"
-         "  --help                          show this help message\n"
-         "  --usage                         display a brief summary of sprio options\n";
+         "  --help                          print this help and exit\n"
+         "  --usage                         print the usage line and exit\n";
 }
 
 std::string RenderSprio(const SprioOptions& opts, const json& report,

@@ -71,19 +71,21 @@ util::Result<SdiagOptions> ParseSdiagArgs(const std::vector<std::string>& args) 
 }
 
 constexpr const char* kUsage = "Usage: sdiag [-M cluster] [-aritT]\n";
+// Slurm's layout (the usage line, the options, the help options), in
+// Muster's words.
 constexpr const char* kHelp =
     "Usage: sdiag [OPTIONS]\n"
-    "  -a, --all           all statistics\n"
-    "  -r, --reset         reset statistics\n"
-    "  -M, --cluster       direct the request to a specific cluster\n"
-    "  -i, --sort-by-id    sort RPCs by id\n"
-    "  -t, --sort-by-time  sort RPCs by total run time\n"
-    "  -T, --sort-by-time2 sort RPCs by average run time\n"
-    "  -V, --version       display current version number\n"
+    "  -a, --all           every figure (the default)\n"
+    "  -r, --reset         set the counters back to zero (operators)\n"
+    "  -M, --cluster       the cluster to ask (this one)\n"
+    "  -i, --sort-by-id    list the requests by their number\n"
+    "  -t, --sort-by-time  list the requests by the time they took in all\n"
+    "  -T, --sort-by-time2 list the requests by the time each took on average\n"
+    "  -V, --version       print the version and exit\n"
     "\n"
     "Help options:\n"
-    "  --help          show this help message\n"
-    "  --usage         display brief usage message\n";
+    "  --help          print this help and exit\n"
+    "  --usage         print the usage line and exit\n";
 
 // "Sun Dec 06 19:37:31 2026 (1796585851)", local time.
 std::string When(int64_t t) { return fmt::format("{} ({})", render::CtimeDate(t), t); }

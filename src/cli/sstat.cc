@@ -58,43 +58,37 @@ const std::vector<util::OptionSpec>& Options() {
 constexpr char kUsageText[] =
     "Usage: sstat [options] -j <job(.stepid)>\n\tUse --help for help\n";
 
-// Slurm's --help, its layout kept (a usage line, then each option).
+// Slurm's --help layout (a usage line, then each option), in Muster's
+// words.
 constexpr char kHelpText[] = R"(sstat [<OPTION>] -j <job(.stepid)>
     Valid <OPTION> values are:
       -a, --allsteps:
-                   Print all steps for the given job(s) when no step is
-                   specified.
+                   Without a step in -j, every running step of the job
+                   (the batch step first), not only the lowest srun step.
       -e, --helpformat:
-                   Print a list of fields that can be specified with the
-                   '--format' option
-     -h, --help:   Print this description of use.
+                   List the fields --format takes.
+     -h, --help:   Print this help and exit.
      -i, --pidformat:
-                   Predefined format to list the pids running for each
-                   job step.  (JobId,Nodes,Pids)
+                   The fields JobId,Nodes,Pids: the process ids of each
+                   running step on each of its nodes.
      -j, --jobs:
-                   Format is <job(.step)>. Stat this job step
-                   or comma-separated list of job steps. This option is
-                   required.  The step portion will default to the lowest
-                   numbered (not batch, extern, etc) step running if not
-                   specified, unless the --allsteps flag is set where not
-                   specifying a step will result in all running steps
-                   to be displayed. A step id of 'batch' will display the
-                   information about the batch step.
+                   The job steps to show, <job(.step)>, a comma list; this
+                   option is required (job ids alone are taken too).
+                   Without a step: the lowest-numbered running srun step,
+                   or every running step with --allsteps; "batch" names
+                   the batch step.
      -n, --noheader:
-                   No header will be added to the beginning of output.
-                   The default is to print a header.
-     --noconvert:  Don't convert units from their original type
-                   (e.g. 2048M won't be converted to 2G).
+                   Leave out the header line.
+     --noconvert:  Memory in bytes, without a unit (no K, M or G).
      -o, --format:
-                   Comma separated list of fields. (use "--helpformat"
-                   for a list of available fields).
-     -p, --parsable: output will be '|' delimited with a '|' at the end
-     -P, --parsable2: output will be '|' delimited without a '|' at the end
-     --usage:      Display brief usage message.
+                   The fields to show, a comma list (--helpformat lists
+                   them).
+     -p, --parsable: Fields separated by '|', one after the last too.
+     -P, --parsable2: Fields separated by '|', none after the last.
+     --usage:      Print the usage line and exit.
      -v, --verbose:
-                   Primarily for debugging purposes, report the state of
-                   various variables during processing.
-     -V, --version: Print version.
+                   Accepted; nothing more is printed.
+     -V, --version: Print the version and exit.
 
 )";
 
