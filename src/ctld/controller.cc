@@ -908,8 +908,11 @@ void Controller::RecoverRunningSteps() {
   for (store::StepRecord& rec : found->steps) {
     util::Result<int64_t> step = util::ParseInt(rec.step_id);
     if (rec.state != "RUNNING" || !step.ok()) continue;
-    running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}].record =
-        std::move(rec);
+    RunningStep& running = running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}];
+    // Where its srun listens for sattach, as srun said before the restart.
+    running.attach = json::parse(rec.attach, nullptr, false);
+    if (running.attach.is_discarded()) running.attach = json();
+    running.record = std::move(rec);
   }
 }
 
@@ -1867,6 +1870,7 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
   auto it = running_steps_.find({id, step_id});
   if (it == running_steps_.end()) return util::NotFound("Invalid job step id specified");
   store::StepRecord rec = std::move(it->second.record);
+  rec.attach.clear();  // nothing to join any more
   running_steps_.erase(it);
   // Slurm 22.05: a step whose task a signal ended is CANCELLED (sacct
   // "CANCELLED 0:9" for srun bash -c 'kill -9 $$'), a non-zero exit FAILED,

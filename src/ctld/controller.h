@@ -552,8 +552,8 @@ class Controller {
     // Its memory on each of its nodes (srun --mem, --mem-per-cpu; else
     // the job's there), which bounds its tasks' cgroup.
     std::map<std::string, int64_t> mem_mb;
-    // Where sattach reaches it (RegisterAttach's body); null until its
-    // srun said, and after a restart of musterd.
+    // Where sattach reaches it (RegisterAttach's body; also in the
+    // record, for a restart); null until its srun said.
     nlohmann::json attach;
   };
   std::map<std::pair<core::JobId, int>, RunningStep> running_steps_;

@@ -60,6 +60,10 @@ util::Status Controller::RegisterAttach(core::JobId id, int step_id, const json&
                             {"port", body["port"]},
                             {"token", body["token"]},
                             {"layout", body["layout"]}};
+  // Kept with the step's accounting row, so a restarted musterd still
+  // knows it (RecoverRunningSteps).
+  running->second.record.attach = running->second.attach.dump();
+  acct_->UpsertStep(running->second.record);
   return util::Status::Ok();
 }
 
@@ -86,8 +90,7 @@ util::Result<json> Controller::AttachOf(core::JobId id, const std::string& step,
   }
   if (running->second.attach.is_null()) {
     return util::Unavailable("StepId=" + step_id +
-                             " cannot be attached to: its srun has not said where (it is "
-                             "starting, or musterd restarted since it started)");
+                             " cannot be attached to yet: its srun has not said where");
   }
   json out = running->second.attach;
   out["nodelist"] = running->second.record.node_list;

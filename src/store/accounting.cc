@@ -111,9 +111,11 @@ const char* const kMigrations[] = {
     // 5 -> 6: the job's GPU utilisation and memory, on its batch step.
     "ALTER TABLE steps ADD COLUMN gpu_util_pct INTEGER NOT NULL DEFAULT -1;"
     "ALTER TABLE steps ADD COLUMN gpu_mem_max_bytes INTEGER NOT NULL DEFAULT -1;",
-    // 6 -> 7: heterogeneous jobs: each component's first id and offset.
+    // 6 -> 7: heterogeneous jobs: each component's first id and offset;
+    // where sattach reaches a running srun step.
     "ALTER TABLE jobs ADD COLUMN het_job_id INTEGER NOT NULL DEFAULT 0;"
-    "ALTER TABLE jobs ADD COLUMN het_job_offset INTEGER NOT NULL DEFAULT -1;",
+    "ALTER TABLE jobs ADD COLUMN het_job_offset INTEGER NOT NULL DEFAULT -1;"
+    "ALTER TABLE steps ADD COLUMN attach TEXT NOT NULL DEFAULT '';",
 };
 static_assert(std::size(kMigrations) == kAccountingSchemaVersion);
 
@@ -128,8 +130,8 @@ constexpr int kJobColCount = 39;
 constexpr const char* kStepCols =
     "job_id, run, step_id, name, state, exit_code, exit_signal, start_time, end_time,"
     " node_list, nnodes, ntasks, ncpus, alloc_tres, max_rss_kb, total_cpu_ms, gpu_util_pct,"
-    " gpu_mem_max_bytes";
-constexpr int kStepColCount = 18;
+    " gpu_mem_max_bytes, attach";
+constexpr int kStepColCount = 19;
 
 std::string Placeholders(int n) {
   std::string s;
@@ -286,6 +288,7 @@ void BindStep(Stmt& s, const StepRecord& r) {
   s.Bind(i++, r.total_cpu_ms);
   s.Bind(i++, r.gpu_util_pct);
   s.Bind(i++, r.gpu_mem_max_bytes);
+  s.Bind(i++, r.attach);
 }
 
 StepRecord ReadStep(Stmt& s) {
@@ -309,6 +312,7 @@ StepRecord ReadStep(Stmt& s) {
   r.total_cpu_ms = s.Int(c++);
   r.gpu_util_pct = static_cast<int>(s.Int(c++));
   r.gpu_mem_max_bytes = s.Int(c++);
+  r.attach = s.Text(c++);
   return r;
 }
 
@@ -906,7 +910,8 @@ nlohmann::json AccountingStore::ToJson(const StepRecord& r) {
           {"end_time", r.end_time}, {"node_list", r.node_list}, {"nnodes", r.nnodes},
           {"ntasks", r.ntasks}, {"ncpus", r.ncpus}, {"alloc_tres", r.alloc_tres},
           {"max_rss_kb", r.max_rss_kb}, {"total_cpu_ms", r.total_cpu_ms},
-          {"gpu_util_pct", r.gpu_util_pct}, {"gpu_mem_max_bytes", r.gpu_mem_max_bytes}};
+          {"gpu_util_pct", r.gpu_util_pct}, {"gpu_mem_max_bytes", r.gpu_mem_max_bytes},
+          {"attach", r.attach}};
 }
 
 // Missing keys keep the defaults, so spools from older builds still load.
@@ -959,6 +964,7 @@ StepRecord AccountingStore::StepFromJson(const nlohmann::json& j) {
   get("ncpus", r.ncpus); get("alloc_tres", r.alloc_tres); get("max_rss_kb", r.max_rss_kb);
   get("total_cpu_ms", r.total_cpu_ms); get("gpu_util_pct", r.gpu_util_pct);
   get("gpu_mem_max_bytes", r.gpu_mem_max_bytes);
+  get("attach", r.attach);
   return r;
 }
 

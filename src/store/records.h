@@ -98,6 +98,10 @@ struct StepRecord {
   // shorter than JobAcctGatherFrequency).
   int gpu_util_pct = -1;
   int64_t gpu_mem_max_bytes = -1;
+  // Where sattach reaches a running srun step (its srun's registration,
+  // JSON; cli/step_attach.h), kept so that it still does after musterd
+  // restarts; "" before srun says and once the step has ended.
+  std::string attach;
 };
 
 // Where a record comes from: the controller journal's sequence number of the

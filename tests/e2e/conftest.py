@@ -229,6 +229,22 @@ def wait_for(check, timeout=20, what="condition"):
     raise AssertionError(f"timed out waiting for {what}; last: {last}")
 
 
+def kill9(pid):
+    """SIGKILL to `pid`, and waits (up to 10 s) until it is gone."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    deadline = time.time() + 10
+    while Path(f"/proc/{pid}").exists() and time.time() < deadline:
+        try:
+            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+                break
+        except OSError:
+            break
+        time.sleep(0.01)
+
+
 @pytest.fixture(scope="module")
 def cluster():
     c = make_cluster()

@@ -4,28 +4,13 @@ state, no job runs twice, no process is left behind."""
 
 import os
 import random
-import signal
-import subprocess
 import threading
 import time
 from pathlib import Path
 
+from conftest import kill9
+
 FINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"}
-
-
-def kill9(pid):
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    deadline = time.time() + 10
-    while Path(f"/proc/{pid}").exists() and time.time() < deadline:
-        try:
-            if Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
-                break
-        except OSError:
-            break
-        time.sleep(0.01)
 
 
 def scontrol_jobs(c):

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 
-from conftest import BIN, wait_for
+from conftest import BIN, kill9, wait_for
 
 # Two tasks that print, wait, print to both streams and fail (3 and 4).
 FAILING = ("srun -n2 bash -c 'echo start $SLURM_PROCID; sleep 4; echo x$SLURM_PROCID; "
@@ -154,3 +154,15 @@ def test_sattach_help_usage_version(cluster):
     assert "Help options:" in lines
     assert sattach(c, "--usage", check=True).stdout == "Usage: sattach [options] <jobid.stepid>\n"
     assert sattach(c, "-V", check=True).stdout.startswith("slurm 22.05.8")
+
+
+def test_sattach_joins_a_step_that_was_running_when_musterd_restarted(fresh_cluster):
+    c = fresh_cluster
+    job = c.sbatch("-n1", "-w", "cpu01", "--wrap",
+                   "srun bash -c 'echo before; sleep 6; echo after'")
+    wait_attachable(c, f"{job}.0")
+    kill9(c.daemon_pids()["musterd"])
+    c.up()
+    r = sattach(c, "-l", f"{job}.0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["0: before", "0: after"]
