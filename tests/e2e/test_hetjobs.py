@@ -8,8 +8,6 @@ refusal of a single component."""
 
 import time
 
-from conftest import wait_for
-
 SCRIPT = """#!/bin/bash
 #SBATCH -n1 -c2 --mem=100
 #SBATCH hetjob
