@@ -229,6 +229,14 @@ def wait_for(check, timeout=20, what="condition"):
     raise AssertionError(f"timed out waiting for {what}; last: {last}")
 
 
+def end_input(p, text):
+    """Writes `text` to subprocess `p`'s stdin and closes it (communicate()
+    later must not flush it again)."""
+    p.stdin.write(text)
+    p.stdin.close()
+    p.stdin = None
+
+
 def kill9(pid):
     """SIGKILL to `pid`, and waits (up to 10 s) until it is gone."""
     try:

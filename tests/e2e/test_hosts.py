@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, ensure_test_users, read_pty
+from conftest import BIN, end_input, ensure_test_users, read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS_SH = ROOT / "scripts" / "hosts.sh"
@@ -491,9 +491,7 @@ def test_sattach_on_a_third_host_joins_a_step_on_two(hosts):
             env=hosts.env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             text=True)
         for p, text in ((att, "hello\n"), (srun, "from-login\n")):
-            p.stdin.write(text)
-            p.stdin.close()
-            p.stdin = None  # communicate() must not flush it again
+            end_input(p, text)
             time.sleep(1)
         out, err = att.communicate(timeout=30)
         assert att.returncode == 0, err

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 import time
 
-from conftest import BIN, kill9, wait_for
+from conftest import BIN, end_input, kill9, wait_for
 
 # Two tasks that print, wait, print to both streams and fail (3 and 4).
 FAILING = ("srun -n2 bash -c 'echo start $SLURM_PROCID; sleep 4; echo x$SLURM_PROCID; "
@@ -22,14 +22,6 @@ def sattach(c, *args, check=False, user=None, input=""):
 def popen_sattach(c, *args, stdin=subprocess.DEVNULL):
     return subprocess.Popen([str(BIN / "sattach"), *args], env=c.env, cwd=str(c.work),
                             stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def end_input(p, text):
-    """Writes `text` to `p`'s stdin and closes it (communicate() later must
-    not flush it again)."""
-    p.stdin.write(text)
-    p.stdin.close()
-    p.stdin = None
 
 
 def wait_attachable(c, step, user=None):
