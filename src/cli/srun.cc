@@ -4,13 +4,16 @@
 // with fork/exec and each task's SLURM_* identity, inside the batch job's
 // process tree (so cancelling the job reaches them); on a cluster of
 // several hosts (auth/slurm) the agents of the step's nodes start them
-// and stream their output back (srun_remote.h). Output streams through
-// (or, with -l, line by line with the task's rank as prefix). Either way
+// and stream their output back (srun_remote.h). Output goes on by whole
+// lines (task_lines.h; -u as it comes, -l with the task's rank first), and
+// to every sattach too (step_attach.h). Either way
 // srun answers its own signals (Ctrl-C) as step_signals.h says; on one
 // host each task leads a process group of its own, out of the terminal's
 // reach, unless --pty gives it srun's terminal. The exit code
 // is the highest task exit code. The counts srun takes from the job and
-// each task's environment are in srun_env.h.
+// each task's environment are in srun_env.h. In a heterogeneous job the
+// step runs in one component (--het-group) or spans several (a list, or
+// ':' groups), a step of each with one id (StepPart).
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
