@@ -300,10 +300,7 @@ class StepRelay {
   // (kAllTasks), or for task `rank` alone.
   static constexpr int kAllTasks = -1;
   void ToStdin(int rank, std::string_view data) {
-    const std::string frame =
-        (rank == kAllTasks ? fmt::format("I {}\n", data.size())
-                           : fmt::format("I {} {}\n", data.size(), rank)) +
-        std::string(data);
+    const std::string frame = EncodeAttachFrame({'I', rank, 0, 0, std::string(data)});
     auto node = node_of_.find(rank);
     for (const Caller& c : callers_) {
       if (c.fd < 0 || !stdin_nodes_.contains(c.node)) continue;

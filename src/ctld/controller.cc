@@ -844,9 +844,7 @@ void Controller::LaunchNow(Job& job) {
   spec.user_name = job.req.user_name;
   spec.work_dir = job.req.work_dir;
   spec.argv = job.req.argv;
-  const std::vector<const Job*> het =
-      job.IsHetComponent() ? std::as_const(*this).HetComponents(job) : std::vector<const Job*>{};
-  spec.env = BuildBatchEnvironment(job, cfg_, user_env, het);
+  spec.env = BuildBatchEnvironment(job, cfg_, user_env, std::as_const(*this).HetComponents(job));
   spec.std_out = core::ExpandOutputPattern(
       job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job)) : job.req.std_out, job);
   spec.std_err = job.req.std_err.empty() ? "" : core::ExpandOutputPattern(job.req.std_err, job);
@@ -908,11 +906,8 @@ void Controller::RecoverRunningSteps() {
   for (store::StepRecord& rec : found->steps) {
     util::Result<int64_t> step = util::ParseInt(rec.step_id);
     if (rec.state != "RUNNING" || !step.ok()) continue;
-    RunningStep& running = running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}];
-    // Where its srun listens for sattach, as srun said before the restart.
-    running.attach = json::parse(rec.attach, nullptr, false);
-    if (running.attach.is_discarded()) running.attach = json();
-    running.record = std::move(rec);
+    running_steps_[{static_cast<JobId>(rec.job_id), static_cast<int>(*step)}].record =
+        std::move(rec);
   }
 }
 
@@ -987,9 +982,7 @@ util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) cons
         "SLURM_LOCALID", "SLURM_NODEID", "SLURM_PRIO_PROCESS", "SLURM_PROCID", "SLURM_TASK_PID",
         "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_SCRIPT_CONTEXT"};
     json env = json::array();
-    const std::vector<const Job*> het =
-        job->IsHetComponent() ? HetComponents(*job) : std::vector<const Job*>{};
-    for (const std::string& kv : BuildBatchEnvironment(*job, cfg_, {}, het)) {
+    for (const std::string& kv : BuildBatchEnvironment(*job, cfg_, {}, HetComponents(*job))) {
       const std::string_view name = std::string_view(kv).substr(0, kv.find('='));
       if (!name.starts_with("SLURM_") || kNotInSalloc.count(name) != 0) continue;
       if (name == "SLURM_MEM_PER_CPU" && job->req.mem_per_cpu_mb <= 0) continue;

@@ -450,7 +450,8 @@ class Controller {
   util::Result<core::JobId> AdmitJob(core::Job job);
   // A pending job cancelled by `by` (its uid); the caller marks it.
   void CancelPending(core::Job& job, uint32_t by);
-  // Every component of the heterogeneous job `any` is one of, in order.
+  // Every component of the heterogeneous job `any` is one of, in order;
+  // none for any other job.
   std::vector<const core::Job*> HetComponents(const core::Job& any) const;
   std::vector<core::Job*> HetComponents(const core::Job& any);
   // A component ended as `ended` did: the others still holding resources
@@ -552,9 +553,6 @@ class Controller {
     // Its memory on each of its nodes (srun --mem, --mem-per-cpu; else
     // the job's there), which bounds its tasks' cgroup.
     std::map<std::string, int64_t> mem_mb;
-    // Where sattach reaches it (RegisterAttach's body; also in the
-    // record, for a restart); null until its srun said.
-    nlohmann::json attach;
   };
   std::map<std::pair<core::JobId, int>, RunningStep> running_steps_;
   int64_t start_time_ = 0;

@@ -127,10 +127,10 @@ void SetHetVariables(const std::vector<const core::Job*>& components, const conf
     own["SLURM_JOB_PARTITION"] = c->partition;
     own["SLURM_JOB_ACCOUNT"] = c->req.account.empty() ? c->req.user_name : c->req.account;
     own["SLURM_JOB_QOS"] = core::QosName(c->req);
+    const std::string offset = std::to_string(c->het_job_offset);
     for (std::string_view name : core::kHetGroupVariables) {
       auto v = own.find(std::string(name));
       if (v == own.end()) continue;
-      const std::string offset = std::to_string(c->het_job_offset);
       env[v->first + "_HET_GROUP_" + offset] = v->second;
       env[v->first + "_PACK_GROUP_" + offset] = v->second;
     }

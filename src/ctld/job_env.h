@@ -15,7 +15,7 @@ namespace muster::ctld {
 // Builds the batch step's environment. `user_env` is what sbatch sent
 // ("K=V"); `conf_path` becomes SLURM_CONF. For the first component of a
 // heterogeneous job, `het` is every component (SLURM_HET_SIZE and the
-// SLURM_*_HET_GROUP_<n> variables).
+// SLURM_*_HET_GROUP_<n> variables); empty for any other job.
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
                                                const std::vector<std::string>& user_env,
                                                const std::vector<const core::Job*>& het = {});

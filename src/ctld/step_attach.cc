@@ -56,13 +56,13 @@ util::Status Controller::RegisterAttach(core::JobId id, int step_id, const json&
     return util::NotFound("Job/step already completing or completed");
   }
   MUSTER_RETURN_IF_ERROR(CheckAttachBody(body));
-  running->second.attach = {{"addresses", body["addresses"]},
-                            {"port", body["port"]},
-                            {"token", body["token"]},
-                            {"layout", body["layout"]}};
   // Kept with the step's accounting row, so a restarted musterd still
   // knows it (RecoverRunningSteps).
-  running->second.record.attach = running->second.attach.dump();
+  running->second.record.attach = json{{"addresses", body["addresses"]},
+                                       {"port", body["port"]},
+                                       {"token", body["token"]},
+                                       {"layout", body["layout"]}}
+                                      .dump();
   acct_->UpsertStep(running->second.record);
   return util::Status::Ok();
 }
@@ -88,11 +88,11 @@ util::Result<json> Controller::AttachOf(core::JobId id, const std::string& step,
   if (running == running_steps_.end()) {
     return util::NotFound("Job/step already completing or completed");
   }
-  if (running->second.attach.is_null()) {
+  json out = json::parse(running->second.record.attach, nullptr, false);
+  if (!out.is_object()) {
     return util::Unavailable("StepId=" + step_id +
                              " cannot be attached to yet: its srun has not said where");
   }
-  json out = running->second.attach;
   out["nodelist"] = running->second.record.node_list;
   out["ntasks"] = running->second.record.ntasks;
   return out;

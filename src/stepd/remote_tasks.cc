@@ -403,7 +403,7 @@ bool TakeFromSrun(std::string& from_srun, std::vector<Running>& tasks, PmixServe
       if (from_srun.size() < nl + 1 + static_cast<size_t>(a)) return true;  // more to come
       const std::string_view data(from_srun.data() + nl + 1, static_cast<size_t>(a));
       for (Running& t : tasks) {
-        if (t.in < 0 || (got == 2 && t.rank != b)) continue;
+        if (t.in < 0 || (got == 2 && b >= 0 && t.rank != b)) continue;
         if (a == 0) t.stdin_ends = true;
         t.to_stdin.append(data);
         FeedStdin(t);

@@ -18,7 +18,9 @@
 //   "S <signal>\n"                           a signal to every task of the node
 //   "I <length>[ <rank>]\n" <bytes>         srun's stdin for the tasks that
 //                                            take it (sattach's: for task
-//                                            <rank> alone); length 0: its end
+//                                            <rank> alone; -1 or none: all,
+//                                            as cli/step_attach.h writes it);
+//                                            length 0: its end
 //   "W <rows> <cols>\n"                      the terminal's new size (--pty)
 //   "C <length>\n" <bytes>                   a PMIx fence's data from every node
 // and to srun, with --mpi=pmix, "C <length>\n" <bytes>: this node's part of
