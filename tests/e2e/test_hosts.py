@@ -6,8 +6,10 @@ AuthType=auth/slurm; every line between them is signed with the shared key.
 Commands run on the controller host; job output lands in the directory all
 hosts share."""
 
+import atexit
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -15,10 +17,30 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, end_input, ensure_test_users, read_pty
+from conftest import BIN as BUILT_BIN, end_input, ensure_test_users, read_pty
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTS_SH = ROOT / "scripts" / "hosts.sh"
+
+
+def programs_the_hosts_see():
+    """The programs the hosts run: the build's own, or, when the build is
+    under /tmp (which each host replaces with its own, scripts/hosts.sh),
+    a copy of Muster's programs and links under /var/tmp, removed when the
+    tests end."""
+    if not str(BUILT_BIN.resolve()).startswith("/tmp/"):
+        return BUILT_BIN
+    copy = Path(f"/var/tmp/muster-e2e-bin-{os.getpid()}")
+    shutil.rmtree(copy, ignore_errors=True)
+    copy.mkdir(parents=True)
+    for f in BUILT_BIN.iterdir():
+        if f.is_symlink() or f.name in ("muster", "musterd", "muster-agent", "muster-step"):
+            shutil.copy2(f, copy / f.name, follow_symlinks=False)
+    atexit.register(shutil.rmtree, copy, True)
+    return copy
+
+
+BIN = programs_the_hosts_see()
 
 def can_make_hosts():
     """Root, and a kernel that lets us make network, UTS and mount
