@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Muster into build/ (binaries and the Slurm-named links in build/bin/),
-# installing the build dependencies (and what the tests run: pytest, munge,
+# installing the build dependencies (clang and libbpf for the cgroup v2
+# device filter, among them) and what the tests run (pytest, munge,
 # OpenMPI with mpi4py, PyTorch for torch.distributed, dpkg-dev and systemd
 # for the package, Prometheus for its promtool) with apt when they are
 # missing.
@@ -15,7 +16,7 @@ need_pkgs=()
 check() { dpkg -s "$1" >/dev/null 2>&1 || need_pkgs+=("$1"); }
 for p in g++ cmake ninja-build libboost-dev nlohmann-json3-dev libfmt-dev \
          libspdlog-dev libcli11-dev libgtest-dev libgmock-dev libsqlite3-dev libssl-dev \
-         libmunge-dev munge libpmix-dev libhwloc-dev pkg-config iproute2 \
+         libmunge-dev munge libpmix-dev libhwloc-dev libbpf-dev clang pkg-config iproute2 \
          python3-pytest procps openmpi-bin python3-mpi4py python3-torch dpkg-dev systemd \
          prometheus; do
   check "$p"

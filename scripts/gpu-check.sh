@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The check on a machine with a real NVIDIA GPU (the device tool's H100/H200):
-# NVML detection, a --gres=gpu:1 job seeing exactly its GPU, and real GPU
-# metrics. Needs a built tree (build/bin) and the NVIDIA driver; prints each
+# NVML detection, a --gres=gpu:1 job confined to exactly its GPU
+# (cgroup.conf ConstrainDevices=yes: nvidia-smi inside the job lists it
+# alone, and every other GPU's device file is refused), a job without GPUs
+# seeing none, and real GPU metrics. Needs a built tree (build/bin) and the NVIDIA driver; prints each
 # finding and exits non-zero at the first that fails.
 #   scripts/gpu-check.sh [OUT_DIR]
 set -euo pipefail
@@ -27,6 +29,7 @@ GresTypes=gpu
 NodeName=$host CPUs=$cpus RealMemory=$mem Gres=gpu:$gpus State=UNKNOWN
 PartitionName=p Nodes=$host Default=YES MaxTime=60 State=UP
 CONF
+echo "ConstrainDevices=yes" > "$dir/cgroup.conf"
 export PATH=$bin:$PATH MUSTER_CONF=$dir/muster.conf
 cleanup() { "$bin/muster" down --conf "$dir/muster.conf" >/dev/null 2>&1 || true; cp -r "$dir/ctld/log" "$out/gpu-check-logs" 2>/dev/null || true; rm -rf "$dir"; }
 trap cleanup EXIT
@@ -38,14 +41,26 @@ show=$(scontrol show node "$host")
 echo "$show" | grep -E "DetectedHardware|HardwareMismatch" || true
 echo "$show" | grep -q "DetectedHardware=.*GPUs=$gpus(" || fail "NVML did not report $gpus GPU(s)"
 
-echo "== a job with --gres=gpu:1 sees exactly its GPU"
+echo "== a job with --gres=gpu:1 sees exactly its GPU (ConstrainDevices=yes)"
 cd "$dir"
+# open() of each GPU's device file from inside the job: ok or the errno.
+probe='for d in /dev/nvidia[0-9]*; do python3 -c "import os,sys
+try: os.close(os.open(sys.argv[1], os.O_RDONLY)); print(sys.argv[1], \"open\")
+except OSError as e: print(sys.argv[1], e.strerror)" $d; done'
 job=$(sbatch --parsable --gres=gpu:1 -t 1 -o "$dir/job.out" --wrap \
-  'echo "CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES"; nvidia-smi -L -i "$CUDA_VISIBLE_DEVICES"; sleep 5')
+  "echo CUDA_VISIBLE_DEVICES=\$CUDA_VISIBLE_DEVICES SLURM_JOB_GPUS=\$SLURM_JOB_GPUS; nvidia-smi -L; $probe; srun nvidia-smi -L")
 for _ in $(seq 1 100); do [[ -z "$(squeue -h -j "$job")" ]] && break; sleep 0.2; done
 cat "$dir/job.out"
-grep -q "^CUDA_VISIBLE_DEVICES=[0-9]*$" "$dir/job.out" || fail "one GPU index expected"
-[[ $(grep -c "^GPU " "$dir/job.out") -eq 1 ]] || fail "the job's GPU not listed once"
+grep -q "^CUDA_VISIBLE_DEVICES=0 SLURM_JOB_GPUS=[0-9]*$" "$dir/job.out" || fail "CUDA_VISIBLE_DEVICES=0 expected"
+[[ $(grep -c "^GPU " "$dir/job.out") -eq 2 ]] || fail "nvidia-smi in the job and its step should list its one GPU"
+[[ $(grep -c " open$" "$dir/job.out") -eq 1 ]] || fail "the job should open its own GPU's file"
+[[ $(grep -c " Operation not permitted$" "$dir/job.out") -eq $((gpus - 1)) ]] || fail "every other GPU should be refused"
+echo "== a job without GPUs sees none"
+job=$(sbatch --parsable -t 1 -o "$dir/none.out" --wrap "$probe; nvidia-smi -L || echo no-gpu")
+for _ in $(seq 1 100); do [[ -z "$(squeue -h -j "$job")" ]] && break; sleep 0.2; done
+cat "$dir/none.out"
+[[ $(grep -c " Operation not permitted$" "$dir/none.out") -eq $gpus ]] || fail "every GPU should be refused"
+grep -q "^GPU " "$dir/none.out" && fail "nvidia-smi lists a GPU to a job without one"
 
 echo "== real GPU metrics"
 m=$(curl -s --unix-socket "$dir/ctld/musterd.sock" http://x/metrics)

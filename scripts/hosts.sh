@@ -15,10 +15,17 @@
 #   scripts/hosts.sh down        stops everything and removes what up made
 #   scripts/hosts.sh list        the hosts and their addresses
 #   scripts/hosts.sh pids HOST   the processes running on HOST
+#   scripts/hosts.sh cut HOST    cuts HOST's link (its veth on the bridge goes
+#                                down: nothing gets in or out, no connection
+#                                is told); heal HOST brings it back
 #
 # MUSTER_HOSTS_AUTH=slurm (the default: a shared slurm.key) or munge (a
 # munged on every host, all with one munge.key, each on its own socket in
 # the host's /tmp) picks AuthType.
+# MUSTER_HOSTS_SLURMD_TIMEOUT (default 30) is the cluster's SlurmdTimeout,
+# MUSTER_HOSTS_CRED_EXPIRE (default Slurm's 120) its AuthInfo=cred_expire
+# (a requeued job waits that long and a second before it starts again).
+# Jobs are confined to their GPUs (cgroup.conf ConstrainDevices=yes).
 # MUSTER_HOSTS_DIR (default /var/tmp/muster-hosts) holds the cluster; it may
 # not be under /tmp, which each host replaces with its own. MUSTER_HOSTS_NET
 # (default 10.231.7) is the /24 the hosts live in; MUSTER_BIN (default
@@ -101,10 +108,13 @@ write_config() {
       echo "AuthInfo=socket=/tmp/munge.socket"
     else
       echo "AuthType=auth/slurm"
+      if [[ -n "${MUSTER_HOSTS_CRED_EXPIRE:-}" ]]; then
+        echo "AuthInfo=cred_expire=$MUSTER_HOSTS_CRED_EXPIRE"
+      fi
     fi
     echo "StateSaveLocation=$dir/ctl/state"
     echo "SlurmdSpoolDir=$dir/%n/spool"
-    echo "SlurmdTimeout=30"
+    echo "SlurmdTimeout=${MUSTER_HOSTS_SLURMD_TIMEOUT:-30}"
     echo "KillWait=5"
     echo "GresTypes=gpu"
     local nodes=() i=1 c
@@ -121,6 +131,15 @@ write_config() {
     done
     echo "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP"
   } > "$dir/conf/muster.conf"
+  echo "ConstrainDevices=yes" > "$dir/conf/cgroup.conf"
+}
+
+# The bridge end of HOST's veth: its place in hosts.list names it.
+link_of() {
+  local i
+  i=$(awk -v h="$1" '$2 == h {print NR - 1}' "$dir/hosts.list")
+  [[ -n "$i" ]] || die "no host '$1' in $dir"
+  echo "$tag-$i"
 }
 
 wait_for() {
@@ -229,6 +248,8 @@ case "${1:-}" in
   down) down ;;
   list) cat "$dir/hosts.list" ;;
   pids) ip netns pids "$tag-${2:?pids: give a host}" ;;
+  cut) ip -n "$tag-sw" link set "$(link_of "${2:?cut: give a host}")" down ;;
+  heal) ip -n "$tag-sw" link set "$(link_of "${2:?heal: give a host}")" up ;;
   exec)
     shift
     h=${1:-}

@@ -23,9 +23,11 @@
 
 #include "auth/signed_lines.h"
 #include "stepd/cgroup.h"
+#include "stepd/hooks.h"
 #include "stepd/remote_tasks.h"
 #include "util/log.h"
 #include "util/strings.h"
+#include "util/spawn.h"
 #include "util/subprocess.h"
 
 namespace muster::agent {
@@ -63,6 +65,7 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
       spool_(config::AgentSpoolDir(cfg_, opts_.host)),
       files_(spool_),
       reconnect_(io),
+      watchdog_(io),
       sigchld_(io, SIGCHLD),
       usage_(stepd::kCgroupRoot),
       sample_timer_(io) {
@@ -109,6 +112,9 @@ void Agent::Start() {
     WatchPidfd(*job_id);
   }
   WatchSignals();
+  last_from_controller_ = std::chrono::steady_clock::now();
+  // SlurmdTimeout=0: musterd never gives up on its agents, nor pings them.
+  if (cfg_.slurmd_timeout_s > 0) WatchController();
   auto nvml = LoadNvml();
   if (nvml.ok()) {
     nvml_ = std::move(*nvml);
@@ -117,6 +123,7 @@ void Agent::Start() {
   } else {
     util::LogInfo("no NVML ({}): GPUs are emulated", nvml.status().message());
   }
+  SetUpGpuDevices();
   auto hw = DetectHardware(nvml_.get());
   if (hw.ok()) {
     hardware_ = std::move(*hw);
@@ -149,6 +156,8 @@ void Agent::Connect() {
   if (opts_.auth == nullptr) {
     auto socket = api::ConnectUnix(io_, config::AgentSocketPath(cfg_));
     if (!socket.ok()) {
+      // On one host musterd can only be down, never out of reach.
+      connect_refused_ = true;
       ScheduleReconnect();
       return;
     }
@@ -168,11 +177,20 @@ void Agent::Connect() {
     return;
   }
   auto socket = std::make_shared<boost::asio::ip::tcp::socket>(io_);
+  // A controller out of reach does not answer at all: the attempt is
+  // given up after a ping interval rather than the kernel's minutes.
+  auto give_up = std::make_shared<boost::asio::steady_timer>(
+      io_, std::chrono::seconds(std::max(1, cfg_.slurmd_timeout_s / 3)));
+  give_up->async_wait([socket](boost::system::error_code ec) {
+    if (!ec) socket->close(ec);
+  });
   boost::asio::async_connect(
       *socket, endpoints,
-      [this, socket, peer = fmt::format("musterd at {}:{}", host, port)](
+      [this, socket, give_up, peer = fmt::format("musterd at {}:{}", host, port)](
           boost::system::error_code cec, const boost::asio::ip::tcp::endpoint&) {
+        give_up->cancel();
         if (cec) {
+          connect_refused_ = cec == boost::asio::error::connection_refused;
           ScheduleReconnect(std::chrono::seconds(1));
           return;
         }
@@ -181,7 +199,48 @@ void Agent::Connect() {
       });
 }
 
+void Agent::WatchController() {
+  watchdog_.expires_after(std::chrono::seconds(1));
+  watchdog_.async_wait([this](boost::system::error_code ec) {
+    if (ec) return;
+    const auto silent = std::chrono::steady_clock::now() - last_from_controller_;
+    const auto ping = std::chrono::seconds(std::max(1, cfg_.slurmd_timeout_s / 3));
+    if (conn_ && silent > 2 * ping) {
+      util::LogWarn("no word from the controller for {} s: reconnecting",
+                    std::chrono::duration_cast<std::chrono::seconds>(silent).count());
+      conn_->Close();  // its on_close reconnects
+    }
+    if (!conn_ && !connect_refused_ && !fenced_ &&
+        silent >= std::chrono::seconds(std::max(1, cfg_.slurmd_timeout_s - 1))) {
+      Fence();
+    }
+    WatchController();
+  });
+}
+
+void Agent::Fence() {
+  fenced_ = true;
+  int count = 0;
+  for (const auto& [id, step] : steps_) {
+    if (step.ended || step.pid <= 0) continue;
+    union sigval v {};
+    v.sival_int = stepd::EncodeNodeFailure();
+    if (::sigqueue(step.pid, SIGUSR1, v) == 0) ++count;
+  }
+  for (const auto& [pid, job] : launchers_) {
+    union sigval v {};
+    v.sival_int = SIGKILL;  // the launcher SIGKILLs its tasks and ends
+    if (::sigqueue(pid, SIGUSR1, v) == 0) ++count;
+  }
+  util::LogError("cut off from the controller for SlurmdTimeout ({} s): its nodes are being set "
+                 "DOWN there; killed {} job step(s) here so that none runs twice",
+                 cfg_.slurmd_timeout_s, count);
+}
+
 void Agent::Connected(api::LineConn::Socket socket, std::string peer) {
+  last_from_controller_ = std::chrono::steady_clock::now();
+  connect_refused_ = false;
+  fenced_ = false;
   std::shared_ptr<api::LineAuth> line_auth;
   if (opts_.auth != nullptr) line_auth = opts_.auth->ForConnection(auth::kToController, auth::kToAgent);
   conn_ = std::make_shared<api::LineConn>(std::move(socket), std::move(peer), std::move(line_auth));
@@ -226,10 +285,17 @@ void Agent::Register() {
     h["mismatches"] = node ? CompareHardware(*node, *hardware_) : std::vector<std::string>{};
     hardware[opts_.host] = h;
   }
+  // Each MIG instance's UUID, which CUDA_VISIBLE_DEVICES names it by.
+  json mig_uuids = json::object();
+  for (const std::string& node : opts_.nodes) {
+    std::vector<std::string> uuids = gpu_devices_.MigUuids(node);
+    if (!uuids.empty()) mig_uuids[node] = std::move(uuids);
+  }
   conn_->Send({{"type", "register"},
                {"host", opts_.host},
                {"nodes", opts_.nodes},
                {"hardware", hardware},
+               {"mig_uuids", mig_uuids},
                {"boot_time", static_cast<int64_t>(::time(nullptr))},
                {"running", running},
                {"finished", finished}});
@@ -238,12 +304,19 @@ void Agent::Register() {
 }
 
 void Agent::OnMessage(const json& msg) {
+  last_from_controller_ = std::chrono::steady_clock::now();
   try {
     std::string type = msg.at("type").get<std::string>();
-    if (type == "launch") {
+    if (type == "ping") {
+      if (conn_) conn_->Send({{"type", "pong"}});
+    } else if (type == "launch") {
       Launch(msg);
     } else if (type == "step_launch") {
       LaunchRemoteTasks(msg);
+    } else if (type == "prolog") {
+      RunPrologs(msg);
+    } else if (type == "reboot") {
+      Reboot(msg);
     } else if (type == "limit") {
       // A running job's new time limit, in seconds (-1 = unlimited).
       uint32_t id = msg.at("job_id").get<uint32_t>();
@@ -349,10 +422,16 @@ void Agent::Launch(const json& msg) {
   if (!gpus.empty() && !RealGpus(node)) {
     PrepareGpuControl(node, gpus, spec->uid, spec->gid);
     spec->env.push_back("MUSTER_GPU_CONTROL_DIR=" + GpuControlDir(spool_, node));
+    // Where the emulated GPUs' device files are, for a job to try them.
+    if (!gpu_devices_.Of(node).empty()) {
+      spec->env.push_back("MUSTER_GPU_DEVICE_DIR=" + GpuDeviceDir(spool_, node));
+    }
   }
+  spec->denied_devices = DeniedDevices(msg.value("job_gpus", json::object()));
   spec->script_path = SpoolFile(stepd::ScriptFileName(job_id));
-  // This host's Prolog and Epilog, as slurmd reads its own slurm.conf.
-  spec->prolog = cfg_.prolog;
+  // This host's Prolog and Epilog, as slurmd reads its own slurm.conf; with
+  // PrologFlags=Alloc the Prolog ran on every node before the launch.
+  spec->prolog = cfg_.prolog_flags.alloc ? "" : cfg_.prolog;
   spec->epilog = cfg_.epilog;
   spec->hook_timeout_s = cfg_.prolog_epilog_timeout_s;
   files_.Reuse(stepd::ScriptFileName(job_id), spec->uid);
@@ -381,6 +460,157 @@ void Agent::Launch(const json& msg) {
   steps_[job_id] = std::move(step);
 }
 
+void Agent::SetUpGpuDevices() {
+  const bool root = ::geteuid() == 0;
+  const std::string proc_devices = stepd::ReadFileOrEmpty("/proc/devices");
+  std::optional<uint32_t> emulated_major;
+  bool any = false;
+  for (const std::string& name : opts_.nodes) {
+    const core::NodeConfig* node = cfg_.FindNode(name);
+    if (node == nullptr) continue;
+    const std::vector<std::string> types = ConfiguredGpuTypes(*node);
+    if (types.empty()) continue;
+    std::vector<std::string> problems;
+    std::vector<GresDevice> devices = DevicesFromFiles(*node, &problems);
+    if (devices.size() != types.size() && RealGpus(name)) {
+      devices = NvmlDevices(nvml_->Inventory(),
+                            stepd::ReadFileOrEmpty("/proc/driver/nvidia-caps/mig-minors"),
+                            proc_devices, &problems);
+    } else if (devices.size() != types.size()) {
+      // Emulated: gres.conf names no devices of its own for it.
+      problems.clear();
+      if (!emulated_major) {
+        util::Result<uint32_t> major = FreeCharMajor(proc_devices);
+        if (!major.ok()) {
+          util::LogError("emulated GPU devices: {}", major.status().message());
+          return;
+        }
+        emulated_major = *major;
+      }
+      const auto slot = static_cast<uint32_t>(node - cfg_.nodes.data());
+      util::Result<std::vector<GresDevice>> made =
+          MakeEmulatedDevices(GpuDeviceDir(spool_, name), cfg_.cluster_name, name,
+                              *emulated_major, slot, types, root);
+      if (!made.ok()) {
+        util::LogError("node {}: emulated GPU devices: {}", name, made.status().message());
+        continue;
+      }
+      devices = std::move(*made);
+    }
+    for (const std::string& p : problems) util::LogWarn("{}", p);
+    any = any || !devices.empty();
+    gpu_devices_.Set(name, std::move(devices));
+  }
+  confine_devices_ = cfg_.cgroup.constrain_devices && any;
+  if (confine_devices_ && !root) {
+    util::LogError("ConstrainDevices=yes needs muster-agent to run as root (it makes the jobs' "
+                   "cgroups): jobs on {} see every GPU device", util::Join(opts_.nodes, ","));
+    confine_devices_ = false;
+  }
+}
+
+std::vector<std::string> Agent::DeniedDevices(const json& job_gpus) const {
+  std::vector<std::string> out;
+  if (!confine_devices_) return out;
+  std::map<std::string, std::vector<int>> held;
+  if (job_gpus.is_object()) {
+    for (const auto& [node, indices] : job_gpus.items()) {
+      if (indices.is_array()) held[node] = indices.get<std::vector<int>>();
+    }
+  }
+  for (const stepd::DeviceRule& rule : gpu_devices_.DeniedFor(held)) out.push_back(rule.ToString());
+  return out;
+}
+
+void Agent::RunPrologs(const json& msg) {
+  const auto job_id = msg.at("job_id").get<uint32_t>();
+  const int run = msg.at("run").get<int>();
+  const auto base_env = msg.value("env", std::vector<std::string>{});
+  const json job_gpus = msg.value("job_gpus", json::object());
+  for (const json& n : msg.value("nodes", json::array())) {
+    const std::string node = n.get<std::string>();
+    if (std::find(opts_.nodes.begin(), opts_.nodes.end(), node) == opts_.nodes.end()) continue;
+    std::vector<std::string> env = base_env;
+    env.push_back("SLURMD_NODENAME=" + node);
+    const std::vector<int> gpus = job_gpus.value(node, std::vector<int>{});
+    if (!gpus.empty()) {
+      env.push_back("CUDA_VISIBLE_DEVICES=" + util::JoinInts(gpus));
+      env.push_back("SLURM_JOB_GPUS=" + util::JoinInts(gpus));
+    }
+    const std::string result_path = SpoolFile(fmt::format("job{}.prolog.{}", job_id, node));
+    const std::string program = cfg_.prolog;
+    const int timeout_s = cfg_.prolog_epilog_timeout_s;
+    ::unlink(result_path.c_str());
+    pid_t pid = ForkSupervisor(
+        fmt::format("muster-prolog [{}] {}", job_id, node), [program, env, timeout_s, result_path] {
+          util::Status st = stepd::RunHook(program, env, timeout_s);
+          // The verdict for the agent, which reaps this process.
+          (void)stepd::AppendFileAt(AT_FDCWD, result_path, st.ok() ? "" : st.message());
+          return st.ok() ? 0 : 1;
+        });
+    if (pid < 0) {
+      const std::string why = std::string("cannot fork the Prolog: ") + std::strerror(errno);
+      if (conn_) {
+        conn_->Send({{"type", "prolog_done"}, {"job_id", job_id}, {"run", run}, {"node", node},
+                     {"ok", false}, {"detail", why}});
+      }
+      continue;
+    }
+    prolog_runs_[pid] = {job_id, run, node, result_path};
+  }
+}
+
+void Agent::Reboot(const json& msg) {
+  const std::string node = msg.at("node").get<std::string>();
+  if (std::find(opts_.nodes.begin(), opts_.nodes.end(), node) == opts_.nodes.end()) return;
+  if (node == opts_.host) {
+    // This machine: RebootProgram takes it down, and the agent registers
+    // again when it is back.
+    util::LogWarn("node {}: rebooting with {}", node, cfg_.reboot_program);
+    util::Status st = util::SpawnDetached({cfg_.reboot_program},
+                                          {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "SLURMD_NODENAME=" + node,
+                                           "SLURM_CLUSTER_NAME=" + cfg_.cluster_name});
+    if (!st.ok()) util::LogError("node {}: RebootProgram: {}", node, st.message());
+    return;
+  }
+  const std::string control = GpuControlDir(spool_, node);
+  if (::access((control + "/boot_fails").c_str(), F_OK) == 0) {
+    util::LogWarn("node {} (emulated): reboot played; it stays away ({}/boot_fails)", node, control);
+    return;
+  }
+  int64_t seconds = 1;
+  if (util::Result<int64_t> s = util::ParseInt(util::Trim(stepd::ReadFileOrEmpty(control + "/boot_seconds")));
+      s.ok() && *s >= 0) {
+    seconds = *s;
+  }
+  util::LogInfo("node {} (emulated): reboot played; back in {} s", node, seconds);
+  auto& timer = reboots_[node];
+  timer = std::make_unique<boost::asio::steady_timer>(io_, std::chrono::seconds(seconds));
+  timer->async_wait([this, node](boost::system::error_code ec) {
+    if (ec) return;
+    reboots_.erase(node);
+    if (conn_) {
+      conn_->Send({{"type", "node_booted"}, {"node", node}, {"boot_time", static_cast<int64_t>(::time(nullptr))}});
+    }
+  });
+}
+
+void Agent::FinishPrologRun(pid_t pid, int status) {
+  PrologRun r = std::move(prolog_runs_.at(pid));
+  prolog_runs_.erase(pid);
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::string detail = stepd::ReadFileOrEmpty(r.result_path);
+  ::unlink(r.result_path.c_str());
+  if (!ok && detail.empty()) detail = fmt::format("{} did not finish", cfg_.prolog);
+  util::LogInfo("job {}: Prolog on {} {}", r.job_id, r.node, ok ? "succeeded" : "failed: " + detail);
+  // Lost with the connection, it is asked for again when the agent
+  // registers.
+  if (conn_) {
+    conn_->Send({{"type", "prolog_done"}, {"job_id", r.job_id}, {"run", r.run}, {"node", r.node},
+                 {"ok", ok}, {"detail", detail}});
+  }
+}
+
 pid_t Agent::ForkStep(const stepd::StepSpec& spec) {
   return ForkSupervisor("muster-step [" + std::to_string(spec.job_id) + ".batch] " + spool_,
                         [this, &spec] { return stepd::RunStep(spool_, spec); });
@@ -393,6 +623,7 @@ void Agent::LaunchRemoteTasks(const json& msg) {
     return;
   }
   const std::string step = fmt::format("{}.{}", spec->job_id, spec->step_id);
+  spec->denied_devices = DeniedDevices(json{{spec->node, msg.value("job_gpus", json::array())}});
   pid_t pid = ForkSupervisor(fmt::format("muster-step [{}] {}", step, spec->node), [&spec] {
     // Its own session, as the batch step's: it outlives an agent restart.
     ::setsid();
@@ -402,6 +633,7 @@ void Agent::LaunchRemoteTasks(const json& msg) {
     util::LogError("step {}: cannot fork its tasks' launcher: {}", step, std::strerror(errno));
     return;
   }
+  launchers_[pid] = spec->job_id;
   util::LogInfo("step {}: {} tasks on {} (pid {})", step, spec->tasks.size(), spec->node, pid);
 }
 
@@ -530,6 +762,11 @@ void Agent::Reap() {
       FinishHealthRun(pid);
       continue;
     }
+    if (prolog_runs_.count(pid) != 0) {
+      FinishPrologRun(pid, status);
+      continue;
+    }
+    if (launchers_.erase(pid) != 0) continue;
     for (auto& [id, step] : steps_) {
       if (step.pid == pid && !step.ended) {
         StepEnded(id);

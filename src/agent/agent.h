@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/file_recycler.h"
+#include "agent/gpu_devices.h"
 #include "agent/gpus.h"
 #include "agent/hardware.h"
 #include "agent/health.h"
@@ -78,6 +79,17 @@ class Agent {
 
   void Connect();
   void Connected(api::LineConn::Socket socket, std::string peer);
+  // Every second: a controller silent for two of its ping intervals
+  // (SlurmdTimeout/3) is given up on and reconnected to (a cut link
+  // leaves a TCP connection open but dead); one unreachable for
+  // SlurmdTimeout - 1 s while its port did not refuse (a network partition,
+  // not a controller restarting) makes the agent fence its jobs: it is
+  // about to set the nodes DOWN and requeue their jobs, which must then
+  // run nowhere else but there.
+  void WatchController();
+  // SIGKILLs every job and srun step of this host at once (they end
+  // NODE_FAIL); once per loss of the controller.
+  void Fence();
   void ScheduleReconnect(std::chrono::milliseconds delay = std::chrono::milliseconds(200));
   void Register();
   void OnMessage(const nlohmann::json& msg);
@@ -115,6 +127,17 @@ class Agent {
   // musterd's "step_stats" (sstat): the tasks of the job on this host's
   // nodes, read now, in a "step_stats" reply naming the request.
   void SendStepStats(const nlohmann::json& msg);
+  // musterd's "prolog" (PrologFlags=Alloc): the Prolog for each of this
+  // agent's nodes named, each in a forked child; its end is reported as a
+  // "prolog_done" (Reap).
+  void RunPrologs(const nlohmann::json& msg);
+  // musterd's "reboot" (scontrol reboot): the node that is this machine
+  // runs RebootProgram; an emulated node's reboot is played: it is away
+  // for <control dir>/boot_seconds (1 s unless set), then "node_booted"
+  // is sent; with a file boot_fails there it never comes back (so
+  // ResumeTimeout can be tried).
+  void Reboot(const nlohmann::json& msg);
+  void FinishPrologRun(pid_t pid, int status);
   // musterd's "health_check": the built-in checks of each node named, then
   // HealthCheckProgram (in the background), then a "health" message per node.
   void CheckHealth(const nlohmann::json& msg);
@@ -139,6 +162,13 @@ class Agent {
   // Whether a job on `node` is confined to `cpuset`: only on the node that is
   // this machine, and only when every id exists here.
   bool ConfinesCpus(const std::string& node, const std::string& cpuset) const;
+  // Finds the device files of every hosted node's GPUs (gpu_devices.h),
+  // making an emulated node's.
+  void SetUpGpuDevices();
+  // The devices, as "c MAJOR:MINOR", that a job holding `job_gpus` (a
+  // launch's "job_gpus": node -> GRES indices) may not open on this host;
+  // empty without ConstrainDevices=yes.
+  std::vector<std::string> DeniedDevices(const nlohmann::json& job_gpus) const;
 
   boost::asio::io_context& io_;
   config::Config cfg_;
@@ -148,9 +178,23 @@ class Agent {
   std::shared_ptr<api::LineConn> conn_;
   std::unique_ptr<auth::KioskServer> kiosk_;  // under auth/slurm
   boost::asio::steady_timer reconnect_;
+  boost::asio::steady_timer watchdog_;
+  // When the controller last said anything (a ping at least every
+  // SlurmdTimeout/3); whether the last connection attempt was refused
+  // (nothing listens: musterd is down, not out of reach); whether the
+  // jobs were fenced since the last connection.
+  std::chrono::steady_clock::time_point last_from_controller_;
+  bool connect_refused_ = false;
+  bool fenced_ = false;
+  // srun steps' task launchers running on this host, by pid, with their job.
+  std::map<pid_t, uint32_t> launchers_;
   boost::asio::signal_set sigchld_;
   std::map<uint32_t, Step> steps_;
   std::unique_ptr<Nvml> nvml_;                // null without NVML
+  GpuDevices gpu_devices_;                    // the hosted nodes' GPU device files
+  // Whether jobs' devices are confined (ConstrainDevices=yes, and this
+  // agent runs as root: it makes the cgroups).
+  bool confine_devices_ = false;
   std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
   std::optional<TaskScanner> tasks_;  // made once the nodes are known
@@ -171,6 +215,17 @@ class Agent {
     int status = 0;
   };
   std::map<pid_t, HealthRun> health_runs_;
+  // Prolog runs in flight, by pid: for whom, and the file its child leaves
+  // its verdict in.
+  struct PrologRun {
+    uint32_t job_id = 0;
+    int run = 0;
+    std::string node;
+    std::string result_path;
+  };
+  std::map<pid_t, PrologRun> prolog_runs_;
+  // Emulated nodes away for a reboot, until their timer fires.
+  std::map<std::string, std::unique_ptr<boost::asio::steady_timer>> reboots_;
 };
 
 }  // namespace muster::agent

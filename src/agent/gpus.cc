@@ -23,6 +23,24 @@ std::vector<std::string> ConfiguredGpuTypes(const core::NodeConfig& node) {
   return types;
 }
 
+std::vector<NvmlGresDevice> NvmlGresDevices(const std::vector<DetectedGpu>& gpus) {
+  std::vector<NvmlGresDevice> out;
+  for (const DetectedGpu& g : gpus) {
+    if (!g.mig_enabled) {
+      out.push_back({&g, nullptr});
+      continue;
+    }
+    for (const DetectedMig& m : g.mig_devices) out.push_back({&g, &m});
+  }
+  return out;
+}
+
+std::string MigProfileOf(std::string_view name) {
+  constexpr std::string_view kMig = " MIG ";
+  const size_t at = name.rfind(kMig);
+  return at == std::string_view::npos ? std::string() : std::string(util::Trim(name.substr(at + kMig.size())));
+}
+
 std::string GpuControlDir(const std::string& spool, const std::string& node) {
   return spool + "/gpus/" + node;
 }
@@ -308,6 +326,8 @@ class DlNvml final : public Nvml {
       std::ifstream numa("/sys/bus/pci/devices/" + sys + "/numa_node");
       if (!(numa >> g->numa_node)) g->numa_node = -1;
     }
+    unsigned minor = 0;
+    if (Call("nvmlDeviceGetMinorNumber", d, &minor)) g->minor = static_cast<int>(minor);
     unsigned current = 0, pending = 0;
     if (Call("nvmlDeviceGetMigMode", d, &current, &pending)) g->mig_enabled = current == 1;
     unsigned max_mig = 0;
@@ -315,10 +335,17 @@ class DlNvml final : public Nvml {
       for (unsigned i = 0; i < max_mig; ++i) {
         nvmlDevice_t mig = nullptr;
         if (!Call("nvmlDeviceGetMigDeviceHandleByIndex", d, i, &mig)) continue;
+        DetectedMig m;
         text.fill(0);
-        if (Call("nvmlDeviceGetUUID", mig, text.data(), static_cast<unsigned>(text.size()))) {
-          g->mig_devices.emplace_back(text.data());
+        if (!Call("nvmlDeviceGetUUID", mig, text.data(), static_cast<unsigned>(text.size()))) continue;
+        m.uuid = text.data();
+        text.fill(0);
+        if (Call("nvmlDeviceGetName", mig, text.data(), static_cast<unsigned>(text.size()))) {
+          m.profile = MigProfileOf(text.data());
         }
+        Call("nvmlDeviceGetGpuInstanceId", mig, &m.gpu_instance);
+        Call("nvmlDeviceGetComputeInstanceId", mig, &m.compute_instance);
+        g->mig_devices.push_back(std::move(m));
       }
     }
   }

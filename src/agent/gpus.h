@@ -25,6 +25,14 @@
 
 namespace muster::agent {
 
+// One MIG instance of a GPU, as NVML reports it.
+struct DetectedMig {
+  std::string uuid;     // "MIG-..."
+  std::string profile;  // "1g.10gb": its GRES type
+  unsigned gpu_instance = 0;
+  unsigned compute_instance = 0;
+};
+
 // One GPU as NVML reports it (the inventory gres.conf AutoDetect=nvml maps).
 struct DetectedGpu {
   int index = 0;
@@ -33,9 +41,23 @@ struct DetectedGpu {
   int64_t memory_bytes = 0;
   std::string pci_bus_id;
   int numa_node = -1;  // -1: unknown
+  int minor = -1;  // of /dev/nvidia<minor>; -1: unknown
   bool mig_enabled = false;
-  std::vector<std::string> mig_devices;  // UUIDs of its MIG devices
+  std::vector<DetectedMig> mig_devices;  // in NVML's order
 };
+
+// One GRES device as NVML shows it: a GPU without MIG, or one MIG instance
+// of a GPU with MIG on (`mig` set), in index order (a GPU's instances
+// where the GPU would be).
+struct NvmlGresDevice {
+  const DetectedGpu* gpu = nullptr;
+  const DetectedMig* mig = nullptr;
+};
+std::vector<NvmlGresDevice> NvmlGresDevices(const std::vector<DetectedGpu>& gpus);
+
+// The profile of a MIG device from the name NVML gives it
+// ("NVIDIA H100 80GB HBM3 MIG 1g.10gb" -> "1g.10gb"); "" when it has none.
+std::string MigProfileOf(std::string_view name);
 
 class Nvml {
  public:

@@ -49,16 +49,22 @@ std::vector<std::string> CompareHardware(const core::NodeConfig& node, const Det
         node.real_memory_mb, hw.memory_mb, hw.memory_mb));
   }
   if (!hw.gpus_detected) return out;
+  // A MIG instance is a GRES device of its own, its profile its type.
   const std::vector<std::string> types = ConfiguredGpuTypes(node);
-  if (types.size() != hw.gpus.size()) {
-    out.push_back(
-        fmt::format("Gres gpu: configured {}, NVML finds {}", types.size(), hw.gpus.size()));
+  const std::vector<NvmlGresDevice> found = NvmlGresDevices(hw.gpus);
+  if (types.size() != found.size()) {
+    out.push_back(fmt::format("Gres gpu: configured {}, NVML finds {}", types.size(), found.size()));
   }
-  for (size_t i = 0; i < std::min(types.size(), hw.gpus.size()); ++i) {
-    if (!types[i].empty() &&
-        util::ToLower(hw.gpus[i].name).find(util::ToLower(types[i])) == std::string::npos) {
+  for (size_t i = 0; i < std::min(types.size(), found.size()); ++i) {
+    const std::string want = util::ToLower(types[i]);
+    if (found[i].mig != nullptr) {
+      if (want != util::ToLower(found[i].mig->profile)) {
+        out.push_back(fmt::format("Gres gpu {}: configured type {}, NVML finds MIG {} on {}", i,
+                                  types[i], found[i].mig->profile, found[i].gpu->name));
+      }
+    } else if (!want.empty() && util::ToLower(found[i].gpu->name).find(want) == std::string::npos) {
       out.push_back(fmt::format("Gres gpu {}: configured type {}, NVML finds {}", i, types[i],
-                                hw.gpus[i].name));
+                                found[i].gpu->name));
     }
   }
   return out;
@@ -79,6 +85,16 @@ std::string HardwareSummary(const DetectedHardware& hw) {
                            hw.driver_version);
 }
 
+namespace {
+
+std::vector<std::string> MigUuids(const DetectedGpu& g) {
+  std::vector<std::string> out;
+  for (const DetectedMig& m : g.mig_devices) out.push_back(m.uuid);
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json ToJson(const DetectedHardware& hw) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const DetectedGpu& g : hw.gpus) {
@@ -89,7 +105,7 @@ nlohmann::json ToJson(const DetectedHardware& hw) {
                     {"pci_bus_id", g.pci_bus_id},
                     {"numa_node", g.numa_node},
                     {"mig", g.mig_enabled},
-                    {"mig_devices", g.mig_devices}});
+                    {"mig_devices", MigUuids(g)}});
   }
   return {{"cpus", hw.cpus},
           {"sockets", hw.sockets},

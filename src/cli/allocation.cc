@@ -46,6 +46,7 @@ util::Result<Allocation> RequestAllocation(const Client& client,
   alloc.job_id = resp->body.at("job_id").get<uint32_t>();
   const std::string id = std::to_string(alloc.job_id);
   bool said_pending = false;
+  bool said_configuring = false;
   // -I alone: a second for the scheduler, and Slurm's words for busy nodes.
   const bool at_once = immediate_s == 0;
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(at_once ? 1 : immediate_s);
@@ -62,9 +63,22 @@ util::Result<Allocation> RequestAllocation(const Client& client,
       alloc.environment = state->body.value("environment", std::vector<std::string>{});
       if (!quiet) {
         if (said_pending) std::cerr << prog << ": job " << id << " has been allocated resources\n";
-        if (announce_grant) std::cerr << prog << ": Granted job allocation " << id << "\n";
+        if (announce_grant && !said_configuring) {
+          std::cerr << prog << ": Granted job allocation " << id << "\n";
+        }
+        if (said_configuring) std::cerr << prog << ": Nodes are ready for job\n";
       }
       return alloc;
+    }
+    if (s == "CONFIGURING") {
+      // Its nodes run their Prolog first (PrologFlags=Alloc).
+      if (!said_configuring && !quiet) {
+        if (announce_grant) std::cerr << prog << ": Granted job allocation " << id << "\n";
+        std::cerr << prog << ": Waiting for resource configuration\n";
+      }
+      said_configuring = true;
+      std::this_thread::sleep_for(wait);
+      continue;
     }
     if (s != "PENDING") {
       PrintError(prog, "Job allocation " + id + " has been revoked.");

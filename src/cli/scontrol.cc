@@ -201,6 +201,74 @@ int UpdateJob(const std::vector<std::string>& words) {
   return 0;
 }
 
+// scontrol reboot [ASAP] [nextstate=RESUME|DOWN] [reason=...] ALL|NODES:
+// each node is rebooted by RebootProgram once it runs nothing.
+int Reboot(const std::vector<std::string>& words) {
+  nlohmann::json body = {{"asap", false}};
+  std::string nodes;
+  for (const std::string& w : words) {
+    const size_t eq = w.find('=');
+    const std::string key = util::ToLower(w.substr(0, eq));
+    if (eq == std::string::npos && key == "asap") {
+      body["asap"] = true;
+    } else if (eq != std::string::npos && key == "nextstate") {
+      const std::string next = util::ToUpper(w.substr(eq + 1));
+      if (next != "RESUME" && next != "DOWN") {
+        std::cerr << "Invalid state: " << w.substr(eq + 1) << "\nValid states: DOWN, RESUME\n";
+        return 1;
+      }
+      body["next_state"] = next;
+    } else if (eq != std::string::npos && key == "reason") {
+      body["reason"] = w.substr(eq + 1);
+    } else if (eq == std::string::npos && nodes.empty()) {
+      nodes = w;
+    } else {
+      std::cerr << "scontrol: error: Invalid input: " << w << "\nRequest aborted\n";
+      return 1;
+    }
+  }
+  if (nodes.empty()) {
+    std::cerr << "Missing node list. Specify ALL|<NodeList>\n";
+    return 1;
+  }
+  body["nodes"] = nodes;
+  auto resp = CallController("/v1/nodes/reboot", body);
+  if (!resp.ok()) {
+    const util::Status& st = resp.status();
+    const std::string why = st.message();
+    if (st.code() == util::Code::kUnavailable) {
+      PrintCallError("scontrol", st);
+    } else if (why == "RebootProgram isn't defined") {
+      // Slurm's two lines.
+      std::cerr << "scontrol: error: " << why << "\nscontrol_reboot_nodes error: Unspecified error\n";
+    } else {
+      std::cerr << "scontrol_reboot_nodes error: "
+                << (why == "Access/permission denied" ? "Permission denied" : why) << "\n";
+    }
+    return 1;
+  }
+  return 0;
+}
+
+// scontrol cancel_reboot NODES (or update State=CANCEL_REBOOT).
+int CancelReboot(const std::vector<std::string>& words) {
+  if (words.size() != 1) {
+    std::cerr << "scontrol: error: " << (words.empty() ? "Missing node list" : "Too many arguments")
+              << ". Specify <NodeList>\n";
+    return 1;
+  }
+  auto resp = CallController("/v1/nodes/cancel_reboot", {{"nodes", words[0]}});
+  if (!resp.ok()) {
+    if (resp.status().code() == util::Code::kUnavailable) {
+      PrintCallError("scontrol", resp.status());
+    } else {
+      std::cerr << "slurm_update error: " << resp.status().message() << "\n";
+    }
+    return 1;
+  }
+  return 0;
+}
+
 int Update(const std::vector<std::string>& words) {
   std::string nodes, state, reason;
   for (const auto& w : words) {
@@ -235,6 +303,7 @@ int Update(const std::vector<std::string>& words) {
     std::cerr << "scontrol: error: no node state specified\n";
     return 1;
   }
+  if (util::EqualsIgnoreCase(state, "CANCEL_REBOOT")) return CancelReboot({nodes});
   auto resp = CallController("/v1/nodes/update",
                              {{"nodes", nodes}, {"state", state}, {"reason", reason}});
   if (!resp.ok()) {
@@ -279,6 +348,8 @@ int ScontrolMain(const std::vector<std::string>& args) {
   std::vector<std::string> rest(words.begin() + 1, words.end());
   if (verb == "show") return Show(rest, one_liner, details, all);
   if (verb == "update") return Update(rest);
+  if (verb == "reboot" || verb == "reboot_nodes") return Reboot(rest);
+  if (verb == "cancel_reboot") return CancelReboot(rest);
   if (verb == "create" || verb == "delete") {
     if (verb == "create" && (rest.empty() || (!util::EqualsIgnoreCase(rest[0], "reservation") &&
                                               !util::EqualsIgnoreCase(rest[0], "res")))) {

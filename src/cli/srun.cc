@@ -545,6 +545,7 @@ StepView ToStepView(const nlohmann::json& step) {
     node.first_task = n.at("first_task").get<int>();
     node.cpus = n.at("cpus").get<int>();
     node.gpus = n.at("gpu_indices").get<std::vector<int>>();
+    node.gpu_names = n.value("gpu_names", std::vector<std::string>{});
     v.nodes.push_back(std::move(node));
   }
   return v;

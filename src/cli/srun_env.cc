@@ -119,15 +119,19 @@ EnvMap TaskEnvironment(const EnvMap& step_env, const StepView& step, size_t node
   env["SLURMD_NODENAME"] = env["SLURM_TOPOLOGY_ADDR"] = n.node;
   env["SLURM_CPUS_ON_NODE"] = std::to_string(n.cpus);
   if (!n.gpus.empty()) {
-    std::vector<int> mine = n.gpus;
+    // The task's share of the step's GPUs there, as positions in n.gpus.
+    size_t from = 0;
+    size_t to = n.gpus.size();
     if (step.gpus_per_task > 0) {
-      const size_t from = static_cast<size_t>(local_id) * static_cast<size_t>(step.gpus_per_task);
-      const size_t to = std::min(n.gpus.size(), from + static_cast<size_t>(step.gpus_per_task));
-      mine.assign(n.gpus.begin() + static_cast<ptrdiff_t>(std::min(from, n.gpus.size())),
-                  n.gpus.begin() + static_cast<ptrdiff_t>(to));
+      from = std::min(n.gpus.size(), static_cast<size_t>(local_id) * static_cast<size_t>(step.gpus_per_task));
+      to = std::min(n.gpus.size(), from + static_cast<size_t>(step.gpus_per_task));
       env["SLURM_GPUS_PER_TASK"] = std::to_string(step.gpus_per_task);
     }
-    const std::string list = util::JoinInts(mine);
+    std::vector<std::string> mine;
+    for (size_t k = from; k < to; ++k) {
+      mine.push_back(k < n.gpu_names.size() ? n.gpu_names[k] : std::to_string(n.gpus[k]));
+    }
+    const std::string list = util::Join(mine, ",");
     env["CUDA_VISIBLE_DEVICES"] = env["GPU_DEVICE_ORDINAL"] = list;
     env["ROCR_VISIBLE_DEVICES"] = env["ZE_AFFINITY_MASK"] = list;
     env["SLURM_STEP_GPUS"] = util::JoinInts(n.gpus);

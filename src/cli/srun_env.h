@@ -35,6 +35,10 @@ struct StepNodeView {
   int first_task = 0;
   int cpus = 0;  // the job's CPUs there (SLURM_CPUS_ON_NODE)
   std::vector<int> gpus;
+  // What CUDA_VISIBLE_DEVICES calls the job's GPUs there, in the order of
+  // gpus before srun takes fewer (musterd's: a MIG UUID, or 0.. under
+  // ConstrainDevices); empty: their indices.
+  std::vector<std::string> gpu_names;
   // The global ranks of its tasks, by local id: first_task onwards (block),
   // unless Distribute() dealt them out cyclically.
   std::vector<int> ranks;

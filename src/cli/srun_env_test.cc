@@ -116,5 +116,22 @@ TEST(TaskEnvironment, GivesEachTaskItsRanksAndNode) {
   EXPECT_EQ(t3["SLURM_GPUS_ON_NODE"], "1");
 }
 
+TEST(TaskEnvironment, NamesGpusAsMusterdSays) {
+  // Under ConstrainDevices the job's GPUs 2 and 5 are CUDA's 0 and 1; a
+  // MIG instance is named by its UUID. SLURM_STEP_GPUS keeps the indices.
+  StepView step = TwoNodeStep();
+  step.nodes[1].gpus = {2, 5};
+  step.nodes[1].gpu_names = {"0", "1"};
+  step.gpus_per_task = 1;
+  step.nodes[1].tasks = 2;
+  EnvMap base = StepEnvironment({}, step, 022);
+  EnvMap second = TaskEnvironment(base, step, 1, 1);
+  EXPECT_EQ(second["CUDA_VISIBLE_DEVICES"], "1");
+  EXPECT_EQ(second["SLURM_STEP_GPUS"], "2,5");
+  step.nodes[1].gpu_names = {"MIG-a", "MIG-b"};
+  step.gpus_per_task = 0;
+  EXPECT_EQ(TaskEnvironment(base, step, 1, 0)["CUDA_VISIBLE_DEVICES"], "MIG-a,MIG-b");
+}
+
 }  // namespace
 }  // namespace muster::cli

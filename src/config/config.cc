@@ -80,10 +80,10 @@ const std::set<std::string>& SlurmOnlyKeys() {
         "PrEpParameters", "PrEpPlugins", "PriorityParameters",
         "PrioritySiteFactorParameters", "PrioritySiteFactorPlugin",
         "PrivateData", "ProctrackType",
-        "PrologFlags", "PropagatePrioProcess",
-        "PropagateResourceLimits", "PropagateResourceLimitsExcept", "RebootProgram",
+        "PropagatePrioProcess",
+        "PropagateResourceLimits", "PropagateResourceLimitsExcept",
         "ReconfigFlags", "RequeueExit", "RequeueExitHold", "ResumeFailProgram", "ResumeProgram",
-        "ResumeRate", "ResumeTimeout", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
+        "ResumeRate", "ResvEpilog", "ResvOverRun", "ResvProlog", "ReturnToService",
         "RoutePlugin", "SchedulerTimeSlice",
         "ScronParameters", "SelectType", "SlurmctldAddr", "SlurmctldDebug",
         "SlurmctldLogFile", "SlurmctldPidFile", "SlurmctldPlugstack",
@@ -515,6 +515,8 @@ class Parser {
   Status ApplyGresConf(std::string_view text, const std::string& abs_path);
   // Applies topology.conf text read from `abs_path`.
   Status ApplyTopologyConf(std::string_view text, const std::string& abs_path);
+  // Applies cgroup.conf text read from `abs_path`.
+  Status ApplyCgroupConf(std::string_view text, const std::string& abs_path);
   bool TopologyTree() const { return cfg_.topology_tree; }
 
   Config Take() { return std::move(cfg_); }
@@ -581,6 +583,31 @@ class Parser {
     return std::nullopt;
   }
 
+  // PrologFlags: Alloc and Contain act; DeferBatch is how Muster runs
+  // Alloc anyway; NoHold, Serial and X11 are taken without effect (X11
+  // still implies Contain and Alloc, as in Slurm).
+  Status SetPrologFlags(const Pair& p) {
+    PrologFlags f;
+    for (const std::string& item : ListValue(p.value)) {
+      const std::string flag = util::ToLower(item);
+      if (flag == "alloc" || flag == "deferbatch") {
+        f.alloc = true;
+      } else if (flag == "contain" || flag == "x11") {
+        f.alloc = f.contain = true;
+      } else if (flag != "nohold" && flag != "serial" && flag != "forcerequeueonfail" &&
+                 flag != "runinjob") {
+        return BadValue(p, "", "unknown flag '" + item +
+                                   "' (expected Alloc, Contain, DeferBatch, NoHold, Serial or X11)");
+      }
+      if (flag == "nohold" || flag == "serial" || flag == "x11" || flag == "forcerequeueonfail" ||
+          flag == "runinjob") {
+        cfg_.ignored_keys.push_back(p.loc.Str() + ": " + p.key + "=" + item);
+      }
+    }
+    cfg_.prolog_flags = f;
+    return Status::Ok();
+  }
+
   // HealthCheck* and MusterHealth* keys; nullopt when `p` is none of them.
   std::optional<Status> SetHealth(const Pair& p) {
     const std::string k = util::ToLower(p.key);
@@ -599,19 +626,23 @@ class Parser {
     if (k == "healthcheckinterval") return SetTopInt(p, &h.interval_s, 0, 86400 * 7);
     if (k == "healthchecknodestate") {
       h.node_states.clear();
-      h.skip_drained = false;
+      h.skip_drained = h.cycle = h.start_only = false;
       for (const std::string& item : ListValue(p.value)) {
         const std::string s = util::ToLower(item);
-        if (s == "any" || s == "cycle") continue;  // CYCLE: Muster checks every node each time
-        if (s == "nondrained_idle") {
+        if (s == "any") continue;
+        if (s == "cycle") {
+          h.cycle = true;
+        } else if (s == "start_only") {
+          h.start_only = true;
+        } else if (s == "nondrained_idle") {
           h.node_states.push_back("idle");
           h.skip_drained = true;
         } else if (s == "idle" || s == "alloc" || s == "mixed") {
           h.node_states.push_back(s);
         } else {
           return BadValue(p, "", "unknown state '" + item +
-                                     "' (expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or "
-                                     "CYCLE)");
+                                     "' (expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE, "
+                                     "CYCLE or START_ONLY)");
         }
       }
       return Status::Ok();
@@ -1017,6 +1048,15 @@ Status Parser::ApplyTopLevel(const Pair& p) {
     return Status::Ok();
   }
   if (k == "prologepilogtimeout") return SetTopInt(p, &cfg_.prolog_epilog_timeout_s, 1, 86400);
+  if (k == "prologflags") return SetPrologFlags(p);
+  if (k == "rebootprogram") {
+    if (!p.value.empty() && p.value.front() != '/') {
+      return BadValue(p, "", "expected an absolute path");
+    }
+    cfg_.reboot_program = p.value;
+    return Status::Ok();
+  }
+  if (k == "resumetimeout") return SetTopInt(p, &cfg_.resume_timeout_s, 1, 86400 * 7);
   if (std::optional<Status> done = SetIdleGpu(p)) return *done;
   if (std::optional<Status> done = SetHealth(p)) return *done;
   if (k == "jobacctgatherfrequency") {
@@ -1854,6 +1894,7 @@ struct GresLine {
   std::string name;
   std::string type;
   std::vector<std::string> files;
+  bool multiple_files = false;  // MultipleFiles=: the files are one device's
   int64_t count = 1;
   std::optional<Pair> cores;  // Cores=, read per node (its core count)
   std::optional<std::vector<std::string>> nodes;  // NodeName=, expanded
@@ -1899,7 +1940,7 @@ Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, co
     }
     return std::optional<GresLine>();
   }
-  GresLine line{loc, name->value, "", {}, 1, std::nullopt, std::nullopt};
+  GresLine line{loc, name->value, "", {}, false, 1, std::nullopt, std::nullopt};
   if (const Pair* p = Find(attrs, "cores")) line.cores = *p;
   if (const Pair* p = Find(attrs, "type")) line.type = p->value;
   if (const Pair* p = Find(attrs, "nodename")) {
@@ -1916,6 +1957,7 @@ Result<std::optional<GresLine>> ParseGresLine(const std::vector<Pair>& pairs, co
       return BadValue(*f, "", files.ok() ? "no files" : files.status().message());
     }
     line.files = std::move(*files);
+    line.multiple_files = f == multi;
     if (f == file) line.count = static_cast<int64_t>(line.files.size());
   }
   if (const Pair* c = Find(attrs, "count")) {
@@ -1936,6 +1978,7 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
   struct Seen {
     int64_t count = 0;
     std::vector<std::string> files;
+    std::vector<std::vector<std::string>> device_files;
     std::vector<std::pair<int64_t, std::vector<int>>> cores;  // (devices, Cores=) per line
     Loc first;
   };
@@ -1959,6 +2002,11 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
       if (s.first.line == 0) s.first = loc;
       s.count += line.count;
       s.files.insert(s.files.end(), line.files.begin(), line.files.end());
+      if (line.multiple_files) {
+        s.device_files.push_back(line.files);
+      } else {
+        for (const std::string& f : line.files) s.device_files.push_back({f});
+      }
       std::vector<int> cores;
       if (line.cores) {
         Result<std::vector<int>> read = GresCores(*line.cores, node);
@@ -1980,6 +2028,7 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
                              node_locs_[key.first].Str() + ")");
     }
     spec.files = std::move(s.files);
+    spec.device_files = std::move(s.device_files);
     // Per device, for GPUs (the only GRES placed by their cores).
     const bool any_cores = std::any_of(s.cores.begin(), s.cores.end(),
                                        [](const auto& line) { return !line.second.empty(); });
@@ -1995,6 +2044,87 @@ Status Parser::ApplyGresConf(std::string_view text, const std::string& abs_path)
 // topology.conf: SwitchName= with Nodes= (a leaf) or Switches= (children),
 // and LinkSpeed=. Every switch named once, every child switch defined, no
 // node under two leaves, no switch its own ancestor.
+namespace {
+
+// cgroup.conf's keys (cgroup.conf(5) of Slurm 22.05): how each value is
+// checked, and the field of the one Muster acts on. The others are taken
+// and listed in ignored_keys: Muster always confines a job's memory (its
+// --mem) and, on a node that is the machine itself, its CPUs.
+enum class CgroupValue { kYesNo, kNumber, kPercent, kPath, kPlugin };
+struct CgroupKey {
+  std::string_view name;  // lower case
+  CgroupValue value;
+  bool CgroupConfig::*field;  // null: accepted without effect
+};
+constexpr std::string_view kCgroupPlugins[] = {"autodetect", "cgroup/v1", "cgroup/v2"};
+constexpr CgroupKey kCgroupKeys[] = {
+    {"constraindevices", CgroupValue::kYesNo, &CgroupConfig::constrain_devices},
+    {"cgroupautomount", CgroupValue::kYesNo, nullptr},
+    {"cgroupmountpoint", CgroupValue::kPath, nullptr},
+    {"cgroupplugin", CgroupValue::kPlugin, nullptr},
+    {"ignoresystemd", CgroupValue::kYesNo, nullptr},
+    {"ignoresystemdonfailure", CgroupValue::kYesNo, nullptr},
+    {"allowedkmemspace", CgroupValue::kNumber, nullptr},
+    {"allowedramspace", CgroupValue::kPercent, nullptr},
+    {"allowedswapspace", CgroupValue::kPercent, nullptr},
+    {"constraincores", CgroupValue::kYesNo, nullptr},
+    {"constrainkmemspace", CgroupValue::kYesNo, nullptr},
+    {"constrainramspace", CgroupValue::kYesNo, nullptr},
+    {"constrainswapspace", CgroupValue::kYesNo, nullptr},
+    {"maxrampercent", CgroupValue::kPercent, nullptr},
+    {"maxswappercent", CgroupValue::kPercent, nullptr},
+    {"maxkmempercent", CgroupValue::kPercent, nullptr},
+    {"memoryswappiness", CgroupValue::kPercent, nullptr},
+    {"minkmemspace", CgroupValue::kNumber, nullptr},
+    {"minramspace", CgroupValue::kNumber, nullptr},
+    {"taskaffinity", CgroupValue::kYesNo, nullptr},
+};
+
+}  // namespace
+
+Status Parser::ApplyCgroupConf(std::string_view text, const std::string& abs_path) {
+  auto apply = [&](const std::vector<Pair>& pairs, const Loc&) -> Status {
+    for (const Pair& p : pairs) {
+      const std::string k = p.lower();
+      const CgroupKey* key = nullptr;
+      for (const CgroupKey& c : kCgroupKeys) {
+        if (c.name == k) key = &c;
+      }
+      if (key == nullptr) return InvalidArgument(p.loc.Str() + ": unknown key '" + p.key + "'");
+      switch (key->value) {
+        case CgroupValue::kYesNo: {
+          Result<bool> b = BoolValue(p, "");
+          if (!b.ok()) return b.status();
+          if (key->field != nullptr) cfg_.cgroup.*(key->field) = *b;
+          break;
+        }
+        case CgroupValue::kNumber:
+          // A size in MB, with Slurm's optional unit suffix.
+          if (!util::ParseMemoryMb(p.value).ok()) return BadValue(p, "", "expected a size in megabytes");
+          break;
+        case CgroupValue::kPercent: {
+          // Slurm takes fractions here ("AllowedRAMSpace=99.5").
+          char* end = nullptr;
+          const double v = std::strtod(p.value.c_str(), &end);
+          if (p.value.empty() || *end != '\0' || v < 0) return BadValue(p, "", "expected a percentage");
+          break;
+        }
+        case CgroupValue::kPath:
+          if (p.value.empty() || p.value[0] != '/') return BadValue(p, "", "expected an absolute path");
+          break;
+        case CgroupValue::kPlugin:
+          if (!In(kCgroupPlugins, util::ToLower(p.value))) {
+            return BadValue(p, "", "expected autodetect, cgroup/v1 or cgroup/v2");
+          }
+          break;
+      }
+      if (key->field == nullptr) RecordIgnored(p);
+    }
+    return Status::Ok();
+  };
+  return ForEachLine(text, SideFile(abs_path), apply);
+}
+
 Status Parser::ApplyTopologyConf(std::string_view text, const std::string& abs_path) {
   std::vector<Switch>& switches = cfg_.switches;
   switches.clear();
@@ -2162,6 +2292,12 @@ util::Result<Config> ParseConfig(const std::string& text, const std::string& pat
     Result<std::string> g = ReadFile(gres_path);
     if (!g.ok()) return InvalidArgument("cannot read " + g.status().message());
     MUSTER_RETURN_IF_ERROR(parser.ApplyGresConf(*g, gres_path));
+  }
+  const std::string cgroup_path = (fs::path(abs).parent_path() / "cgroup.conf").string();
+  if (read_gres_file && fs::exists(cgroup_path, ec)) {
+    Result<std::string> c = ReadFile(cgroup_path);
+    if (!c.ok()) return InvalidArgument("cannot read " + c.status().message());
+    MUSTER_RETURN_IF_ERROR(parser.ApplyCgroupConf(*c, cgroup_path));
   }
   if (parser.TopologyTree()) {
     // As slurmctld, the tree needs topology.conf beside the main file.

@@ -156,6 +156,12 @@ struct HealthConfig {
   // NONDRAINED_IDLE adds idle and leaves drained nodes out.
   std::vector<std::string> node_states;
   bool skip_drained = false;
+  // CYCLE: the nodes are checked a few at a time, spread over the
+  // interval, rather than all at once; START_ONLY: only when a node
+  // (re)joins (its agent registers, it is resumed or rebooted), never on
+  // the interval.
+  bool cycle = false;
+  bool start_only = false;
   // Built-in checks: gpu_count, gpu_model, driver_version, mounts,
   // spool_space, ecc, remapped_rows, xid, nvml.
   std::vector<std::string> checks;
@@ -163,7 +169,12 @@ struct HealthConfig {
   int64_t spool_min_free_mb = 1024;  // MusterHealthSpoolMinFree
   std::vector<std::string> auto_resume;  // MusterHealthAutoResume: checks allowed to self-heal
   int max_drain_percent = 100;           // MusterHealthMaxDrainPercent
-  bool enabled() const { return interval_s > 0 && (!program.empty() || !checks.empty()); }
+  // Whether there is anything to check. A node is checked when it
+  // (re)joins whenever there is, before it is given a job (as slurmd runs
+  // HealthCheckProgram before it registers); on the interval only with
+  // one and without START_ONLY.
+  bool any() const { return !program.empty() || !checks.empty(); }
+  bool enabled() const { return interval_s > 0 && any() && !start_only; }
 };
 
 // The built-in health checks, and those that may never resume a node by
@@ -172,6 +183,29 @@ inline constexpr std::string_view kHealthChecks[] = {
     "gpu_count", "gpu_model", "driver_version", "mounts", "spool_space",
     "ecc",       "remapped_rows", "xid",        "nvml"};
 inline constexpr std::string_view kHealthChecksNeverResumed[] = {"ecc", "remapped_rows", "xid"};
+
+// PrologFlags (slurm.conf). Alloc: the Prolog runs on every node of a job
+// as it is allocated (salloc's too), and nothing of the job starts until it
+// has succeeded on all of them (Slurm's Alloc with DeferBatch); a failure
+// drains that node and requeues the job held, as on the batch node.
+// Contain (which implies Alloc): each job also has an extern step on its
+// nodes (sacct's N.extern), from its allocation to its end.
+struct PrologFlags {
+  bool alloc = false;
+  bool contain = false;
+};
+
+// cgroup.conf beside the main file (Slurm's file and keys). Muster always
+// confines a job's memory (--mem) and, on a node that is the machine
+// itself, its CPUs; of cgroup.conf's keys ConstrainDevices acts, the others
+// are accepted without effect (ignored_keys).
+struct CgroupConfig {
+  // ConstrainDevices=yes: every step of a job may open only the device
+  // files of its own GPUs, not those of the rest of its node
+  // (stepd/device_filter.h), and CUDA numbers its GPUs from 0
+  // (CUDA_VISIBLE_DEVICES=0,1; SLURM_JOB_GPUS keeps the node's indices).
+  bool constrain_devices = false;
+};
 
 struct Config {
   std::string path;  // the main file, absolute
@@ -287,6 +321,7 @@ struct Config {
   int acct_gather_frequency_s = 30;
   IdleGpuConfig idle_gpu;
   HealthConfig health;
+  CgroupConfig cgroup;
   // Prolog/Epilog: run as root on the batch step's node before and after
   // the job (a Prolog failure drains the node and requeues the job; an
   // Epilog failure drains the node). PrologSlurmctld/EpilogSlurmctld: run
@@ -297,6 +332,12 @@ struct Config {
   std::string prolog_slurmctld;
   std::string epilog_slurmctld;
   int prolog_epilog_timeout_s = 300;
+  PrologFlags prolog_flags;
+  // RebootProgram: what an agent runs to reboot its node (scontrol
+  // reboot); empty: reboot is refused. ResumeTimeout: how long a node may
+  // take to come back before it is set DOWN.
+  std::string reboot_program;
+  int resume_timeout_s = 60;
   // SlurmctldParameters=enable_configless: musterd serves this
   // configuration to agents that start with --conf-server.
   bool enable_configless = false;
@@ -336,7 +377,8 @@ struct Config {
 util::Result<Config> LoadConfig(const std::string& path);
 
 // Parses configuration text as if read from `path` (gres.conf is looked up
-// beside `path` only when `gres_text` is empty and `read_gres_file`).
+// beside `path` only when `gres_text` is empty and `read_gres_file`;
+// cgroup.conf whenever `read_gres_file`).
 util::Result<Config> ParseConfig(const std::string& text, const std::string& path,
                                  const std::string& gres_text = {},
                                  bool read_gres_file = true);

@@ -362,8 +362,6 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
                         "MCSPlugin",
                         "MpiParams",
                         "PrioritySiteFactorPlugin",
-                        "PrologFlags",
-                        "RebootProgram",
                         "ResumeProgram",
                         "SrunPortRange",
                         "SuspendTime",
@@ -380,6 +378,27 @@ TEST(TopLevel, EveryDocumentedSlurmKeyIsAccepted) {
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_EQ(cfg->ignored_keys.size(), std::size(keys));
   EXPECT_EQ(cfg->ignored_keys[1], "muster.conf:2: acctgatherenergytype");
+}
+
+TEST(TopLevel, PrologFlagsRebootProgramAndResumeTimeout) {
+  auto cfg = Parse("PrologFlags=Contain,Serial\nRebootProgram=/sbin/reboot\nResumeTimeout=600\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->prolog_flags.alloc);  // Contain implies Alloc
+  EXPECT_TRUE(cfg->prolog_flags.contain);
+  EXPECT_EQ(cfg->reboot_program, "/sbin/reboot");
+  EXPECT_EQ(cfg->resume_timeout_s, 600);
+  // Serial is taken without an effect, and says so.
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("muster.conf:1: PrologFlags=Serial"));
+  auto alloc = Parse("PrologFlags=alloc\n");
+  ASSERT_TRUE(alloc.ok());
+  EXPECT_TRUE(alloc->prolog_flags.alloc);
+  EXPECT_FALSE(alloc->prolog_flags.contain);
+  EXPECT_EQ(Parse("PrologFlags=Alloc,Eager\n").status().message(),
+            "muster.conf:1: PrologFlags: invalid value 'Alloc,Eager' (unknown flag 'Eager' (expected "
+            "Alloc, Contain, DeferBatch, NoHold, Serial or X11))");
+  EXPECT_EQ(Parse("RebootProgram=reboot\n").status().message(),
+            "muster.conf:1: RebootProgram: invalid value 'reboot' (expected an absolute path)");
+  EXPECT_FALSE(Parse("ResumeTimeout=soon\n").ok());
 }
 
 // ---------------------------------------------------------------------------
@@ -1167,6 +1186,53 @@ TEST(Config, TopologyTreeReadsTopologyConf) {
   EXPECT_FALSE(Parse("TopologyPlugin=topology/3d_torus\n").ok());
 }
 
+TEST(Config, CgroupConfBesideTheMainFile) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", "NodeName=n1\n");
+  auto none = LoadConfig(main);
+  ASSERT_TRUE(none.ok()) << none.status().message();
+  EXPECT_FALSE(none->cgroup.constrain_devices);
+
+  dir.Write("cgroup.conf",
+            "# Slurm's example\nCgroupPlugin=autodetect\nConstrainCores=yes\n"
+            "ConstrainDevices=yes\nConstrainRAMSpace=yes AllowedRAMSpace=99.5\nMinRAMSpace=30\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_TRUE(cfg->cgroup.constrain_devices);
+  // The keys without an effect are listed for a warning, with their line.
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("cgroup.conf:3: ConstrainCores"));
+  EXPECT_THAT(cfg->ignored_keys, ::testing::Contains("cgroup.conf:5: AllowedRAMSpace"));
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"ConstrainDevices=maybe\n", "cgroup.conf:1: ConstrainDevices: invalid value 'maybe' (expected YES or NO)"},
+      {"ConstrainGpus=yes\n", "cgroup.conf:1: unknown key 'ConstrainGpus'"},
+      {"\nCgroupPlugin=cgroup/v3\n", "cgroup.conf:2: CgroupPlugin: invalid value 'cgroup/v3'"},
+      {"AllowedRAMSpace=lots\n", "cgroup.conf:1: AllowedRAMSpace: invalid value 'lots'"},
+      {"CgroupMountpoint=sys/fs\n", "cgroup.conf:1: CgroupMountpoint: invalid value 'sys/fs'"},
+  };
+  for (const auto& [text, want] : bad) {
+    dir.Write("cgroup.conf", text);
+    auto c = LoadConfig(main);
+    ASSERT_FALSE(c.ok()) << text;
+    EXPECT_NE(c.status().message().find(want), std::string::npos) << c.status().message();
+  }
+}
+
+TEST(Config, MultipleFilesAreOneDevice) {
+  TempDir dir;
+  std::string main = dir.Write("muster.conf", "GresTypes=gpu\nNodeName=n1 Gres=gpu:1g.10gb:2,gpu:h100:1\n");
+  dir.Write("gres.conf",
+            "Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21\n"
+            "Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap30\n"
+            "Name=gpu Type=h100 File=/dev/nvidia1\n");
+  auto cfg = LoadConfig(main);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  const core::NodeConfig& n = cfg->nodes[0];
+  ASSERT_EQ(n.gres[0].device_files.size(), 2u);
+  EXPECT_THAT(n.gres[0].device_files[1], ElementsAre("/dev/nvidia0", "/dev/nvidia-caps/nvidia-cap30"));
+  EXPECT_THAT(n.gres[1].device_files, ElementsAre(ElementsAre("/dev/nvidia1")));
+}
+
 TEST(Config, PartitionOfAJobAndItsMemoryDefaults) {
   auto cfg = Parse(
       "DefMemPerCPU=700\n"
@@ -1400,6 +1466,8 @@ TEST(Observability, SamplingIdleGpuAndHealthKeysAreRead) {
   EXPECT_EQ(cfg->health.program, "/usr/sbin/nhc");
   EXPECT_EQ(cfg->health.node_states, std::vector<std::string>{"idle"});
   EXPECT_TRUE(cfg->health.skip_drained);
+  EXPECT_TRUE(cfg->health.cycle);
+  EXPECT_FALSE(cfg->health.start_only);
   EXPECT_EQ(cfg->health.checks, (std::vector<std::string>{"gpu_count", "ecc", "mounts"}));
   EXPECT_EQ(cfg->health.mounts, (std::vector<std::string>{"/", "/home"}));
   EXPECT_EQ(cfg->health.spool_min_free_mb, 2048);
@@ -1412,6 +1480,14 @@ TEST(Observability, SamplingIdleGpuAndHealthKeysAreRead) {
   EXPECT_EQ(plain->acct_gather_frequency_s, 30);
   EXPECT_FALSE(plain->idle_gpu.enabled());
   EXPECT_FALSE(plain->health.enabled());
+  // START_ONLY: checked when a node joins, never on the interval.
+  auto start_only = Parse(std::string(kTwoNodes) +
+                          "HealthCheckInterval=60\nHealthCheckProgram=/usr/sbin/nhc\n"
+                          "HealthCheckNodeState=START_ONLY\n");
+  ASSERT_TRUE(start_only.ok()) << start_only.status().message();
+  EXPECT_TRUE(start_only->health.start_only);
+  EXPECT_TRUE(start_only->health.any());
+  EXPECT_FALSE(start_only->health.enabled());
 }
 
 TEST(Observability, BadValuesNameTheLineAndWhy) {
@@ -1425,7 +1501,7 @@ TEST(Observability, BadValuesNameTheLineAndWhy) {
             "hardware faults: a node it drains is resumed by an operator only)");
   EXPECT_EQ(Parse("HealthCheckNodeState=BUSY\n").status().message(),
             "muster.conf:1: HealthCheckNodeState: invalid value 'BUSY' (unknown state 'BUSY' "
-            "(expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE or CYCLE))");
+            "(expected ANY, ALLOC, IDLE, MIXED, NONDRAINED_IDLE, CYCLE or START_ONLY))");
   EXPECT_EQ(Parse("IdleGpuFlagTime=soon\n").status().message(),
             "muster.conf:1: IdleGpuFlagTime: invalid value 'soon' (expected a time: MINUTES, "
             "MINUTES:SECONDS or HOURS:MINUTES:SECONDS)");

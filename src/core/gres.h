@@ -23,6 +23,10 @@ struct GresSpec {
   // to it (sorted). Empty when no line gave Cores=; an empty entry when
   // its own line gave none.
   std::vector<std::vector<int>> device_cores;
+  // The same files per device, in index order: File= gives each device
+  // one, MultipleFiles= one device several (a MIG instance: its GPU's file
+  // and its capability files). Empty when gres.conf names none.
+  std::vector<std::vector<std::string>> device_files;
 };
 
 // Parses a node's Gres= value: "gpu:h100:8,gpu:a100:2,nic:1".

@@ -55,6 +55,14 @@ std::string PadNumber(uint64_t n, size_t width) {
 std::string_view JobStateName(JobState s) { return Find(s).name; }
 std::string_view JobStateShort(JobState s) { return Find(s).short_name; }
 
+std::string_view ShownStateName(const Job& job) {
+  return job.configuring && job.state == JobState::kRunning ? "CONFIGURING" : JobStateName(job.state);
+}
+
+std::string_view ShownStateShort(const Job& job) {
+  return job.configuring && job.state == JobState::kRunning ? "CF" : JobStateShort(job.state);
+}
+
 std::optional<JobState> ParseJobState(std::string_view s) {
   for (const StateNames& n : kStates) {
     if (util::EqualsIgnoreCase(s, n.name) || util::EqualsIgnoreCase(s, n.short_name)) {

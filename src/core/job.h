@@ -249,6 +249,9 @@ struct Job {
   // scontrol requeue of a running job: 1 = back to the queue, 2 = back and
   // held, once its processes are gone; 0 = no requeue asked.
   int requeue_on_end = 0;
+  // Running, its nodes' Prolog not yet done on all of them (PrologFlags=
+  // Alloc): nothing of it has started; shown as CONFIGURING (CF).
+  bool configuring = false;
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step
@@ -319,6 +322,11 @@ struct Job {
   // The state as sacct/scontrol print it with its suffix: "CANCELLED by 1000".
   std::string StateWithSuffix() const;
 };
+
+// The state squeue and scontrol show: CONFIGURING (CF) for a running job
+// whose nodes are still being prepared (Job::configuring), else the state.
+std::string_view ShownStateName(const Job& job);
+std::string_view ShownStateShort(const Job& job);
 
 // Expands an --output/--error pattern: %j job id, %x name, %u user, %N first
 // node, %A array job id (the job id outside arrays), %a array task id

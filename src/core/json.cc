@@ -25,15 +25,15 @@ using nlohmann::json;
   X(id) X(req) X(state) X(reason) X(reason_nodes) X(reason_reserved) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
   X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by) X(preempted_by)                 \
-  X(restart_count) X(ending_as) X(requeue_on_end) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(gpu_util_pct_s) X(gpu_sampled_s) X(gpu_mem_max_bytes) X(gpu_idle_since) X(gpu_idle_stage) X(next_step_id) \
+  X(restart_count) X(ending_as) X(requeue_on_end) X(configuring) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(gpu_util_pct_s) X(gpu_sampled_s) X(gpu_mem_max_bytes) X(gpu_idle_since) X(gpu_idle_stage) X(next_step_id) \
   X(array_job_id) X(array_task_id) X(array_max_running) X(het_job_id) X(het_job_offset) X(het_job_size) X(explanation) X(estimated_start) X(estimated_nodes) X(dependency_state) X(dependency_failed)
 #define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \
   X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
 #define MUSTER_NODE_FIELDS(X)                                                      \
   X(config) X(registered) X(down) X(drain) X(fail) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
-  X(health_failures) X(health_time) X(health_drained_by) X(detected_hardware) X(hardware_mismatches) \
-  X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
+  X(health_failures) X(health_time) X(health_drained_by) X(health_pending) X(detected_hardware) X(hardware_mismatches) X(mig_uuids) \
+  X(boot_time) X(reboot) X(reboot_asap) X(reboot_next_state) X(reboot_issued_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
 
 #define MUSTER_TO_JSON(field) j[#field] = v.field;
 #define MUSTER_FROM_JSON(field) Get(j, #field, v.field);
@@ -92,6 +92,22 @@ void from_json(const json& j, NodeInitialState& v) {
       name.empty() ? NodeInitialState::kUnknown : ParseNodeInitialState(name);
   if (!s) UnknownName(j, "node state");
   v = *s;
+}
+
+void to_json(json& j, RebootState v) {
+  j = v == RebootState::kRequested ? "REQUESTED" : v == RebootState::kIssued ? "ISSUED" : "";
+}
+void from_json(const json& j, RebootState& v) {
+  const std::string name = j.get<std::string>();
+  if (name.empty()) {
+    v = RebootState::kNone;
+  } else if (name == "REQUESTED") {
+    v = RebootState::kRequested;
+  } else if (name == "ISSUED") {
+    v = RebootState::kIssued;
+  } else {
+    UnknownName(j, "reboot state");
+  }
 }
 
 void to_json(json& j, ExportMode v) {

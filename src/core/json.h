@@ -36,6 +36,9 @@ void to_json(nlohmann::json& j, ExportMode v);
 void from_json(const nlohmann::json& j, ExportMode& v);
 void to_json(nlohmann::json& j, NodeInitialState v);
 void from_json(const nlohmann::json& j, NodeInitialState& v);
+// RebootState: "" (none), "REQUESTED", "ISSUED".
+void to_json(nlohmann::json& j, RebootState v);
+void from_json(const nlohmann::json& j, RebootState& v);
 
 void to_json(nlohmann::json& j, const GresSpec& v);
 void from_json(const nlohmann::json& j, GresSpec& v);

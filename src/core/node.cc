@@ -87,7 +87,15 @@ std::string Node::SinfoState(bool long_form) const {
   bool busy = alloc_cpus > 0 || running_jobs > 0 || base == NodeBase::kMixed ||
               base == NodeBase::kAllocated;
   std::string out;
-  if (base == NodeBase::kDown && !drain) {
+  // A node to be rebooted shows it while it runs nothing (Slurm's BOOT and
+  // BOOT^); a busy one keeps its state, marked "@".
+  // (Issued, the node is away and DOWN: BOOT^ whatever it ran.)
+  const bool reboot_shown = (reboot != RebootState::kNone && !busy) || Rebooting();
+  if (reboot_shown && Rebooting()) {
+    out = long_form ? "reboot^" : "boot^";
+  } else if (reboot_shown) {
+    out = long_form ? "reboot" : "boot";
+  } else if (base == NodeBase::kDown && !drain) {
     out = "down";
   } else if (fail) {
     // FAIL before DRAIN, as Slurm names a node with both.
@@ -107,6 +115,7 @@ std::string Node::SinfoState(bool long_form) const {
   } else {
     out = "idle";
   }
+  if (reboot != RebootState::kNone && !reboot_shown) out += reboot == RebootState::kIssued ? '^' : '@';
   if (!Responding()) out += '*';
   return out;
 }
@@ -114,7 +123,8 @@ std::string Node::SinfoState(bool long_form) const {
 std::string Node::ScontrolState() const {
   // Base name, then flags in Slurm's order (DRAIN before NOT_RESPONDING).
   std::string out;
-  switch (Base()) {
+  // A reboot issued takes the node DOWN until it is back, as in Slurm.
+  switch (Rebooting() ? NodeBase::kDown : Base()) {
     case NodeBase::kDown: out = "DOWN"; break;
     case NodeBase::kAllocated: out = "ALLOCATED"; break;
     case NodeBase::kMixed: out = "MIXED"; break;
@@ -124,6 +134,8 @@ std::string Node::ScontrolState() const {
   }
   if (drain) out += "+DRAIN";
   if (fail) out += "+FAIL";
+  if (reboot == RebootState::kRequested) out += "+REBOOT_REQUESTED";
+  if (reboot == RebootState::kIssued) out += "+REBOOT_ISSUED";
   if (!Responding()) out += "+NOT_RESPONDING";
   return out;
 }
@@ -162,5 +174,78 @@ std::string Node::GpuType(int index) const {
 }
 
 int Node::TotalGpus() const { return static_cast<int>(TotalGres("gpu", "")); }
+
+void RequestReboot(Node& node, const RebootRequest& req, int64_t now) {
+  node.reboot = RebootState::kRequested;
+  node.reboot_asap = req.asap;
+  node.reboot_next_state = req.next_state;
+  // Slurm's reasons: its own words unless one is given.
+  const std::string reason = !req.reason.empty() ? req.reason
+                             : req.asap          ? "Reboot ASAP"
+                                                 : "reboot requested";
+  if (req.asap) node.drain = true;
+  node.reason = reason;
+  node.reason_uid = req.uid;
+  node.reason_time = now;
+  node.reason_actor.clear();
+}
+
+bool RebootDue(const Node& node) {
+  return node.reboot == RebootState::kRequested && node.running_jobs == 0 && node.alloc_cpus == 0;
+}
+
+void IssueReboot(Node& node, int64_t now) {
+  node.reboot = RebootState::kIssued;
+  node.reboot_issued_time = now;
+  node.reason += " : reboot issued";
+  node.reason_time = now;
+}
+
+void FinishReboot(Node& node) {
+  if (node.reboot_next_state == "DOWN") {
+    node.down = true;
+  } else {
+    // ASAP and nextstate=RESUME undrain it; the reboot's reason goes
+    // unless something else keeps it out of service.
+    if (node.reboot_asap || node.reboot_next_state == "RESUME") node.drain = false;
+    if (!node.drain && !node.fail) {
+      node.down = false;
+      node.reason.clear();
+      node.reason_uid = 0;
+      node.reason_time = 0;
+      node.reason_actor.clear();
+    }
+  }
+  node.reboot = RebootState::kNone;
+  node.reboot_asap = false;
+  node.reboot_next_state.clear();
+  node.reboot_issued_time = 0;
+}
+
+void RebootTimedOut(Node& node, int64_t now) {
+  node.reboot = RebootState::kNone;
+  node.reboot_asap = false;
+  node.reboot_next_state.clear();
+  node.reboot_issued_time = 0;
+  node.down = true;
+  node.drain = false;
+  node.reason += " : reboot timed out";
+  node.reason_time = now;
+}
+
+bool CancelReboot(Node& node) {
+  if (node.reboot != RebootState::kRequested) return false;
+  if (node.reboot_asap) {
+    node.drain = false;
+    node.reason.clear();
+    node.reason_uid = 0;
+    node.reason_time = 0;
+    node.reason_actor.clear();
+  }
+  node.reboot = RebootState::kNone;
+  node.reboot_asap = false;
+  node.reboot_next_state.clear();
+  return true;
+}
 
 }  // namespace muster::core

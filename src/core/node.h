@@ -54,6 +54,11 @@ const std::vector<int>* GpuCores(const NodeConfig& node, int index);
 // ThreadsPerCore, a core's threads numbered together), else the core ids.
 std::vector<int> CpusNearGpu(const NodeConfig& node, int index);
 
+// scontrol reboot: requested (done once the node runs nothing), issued
+// (its agent was told; the node is away until it boots again, or until
+// ResumeTimeout sets it DOWN).
+enum class RebootState { kNone, kRequested, kIssued };
+
 struct Node {
   NodeConfig config;
 
@@ -78,11 +83,25 @@ struct Node {
   std::vector<std::string> health_failures;
   int64_t health_time = 0;
   std::string health_drained_by;
+  // Joined (its agent registered, or it was resumed) and not yet checked:
+  // it takes no job until its health check answers.
+  bool health_pending = false;
+  // scontrol reboot [ASAP] [nextstate=RESUME|DOWN]: where the reboot
+  // stands, whether ASAP drained the node for it, the state it returns in
+  // ("", "RESUME" or "DOWN"), and when it was issued (for ResumeTimeout).
+  RebootState reboot = RebootState::kNone;
+  bool reboot_asap = false;
+  std::string reboot_next_state;
+  int64_t reboot_issued_time = 0;
   // The node that is its agent's own machine: what hwloc and NVML found
   // ("CPUs=8 Sockets=1 ..."), and each way it differs from the
   // configuration (empty for emulated nodes).
   std::string detected_hardware;
   std::vector<std::string> hardware_mismatches;
+  // The UUID of each MIG instance among the node's GPUs, by GPU index ("" for
+  // a whole GPU; empty: none), as its agent found them: what
+  // CUDA_VISIBLE_DEVICES names a MIG instance by.
+  std::vector<std::string> mig_uuids;
   int64_t last_busy = 0;
 
   int alloc_cpus = 0;
@@ -106,6 +125,8 @@ struct Node {
   std::string SinfoState(bool long_form) const;
   // The state as scontrol prints it: "IDLE", "MIXED+DRAIN", "DOWN+NOT_RESPONDING".
   std::string ScontrolState() const;
+  // Whether it is away for a reboot that was issued (REBOOT_ISSUED).
+  bool Rebooting() const { return reboot == RebootState::kIssued; }
   bool Responding() const { return registered; }
   // Number of free GRES of a name/type ("" type = any).
   int64_t FreeGres(const std::string& name, const std::string& type) const;
@@ -114,5 +135,30 @@ struct Node {
   std::string GpuType(int index) const;
   int TotalGpus() const;
 };
+
+// scontrol reboot, as Slurm's: what it asks of one node.
+struct RebootRequest {
+  bool asap = false;       // ASAP: drained meanwhile, so it frees up
+  std::string next_state;  // "", "RESUME" or "DOWN" (upper case)
+  std::string reason;      // "" = Slurm's default for the request
+  uint32_t uid = 0;        // who asked
+};
+
+// Marks `node` for a reboot (REBOOT_REQUESTED): with ASAP it is drained
+// with the reason (default "Reboot ASAP"); with a next state the reason
+// defaults to "reboot requested"; a reason given is always set.
+void RequestReboot(Node& node, const RebootRequest& req, int64_t now);
+// Whether a requested reboot may be issued now: the node runs nothing.
+bool RebootDue(const Node& node);
+// The reboot was handed to the node's agent (REBOOT_ISSUED).
+void IssueReboot(Node& node, int64_t now);
+// The node is back from its reboot: the flags go, and the state it
+// returns in is applied (DOWN; RESUME or ASAP: undrained, reason cleared).
+void FinishReboot(Node& node);
+// It did not come back within ResumeTimeout: DOWN, "reboot timed out".
+void RebootTimedOut(Node& node, int64_t now);
+// scontrol cancel_reboot: the request goes, and ASAP's drain with it.
+// Fails when there is no pending request (or it was issued already).
+[[nodiscard]] bool CancelReboot(Node& node);
 
 }  // namespace muster::core

@@ -151,5 +151,80 @@ TEST(NodeGresTest, CpusNearGpu) {
   EXPECT_EQ(CpusNearGpu(n, 1), (std::vector<int>{4, 5, 6, 7}));
 }
 
+TEST(NodeRebootTest, AsapDrainsThenResumesAfterTheReboot) {
+  Node n = MakeNode();
+  n.alloc_cpus = 4;
+  n.running_jobs = 1;
+  RequestReboot(n, {.asap = true, .next_state = "", .reason = "", .uid = 0}, 100);
+  EXPECT_EQ(n.reboot, RebootState::kRequested);
+  EXPECT_TRUE(n.drain);
+  EXPECT_EQ(n.reason, "Reboot ASAP");
+  EXPECT_EQ(n.ScontrolState(), "MIXED+DRAIN+REBOOT_REQUESTED");
+  EXPECT_EQ(n.SinfoState(false), "drng@");
+  EXPECT_FALSE(RebootDue(n));  // it runs a job
+  n.alloc_cpus = n.running_jobs = 0;
+  ASSERT_TRUE(RebootDue(n));
+  IssueReboot(n, 150);
+  EXPECT_TRUE(n.Rebooting());
+  EXPECT_EQ(n.reboot_issued_time, 150);
+  // Issued: DOWN until it is back, as the oracle shows it.
+  EXPECT_EQ(n.ScontrolState(), "DOWN+DRAIN+REBOOT_ISSUED");
+  EXPECT_EQ(n.SinfoState(false), "boot^");
+  EXPECT_EQ(n.SinfoState(true), "reboot^");
+  EXPECT_EQ(n.reason, "Reboot ASAP : reboot issued");
+  FinishReboot(n);
+  EXPECT_EQ(n.reboot, RebootState::kNone);
+  EXPECT_FALSE(n.drain);
+  EXPECT_EQ(n.reason, "");
+  EXPECT_EQ(n.ScontrolState(), "IDLE");
+}
+
+TEST(NodeRebootTest, NextStateAndTheDefaultKeepWhatTheyShould) {
+  Node n = MakeNode();
+  RequestReboot(n, {.asap = false, .next_state = "DOWN", .reason = "", .uid = 7}, 100);
+  EXPECT_EQ(n.reason, "reboot requested");
+  EXPECT_EQ(n.reason_uid, 7u);
+  EXPECT_FALSE(n.drain);
+  EXPECT_EQ(n.SinfoState(false), "boot");
+  EXPECT_EQ(n.SinfoState(true), "reboot");
+  EXPECT_EQ(n.ScontrolState(), "IDLE+REBOOT_REQUESTED");
+  IssueReboot(n, 100);
+  FinishReboot(n);
+  EXPECT_TRUE(n.down);
+  EXPECT_EQ(n.reason, "reboot requested : reboot issued");
+  // A plain reboot: back idle, its reason gone (the oracle); a node an
+  // operator drained stays drained.
+  Node p = MakeNode();
+  RequestReboot(p, {}, 100);
+  IssueReboot(p, 100);
+  FinishReboot(p);
+  EXPECT_EQ(p.ScontrolState(), "IDLE");
+  EXPECT_EQ(p.reason, "");
+  Node d = MakeNode();
+  d.drain = true;
+  RequestReboot(d, {.asap = false, .next_state = "", .reason = "bad fan", .uid = 0}, 100);
+  IssueReboot(d, 100);
+  FinishReboot(d);
+  EXPECT_TRUE(d.drain);
+  EXPECT_EQ(d.reason, "bad fan : reboot issued");
+}
+
+TEST(NodeRebootTest, CancelAndTimeout) {
+  Node n = MakeNode();
+  RequestReboot(n, {.asap = true, .next_state = "", .reason = "fw", .uid = 0}, 100);
+  EXPECT_EQ(n.reason, "fw");
+  ASSERT_TRUE(CancelReboot(n));
+  EXPECT_FALSE(n.drain);
+  EXPECT_EQ(n.reason, "");
+  EXPECT_FALSE(CancelReboot(n));  // nothing left to cancel
+  RequestReboot(n, {}, 100);
+  IssueReboot(n, 100);
+  EXPECT_FALSE(CancelReboot(n));  // issued: too late
+  RebootTimedOut(n, 200);
+  EXPECT_TRUE(n.down);
+  EXPECT_EQ(n.reason, "reboot requested : reboot issued : reboot timed out");
+  EXPECT_EQ(n.reboot, RebootState::kNone);
+}
+
 }  // namespace
 }  // namespace muster::core

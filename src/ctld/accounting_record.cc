@@ -131,17 +131,40 @@ store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& 
   return s;
 }
 
+store::StepRecord ToExternStepRecord(const core::Job& job, const config::Config& cfg) {
+  store::StepRecord s;
+  s.job_id = job.id;
+  s.run = job.restart_count;
+  s.step_id = "extern";
+  s.name = "extern";
+  const bool done = core::IsFinished(job.state);
+  s.state = !done ? "RUNNING" : job.state == core::JobState::kNodeFail ? "NODE_FAIL" : "COMPLETED";
+  s.start_time = job.start_time;
+  s.end_time = done ? job.end_time : 0;
+  s.node_list = job.nodelist;
+  const core::Tres figures = core::JobTres(job, cfg.MemoryDefaultsFor(job));
+  s.nnodes = static_cast<int>(figures.nodes);
+  s.ntasks = s.nnodes;  // one per node
+  s.ncpus = static_cast<int>(figures.cpus);
+  s.alloc_tres = SortedTres(figures);
+  return s;
+}
+
 AccountingChange ToAccountingChange(const core::Job& job, const config::Config& cfg,
                                     store::Origin origin) {
-  AccountingChange change{ToJobRecord(job, cfg), std::nullopt, origin};
+  AccountingChange change{ToJobRecord(job, cfg), std::nullopt, origin, std::nullopt};
   // An allocation (salloc) has no batch step.
   if (job.start_time > 0 && job.HasBatchStep()) change.batch = ToBatchStepRecord(job, cfg);
+  // Every allocation has its extern step, salloc's too (it is where
+  // pam_slurm_adopt puts a user's ssh session).
+  if (job.start_time > 0 && cfg.prolog_flags.contain) change.extern_step = ToExternStepRecord(job, cfg);
   return change;
 }
 
 void RecordChange(store::AccountingStore& store, const AccountingChange& change) {
   store.Upsert(change.job, change.origin);
   if (change.batch) store.UpsertStep(*change.batch, change.origin);
+  if (change.extern_step) store.UpsertStep(*change.extern_step, change.origin);
 }
 
 }  // namespace muster::ctld

@@ -19,12 +19,19 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg);
 // The job's batch step (step id "batch"), for a job that has started.
 store::StepRecord ToBatchStepRecord(const core::Job& job, const config::Config& cfg);
 
+// The job's extern step (step id "extern", PrologFlags=Contain): on all
+// its nodes, from its allocation to its end, COMPLETED when the job ends
+// (NODE_FAIL with a node failure), as Slurm records it.
+store::StepRecord ToExternStepRecord(const core::Job& job, const config::Config& cfg);
+
 // One committed change of a job as accounting rows: the job's record and,
-// once it has started, its batch step, with the journal record it came from.
+// once it has started, its batch step (and extern step under
+// PrologFlags=Contain), with the journal record it came from.
 struct AccountingChange {
   store::JobRecord job;
   std::optional<store::StepRecord> batch;
   store::Origin origin;
+  std::optional<store::StepRecord> extern_step;
 };
 AccountingChange ToAccountingChange(const core::Job& job, const config::Config& cfg,
                                     store::Origin origin);

@@ -8,7 +8,21 @@ void AgentRegistry::Register(const std::string& host, Conn conn, std::vector<std
   timers_.erase(host);
   Forget(host);
   for (const std::string& node : nodes) host_of_[node] = host;
-  agents_[host] = Agent{std::move(conn), std::move(nodes)};
+  agents_[host] = Agent{std::move(conn), std::move(nodes), time_.Now()};
+}
+
+void AgentRegistry::Heard(const Conn& conn, int64_t now) {
+  for (auto& [host, agent] : agents_) {
+    if (agent.conn == conn) agent.last_heard = now;
+  }
+}
+
+std::vector<AgentRegistry::Conn> AgentRegistry::SilentSince(int64_t since) const {
+  std::vector<Conn> out;
+  for (const auto& [host, agent] : agents_) {
+    if (agent.last_heard < since) out.push_back(agent.conn);
+  }
+  return out;
 }
 
 void AgentRegistry::Forget(const std::string& host) {
@@ -28,12 +42,15 @@ std::optional<std::pair<std::string, AgentRegistry::Agent>> AgentRegistry::Close
   if (it == agents_.end()) return std::nullopt;
   std::pair<std::string, Agent> gone = *it;
   Forget(gone.first);
+  // SlurmdTimeout=0: a node is never set DOWN for not responding (Slurm's
+  // meaning of 0).
+  if (timeout_s_ <= 0) return gone;
   auto& timer = timers_[gone.first];
   timer = time_.MakeTimer([this, host = gone.first, nodes = gone.second.nodes] {
     timers_.erase(host);  // this timer with it
     on_timeout_(host, nodes);
   });
-  timer->ArmAt(time_.Now() + std::max<int64_t>(1, timeout_s_));
+  timer->ArmAt(time_.Now() + timeout_s_);
   return gone;
 }
 

@@ -2,7 +2,7 @@
 // nodes over which connection, with a node -> host index so a message for
 // a job's node costs a lookup, and for each host whose agent went away the
 // timer that gives up on its nodes after SlurmdTimeout (unless it registers
-// again first). It knows nothing of jobs: what a timeout does is the
+// again first; never with SlurmdTimeout=0). It knows nothing of jobs: what a timeout does is the
 // controller's callback.
 #pragma once
 
@@ -26,6 +26,7 @@ class AgentRegistry {
   struct Agent {
     Conn conn;
     std::vector<std::string> nodes;
+    int64_t last_heard = 0;  // when it last said anything (a pong at least)
   };
   using OnTimeout =
       std::function<void(const std::string& host, const std::vector<std::string>& nodes)>;
@@ -46,6 +47,12 @@ class AgentRegistry {
   std::string HostOf(const Conn& conn) const;
   // Whether `conn` is the connection of the agent holding `node`.
   bool Holds(const Conn& conn, const std::string& node) const;
+  // `conn` said something at `now`.
+  void Heard(const Conn& conn, int64_t now);
+  // The connections of the agents that have said nothing since `since`:
+  // silent through two pings, a link that is cut (a TCP connection stays
+  // open, dead, when no packet gets through).
+  std::vector<Conn> SilentSince(int64_t since) const;
   // Every connected agent, by host.
   const std::map<std::string, Agent>& agents() const { return agents_; }
   // Whether a timeout runs for `host` (its agent is away).

@@ -475,6 +475,20 @@ api::HttpResponse Route(Controller& ctl, const api::HttpRequest& req, const std:
     for (const auto& n : ctl.nodes()) out.push_back(n);
     return JsonReply(200, {{"nodes", out}});
   }
+  if (what == "nodes" && parts.size() == 3 && parts[2] == "reboot" && post) {
+    core::RebootRequest req;
+    req.asap = body.value("asap", false);
+    req.next_state = util::ToUpper(body.value("next_state", ""));
+    req.reason = body.value("reason", "");
+    util::Status st = ctl.RebootNodes(body.value("nodes", ""), req, caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
+  if (what == "nodes" && parts.size() == 3 && parts[2] == "cancel_reboot" && post) {
+    util::Status st = ctl.CancelReboots(body.value("nodes", ""), caller);
+    if (!st.ok()) return Error(HttpStatusFor(st), st.message());
+    return JsonReply(200, {{"status", "ok"}});
+  }
   if (what == "nodes" && parts.size() == 3 && parts[2] == "update" && post) {
     util::Status st = ctl.UpdateNodes(body.value("nodes", ""), body.value("state", ""),
                                       body.value("reason", ""), caller);

@@ -113,6 +113,11 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
     nodes_.push_back(std::move(n));
   }
   ArmHousekeeping();
+  // SlurmdTimeout=0: agents are never given up on, so not pinged either.
+  if (cfg_.slurmd_timeout_s > 0) {
+    ping_timer_ = time_.MakeTimer([this] { PingAgents(); });
+    ping_timer_->ArmAt(start_time_ + PingInterval());
+  }
   if (cfg_.health.enabled()) {
     health_timer_ = time_.MakeTimer([this] { RunHealthChecks(); });
     health_due_ = start_time_ + cfg_.health.interval_s;
@@ -148,7 +153,7 @@ std::string Controller::StateJson() const {
   // several KiB per job at its peak.
   json nodes = json::object();
   for (const auto& n : nodes_) {
-    if (!n.drain && !n.down && !n.fail) continue;
+    if (!n.drain && !n.down && !n.fail && n.reboot == core::RebootState::kNone) continue;
     nodes[n.config.name] = NodeState(n);
   }
   std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
@@ -172,7 +177,11 @@ json Controller::NodeState(const core::Node& n) {
           {"reason_uid", n.reason_uid},
           {"reason_time", n.reason_time},
           {"reason_actor", n.reason_actor},
-          {"health_drained_by", n.health_drained_by}};
+          {"health_drained_by", n.health_drained_by},
+          {"reboot", n.reboot},
+          {"reboot_asap", n.reboot_asap},
+          {"reboot_next_state", n.reboot_next_state},
+          {"reboot_issued_time", n.reboot_issued_time}};
 }
 
 void Controller::ApplyNodeState(const json& n) {
@@ -186,6 +195,10 @@ void Controller::ApplyNodeState(const json& n) {
   node->reason_time = n.value("reason_time", int64_t{0});
   node->reason_actor = n.value("reason_actor", "");
   node->health_drained_by = n.value("health_drained_by", "");
+  node->reboot = n.value("reboot", core::RebootState::kNone);
+  node->reboot_asap = n.value("reboot_asap", false);
+  node->reboot_next_state = n.value("reboot_next_state", "");
+  node->reboot_issued_time = n.value("reboot_issued_time", int64_t{0});
 }
 
 util::Status Controller::Save() {
@@ -347,6 +360,14 @@ util::Status Controller::Recover() {
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];
   }
   RecoverRunningSteps();
+  ArmRebootTimer();
+  // Jobs whose nodes were running their Prolog: they wait for all again.
+  for (const Job& job : jobs_) {
+    if (job.state != JobState::kRunning || !job.configuring) continue;
+    std::vector<std::string> nodes;
+    for (const core::NodeAlloc& a : job.alloc) nodes.push_back(a.node);
+    node_prologs_.Start(job.id, job.restart_count, nodes);
+  }
   // A task with a record of its own is no longer in its array's pending
   // part (the two differ only after a write torn between them).
   for (const auto& [array_id, ids] : jobs_.arrays()) {
@@ -638,6 +659,9 @@ void Controller::Reprioritize(sched::Snapshot* snap) {
 }
 
 void Controller::RunSchedule() {
+  // A node freed since the last pass may be rebooted before it is given
+  // a job again.
+  IssueDueReboots();
   sched::Snapshot snap = ClusterSnapshot();
   last_pass_time_ = snap.now;
   next_dependency_time_ = 0;
@@ -788,7 +812,7 @@ std::vector<std::string> Controller::SlurmctldHookEnvironment(const Job& job,
 
 void Controller::Launch(Job& job) {
   if (cfg_.prolog_slurmctld.empty()) {
-    LaunchNow(job);
+    PrepareNodes(job);
     return;
   }
   // PrologSlurmctld first; the job starts once it has succeeded, if it is
@@ -802,7 +826,7 @@ void Controller::Launch(Job& job) {
                  return;
                }
                if (st.ok()) {
-                 LaunchNow(*j);
+                 PrepareNodes(*j);
                  return;
                }
                util::LogWarn("job {}: PrologSlurmctld: {}", id, st.message());
@@ -844,7 +868,9 @@ void Controller::LaunchNow(Job& job) {
   spec.user_name = job.req.user_name;
   spec.work_dir = job.req.work_dir;
   spec.argv = job.req.argv;
-  spec.env = BuildBatchEnvironment(job, cfg_, user_env, std::as_const(*this).HetComponents(job));
+  const core::Node* batch_node = FindNode(job.batch_host);
+  spec.env = BuildBatchEnvironment(job, cfg_, user_env, std::as_const(*this).HetComponents(job),
+                                   batch_node != nullptr ? batch_node->mig_uuids : kNoMigUuids);
   spec.std_out = core::ExpandOutputPattern(
       job.req.std_out.empty() ? std::string(core::DefaultStdOutPattern(job)) : job.req.std_out, job);
   spec.std_err = job.req.std_err.empty() ? "" : core::ExpandOutputPattern(job.req.std_err, job);
@@ -865,12 +891,90 @@ void Controller::LaunchNow(Job& job) {
       spec.warn_batch_only = ws->batch_only;
     }
   }
+  // The job's GPUs on each of its nodes: on a host of several emulated
+  // nodes, the batch cgroup holds the srun tasks of them all, and every
+  // other GPU device there is refused to it (ConstrainDevices).
+  json job_gpus = json::object();
+  for (const core::NodeAlloc& a : job.alloc) job_gpus[a.node] = a.gpu_indices;
   json msg = {{"type", "launch"},
               {"job_id", job.id},
               {"node", job.batch_host},
               {"spec", stepd::ToJson(spec)},
-              {"script", script}};
+              {"script", script},
+              {"job_gpus", job_gpus}};
   SendToAgentOf(job, msg);
+}
+
+void Controller::PrepareNodes(Job& job) {
+  if (!cfg_.prolog_flags.alloc || cfg_.prolog.empty() || job.alloc.empty()) {
+    LaunchNow(job);
+    return;
+  }
+  std::vector<std::string> nodes;
+  for (const core::NodeAlloc& a : job.alloc) nodes.push_back(a.node);
+  job.configuring = true;
+  MarkJob(job.id);
+  node_prologs_.Start(job.id, job.restart_count, nodes);
+  SendNodePrologs(job, nodes);
+}
+
+void Controller::SendNodePrologs(const Job& job, const std::vector<std::string>& nodes) {
+  std::map<std::shared_ptr<api::LineConn>, json> by_agent;
+  for (const std::string& node : nodes) {
+    std::shared_ptr<api::LineConn> conn = agents_.ConnOf(node);
+    // An agent away is sent the run again when it registers.
+    if (conn == nullptr) continue;
+    json& msg = by_agent[conn];
+    if (msg.is_null()) {
+      json job_gpus = json::object();
+      for (const core::NodeAlloc& a : job.alloc) job_gpus[a.node] = a.gpu_indices;
+      msg = {{"type", "prolog"},
+             {"job_id", job.id},
+             {"run", job.restart_count},
+             {"env", SlurmctldHookEnvironment(job, "prolog_slurmd")},
+             {"job_gpus", job_gpus},
+             {"nodes", json::array()}};
+    }
+    msg["nodes"].push_back(node);
+  }
+  for (auto& [conn, msg] : by_agent) SendAfterCommit(conn, std::move(msg));
+}
+
+void Controller::OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
+  const JobId id = msg.at("job_id").get<JobId>();
+  const int run = msg.at("run").get<int>();
+  const std::string node = msg.at("node").get<std::string>();
+  Job* job = jobs_.Find(id);
+  if (job == nullptr || job->state != JobState::kRunning || !job->configuring ||
+      !agents_.Holds(conn, node)) {
+    return;
+  }
+  if (msg.value("ok", false)) {
+    if (node_prologs_.Succeeded(id, run, node) != NodePrologs::Answer::kAllDone) return;
+    job->configuring = false;
+    MarkJob(id);
+    LaunchNow(*job);
+    return;
+  }
+  if (!node_prologs_.Waits(id, run, node)) return;
+  const std::string detail = msg.value("detail", "Prolog failed");
+  node_prologs_.Forget(id);
+  job->configuring = false;
+  // As on the batch node: the node is drained, and the job, which never
+  // started, goes back to the queue held.
+  DrainForHook(node, "Prolog error", detail);
+  if (!job->req.interactive) {
+    ReleaseResources(*job);
+    const bool hold = std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
+                                "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
+    PutBackInQueue(*job, hold, detail + " on " + node);
+    return;
+  }
+  job->state = JobState::kCompleting;
+  job->ending_as = JobState::kCancelled;
+  job->failure_detail = "Prolog error on " + node + ": " + detail;
+  MarkJob(id);
+  StopJob(*job);
 }
 
 void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, json msg) {
@@ -881,11 +985,14 @@ void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, jso
 }
 
 void Controller::StopJob(Job& job) {
-  if (job.HasBatchStep()) {
+  if (job.HasBatchStep() && !job.configuring) {
     SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
     return;
   }
-  // No processes of its own to wait for: it ends as what stopped it.
+  // No processes of its own to wait for (an allocation, or a job whose
+  // nodes still run their Prolog): it ends as what stopped it.
+  node_prologs_.Forget(job.id);
+  job.configuring = false;
   const JobState state = job.ending_as == JobState::kPending ? JobState::kCancelled : job.ending_as;
   FinishJob(job, state, 0, state == JobState::kCancelled ? SIGTERM : 0, Now(), "");
 }
@@ -931,6 +1038,17 @@ void Controller::AppendRunningSteps(const Job& job, std::vector<render::StepInfo
     batch.tasks = 1;
     out->push_back(std::move(batch));
   }
+  if (cfg_.prolog_flags.contain) {
+    render::StepInfo ext;
+    ext.job_id = job.id;
+    ext.step_id = "extern";
+    ext.name = "extern";
+    ext.start_time = job.start_time;
+    ext.nodelist = job.nodelist;
+    ext.nodes = static_cast<int>(job.alloc.size());
+    ext.tasks = ext.nodes;
+    out->push_back(std::move(ext));
+  }
   for (auto it = running_steps_.lower_bound({job.id, 0});
        it != running_steps_.end() && it->first.first == job.id; ++it) {
     const store::StepRecord& rec = it->second.record;
@@ -971,9 +1089,11 @@ util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) cons
   const Job* job = jobs_.Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
-  json out = {{"job_id", id}, {"state", std::string(core::JobStateName(job->state))},
+  // CONFIGURING while its nodes' Prolog runs (PrologFlags=Alloc): salloc
+  // waits for RUNNING.
+  json out = {{"job_id", id}, {"state", std::string(core::ShownStateName(*job))},
               {"reason", std::string(core::PendingReasonName(job->reason))}};
-  if (job->state == JobState::kRunning) {
+  if (job->state == JobState::kRunning && !job->configuring) {
     // The SLURM_* variables salloc gives its command (Slurm 22.05): a batch
     // job's, less those of the batch shell as a task and of the node it
     // runs on, and the memory only when asked for.
@@ -1018,6 +1138,8 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
                            int64_t end_time, const std::string& detail) {
   bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
   if (held_resources) ReleaseResources(job);
+  node_prologs_.Forget(job.id);
+  job.configuring = false;
   // Preempted and ended by itself within its GraceTime: as the preemption says.
   if (job.preempted_by != 0 && preempt_deadline_.erase(job.id) > 0) MarkPreemptedEnd(job);
   // Its steps' CPUs go with it (a requeued run starts with none held).
@@ -1092,6 +1214,7 @@ void Controller::AcceptAgent(std::shared_ptr<api::LineConn> conn) {
 
 void Controller::OnAgentMessage(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
   const util::Stopwatch took;
+  agents_.Heard(conn, Now());
   std::string type;
   HandleAgentMessage(conn, msg, &type);
   // For sdiag, as slurmd's messages count in Slurm (under the user the
@@ -1128,6 +1251,16 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
       OnAgentSamples(conn, msg);
     } else if (type == "health") {
       OnAgentHealth(conn, msg);
+    } else if (type == "pong") {
+      // Alive (OnAgentMessage noted it).
+    } else if (type == "prolog_done") {
+      OnAgentPrologDone(conn, msg);
+    } else if (type == "node_booted") {
+      core::Node* node = FindNode(msg.at("node").get<std::string>());
+      if (node != nullptr && node->Rebooting() && agents_.Holds(conn, node->config.name)) {
+        node->boot_time = msg.value("boot_time", Now());
+        NodeBackFromReboot(conn, *node);
+      }
     } else if (type == "step_stats") {
       OnAgentStepStats(conn, msg);
     } else if (type == "ended") {
@@ -1188,6 +1321,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     if (res.ok()) finished[res->job_id] = *res;
   }
   const json hardware = msg.value("hardware", json::object());
+  const json mig_uuids = msg.value("mig_uuids", json::object());
   std::vector<std::string> held;
   for (const std::string& name : names) {
     core::Node* node = FindNode(name);
@@ -1197,6 +1331,14 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
     }
     node->registered = true;
     node->boot_time = boot_time;
+    if (node->Rebooting()) {
+      // Its agent is back (the machine rebooted, or the agent restarted in
+      // the middle of an emulated reboot): the reboot is over.
+      util::LogInfo("node {}: back from its reboot", name);
+      core::FinishReboot(*node);
+      MarkNode(*node);
+    }
+    node->mig_uuids = mig_uuids.value(name, std::vector<std::string>{});
     // The node that is the agent's machine: what hwloc and NVML found,
     // and where it differs from the configuration. Reported, and the node
     // used as configured.
@@ -1251,7 +1393,13 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   }
   for (const auto& [id, r] : finished) SendAfterCommit(conn, {{"type", "ack"}, {"job_id", id}});
   util::LogInfo("agent {} registered {} nodes", host, held.size());
-  agents_.Register(host, conn, std::move(held));
+  CheckHealthOnJoin(conn, held);
+  agents_.Register(host, conn, held);
+  // Jobs still waiting on these nodes' Prolog (their answer may have been
+  // lost with the connection, or musterd restarted): asked again.
+  for (const auto& [id, nodes] : node_prologs_.PendingOn(held)) {
+    if (const Job* job = jobs_.Find(id)) SendNodePrologs(*job, nodes);
+  }
   RequestSchedule();
 }
 
@@ -1267,6 +1415,21 @@ void Controller::OnConfigRequest(const std::shared_ptr<api::LineConn>& conn, con
   }
   util::LogInfo("{}: sent the configuration to {}", conn->peer(), host);
   conn->Send({{"type", "config"}, {"files", configless_files_}});
+}
+
+int64_t Controller::PingInterval() const { return std::max(1, cfg_.slurmd_timeout_s / 3); }
+
+void Controller::PingAgents() {
+  const int64_t now = Now();
+  // Silent through two pings: the link is cut (or the agent hangs). Closed
+  // here, the nodes are not responding and SlurmdTimeout starts for them.
+  for (const std::shared_ptr<api::LineConn>& conn : agents_.SilentSince(now - 2 * PingInterval())) {
+    util::LogWarn("agent {}: silent for {} s: closing its connection", agents_.HostOf(conn),
+                  2 * PingInterval());
+    conn->Close();
+  }
+  for (const auto& [host, agent] : agents_.agents()) agent.conn->Send({{"type", "ping"}});
+  ping_timer_->ArmAt(now + PingInterval());
 }
 
 void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
@@ -1310,10 +1473,29 @@ void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::
     util::LogWarn("node {} of {} not responding for {} s: DOWN", name, host,
                   cfg_.slurmd_timeout_s);
   }
+  auto lost = [&](const std::string& node) {
+    return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
+  };
   for (Job& job : jobs_) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-    if (std::find(nodes.begin(), nodes.end(), job.batch_host) == nodes.end()) continue;
-    FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + job.batch_host + " not responding");
+    if (!job.HasBatchStep() || lost(job.batch_host)) {
+      const auto gone = std::find_if(job.alloc.begin(), job.alloc.end(),
+                                     [&](const core::NodeAlloc& a) { return lost(a.node); });
+      if (gone == job.alloc.end()) continue;
+      FinishJob(job, JobState::kNodeFail, 0, 0, now, "node " + gone->node + " not responding");
+      continue;
+    }
+    // Its batch step runs elsewhere, but a node of it is lost: as Slurm,
+    // the whole job ends NODE_FAIL (its steps there are gone).
+    const auto gone = std::find_if(job.alloc.begin(), job.alloc.end(),
+                                   [&](const core::NodeAlloc& a) { return lost(a.node); });
+    if (gone == job.alloc.end() || job.state == JobState::kCompleting) continue;
+    util::LogWarn("job {}: node {} not responding: ending it NODE_FAIL", job.id, gone->node);
+    job.state = JobState::kCompleting;
+    job.ending_as = JobState::kNodeFail;
+    job.failure_detail = "node " + gone->node + " not responding";
+    MarkJob(job.id);
+    StopJob(job);
   }
 }
 
@@ -1573,7 +1755,9 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     return util::InvalidArgument("Invalid node state specified");
   }
   int64_t now = Now();
+  std::map<std::shared_ptr<api::LineConn>, std::vector<std::string>> resumed;  // by agent
   for (core::Node* node : targets) {
+    const bool out_of_service = node->down || node->drain || node->fail;
     if (st == "DRAIN") {
       node->drain = true;
     } else if (st == "FAIL") {
@@ -1595,6 +1779,9 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     } else {  // RESUME / IDLE / UNDRAIN
       node->drain = false;
       if (st != "UNDRAIN") node->down = node->fail = false;
+      if (out_of_service && !node->down && !node->fail) {
+        resumed[agents_.ConnOf(node->config.name)].push_back(node->config.name);
+      }
     }
     // An operator's word replaces health's: a node health drained and an
     // operator resumed (or drained again) is the operator's.
@@ -1612,6 +1799,8 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     }
     MarkNode(*node);
   }
+  // Back in service: checked before it is given a job.
+  for (const auto& [conn, names] : resumed) CheckHealthOnJoin(conn, names);
   RequestSchedule();
   return util::Status::Ok();
 }
@@ -1691,12 +1880,15 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   json layout = json::array();
   for (const sched::StepNode& n : laid->nodes) {
     const core::NodeAlloc& a = job.alloc[n.alloc_index];
+    const core::Node* node = FindNode(a.node);
     layout.push_back({{"node", a.node},
                       {"tasks", n.tasks},
                       {"first_task", n.first_task},
                       {"cpus", a.cpus},
                       {"mem_mb", step_mem[a.node]},
-                      {"gpu_indices", a.gpu_indices}});
+                      {"gpu_indices", a.gpu_indices},
+                      {"gpu_names", GpuVisibleNames(a.gpu_indices, cfg_.cgroup.constrain_devices,
+                                                    node != nullptr ? node->mig_uuids : kNoMigUuids)}});
   }
   // A heterogeneous job's components number their steps together, from
   // the first's count, as Slurm's do (13.0, then 12.1); a step over several
@@ -1793,7 +1985,14 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
     }
     std::shared_ptr<api::LineConn> conn = agents_.ConnOf(spec->node);
     if (conn == nullptr) return util::Unavailable(core::kStepAgentAway + spec->node);
-    sends.emplace_back(conn, json{{"type", "step_launch"}, {"step", stepd::ToJson(*spec)}});
+    // The job's GPUs there: the only GPU devices its tasks may open.
+    std::vector<int> job_gpus;
+    for (const core::NodeAlloc& a : job->alloc) {
+      if (a.node == spec->node) job_gpus = a.gpu_indices;
+    }
+    sends.emplace_back(conn, json{{"type", "step_launch"},
+                                  {"step", stepd::ToJson(*spec)},
+                                  {"job_gpus", job_gpus}});
   }
   json launched = json::array();
   for (auto& [conn, msg] : sends) {

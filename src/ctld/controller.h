@@ -38,6 +38,7 @@
 #include "ctld/hook_runner.h"
 #include "ctld/job_table.h"
 #include "ctld/journal.h"
+#include "ctld/node_prologs.h"
 #include "sched/refusal.h"
 #include "store/accounting.h"
 #include "ctld/payload_store.h"
@@ -131,6 +132,13 @@ class Controller {
   // squeue --start: fills estimated_start / estimated_nodes of the pending
   // jobs from a simulation of the running jobs' ends (src/ctld/explain.cc).
   void EstimateStartTimes();
+  // scontrol reboot [ASAP] [nextstate=...] [reason=...] NODES|ALL
+  // (src/ctld/reboots.cc): operators only, with RebootProgram set; each
+  // node is rebooted by its agent once it runs nothing.
+  util::Status RebootNodes(const std::string& nodes, const core::RebootRequest& req,
+                           const Caller& caller);
+  // scontrol cancel_reboot NODES: the requests not yet issued go.
+  util::Status CancelReboots(const std::string& nodes, const Caller& caller);
   // scontrol update NodeName=... State=... Reason=...
   util::Status UpdateNodes(const std::string& nodes, const std::string& state,
                            const std::string& reason, const Caller& caller);
@@ -275,8 +283,29 @@ class Controller {
   void RequestSchedule();
   void RunSchedule();
   // Starts a job that was given its resources: PrologSlurmctld first where
-  // configured (src/ctld/hook_runner.h), then LaunchNow.
+  // configured (src/ctld/hook_runner.h), then PrepareNodes.
   void Launch(core::Job& job);
+  // With PrologFlags=Alloc and a Prolog, runs it on every node of the job
+  // (the job CONFIGURING meanwhile) and launches once all succeeded;
+  // otherwise launches at once.
+  void PrepareNodes(core::Job& job);
+  // Asks the agents of `nodes` (of `job`'s allocation) to run the Prolog
+  // for its current run.
+  void SendNodePrologs(const core::Job& job, const std::vector<std::string>& nodes);
+  // An agent's "prolog_done": starts the job once every node succeeded;
+  // a failure drains the node and requeues the job held (an allocation,
+  // which cannot be requeued, is cancelled).
+  void OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // Reboots (src/ctld/reboots.cc): the requested ones whose node runs
+  // nothing now are handed to their agents; ResumeTimeout is watched for
+  // the ones issued; an agent's "node_booted" (an emulated node's reboot,
+  // played) or its registration brings a node back, to its health check.
+  void IssueDueReboots();
+  void ArmRebootTimer();
+  void OnRebootTimer();
+  void NodeBackFromReboot(const std::shared_ptr<api::LineConn>& conn, core::Node& node);
+  // The nodes `nodes` names ("ALL", or a hostlist), or an error.
+  util::Result<std::vector<core::Node*>> NodesNamed(const std::string& nodes);
   void LaunchNow(core::Job& job);
   // The variables PrologSlurmctld and EpilogSlurmctld get, as Slurm's.
   std::vector<std::string> SlurmctldHookEnvironment(const core::Job& job,
@@ -290,6 +319,12 @@ class Controller {
   void HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg,
                           std::string* type_out);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
+  // Every SlurmdTimeout/3 each agent is pinged (it answers, or any message
+  // of its counts); one silent for two intervals is closed, so a cut link
+  // ends as a lost agent would (and the agent, hearing no ping, gives up
+  // its side too: agent.h's WatchController).
+  int64_t PingInterval() const;
+  void PingAgents();
   // A Prolog or Epilog failed on `node`: drained, "Prolog error: <detail>".
   void DrainForHook(const std::string& node, const std::string& what, const std::string& detail);
   // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
@@ -314,6 +349,13 @@ class Controller {
   // agent is asked to check its nodes in HealthCheckNodeState's states;
   // its answer drains, or resumes, each node.
   void RunHealthChecks();
+  // Checks `names` (nodes of the agent on `conn`) now and keeps them from
+  // jobs until they answer: a node that joins (its agent registers, an
+  // operator resumes it, it comes back from a reboot) is checked first,
+  // as slurmd runs HealthCheckProgram before it registers. Nothing when
+  // no check is configured.
+  void CheckHealthOnJoin(const std::shared_ptr<api::LineConn>& conn,
+                         const std::vector<std::string>& names);
   void OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
   // Whether health may drain another node for `check`: false past
   // MusterHealthMaxDrainPercent of the nodes drained for it.
@@ -564,6 +606,9 @@ class Controller {
   std::chrono::steady_clock::time_point next_pass_allowed_{};
   boost::asio::steady_timer schedule_timer_;
   HookRunner hooks_;
+  NodePrologs node_prologs_;  // PrologFlags=Alloc: the nodes each starting job waits for
+  std::unique_ptr<util::Timer> reboot_timer_;
+  std::unique_ptr<util::Timer> ping_timer_;  // the next ResumeTimeout of a reboot issued
   // Group commit: what changed since the last commit, and the pipeline
   // that writes and syncs it.
   Journal journal_;
@@ -612,6 +657,7 @@ class Controller {
   std::map<std::string, core::NodeSamples> samples_;
   std::unique_ptr<util::Timer> health_timer_;
   int64_t health_due_ = 0;  // when the armed run is due
+  size_t health_cursor_ = 0;  // HealthCheckNodeState=CYCLE: the next node to check
   // Each node's GPU driver version at its last health check, for the
   // driver_version check (every node on the version most nodes have).
   std::map<std::string, std::string> driver_versions_;

@@ -34,7 +34,9 @@ class ControllerRecoverTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   config::Config Cluster(const std::string& extra = "") const {
-    const std::string text = "ClusterName=t\nStateSaveLocation=" + dir_.string() +
+    // SlurmdTimeout=0 unless a test sets one: the fake agent never answers
+    // musterd's pings, and simulated hours would have it given up on.
+    const std::string text = "ClusterName=t\nSlurmdTimeout=0\nStateSaveLocation=" + dir_.string() +
                              "\nSlurmdSpoolDir=" + dir_.string() +
                              "/spool\n"
                              "NodeName=n[1-2] CPUs=4 RealMemory=4000 State=UNKNOWN\n"
@@ -301,6 +303,27 @@ TEST_F(SimulatedController, ReservationsJobStartsWhenItBegins) {
   time_.Advance(600);
   RunReady();
   EXPECT_EQ(ctl_->ReservationsReport()["reservations"].size(), 0u);
+}
+
+// An agent that says nothing through two pings (SlurmdTimeout/3 apart) is
+// taken for a cut link: its connection is closed and its nodes are not
+// responding; any line of its counts as alive.
+TEST_F(SimulatedController, ASilentAgentIsGivenUpAfterTwoPings) {
+  Start("SlurmdTimeout=30\n");
+  time_.Advance(15);
+  const std::string pong = "{\"type\":\"pong\"}\n";
+  ASSERT_EQ(::write(fds_[1], pong.data(), pong.size()), static_cast<ssize_t>(pong.size()));
+  for (int i = 0; i < 50; ++i) {
+    RunReady();
+    ::usleep(1000);
+  }
+  time_.Advance(15);  // pings at +20 and +30: heard at +15, within two
+  RunReady();
+  EXPECT_TRUE(NodeNamed(*ctl_, "n1").registered);
+  time_.Advance(10);  // +40: silent since +15
+  RunUntil([&] { return !NodeNamed(*ctl_, "n1").registered; });
+  EXPECT_FALSE(NodeNamed(*ctl_, "n1").registered);
+  EXPECT_FALSE(NodeNamed(*ctl_, "n1").down);  // not before SlurmdTimeout
 }
 
 // An agent gone for SlurmdTimeout takes its nodes DOWN ("Not responding"),

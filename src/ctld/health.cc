@@ -2,10 +2,12 @@
 // each node's results do. The checks themselves run on the agents
 // (agent/health.h); musterd adds driver_version, which compares nodes.
 #include <algorithm>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "ctld/controller.h"
+#include "util/hostlist.h"
 #include "util/log.h"
 
 namespace muster::ctld {
@@ -33,19 +35,53 @@ bool InCheckedState(const config::HealthConfig& h, const core::Node& node) {
 }  // namespace
 
 void Controller::RunHealthChecks() {
+  // CYCLE: a few nodes each tick, one tick per node's share of the
+  // interval, so that every node is checked once per interval but never
+  // all at once (a shared file system checked by every node together).
+  const size_t total = nodes_.size();
+  int64_t step_s = cfg_.health.interval_s;
+  size_t first = 0;
+  size_t count = total;
+  if (cfg_.health.cycle && total > 0) {
+    step_s = std::max<int64_t>(1, cfg_.health.interval_s / static_cast<int64_t>(total));
+    count = std::min(total, static_cast<size_t>((static_cast<int64_t>(total) * step_s +
+                                                 cfg_.health.interval_s - 1) /
+                                                cfg_.health.interval_s));
+    first = health_cursor_ % total;
+    health_cursor_ = (first + count) % total;
+  }
+  std::set<std::string> due;
+  for (size_t k = 0; k < count; ++k) {
+    const core::Node& node = nodes_[(first + k) % total];
+    if (!node.down && InCheckedState(cfg_.health, node)) due.insert(node.config.name);
+  }
   for (const auto& [host, agent] : agents_.agents()) {
     json nodes = json::array();
     for (const std::string& name : agent.nodes) {
-      const core::Node* node = FindNode(name);
-      if (node != nullptr && !node->down && InCheckedState(cfg_.health, *node))
-        nodes.push_back(name);
+      if (due.count(name) != 0) nodes.push_back(name);
     }
     if (!nodes.empty()) agent.conn->Send({{"type", "health_check"}, {"nodes", nodes}});
   }
   // From the moment this run was due, not Now(): the clock may read the
   // second before the one the timer fired in, and a run would follow at once.
-  health_due_ = std::max(health_due_ + cfg_.health.interval_s, Now() + 1);
+  health_due_ = std::max(health_due_ + step_s, Now() + 1);
   health_timer_->ArmAt(health_due_);
+}
+
+void Controller::CheckHealthOnJoin(const std::shared_ptr<api::LineConn>& conn,
+                                   const std::vector<std::string>& names) {
+  if (!cfg_.health.any() || conn == nullptr) return;
+  json nodes = json::array();
+  for (const std::string& name : names) {
+    core::Node* node = FindNode(name);
+    if (node == nullptr) continue;
+    node->health_pending = true;
+    nodes.push_back(name);
+  }
+  if (nodes.empty()) return;
+  util::LogInfo("nodes {}: joined; held back until their health check answers",
+                util::CompressHostlist(nodes.get<std::vector<std::string>>()));
+  conn->Send({{"type", "health_check"}, {"nodes", nodes}});
 }
 
 bool Controller::HealthMayDrain(const std::string& check) const {
@@ -83,6 +119,11 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
   }
   const int64_t now = Now();
   node->health_time = now;
+  if (node->health_pending) {
+    // It may take jobs now, or is drained below.
+    node->health_pending = false;
+    RequestSchedule();
+  }
   node->health_failures.clear();
   for (const auto& [check, detail] : failures)
     node->health_failures.push_back(check + ": " + detail);

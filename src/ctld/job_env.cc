@@ -94,21 +94,24 @@ void SetTopologyVariables(const config::Config& cfg, const std::string& node,
 
 // What the batch step's own node gives it: CPUs, name, memory, GPUs.
 void SetBatchNodeVariables(const core::Job& job, const config::Config& cfg,
-                           const core::NodeAlloc& first, std::map<std::string, std::string>& env) {
+                           const core::NodeAlloc& first, const std::vector<std::string>& mig_uuids,
+                           std::map<std::string, std::string>& env) {
   env["SLURM_CPUS_ON_NODE"] = std::to_string(first.cpus);
   // slurmd sets HOSTNAME to the node's name, whatever the submitter had.
   env["SLURMD_NODENAME"] = env["HOSTNAME"] = first.node;
   SetTopologyVariables(cfg, first.node, env);
   SetMemoryVariable(job, cfg, first, env);
   if (first.gpu_indices.empty()) return;
-  std::vector<std::string> idx;
-  for (int g : first.gpu_indices) idx.push_back(std::to_string(g));
-  const std::string list = util::Join(idx, ",");
-  // The gres/gpu plugin sets the AMD and Intel names too.
+  const std::string list = util::JoinInts(first.gpu_indices);
+  const std::string visible =
+      util::Join(GpuVisibleNames(first.gpu_indices, cfg.cgroup.constrain_devices, mig_uuids), ",");
+  // The gres/gpu plugin sets the AMD and Intel names too; SLURM_JOB_GPUS
+  // keeps the node's own indices.
   for (const char* name : {"CUDA_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ROCR_VISIBLE_DEVICES",
-                           "ZE_AFFINITY_MASK", "SLURM_JOB_GPUS"}) {
-    env[name] = list;
+                           "ZE_AFFINITY_MASK"}) {
+    env[name] = visible;
   }
+  env["SLURM_JOB_GPUS"] = list;
   env["SLURM_GPUS_ON_NODE"] = std::to_string(first.gpu_indices.size());
 }
 
@@ -139,9 +142,24 @@ void SetHetVariables(const std::vector<const core::Job*>& components, const conf
 
 }  // namespace
 
+std::vector<std::string> GpuVisibleNames(const std::vector<int>& indices, bool confined,
+                                         const std::vector<std::string>& mig_uuids) {
+  std::vector<std::string> out;
+  for (size_t k = 0; k < indices.size(); ++k) {
+    const auto index = static_cast<size_t>(indices[k]);
+    if (index < mig_uuids.size() && !mig_uuids[index].empty()) {
+      out.push_back(mig_uuids[index]);
+    } else {
+      out.push_back(std::to_string(confined ? static_cast<int>(k) : indices[k]));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const config::Config& cfg,
                                                const std::vector<std::string>& user_env,
-                                               const std::vector<const core::Job*>& het) {
+                                               const std::vector<const core::Job*>& het,
+                                               const std::vector<std::string>& batch_mig_uuids) {
   // Later assignments win: user variables first, Slurm's on top, as Slurm
   // overrides SLURM_* names the submitter happened to carry.
   std::map<std::string, std::string> env;
@@ -163,7 +181,7 @@ std::vector<std::string> BuildBatchEnvironment(const core::Job& job, const confi
   if (job.array_job_id != 0 && job.array_task_id >= 0) SetArrayVariables(job, cfg, env);
   set("SLURM_JOB_NAME", req.name);
   SetLayoutVariables(job, env);
-  if (!job.alloc.empty()) SetBatchNodeVariables(job, cfg, job.alloc.front(), env);
+  if (!job.alloc.empty()) SetBatchNodeVariables(job, cfg, job.alloc.front(), batch_mig_uuids, env);
   set("ENVIRONMENT", "BATCH");
   // slurmstepd gives a job without TMPDIR the node's TmpFS.
   if (env.count("TMPDIR") == 0) set("TMPDIR", cfg.tmp_fs);

@@ -51,6 +51,34 @@ TEST(BuildBatchEnvironment, SetsSlurmVariablesOverUserOnes) {
   EXPECT_EQ(env.count("SLURM_NTASKS_PER_NODE"), 0u);
 }
 
+TEST(BuildBatchEnvironment, ConfinedGpusAreNumberedFromZero) {
+  // ConstrainDevices: CUDA sees only the job's GPUs, so 0 and 3 of the
+  // node are its 0 and 1; SLURM_JOB_GPUS keeps the node's indices.
+  config::Config cfg;
+  cfg.cgroup.constrain_devices = true;
+  core::Job job;
+  job.id = 7;
+  job.alloc = {{"gpu01", 4, 8000, 2, {0, 3}}};
+  auto env = AsMap(BuildBatchEnvironment(job, cfg, {}));
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,1");
+  EXPECT_EQ(env["GPU_DEVICE_ORDINAL"], "0,1");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,3");
+  // A MIG instance goes by its UUID, confined or not.
+  const std::vector<std::string> mig = {"", "", "", "MIG-3"};
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}, {}, mig));
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,MIG-3");
+  cfg.cgroup.constrain_devices = false;
+  env = AsMap(BuildBatchEnvironment(job, cfg, {}, {}, mig));
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "0,MIG-3");
+  EXPECT_EQ(env["SLURM_JOB_GPUS"], "0,3");
+}
+
+TEST(GpuVisibleNames, IndicesOrdinalsOrUuids) {
+  EXPECT_EQ(GpuVisibleNames({4, 6}, false, {}), (std::vector<std::string>{"4", "6"}));
+  EXPECT_EQ(GpuVisibleNames({4, 6}, true, {}), (std::vector<std::string>{"0", "1"}));
+  EXPECT_EQ(GpuVisibleNames({1}, true, {"MIG-0", "MIG-1"}), (std::vector<std::string>{"MIG-1"}));
+}
+
 TEST(BuildBatchEnvironment, StatesMemoryTheWayItWasAsked) {
   // The oracle (DefMemPerCPU=1000): the default job and --mem-per-cpu=500
   // see SLURM_MEM_PER_CPU (1000, 500) and no SLURM_MEM_PER_NODE; --mem=2000

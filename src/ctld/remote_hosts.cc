@@ -67,7 +67,7 @@ util::Result<std::unique_ptr<api::TcpListener>> ServeOtherHosts(asio::io_context
 util::Result<std::map<std::string, std::string>> ConfiglessFiles(const config::Config& cfg) {
   std::map<std::string, std::string> files;
   const std::filesystem::path main_file(cfg.path);
-  for (const char* name : {"muster.conf", "gres.conf"}) {
+  for (const char* name : {"muster.conf", "gres.conf", "cgroup.conf"}) {
     const std::filesystem::path path =
         std::string(name) == "muster.conf" ? main_file : main_file.parent_path() / name;
     std::ifstream in(path);

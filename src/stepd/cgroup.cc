@@ -285,6 +285,13 @@ class V2Cgroup : public JobCgroup {
     if (!limits.cpuset.empty()) {
       MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cpuset.cpus", limits.cpuset + "\n"));
     }
+    if (!limits.denied_devices.empty()) {
+      const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", dir, strerror(errno)));
+      util::Status st = AttachDeviceFilter(fd, limits.denied_devices);
+      ::close(fd);
+      MUSTER_RETURN_IF_ERROR(st);
+    }
     return util::Status::Ok();
   }
 
@@ -339,6 +346,9 @@ class V1Cgroup : public JobCgroup {
     // Without a cpuacct hierarchy the CPU time comes from rusage.
     if (!st.ok() && !IsDir(root + "/cpuacct")) st = util::Status::Ok();
     if (st.ok() && !limits.cpuset.empty()) st = cg->MakeCpuset(root + "/cpuset", *job, limits.cpuset);
+    if (st.ok() && !limits.denied_devices.empty()) {
+      st = cg->MakeDevices(root + "/devices", *job, limits.denied_devices);
+    }
     if (st.ok() && limits.mem_limit_bytes > 0) {
       std::string bytes = fmt::format("{}\n", limits.mem_limit_bytes);
       st = WriteText(cg->memory_ + "/memory.limit_in_bytes", bytes);
@@ -386,6 +396,33 @@ class V1Cgroup : public JobCgroup {
     MUSTER_RETURN_IF_ERROR(MakeIn(hierarchy, job, &dir));
     MUSTER_RETURN_IF_ERROR(WriteText(dir + "/cpuset.cpus", cpus + "\n"));
     return WriteText(dir + "/cpuset.mems", Trimmed(ReadText(parent + "/cpuset.mems").value_or("")) + "\n");
+  }
+
+  // A new v1 devices cgroup starts with its parent's rules (the root's
+  // allow everything); each refused device is one line of devices.deny,
+  // which the kernel takes one rule per write.
+  util::Status MakeDevices(const std::string& hierarchy, const std::string& job,
+                           const std::vector<DeviceRule>& denied) {
+    std::string dir;
+    MUSTER_RETURN_IF_ERROR(MakeIn(hierarchy, job, &dir));
+    const std::string path = dir + "/devices.deny";
+    // O_CREAT and O_APPEND for the tests' fake trees; cgroupfs ignores both.
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return util::Unavailable(fmt::format("open {}: {}", path, strerror(errno)));
+    util::Status st = util::Status::Ok();
+    for (const DeviceRule& rule : denied) {
+      const std::string line = rule.ToString() + " rwm\n";
+      ssize_t n;
+      do {
+        n = ::write(fd, line.data(), line.size());
+      } while (n < 0 && errno == EINTR);
+      if (n != static_cast<ssize_t>(line.size())) {
+        st = util::Unavailable(fmt::format("write \"{}\" to {}: {}", rule.ToString(), path, strerror(errno)));
+        break;
+      }
+    }
+    ::close(fd);
+    return st;
   }
 
   std::vector<std::string> dirs_;  // every directory made, for Remove()
@@ -458,7 +495,7 @@ util::Result<CgroupJoin> OpenExistingJobCgroup(const std::string& root, uint32_t
     }
     case CgroupVersion::kV1:
       // Each hierarchy the job's cgroup is in (memory always).
-      for (const char* controller : {"memory", "cpuacct", "cpuset"}) {
+      for (const char* controller : {"memory", "cpuacct", "cpuset", "devices"}) {
         const std::string tasks = fmt::format("{}/{}/{}/tasks", root, controller, name);
         const int fd = ::open(tasks.c_str(), O_WRONLY | O_CLOEXEC);
         if (fd >= 0) join.self_fds.push_back(fd);

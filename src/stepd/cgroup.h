@@ -5,11 +5,13 @@
 //       <root>/muster/job_<id> (job_<id>_<pid of muster-step> where another
 //       step of the same job id on this host has that one); memory.max,
 //       memory.peak (or memory.current sampled), memory.events, cpu.stat,
-//       cpuset.cpus, cgroup.kill.
+//       cpuset.cpus, cgroup.kill; refused devices through an attached
+//       device filter program.
 //   v1  one hierarchy per controller (<root>/memory, <root>/cpuacct,
-//       <root>/cpuset): <root>/<controller>/muster/job_<id> in each one used;
-//       memory.limit_in_bytes (+ memsw), memory.max_usage_in_bytes,
-//       memory.oom_control / memory.failcnt, cpuacct.usage, cpuset.*.
+//       <root>/cpuset, <root>/devices): <root>/<controller>/muster/job_<id>
+//       in each one used; memory.limit_in_bytes (+ memsw),
+//       memory.max_usage_in_bytes, memory.oom_control / memory.failcnt,
+//       cpuacct.usage, cpuset.*, devices.deny.
 // `root` is a parameter (normally /sys/fs/cgroup) so the tests can run both
 // implementations against a fake tree in a temp dir. A JobCgroup is owned by
 // the Supervisor of one job; not thread-safe.
@@ -26,6 +28,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "stepd/device_filter.h"
 #include "util/status.h"
 
 namespace muster::stepd {
@@ -35,6 +38,9 @@ constexpr const char* kCgroupRoot = "/sys/fs/cgroup";
 struct CgroupLimits {
   uint64_t mem_limit_bytes = 0;  // 0 = no limit
   std::string cpuset;            // e.g. "0-3"; "" = not confined
+  // Devices the job may not open (ConstrainDevices, stepd/device_filter.h):
+  // v1 devices.deny rules, v2 a device filter program; empty: none refused.
+  std::vector<DeviceRule> denied_devices;
 };
 
 struct CgroupUsage {

@@ -266,6 +266,42 @@ TEST_F(FakeCgroupTree, V1WithoutACpusetDoesNotConfine) {
   EXPECT_FALSE(fs::exists(root_ / "memory/muster/job_12/memory.memsw.limit_in_bytes"));
 }
 
+TEST_F(FakeCgroupTree, V1RefusesDevicesInTheDevicesHierarchy) {
+  MakeV1();
+  WriteFile(root_ / "devices/devices.list", "a *:* rwm\n");
+  std::unique_ptr<JobCgroup> cg =
+      Create(13, {.mem_limit_bytes = 1 << 20, .denied_devices = {{'c', 195, 1}, {'c', 195, 2}}});
+  ASSERT_NE(cg, nullptr);
+  // One rule per write, as the kernel takes them.
+  EXPECT_EQ(ReadFile(root_ / "devices/muster/job_13/devices.deny"), "c 195:1 rwm\nc 195:2 rwm\n");
+  // The job's processes join the devices hierarchy too.
+  for (const char* h : {"memory", "cpuacct", "devices"}) WriteFile(root_ / h / "muster/job_13/tasks", "");
+  CgroupJoin join;
+  ASSERT_TRUE(cg->OpenJoin(&join).ok());
+  EXPECT_EQ(join.self_fds.size(), 3u);
+  ASSERT_TRUE(cg->Remove(1).ok());
+  EXPECT_FALSE(fs::exists(root_ / "devices/muster/job_13"));
+}
+
+TEST_F(FakeCgroupTree, V1WithoutADevicesHierarchyCannotRefuseDevices) {
+  MakeV1();
+  util::Result<std::unique_ptr<JobCgroup>> cg =
+      CreateJobCgroup(root_.string(), 14, {.denied_devices = {{'c', 195, 1}}});
+  ASSERT_FALSE(cg.ok());
+  EXPECT_NE(cg.status().message().find("devices"), std::string::npos) << cg.status().message();
+  // Nothing is left behind.
+  EXPECT_FALSE(fs::exists(root_ / "memory/muster/job_14"));
+}
+
+TEST_F(FakeCgroupTree, V2WithoutAKernelCgroupCannotAttachTheDeviceFilter) {
+  MakeV2("memory");
+  util::Result<std::unique_ptr<JobCgroup>> cg =
+      CreateJobCgroup(root_.string(), 15, {.denied_devices = {{'c', 195, 1}}});
+  ASSERT_FALSE(cg.ok());
+  EXPECT_NE(cg.status().message().find("device filter"), std::string::npos) << cg.status().message();
+  EXPECT_FALSE(fs::exists(root_ / "muster/job_15"));
+}
+
 TEST_F(FakeCgroupTree, V1ReadsPeakCpuAndOomKills) {
   MakeV1();
   std::unique_ptr<JobCgroup> cg = Create(13, {.mem_limit_bytes = 100u << 20});

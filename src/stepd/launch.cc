@@ -143,10 +143,15 @@ void ResetSignals() {
 }
 
 // Joins the cgroup (v1: "0" into each tasks file moves this thread, the
-// only one). A failure is reported and the job runs on.
-void JoinCgroup(const ChildArgs& a) {
+// only one). A failure is reported and the job runs on, unless the plan
+// must join (its devices are confined): then the child exits.
+void JoinCgroup(const ChildArgs& a, const ChildContext& ctx) {
   for (size_t i = 0; i < a.join_count; ++i) {
     if (::write(a.join_fds[i], "0", 1) == 1) continue;
+    if (a.plan->must_join) {
+      Fail(ctx, "cannot confine the job to its GPUs: writing to its cgroup's tasks file: %s",
+           ErrorText(errno));
+    }
     char line[4096];
     Print(a.error_fd, line, "%cwriting to its tasks file: %s\n", kJoinFailedTag, ErrorText(errno));
     return;
@@ -158,7 +163,7 @@ void JoinCgroup(const ChildArgs& a) {
   ChildContext ctx{a.error_fd, -1, plan.work_dir.c_str()};
   // First, while still root and before anything of the job runs, so that
   // no process of the job starts outside the cgroup.
-  JoinCgroup(a);
+  JoinCgroup(a, ctx);
   ::setpgid(0, 0);
   // An agent that ignores SIGPIPE (or anything else) must not pass that on:
   // ignored dispositions survive execve.
@@ -295,10 +300,14 @@ util::Result<LaunchPlan> MakeLaunchPlan(const StepSpec& spec, uid_t euid,
   plan.std_err = spec.std_err;
   plan.std_in = spec.std_in;
   plan.open_append = spec.open_append;
+  plan.must_join = !spec.denied_devices.empty();
   return plan;
 }
 
 util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan, const CgroupJoin* join) {
+  if (plan.must_join && (join == nullptr || (join->clone_into_fd < 0 && join->self_fds.empty()))) {
+    return util::Unavailable("cannot confine the job to its GPUs: it has no cgroup to start in");
+  }
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) {
     return util::Internal(fmt::format("pipe2: {}", strerror(errno)));
@@ -341,6 +350,12 @@ util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan, const Cgrou
         join_fds.push_back(fallback_fd);
         args.join_fds = join_fds.data();
         args.join_count = join_fds.size();
+      } else if (plan.must_join) {
+        ::sigprocmask(SIG_SETMASK, &old, nullptr);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return util::Unavailable(fmt::format(
+            "cannot confine the job to its GPUs: clone3(CLONE_INTO_CGROUP): {}", strerror(clone3_errno)));
       } else {
         shell.cgroup_error = fmt::format("clone3(CLONE_INTO_CGROUP): {}", strerror(clone3_errno));
       }

@@ -40,6 +40,9 @@ struct LaunchPlan {
   std::string std_err;  // "" = the stdout file
   std::string std_in;   // "" = /dev/null
   bool open_append = false;
+  // The job's devices are confined (StepSpec::denied_devices): the shell
+  // starts inside its cgroup or not at all, never outside it.
+  bool must_join = false;
 };
 
 // Builds the plan for `spec`. `euid` is muster-step's effective uid: as root
@@ -55,7 +58,8 @@ struct LaunchedShell {
   // has exited 1 and is the caller's to reap.
   std::string error;
   // Why the child could not join its cgroup ("" when it did, or had none
-  // to join): it runs anyway, outside it (or in part of a v1 set).
+  // to join): it runs anyway, outside it (or in part of a v1 set), unless
+  // the plan says must_join (then `error` says so and it has exited).
   std::string cgroup_error;
 };
 
@@ -65,7 +69,8 @@ struct LaunchedShell {
 // installed (muster-step: it takes its signals from a signalfd); every
 // signal is blocked across the clone, and the child resets every
 // disposition to default and unblocks all of them just before execve.
-// Fails only when the pipe or the process cannot be made.
+// Fails when the pipe or the process cannot be made, and when the plan
+// must join a cgroup that `join` does not give.
 util::Result<LaunchedShell> LaunchBatchShell(const LaunchPlan& plan, const CgroupJoin* join = nullptr);
 
 }  // namespace muster::stepd

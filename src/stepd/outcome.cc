@@ -17,6 +17,7 @@ void SetOutcome(int wait_status, EndCause cause, bool launch_failed, bool oom_ki
   switch (cause) {
     case EndCause::kCancelled: r->state = "CANCELLED"; return;
     case EndCause::kTimeout: r->state = "TIMEOUT"; return;
+    case EndCause::kNodeFail: r->state = "NODE_FAIL"; return;
     case EndCause::kNone: break;
   }
   if (oom_killed && !launch_failed) {

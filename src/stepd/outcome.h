@@ -8,7 +8,7 @@ namespace muster::stepd {
 
 // Why muster-step itself ended the job, if it did. The first cause wins: a
 // cancel that arrives while a timed-out job is being killed stays TIMEOUT.
-enum class EndCause { kNone, kCancelled, kTimeout };
+enum class EndCause { kNone, kCancelled, kTimeout, kNodeFail };
 
 // Sets r->state, r->exit_code and r->exit_signal from the batch shell's wait
 // status. launch_failed means the shell never reached execve (bad output

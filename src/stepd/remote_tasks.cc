@@ -185,24 +185,39 @@ bool MakeTaskFds(const TaskIo& io, Running* r, TaskFds* child) {
 // The cgroup the tasks of a step start in on this host.
 struct TasksCgroup {
   bool usable = false;
+  // Why the tasks may not start: their devices must be confined and no
+  // cgroup could do it ("" when they may).
+  std::string refusal;
   CgroupJoin join;
   std::unique_ptr<JobCgroup> owned;  // made for this step: removed after it
 };
 
 // The job's own cgroup when its batch step runs on this host (so the job's
-// end stops these tasks too), else one made here with the job's memory on
-// this node as its limit. Without cgroups (not root, none mounted) the
-// tasks run without (one warning).
+// end stops these tasks too, and its devices are confined already), else
+// one made here with the job's memory on this node as its limit and its
+// refused devices. Without cgroups (not root, none mounted) the tasks run
+// without (one warning), unless their devices must be confined.
 TasksCgroup OpenTasksCgroup(const RemoteStepSpec& spec, const std::string& what) {
   TasksCgroup out;
-  if (::geteuid() != 0) return out;
+  CgroupLimits limits;
+  for (const std::string& rule : spec.denied_devices) {
+    util::Result<DeviceRule> parsed = ParseDeviceRule(rule);
+    if (!parsed.ok()) {
+      out.refusal = parsed.status().message();
+      return out;
+    }
+    limits.denied_devices.push_back(*parsed);
+  }
+  if (::geteuid() != 0) {
+    if (!limits.denied_devices.empty()) out.refusal = "cannot confine the step to its GPUs: the launcher is not root";
+    return out;
+  }
   util::Result<CgroupJoin> existing = OpenExistingJobCgroup(kCgroupRoot, spec.job_id);
   if (existing.ok()) {
     out.join = std::move(*existing);
     out.usable = true;
     return out;
   }
-  CgroupLimits limits;
   limits.mem_limit_bytes = static_cast<uint64_t>(std::max<int64_t>(spec.mem_mb, 0)) << 20;
   // Its own name: another step of the job, or the job's other node on this
   // host, has a cgroup of its own, never killed with this one.
@@ -211,6 +226,11 @@ TasksCgroup OpenTasksCgroup(const RemoteStepSpec& spec, const std::string& what)
                       fmt::format("job_{}_step_{}_{}", spec.job_id, spec.step_id, spec.node));
   util::Status st = made.ok() ? (*made)->OpenJoin(&out.join) : made.status();
   if (!st.ok()) {
+    if (!limits.denied_devices.empty()) {
+      out.refusal = "cannot confine the step to its GPUs (ConstrainDevices): " + st.message();
+      if (made.ok()) (void)(*made)->Remove(kCgroupRemoveTries);
+      return out;
+    }
     util::LogWarn("{}: running without a cgroup: {}", what, st.message());
     if (made.ok()) (void)(*made)->Remove(kCgroupRemoveTries);
     return out;
@@ -329,6 +349,7 @@ json ToJson(const RemoteStepSpec& s) {
             {"verbose", s.cpu_bind.verbose},
             {"cpus_per_task", s.cpu_bind.cpus_per_task}}},
           {"mem_mb", s.mem_mb}};
+  if (!s.denied_devices.empty()) out["denied_devices"] = s.denied_devices;
   if (s.pmix) out["pmix"] = {{"nodes", s.step_nodes}, {"ranks", s.step_ranks}};
   return out;
 }
@@ -358,6 +379,7 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     s.cpu_bind.verbose = bind.value("verbose", false);
     s.cpu_bind.cpus_per_task = std::clamp(bind.value("cpus_per_task", 1), 1, CPU_SETSIZE);
     s.mem_mb = j.value("mem_mb", int64_t{0});
+    s.denied_devices = j.value("denied_devices", std::vector<std::string>{});
     if (j.contains("pmix")) {
       s.pmix = true;
       s.step_nodes = j.at("pmix").at("nodes").get<std::vector<std::string>>();
@@ -434,6 +456,15 @@ int RunRemoteTasks(const RemoteStepSpec& spec) {
   ::sigprocmask(SIG_BLOCK, &usr1, nullptr);
   const int signals = ::signalfd(-1, &usr1, SFD_CLOEXEC | SFD_NONBLOCK);
   TasksCgroup cgroup = OpenTasksCgroup(spec, what);
+  if (!cgroup.refusal.empty()) {
+    util::LogError("{}: {}", what, cgroup.refusal);
+    for (const RemoteTask& t : spec.tasks) {
+      const std::string why = fmt::format("{}: task {}: {}", spec.node, t.rank, cgroup.refusal);
+      util::SendAll(sock, fmt::format("F {} {}\n{}", t.rank, why.size(), why));
+    }
+    ::close(sock);
+    return 0;
+  }
   // --mpi=pmix: the server the tasks' MPI connects to, its variables in
   // each task's environment.
   std::unique_ptr<PmixServer> pmix;

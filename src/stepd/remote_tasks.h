@@ -80,6 +80,9 @@ struct RemoteStepSpec {
   // The job's memory on this node (MB): the limit of the cgroup the
   // launcher makes for the tasks where the job has none on this host yet.
   int64_t mem_mb = 0;
+  // Devices the tasks may not open (ConstrainDevices; StepSpec's), for the
+  // cgroup the launcher makes; where it cannot make one, no task starts.
+  std::vector<std::string> denied_devices;
   // srun --mpi=pmix: the launcher runs a PMIx server for the tasks; every
   // node's launcher knows the whole step's layout.
   bool pmix = false;

@@ -53,6 +53,7 @@ constexpr int kLimitInMinutes = 0x400;
 constexpr int kLimitShift = 11;
 constexpr int kLimitMask = (1 << 20) - 1;  // all ones: unlimited
 constexpr int kAllProcessesFlag = 0x800;  // only without kNewLimitFlag
+constexpr int kNodeFailFlag = 0x1000;     // only without kNewLimitFlag
 
 // After the batch shell exits, how long leftovers may take to die before
 // muster-step reports anyway and leaves them (a process stuck in
@@ -100,7 +101,9 @@ class Supervisor {
   int SignalJob(std::span<const int> signals, const ProcessFilter& select = {});
   void SignalJob(int sig) { SignalJob(std::span<const int>(&sig, 1)); }
   // Creates the job's cgroup; leaves cgroup_ null (one warning) if unusable.
-  void SetUpCgroup();
+  // Fails only where the job's devices must be confined
+  // (spec_.denied_devices) and cannot be: the job must not start then.
+  [[nodiscard]] util::Status SetUpCgroup();
   // What the batch shell needs to start inside the cgroup; empty, with the
   // cgroup given up, when it cannot be opened (or there is none).
   CgroupJoin OpenCgroupJoin();
@@ -146,7 +149,10 @@ StepResult Supervisor::Run() {
   std::vector<uint32_t> default_groups;
   if (spec_.groups.empty() && ::geteuid() == 0) default_groups = util::UserGroups(spec_.uid, spec_.gid);
   util::Result<LaunchPlan> plan = MakeLaunchPlan(spec_, ::geteuid(), default_groups);
-  if (plan.ok()) SetUpCgroup();
+  if (plan.ok()) {
+    util::Status confined = SetUpCgroup();
+    if (!confined.ok()) plan = confined;
+  }
   CgroupJoin join = OpenCgroupJoin();
   util::Result<LaunchedShell> shell = plan.ok() ? LaunchBatchShell(*plan, cgroup_ ? &join : nullptr)
                                                 : util::Result<LaunchedShell>(plan.status());
@@ -252,6 +258,18 @@ void Supervisor::HandleSignal(const struct signalfd_siginfo& si) {
                                              : int64_t{amount} * ((value & kLimitInMinutes) ? 60 : 1);
         util::LogInfo("job {}: time limit now {} s", spec_.job_id, time_limit_s_);
         if (!terminating_) SetLimit(time_limit_s_);
+        return;
+      }
+      if ((value & kNodeFailFlag) != 0) {
+        // The agent lost its controller for SlurmdTimeout: the job is
+        // being ended NODE_FAIL (and perhaps requeued) there, so nothing
+        // of it may run on here. No grace: SIGKILL at once.
+        util::LogWarn("job {}: its node is cut off from the controller: killing it", spec_.job_id);
+        if (shell_exited_) return;
+        cause_ = EndCause::kNodeFail;
+        terminating_ = true;
+        SignalJob(SIGKILL);
+        kill_at_ = MonotonicMs();
         return;
       }
       int sig = value & kSignalMask;
@@ -381,21 +399,32 @@ int Supervisor::SignalJob(std::span<const int> signals, const ProcessFilter& sel
   return n + SignalDescendants(self_, signals, &done, select);
 }
 
-void Supervisor::SetUpCgroup() {
+util::Status Supervisor::SetUpCgroup() {
   CgroupLimits limits;
   // Bounded so the shift cannot overflow; anything that large is no limit.
   constexpr uint64_t kMaxMb = uint64_t{1} << 40;
   if (spec_.mem_limit_mb > 0 && spec_.mem_limit_mb < kMaxMb) limits.mem_limit_bytes = spec_.mem_limit_mb << 20;
   limits.cpuset = spec_.cpuset;
+  for (const std::string& rule : spec_.denied_devices) {
+    util::Result<DeviceRule> parsed = ParseDeviceRule(rule);
+    if (!parsed.ok()) return parsed.status();
+    limits.denied_devices.push_back(*parsed);
+  }
   util::Result<std::unique_ptr<JobCgroup>> cg = CreateJobCgroup(kCgroupRoot, spec_.job_id, limits);
   if (!cg.ok()) {
+    if (!limits.denied_devices.empty()) {
+      return util::Unavailable("cannot confine the job to its GPUs (ConstrainDevices): " +
+                               cg.status().message());
+    }
     util::LogWarn("job {}: running without a cgroup (no memory limit, CPU confinement or cgroup accounting): {}",
                   spec_.job_id, cg.status().message());
-    return;
+    return util::Status::Ok();
   }
   cgroup_ = std::move(*cg);
-  util::LogInfo("job {}: cgroup {} created (mem_limit_mb={} cpuset={})", spec_.job_id, cgroup_->Version(),
-                spec_.mem_limit_mb, spec_.cpuset.empty() ? "-" : spec_.cpuset);
+  util::LogInfo("job {}: cgroup {} created (mem_limit_mb={} cpuset={} denied devices={})", spec_.job_id,
+                cgroup_->Version(), spec_.mem_limit_mb, spec_.cpuset.empty() ? "-" : spec_.cpuset,
+                limits.denied_devices.size());
+  return util::Status::Ok();
 }
 
 CgroupJoin Supervisor::OpenCgroupJoin() {
@@ -623,6 +652,8 @@ int EncodeSignal(int sig, SignalTarget target) {
   if (target == SignalTarget::kAll) flags = kAllProcessesFlag;
   return (sig & kSignalMask) | flags;
 }
+
+int EncodeNodeFailure() { return kNodeFailFlag | SIGKILL; }
 
 int EncodeTimeLimit(int64_t seconds) {
   int64_t amount = kLimitMask;  // unlimited

@@ -64,6 +64,11 @@ struct StepSpec {
   // CPUs to confine the job to, cpuset list form ("0-3,8"); "" = not
   // confined (emulated nodes sharing one host must not be).
   std::string cpuset;
+  // Devices the job may not open (cgroup.conf ConstrainDevices=yes): the
+  // GPUs of this host it was not given, as "c MAJOR:MINOR"
+  // (stepd/device_filter.h). Where they cannot be refused (no cgroup) the
+  // job does not start: it would see every GPU of the node.
+  std::vector<std::string> denied_devices;
   // Prolog and Epilog of the batch step's node (slurm.conf; empty: none),
   // run as root before the job and after it (stepd/hooks.h), each given at
   // most `hook_timeout_s` seconds (PrologEpilogTimeout).
@@ -73,7 +78,7 @@ struct StepSpec {
 };
 
 // How the step ended. state is one of COMPLETED, FAILED, CANCELLED, TIMEOUT,
-// OUT_OF_MEMORY.
+// OUT_OF_MEMORY, NODE_FAIL.
 struct StepResult {
   uint32_t job_id = 0;
   std::string state;
@@ -119,6 +124,12 @@ int RunStepFromSpecFile(const std::string& spool_dir, uint32_t job_id);
 
 // The SIGUSR1 sigqueue value asking a step to take a new time limit.
 int EncodeTimeLimit(int64_t seconds);
+
+// The SIGUSR1 sigqueue value telling a step that its node is cut off from
+// the controller (the agent has not heard from it for SlurmdTimeout): it
+// SIGKILLs every process of the job at once and ends NODE_FAIL, so that
+// the run the controller requeues elsewhere never overlaps this one.
+int EncodeNodeFailure();
 
 // Which of a job's processes a signal is for, as scancel chooses them.
 enum class SignalTarget {

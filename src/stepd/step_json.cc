@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "stepd/device_filter.h"
 #include "stepd/step.h"
 
 namespace muster::stepd {
@@ -118,6 +119,7 @@ json ToJson(const StepSpec& s) {
       {"warn_batch_only", s.warn_batch_only},
       {"mem_limit_mb", s.mem_limit_mb},
       {"cpuset", s.cpuset},
+      {"denied_devices", s.denied_devices},
       {"prolog", s.prolog},
       {"epilog", s.epilog},
       {"hook_timeout_s", s.hook_timeout_s},
@@ -147,6 +149,11 @@ util::Result<StepSpec> StepSpecFromJson(const json& j) {
   MUSTER_RETURN_IF_ERROR(ReadBool(j, "warn_batch_only", &s.warn_batch_only));
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "mem_limit_mb", &s.mem_limit_mb));
   MUSTER_RETURN_IF_ERROR(ReadString(j, "cpuset", &s.cpuset));
+  MUSTER_RETURN_IF_ERROR(ReadStrings(j, "denied_devices", &s.denied_devices));
+  for (const std::string& rule : s.denied_devices) {
+    util::Result<DeviceRule> parsed = ParseDeviceRule(rule);
+    if (!parsed.ok()) return util::InvalidArgument("key \"denied_devices\": " + parsed.status().message());
+  }
   MUSTER_RETURN_IF_ERROR(ReadString(j, "prolog", &s.prolog));
   MUSTER_RETURN_IF_ERROR(ReadString(j, "epilog", &s.epilog));
   MUSTER_RETURN_IF_ERROR(ReadInt(j, "hook_timeout_s", &s.hook_timeout_s));

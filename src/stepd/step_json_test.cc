@@ -27,6 +27,7 @@ StepSpec FullSpec() {
   s.warn_batch_only = true;
   s.mem_limit_mb = 4096;
   s.cpuset = "0-3,8";
+  s.denied_devices = {"c 195:1", "c 195:2"};
   return s;
 }
 
@@ -84,6 +85,7 @@ TEST(StepJsonTest, WrongTypesAreRejectedNamingTheKey) {
       {R"({"work_dir": 5})", "\"work_dir\""},
       {R"({"mem_limit_mb": -1})", "\"mem_limit_mb\""},
       {R"({"cpuset": [0]})", "\"cpuset\""},
+      {R"({"denied_devices": ["c 195"]})", "\"denied_devices\""},
       {R"([1, 2])", "object"},
   };
   for (const Case& c : cases) {

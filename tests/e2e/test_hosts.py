@@ -414,6 +414,42 @@ def test_srun_runs_each_task_on_its_nodes_host(hosts):
                                          f"{job}.1|FAILED|4:0|node[01-02]"]
 
 
+def test_jobs_open_only_their_own_gpus_on_every_host(hosts):
+    # hosts.sh confines devices (cgroup.conf ConstrainDevices=yes). The
+    # batch script runs on node01 (cn1), the step's second task on node03
+    # (cn2), in a cgroup its launcher made there: each may open its own
+    # node's GPU (ENXIO: the emulated device has no driver) and is refused
+    # the other one (EPERM).
+    probe = hosts.shared / "probe.py"
+    probe.write_text(
+        "#!/usr/bin/python3\n"
+        "import errno, os, socket, sys\n"
+        "host, node = socket.gethostname(), os.environ['SLURMD_NODENAME']\n"
+        f"d = '{hosts.dir}/' + host + '/spool/' + host + '/dev/' + node\n"
+        "out = []\n"
+        "for i in (0, 1):\n"
+        "    try:\n"
+        "        os.close(os.open(f'{d}/nvidia{i}', os.O_RDONLY)); r = 'open'\n"
+        "    except OSError as e:\n"
+        "        r = errno.errorcode[e.errno]\n"
+        "    out.append(f'{i}={r}')\n"
+        "print(sys.argv[1], node, os.environ.get('SLURM_STEP_GPUS', os.environ.get('SLURM_JOB_GPUS')),\n"
+        "      os.environ['CUDA_VISIBLE_DEVICES'], *out)\n")
+    probe.chmod(0o755)
+    job = hosts.sbatch("-N2", "-w", "node01,node03", "--gres=gpu:1", "-o", "gpus.out", "--wrap",
+                       f"{probe} batch; srun -N2 -n2 {probe} step")
+    assert hosts.wait_state(job, {"COMPLETED", "FAILED"}) == "COMPLETED"
+    lines = sorted((hosts.shared / "gpus.out").read_text().splitlines())
+    assert len(lines) == 3, lines
+    for line in lines:
+        tag, node, gpus, visible, *opens = line.split()
+        assert visible == "0", line
+        mine = int(gpus)
+        assert opens == [f"{i}={'ENXIO' if i == mine else 'EPERM'}" for i in (0, 1)], line
+    assert [l.split()[:2] for l in lines] == [["batch", "node01"], ["step", "node01"],
+                                              ["step", "node03"]]
+
+
 def test_cancelling_the_job_stops_its_tasks_on_other_hosts(hosts):
     marker = f"remote-sleep-{os.getpid()}"
     job = hosts.sbatch("-N", "2", "-w", "node02,node03", "-o", "/dev/null", "--wrap",

@@ -106,3 +106,87 @@ def test_a_failing_prolog_slurmctld_requeues_and_a_failing_epilog_drains(tmp_pat
         assert c.wait_done(job, timeout=30) == "COMPLETED"
     finally:
         c.teardown()
+
+
+def alloc_cluster(tmp_path, flags):
+    """A cluster whose Prolog logs each run and may be told to fail on a
+    node (fail-prolog-<node>) or to take its time (slow-prolog)."""
+    os.chmod(tmp_path, 0o755)
+    log = tmp_path / "hooks.log"
+    prolog = tmp_path / "prolog.sh"
+    prolog.write_text(HOOK.format(name="prolog", log=log, dir=tmp_path).replace(
+        "exit 0\n", f"while [ -e {tmp_path}/slow-prolog ]; do sleep 0.1; done\nexit 0\n"))
+    prolog.chmod(0o755)
+    c = make_cluster(DEFAULT_CONF + f"Prolog={prolog}\nPrologFlags={flags}\n")
+    return c, log
+
+
+def prolog_nodes(log, job):
+    return sorted(f.split("=", 1)[1] for l in lines(log, job, "prolog") for f in l if f.startswith("node="))
+
+
+def test_prolog_flags_alloc_runs_the_prolog_on_every_node_first(tmp_path):
+    c, log = alloc_cluster(tmp_path, "Alloc")
+    try:
+        # A job of two nodes: the Prolog runs on both, the job waits
+        # (CONFIGURING) until both have succeeded.
+        (tmp_path / "slow-prolog").write_text("")
+        job = c.sbatch("-N2", "-w", "gpu[01-02]", "-p", "train", "-t", "5", "-o", "alloc-%j.out",
+                       "--wrap", f"echo ran >> {log}.job")
+        wait_for(lambda: prolog_nodes(log, job) == ["gpu01", "gpu02"], what="both prologs")
+        assert c.run(["squeue", "-h", "-j", str(job), "-o", "%t|%T"]).stdout.strip() == "CF|CONFIGURING"
+        assert "JobState=CONFIGURING" in c.run(["scontrol", "show", "job", str(job)]).stdout
+        assert not (tmp_path / "hooks.log.job").exists()
+        (tmp_path / "slow-prolog").unlink()
+        assert c.wait_done(job) == "COMPLETED"
+        assert (tmp_path / "hooks.log.job").read_text() == "ran\n"
+        # Each node's run knows its node and the job's nodes.
+        for l in lines(log, job, "prolog"):
+            assert "nodes=gpu[01-02]" in l, l
+
+        # An allocation (srun outside one) gets its prologs too.
+        r = c.run(["srun", "-N2", "-w", "gpu01,cpu01", "hostname"], timeout=60)
+        assert r.returncode == 0, r.stderr
+        alloc = int(c.run(["sacct", "-X", "-n", "-P", "-o", "JobID", "--name", "hostname"]).stdout.split()[-1])
+        assert prolog_nodes(log, alloc) == ["cpu01", "gpu01"]
+
+        # A failure on one node drains that node and requeues the job held;
+        # the batch script never ran.
+        (tmp_path / "fail-prolog-gpu02").write_text("")
+        job = c.sbatch("-N2", "-w", "gpu[01-02]", "-p", "train", "-t", "5", "--wrap",
+                       f"echo ran >> {log}.job2")
+        wait_for(lambda: c.job(job)["state"] == "PENDING" and c.job(job)["restart_count"] == 1,
+                 what="the requeue")
+        assert c.run(["squeue", "-h", "-j", str(job), "-o", "%r"]).stdout.strip() == \
+            "job_requeued_in_held_state"
+        rows = c.run(["sinfo", "-h", "-R", "-o", "%n|%E"]).stdout.splitlines()
+        assert any(r.startswith("gpu02|Prolog error: ") for r in rows), rows
+        assert not any(r.startswith("gpu01|") for r in rows), rows
+        assert not (tmp_path / "hooks.log.job2").exists()
+    finally:
+        c.teardown()
+
+
+def test_prolog_flags_contain_gives_each_job_an_extern_step(tmp_path):
+    c, log = alloc_cluster(tmp_path, "Contain")
+    try:
+        job = c.sbatch("-N2", "-w", "gpu[01-02]", "-p", "train", "-t", "5", "--wrap",
+                       "srun -N1 -n1 true; sleep 2")
+        c.wait_state(job, "RUNNING")
+        steps = wait_for(lambda: [l.split() for l in c.run(["squeue", "-h", "-s", "-j", str(job),
+                                                              "-o", "%i %j %N"]).stdout.splitlines()]
+                         if "extern" in c.run(["squeue", "-h", "-s", "-j", str(job)]).stdout else None,
+                         what="the extern step in squeue -s")
+        assert [str(job) + ".extern", "extern", "gpu[01-02]"] in steps, steps
+        assert c.wait_done(job) == "COMPLETED"
+        assert prolog_nodes(log, job) == ["gpu01", "gpu02"]
+
+        def rows():
+            out = c.run(["sacct", "-j", str(job), "-n", "-P", "-o", "JobID,JobName,State,NNodes,ExitCode"]).stdout
+            return [r.split("|") for r in out.splitlines()]
+        got = wait_for(lambda: rows() if any(r[0].endswith(".extern") and r[2] == "COMPLETED" for r in rows())
+                       else None, what="the extern step in sacct")
+        assert [f"{job}.extern", "extern", "COMPLETED", "2", "0:0"] in got, got
+        assert [r[0] for r in got] == [str(job), f"{job}.batch", f"{job}.extern", f"{job}.0"], got
+    finally:
+        c.teardown()

@@ -135,7 +135,7 @@ std::string RenderJobRecord(const Job& job, const ClusterView& view, bool one_li
   // ("Reason=ReqNodeNotAvail,_UnavailableNodes:gpu03").
   std::string reason = JobReasonText(job);
   std::replace(reason.begin(), reason.end(), ' ', '_');
-  add(fmt::format("JobState={} Reason={} Dependency={}", core::JobStateName(job.state), reason,
+  add(fmt::format("JobState={} Reason={} Dependency={}", core::ShownStateName(job), reason,
                   OrNull(job.dependency_state)));
   // Beyond Slurm: why a pending job waits, for people (an added line; the
   // value runs to the end of the line).

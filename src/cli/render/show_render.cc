@@ -130,6 +130,10 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
   lines.push_back(fmt::format(
       "State={} ThreadsPerCore={} TmpDisk={} Weight={} Owner=N/A MCS_label=N/A",
       n.ScontrolState(), c.threads_per_core, c.tmp_disk_mb, c.weight));
+  // The state a reboot returns it in (ASAP: RESUME), as Slurm shows it.
+  if (n.reboot != core::RebootState::kNone && (n.reboot_asap || !n.reboot_next_state.empty())) {
+    lines.push_back("NextState=" + (n.reboot_next_state.empty() ? std::string("RESUME") : n.reboot_next_state));
+  }
   if (!parts.empty()) lines.push_back("Partitions=" + util::Join(parts, ",") + " ");
   lines.push_back(fmt::format("BootTime={} SlurmdStartTime={}", TimeOrNone(n.boot_time),
                               TimeOrNone(n.boot_time)));
@@ -161,7 +165,11 @@ std::vector<std::string> NodeLines(const core::Node& n, const ClusterView& view,
   if (!idle.empty()) lines.push_back("IdleGpuJobs=" + util::Join(idle, ","));
   if (!n.detected_hardware.empty()) lines.push_back("DetectedHardware=" + n.detected_hardware);
   for (const std::string& m : n.hardware_mismatches) lines.push_back("HardwareMismatch=" + m);
-  if (n.health_time > 0) {
+  if (n.health_pending) {
+    lines.push_back("HealthCheck=PENDING" + (n.health_time > 0 ? " LastHealthCheck=" +
+                                                                    util::FormatTimestamp(n.health_time)
+                                                              : std::string()));
+  } else if (n.health_time > 0) {
     std::string health = n.health_failures.empty() ? "OK" : "FAILING";
     if (!n.health_drained_by.empty()) health += " DrainedBy=" + n.health_drained_by;
     lines.push_back(fmt::format("HealthCheck={} LastHealthCheck={}", health,

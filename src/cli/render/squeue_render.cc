@@ -152,8 +152,8 @@ class Ctx {
   inline static const std::string kNa = "N/A";
 };
 
-std::string StateShort(const Job& j) { return std::string(core::JobStateShort(j.state)); }
-std::string StateLong(const Job& j) { return std::string(core::JobStateName(j.state)); }
+std::string StateShort(const Job& j) { return std::string(core::ShownStateShort(j)); }
+std::string StateLong(const Job& j) { return std::string(core::ShownStateName(j)); }
 
 std::string TimeLimitText(const Job& j) {
   if (j.time_limit_s < -1) return "NOT_SET";
