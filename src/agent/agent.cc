@@ -624,6 +624,8 @@ void Agent::LaunchRemoteTasks(const json& msg) {
   }
   const std::string step = fmt::format("{}.{}", spec->job_id, spec->step_id);
   spec->denied_devices = DeniedDevices(json{{spec->node, msg.value("job_gpus", json::array())}});
+  const auto batch = steps_.find(spec->job_id);
+  spec->batch_here = batch != steps_.end() && !batch->second.ended;
   pid_t pid = ForkSupervisor(fmt::format("muster-step [{}] {}", step, spec->node), [&spec] {
     // Its own session, as the batch step's: it outlives an agent restart.
     ::setsid();

@@ -212,7 +212,9 @@ TasksCgroup OpenTasksCgroup(const RemoteStepSpec& spec, const std::string& what)
     if (!limits.denied_devices.empty()) out.refusal = "cannot confine the step to its GPUs: the launcher is not root";
     return out;
   }
-  util::Result<CgroupJoin> existing = OpenExistingJobCgroup(kCgroupRoot, spec.job_id);
+  util::Result<CgroupJoin> existing =
+      spec.batch_here ? OpenExistingJobCgroup(kCgroupRoot, spec.job_id)
+                      : util::Result<CgroupJoin>(util::NotFound("no batch step here"));
   if (existing.ok()) {
     out.join = std::move(*existing);
     out.usable = true;
@@ -350,6 +352,7 @@ json ToJson(const RemoteStepSpec& s) {
             {"cpus_per_task", s.cpu_bind.cpus_per_task}}},
           {"mem_mb", s.mem_mb}};
   if (!s.denied_devices.empty()) out["denied_devices"] = s.denied_devices;
+  if (s.batch_here) out["batch_here"] = true;
   if (s.pmix) out["pmix"] = {{"nodes", s.step_nodes}, {"ranks", s.step_ranks}};
   return out;
 }
@@ -380,6 +383,7 @@ util::Result<RemoteStepSpec> RemoteStepSpecFromJson(const json& j) {
     s.cpu_bind.cpus_per_task = std::clamp(bind.value("cpus_per_task", 1), 1, CPU_SETSIZE);
     s.mem_mb = j.value("mem_mb", int64_t{0});
     s.denied_devices = j.value("denied_devices", std::vector<std::string>{});
+    s.batch_here = j.value("batch_here", false);
     if (j.contains("pmix")) {
       s.pmix = true;
       s.step_nodes = j.at("pmix").at("nodes").get<std::vector<std::string>>();

@@ -83,6 +83,11 @@ struct RemoteStepSpec {
   // Devices the tasks may not open (ConstrainDevices; StepSpec's), for the
   // cgroup the launcher makes; where it cannot make one, no task starts.
   std::vector<std::string> denied_devices;
+  // Whether the job's batch step runs on this host (the agent knows): the
+  // tasks join its cgroup rather than making their own. (Test hosts that
+  // share one kernel also share its cgroups, so a job_<id> there may be
+  // another host's.)
+  bool batch_here = false;
   // srun --mpi=pmix: the launcher runs a PMIx server for the tasks; every
   // node's launcher knows the whole step's layout.
   bool pmix = false;

@@ -32,11 +32,12 @@ def hosts():
 
 def script(h, seconds):
     """A job that records each run (host, restart count) and fails if
-    another run of it is alive."""
+    another run of it is alive; a rerun takes 2 s."""
     return ("#!/bin/bash\n"
             f"exec 9>{h.shared}/lock-$SLURM_JOB_ID\n"
             f"if ! flock -n 9; then echo OVERLAP >> {h.shared}/runs-$SLURM_JOB_ID; exit 1; fi\n"
-            f"echo \"start $(hostname) $SLURM_RESTART_COUNT\" >> {h.shared}/runs-$SLURM_JOB_ID\n"
+            f"echo \"start $(hostname) ${{SLURM_RESTART_COUNT:-0}}\" >> {h.shared}/runs-$SLURM_JOB_ID\n"
+            f"[ -n \"$SLURM_RESTART_COUNT\" ] && exec sleep 2\n"
             f"exec -a partition-sleep-$SLURM_JOB_ID sleep {seconds}\n")
 
 
@@ -44,7 +45,8 @@ def submit(h, seconds, *args):
     path = h.shared / f"job-{seconds}.sh"
     path.write_text(script(h, seconds))
     path.chmod(0o755)
-    return h.sbatch(*args, str(path))
+    # A little memory each, so that several share a node.
+    return h.sbatch("--mem=100", *args, str(path))
 
 
 def runs(h, job):
@@ -90,28 +92,33 @@ def test_a_cut_shorter_than_slurmd_timeout_changes_nothing(hosts):
 
 def test_a_long_cut_under_load_requeues_or_fails_each_job_once_and_runs_none_twice(hosts):
     h = hosts
-    # Load on every host, and two jobs pinned on the host to be cut: one
-    # that may be requeued and one that may not.
-    load = [submit(h, 3) for _ in range(12)]
-    requeue = submit(h, 6, "-w", "node03", "--requeue")
-    once = submit(h, 6, "-w", "node03", "--no-requeue")
+    # A job that may be requeued, another beside it that may not, and load
+    # on every host; the host of the first is cut.
+    requeue = submit(h, 60, "--requeue")
     h.wait_state(requeue, {"RUNNING"})
+    node = h.on("ctl", "squeue", "-h", "-j", str(requeue), "-o", "%N").stdout.strip()
+    host = {"node01": "cn1", "node02": "cn1", "node03": "cn2", "node04": "cn3"}[node]
+    once = submit(h, 60, "-w", node, "--no-requeue")
     h.wait_state(once, {"RUNNING"})
-    h.script("cut", "cn2")
+    load = [submit(h, 3) for _ in range(12)]
+    time.sleep(1)
+    h.script("cut", host)
     cut_at = time.time()
     # Declared DOWN after SlurmdTimeout; the requeued job runs elsewhere,
     # and by then nothing of it is left on the cut host (its agent fenced
     # it, having heard nothing for SlurmdTimeout).
     assert h.wait_state(once, {"NODE_FAIL"}, timeout=TIMEOUT * 4) == "NODE_FAIL"
     assert time.time() - cut_at >= TIMEOUT - 1
-    assert node_state(h, "node03").startswith("down")
+    assert node_state(h, node).startswith("down")
     h.wait_state(requeue, {"RUNNING"}, timeout=30)
-    assert leftovers(h, "cn2", requeue) == [] and leftovers(h, "cn2", once) == []
+    assert leftovers(h, host, requeue) == [] and leftovers(h, host, once) == []
     more = [submit(h, 2) for _ in range(6)]
     time.sleep(2)
-    heal_and_rejoin(h, "cn2", ["node03"])
-    # The agent rejoined by itself and node03 works again.
-    again = submit(h, 1, "-w", "node03")
+    nodes_there = [n for n, hh in {"node01": "cn1", "node02": "cn1", "node03": "cn2",
+                                   "node04": "cn3"}.items() if hh == host]
+    heal_and_rejoin(h, host, nodes_there)
+    # The agent rejoined by itself and its nodes work again.
+    again = submit(h, 1, "-w", node)
     for job in load + more + [requeue, again]:
         assert h.wait_state(job, {"COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"}, timeout=60) \
             == "COMPLETED", (job, runs(h, job))
@@ -120,8 +127,8 @@ def test_a_long_cut_under_load_requeues_or_fails_each_job_once_and_runs_none_twi
     for job in load + more + [again, once]:
         assert "OVERLAP" not in runs(h, job) and len(runs(h, job)) <= 2, (job, runs(h, job))
     got = runs(h, requeue)
-    assert len(got) == 2 and got[0] == "start cn2 0" and got[1].endswith(" 1") and \
-        not got[1].startswith("start cn2"), got
+    assert len(got) == 2 and got[0] == f"start {host} 0" and got[1].endswith(" 1") and \
+        not got[1].startswith(f"start {host}"), got
     # sacct keeps the killed run beside the one that completed.
     r = h.on("ctl", "sacct", "-D", "-X", "-n", "-P", "-j", str(requeue), "-o", "State")
     states = r.stdout.split()

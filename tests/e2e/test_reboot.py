@@ -136,8 +136,9 @@ def test_a_node_that_does_not_come_back_goes_down_and_one_failing_its_check_is_d
     try:
         (control(c, "cpu01") / "boot_fails").write_text("")
         c.run(["scontrol", "reboot", "cpu01"])
-        wait_for(lambda: show_node(c, "cpu01")["State"].startswith("DOWN"), timeout=15,
-                 what="ResumeTimeout")
+        # Away (DOWN+REBOOT_ISSUED), then DOWN for good after ResumeTimeout.
+        assert show_node(c, "cpu01")["State"] == "DOWN+REBOOT_ISSUED"
+        wait_for(lambda: show_node(c, "cpu01")["State"] == "DOWN", timeout=15, what="ResumeTimeout")
         assert show_node(c, "cpu01")["Reason"].startswith(
             "reboot requested : reboot issued : reboot timed out"), show_node(c, "cpu01")
 
