@@ -960,21 +960,29 @@ void Controller::OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, c
   const std::string detail = msg.value("detail", "Prolog failed");
   node_prologs_.Forget(id);
   job->configuring = false;
-  // As on the batch node: the node is drained, and the job, which never
-  // started, goes back to the queue held.
-  DrainForHook(node, "Prolog error", detail);
   if (!job->req.interactive) {
-    ReleaseResources(*job);
-    const bool hold = std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
-                                "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
-    PutBackInQueue(*job, hold, detail + " on " + node);
+    RequeueAfterPrologFailure(*job, node, detail);
     return;
   }
+  // An allocation cannot be requeued: the node is drained all the same,
+  // and the allocation cancelled.
+  DrainForHook(node, "Prolog error", detail);
   job->state = JobState::kCompleting;
   job->ending_as = JobState::kCancelled;
   job->failure_detail = "Prolog error on " + node + ": " + detail;
   MarkJob(id);
   StopJob(*job);
+}
+
+void Controller::RequeueAfterPrologFailure(Job& job, const std::string& node,
+                                           const std::string& detail) {
+  // As Slurm: the node is drained and the job, which never started, goes
+  // back to the queue, held unless SchedulerParameters=nohold_on_prolog_fail.
+  DrainForHook(node, "Prolog error", detail);
+  ReleaseResources(job);
+  const bool hold = std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
+                              "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
+  PutBackInQueue(job, hold, detail + " on " + node);
 }
 
 void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, json msg) {
@@ -1280,14 +1288,7 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
         const std::string node = job->batch_host;
         if (!result->epilog_error.empty()) DrainForHook(node, "Epilog error", result->epilog_error);
         if (result->prolog_failed && job->ending_as == JobState::kPending) {
-          // As Slurm: the node is drained and the job requeued, held unless
-          // SchedulerParameters=nohold_on_prolog_fail.
-          DrainForHook(node, "Prolog error", result->detail);
-          ReleaseResources(*job);
-          const bool hold =
-              std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
-                        "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
-          PutBackInQueue(*job, hold, result->detail + " on " + node);
+          RequeueAfterPrologFailure(*job, node, result->detail);
         } else {
           auto state = core::ParseJobState(result->state).value_or(JobState::kFailed);
           FinishJob(*job, state, result->exit_code, result->exit_signal, result->end_time,

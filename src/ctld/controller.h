@@ -296,6 +296,9 @@ class Controller {
   // a failure drains the node and requeues the job held (an allocation,
   // which cannot be requeued, is cancelled).
   void OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg);
+  // The Prolog failed on `node` for `job` (a batch job that never
+  // started): the node is drained and the job requeued, held.
+  void RequeueAfterPrologFailure(core::Job& job, const std::string& node, const std::string& detail);
   // Reboots (src/ctld/reboots.cc): the requested ones whose node runs
   // nothing now are handed to their agents; ResumeTimeout is watched for
   // the ones issued; an agent's "node_booted" (an emulated node's reboot,
