@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/file_recycler.h"
+#include "agent/filesystems.h"
 #include "agent/gpus.h"
 #include "agent/hardware.h"
 #include "agent/health.h"
@@ -153,6 +154,7 @@ class Agent {
   std::unique_ptr<Nvml> nvml_;                // null without NVML
   std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
+  FilesystemWatch filesystems_;  // MusterWatchedFilesystems
   std::optional<TaskScanner> tasks_;  // made once the nodes are known
   boost::asio::steady_timer sample_timer_;
   core::NodeSamples last_samples_;

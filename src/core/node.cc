@@ -23,7 +23,31 @@ constexpr std::array<std::pair<NodeInitialState, std::string_view>, 8> kInitialS
     {NodeInitialState::kFuture, "FUTURE"},
 }};
 
+constexpr std::array<std::pair<ReasonSource, std::string_view>, 7> kReasonSourceNames = {{
+    {ReasonSource::kNone, ""},
+    {ReasonSource::kOperator, "operator"},
+    {ReasonSource::kHealth, "health"},
+    {ReasonSource::kProlog, "prolog"},
+    {ReasonSource::kEpilog, "epilog"},
+    {ReasonSource::kConfig, "config"},
+    {ReasonSource::kNotResponding, "not_responding"},
+}};
+
 }  // namespace
+
+std::string_view ReasonSourceName(ReasonSource s) {
+  for (const auto& [source, name] : kReasonSourceNames) {
+    if (source == s) return name;
+  }
+  return "";
+}
+
+std::optional<ReasonSource> ParseReasonSource(std::string_view s) {
+  for (const auto& [source, name] : kReasonSourceNames) {
+    if (s == name) return source;
+  }
+  return std::nullopt;
+}
 
 std::string_view NodeInitialStateName(NodeInitialState s) {
   for (const auto& [state, name] : kInitialStateNames) {

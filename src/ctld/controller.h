@@ -290,8 +290,9 @@ class Controller {
   void HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, const nlohmann::json& msg,
                           std::string* type_out);
   void OnAgentClosed(const std::shared_ptr<api::LineConn>& conn);
-  // A Prolog or Epilog failed on `node`: drained, "Prolog error: <detail>".
-  void DrainForHook(const std::string& node, const std::string& what, const std::string& detail);
+  // A Prolog or Epilog (`hook`: kProlog, kEpilog) failed on `node`:
+  // drained, "Prolog error: <detail>".
+  void DrainForHook(const std::string& node, core::ReasonSource hook, const std::string& detail);
   // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
   // their jobs NODE_FAIL.
   void OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes);

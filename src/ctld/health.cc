@@ -101,6 +101,7 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
         node->reason_actor.clear();
         node->reason_uid = 0;
         node->reason_time = 0;
+        node->reason_source = core::ReasonSource::kNone;
       }
       MarkNode(*node);
       RequestSchedule();
@@ -121,6 +122,7 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
   node->drain = true;
   node->reason = fmt::format("health: {}: {}", check, detail);
   node->reason_actor = "health";
+  node->reason_source = core::ReasonSource::kHealth;
   node->reason_uid = 0;
   node->reason_time = now;
   node->health_drained_by = check;
