@@ -1415,7 +1415,7 @@ TEST(Observability, SamplingIdleGpuAndHealthKeysAreRead) {
 }
 
 TEST(Observability, WatchedFilesystemsAreMountPoints) {
-  auto cfg = Parse(std::string(kTwoNodes) + "MusterWatchedFilesystems=/home, /scratch/ ,/\n");
+  auto cfg = Parse(std::string(kTwoNodes) + "MusterWatchedFilesystems=/home,/scratch/,/\n");
   ASSERT_TRUE(cfg.ok()) << cfg.status().message();
   EXPECT_EQ(cfg->watched_filesystems, (std::vector<std::string>{"/home", "/scratch", "/"}));
   EXPECT_TRUE(Parse(kTwoNodes)->watched_filesystems.empty());
