@@ -73,7 +73,8 @@ TEST_F(WatchTest, MountPointsAreMeasuredPerNode) {
 
 TEST_F(WatchTest, ListedMountWhoseStatvfsFailsIsUnknown) {
   // In mountinfo but absent here (the scratch of another machine).
-  std::ofstream(mountinfo_, std::ios::app) << "93 26 0:53 / /muster-test-absent rw - xfs /dev/x rw\n";
+  std::ofstream(mountinfo_, std::ios::app)
+      << "93 26 0:53 / /muster-test-absent rw - xfs /dev/x rw\n";
   FilesystemWatch watch({"/muster-test-absent"}, mountinfo_);
   const std::vector<core::FilesystemSample> s = watch.Sample({"n1"});
   ASSERT_EQ(s.size(), 1u);

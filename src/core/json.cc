@@ -33,7 +33,8 @@ using nlohmann::json;
 #define MUSTER_NODE_FIELDS(X)                                                      \
   X(config) X(registered) X(down) X(drain) X(fail) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
   X(reason_source) X(health_failures) X(health_time) X(health_drained_by) X(detected_hardware) \
-  X(hardware_mismatches) X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
+  X(hardware_mismatches) X(boot_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) \
+  X(running_jobs)
 
 #define MUSTER_TO_JSON(field) j[#field] = v.field;
 #define MUSTER_FROM_JSON(field) Get(j, #field, v.field);
