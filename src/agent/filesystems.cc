@@ -27,6 +27,8 @@ std::string Unescape(std::string_view s) {
   return out;
 }
 
+}  // namespace
+
 FilesystemUsage Statvfs(const std::string& path) {
   struct statvfs fs = {};
   FilesystemUsage u;
@@ -41,13 +43,18 @@ FilesystemUsage Statvfs(const std::string& path) {
   return u;
 }
 
-// statvfs of `path` on a thread of its own; the future is ready when it
-// answers. A thread that cannot be started answers at once, as a failure.
-std::shared_future<FilesystemUsage> StartStatvfs(const std::string& path) {
+namespace {
+
+// stat(path) on a thread of its own; the future is ready when it answers.
+// A thread that cannot be started answers at once, as a failure.
+std::shared_future<FilesystemUsage> StartStat(const FilesystemWatch::StatFn& stat,
+                                              const std::string& path) {
   std::promise<FilesystemUsage> promise;
   std::shared_future<FilesystemUsage> answer = promise.get_future().share();
   try {
-    std::thread([path, p = std::move(promise)]() mutable { p.set_value(Statvfs(path)); }).detach();
+    std::thread([stat, path, p = std::move(promise)]() mutable {
+      p.set_value(stat(path));
+    }).detach();
   } catch (const std::system_error&) {
     // The promise moved into the thread that never started is gone with
     // it: the future holds a broken promise, which Sample reads as failed.
@@ -84,8 +91,11 @@ std::vector<MountEntry> ParseMountInfo(std::string_view text) {
 }
 
 FilesystemWatch::FilesystemWatch(std::vector<std::string> paths, std::string mountinfo,
-                                 std::chrono::milliseconds wait)
-    : paths_(std::move(paths)), mountinfo_(std::move(mountinfo)), wait_(wait) {}
+                                 std::chrono::milliseconds wait, StatFn stat)
+    : paths_(std::move(paths)),
+      mountinfo_(std::move(mountinfo)),
+      wait_(wait),
+      stat_(std::move(stat)) {}
 
 std::vector<core::FilesystemSample> FilesystemWatch::Sample(const std::vector<std::string>& nodes) {
   if (paths_.empty()) return {};
@@ -113,7 +123,7 @@ std::vector<core::FilesystemSample> FilesystemWatch::Sample(const std::vector<st
       }
       in_flight_.erase(it);  // answered at last: asked afresh below
     }
-    watched[i].answer = StartStatvfs(path);
+    watched[i].answer = StartStat(stat_, path);
   }
   // One wait for them all, so several hung mounts cost one wait too.
   const auto deadline = std::chrono::steady_clock::now() + wait_;

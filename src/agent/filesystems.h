@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <map>
 #include <string>
@@ -46,15 +47,23 @@ struct FilesystemUsage {
   int64_t files_free = 0;
 };
 
+// statvfs(2) of `path`.
+FilesystemUsage Statvfs(const std::string& path);
+
 // Owned by the agent; Sample is called from one thread (the agent's loop).
 class FilesystemWatch {
  public:
+  // Measures one path; called on a thread of its own, so it must own or
+  // share whatever it uses beyond its argument.
+  using StatFn = std::function<FilesystemUsage(const std::string& path)>;
+
   // `paths`: absolute mount points, as the configuration lists them.
-  // `mountinfo`: the file of the mounts (tests give their own); `wait`: how
-  // long a sample waits for statvfs before it reports a path unknown.
+  // `mountinfo`: the file of the mounts; `wait`: how long a sample waits
+  // for `stat` before it reports a path unknown. Tests give their own.
   explicit FilesystemWatch(std::vector<std::string> paths,
                            std::string mountinfo = "/proc/self/mountinfo",
-                           std::chrono::milliseconds wait = std::chrono::seconds(1));
+                           std::chrono::milliseconds wait = std::chrono::seconds(1),
+                           StatFn stat = Statvfs);
 
   // Each watched path's usage now, as one sample per node of `nodes` (an
   // agent's nodes share its host's mounts). A path that is not a mount
@@ -66,6 +75,7 @@ class FilesystemWatch {
   std::vector<std::string> paths_;
   std::string mountinfo_;
   std::chrono::milliseconds wait_;
+  StatFn stat_;
   // statvfs calls that had not answered by the end of their sample's wait,
   // by path: their threads own what they use, so a stuck one is left to
   // finish (or never) without holding the agent up, even at its exit.

@@ -3,7 +3,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <memory>
+#include <mutex>
 
 #include <gtest/gtest.h>
 
@@ -81,6 +85,50 @@ TEST_F(WatchTest, ListedMountWhoseStatvfsFailsIsUnknown) {
   EXPECT_FALSE(s[0].ok);
   EXPECT_EQ(s[0].device, "/dev/x");
   EXPECT_EQ(s[0].fstype, "xfs");
+}
+
+// A network filesystem whose server is gone: statvfs blocks. The sample
+// reports it unknown instead of waiting, and the next samples do not ask
+// again (nor wait) until the blocked call has returned.
+TEST_F(WatchTest, HungFilesystemIsUnknownAndNotAskedAgainUntilItAnswers) {
+  struct Gate {  // shared with the threads, which may outlive the test's frame
+    std::mutex mu;
+    std::condition_variable cv;
+    bool open = false;
+    std::atomic<int> calls{0};
+  };
+  auto gate = std::make_shared<Gate>();
+  FilesystemWatch::StatFn hung = [gate](const std::string& path) {
+    ++gate->calls;
+    std::unique_lock lock(gate->mu);
+    gate->cv.wait(lock, [&] { return gate->open; });
+    return Statvfs(path);
+  };
+  FilesystemWatch watch({"/", "/scratch"}, mountinfo_, std::chrono::milliseconds(20), hung);
+  std::vector<core::FilesystemSample> s = watch.Sample({"n1"});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_FALSE(s[0].ok);
+  EXPECT_EQ(s[0].device, "/dev/vda");  // what mountinfo says is still known
+  for (int i = 0; i < 1000 && gate->calls < 2; ++i) ::usleep(10'000);
+  ASSERT_EQ(gate->calls, 2);
+  s = watch.Sample({"n1"});
+  EXPECT_FALSE(s[0].ok);
+  EXPECT_FALSE(s[1].ok);
+  ::usleep(50'000);  // room for a wrongly started call to show
+  EXPECT_EQ(gate->calls, 2);  // still blocked: not asked again
+  {
+    std::lock_guard lock(gate->mu);
+    gate->open = true;
+  }
+  gate->cv.notify_all();
+  // Answered: asked afresh, and measured (the threads may take a moment to
+  // finish once let go).
+  for (int i = 0; i < 1000 && !s[0].ok; ++i) {
+    s = watch.Sample({"n1"});
+    if (!s[0].ok) ::usleep(10'000);
+  }
+  EXPECT_TRUE(s[0].ok);
+  EXPECT_GT(s[0].size_bytes, 0);
 }
 
 TEST_F(WatchTest, NothingWatchedReadsNothing) {

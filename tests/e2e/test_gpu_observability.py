@@ -4,6 +4,7 @@ emulated GPUs' utilisation control, GPU figures in accounting, the idle-GPU
 policy, and health checks that drain and resume nodes."""
 
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -336,12 +337,16 @@ def test_xid_throttling_nvlink_and_watched_filesystems_move_their_series(tmp_pat
         assert series(m, "muster_gpu_xid_events", node="gpu01", gpu="2")[0][1] == 0
         assert series(m, "muster_gpu_nvlink_errors", node="gpu02", gpu="3")[0][1] == 0
 
-        # The agent's own endpoint serves the same.
+        # The agent's own endpoint serves the same, as clean for promtool.
         def own():
             with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
-                f = parse(r.read().decode())
-            return f if moved(f) else None
-        wait_for(own, what="the agent's own series")
+                text = r.read().decode()
+            f = parse(text)
+            return text if moved(f) else None
+        text = wait_for(own, what="the agent's own series")
+        r = subprocess.run([shutil.which("promtool"), "check", "metrics"], input=text,
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and not r.stdout and not r.stderr, r.stdout + r.stderr
     finally:
         if c is not None:
             c.teardown()
