@@ -220,6 +220,15 @@ def test_alertmanager_groups_by_node_and_silences_a_node_in_maintenance():
         assert {a["labels"]["alertname"] for a in json.loads(r.stdout)
                 if a["status"]["state"] == "suppressed"} == {"MusterGpuXid", "MusterFilesystemFull"}
 
+        # A node whose agent is gone goes DOWN: the agent is what is reported.
+        for name in ("MusterAgentDown", "MusterNodeDown"):
+            r = amtool("alert", "add", url, f"alertname={name}", "node=gpu03", "severity=warning")
+            assert r.returncode == 0, r.stdout + r.stderr
+        wait_for(lambda: {k: v[0] for k, v in alerts(base).items() if k[1] == "gpu03"} == {
+            ("MusterAgentDown", "gpu03", ""): "active",
+            ("MusterNodeDown", "gpu03", ""): "suppressed",
+        }, what="gpu03's DOWN covered by its agent's absence")
+
 
 def test_the_repair_loop_an_xid_alerts_until_an_operator_drains_the_node():
     """A cluster scraped by Prometheus evaluating the shipped rules and
