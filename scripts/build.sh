@@ -3,8 +3,8 @@
 # installing the build dependencies (clang and libbpf for the cgroup v2
 # device filter, among them) and what the tests run (pytest, munge,
 # OpenMPI with mpi4py, PyTorch for torch.distributed, dpkg-dev and systemd
-# for the package, Prometheus for its promtool) with apt when they are
-# missing.
+# for the package, Prometheus for its promtool, Alertmanager for its amtool)
+# with apt when they are missing.
 #   scripts/build.sh [--debug] [extra cmake args]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -18,7 +18,7 @@ for p in g++ cmake ninja-build libboost-dev nlohmann-json3-dev libfmt-dev \
          libspdlog-dev libcli11-dev libgtest-dev libgmock-dev libsqlite3-dev libssl-dev \
          libmunge-dev munge libpmix-dev libhwloc-dev libbpf-dev clang pkg-config iproute2 \
          python3-pytest procps openmpi-bin python3-mpi4py python3-torch dpkg-dev systemd \
-         prometheus; do
+         prometheus prometheus-alertmanager; do
   check "$p"
 done
 if ((${#need_pkgs[@]})); then

@@ -68,6 +68,7 @@ Agent::Agent(boost::asio::io_context& io, config::Config cfg, AgentOptions opts)
       watchdog_(io),
       sigchld_(io, SIGCHLD),
       usage_(stepd::kCgroupRoot),
+      filesystems_(cfg_.watched_filesystems),
       sample_timer_(io) {
   if (opts_.nodes.empty()) {
     // One host: every node. Several: the nodes whose NodeHostname is this
@@ -860,6 +861,7 @@ core::NodeSamples Agent::TakeSamples() {
     if (step.ended || step.pid <= 0) continue;
     s.jobs.push_back(usage_.Read(id, step.node, step.pid));
   }
+  s.filesystems = filesystems_.Sample(opts_.nodes);
   // Between two sstat, the tasks' peaks.
   tasks_->Scan();
   return s;

@@ -27,6 +27,7 @@
 
 #include "agent/file_recycler.h"
 #include "agent/gpu_devices.h"
+#include "agent/filesystems.h"
 #include "agent/gpus.h"
 #include "agent/hardware.h"
 #include "agent/health.h"
@@ -197,6 +198,7 @@ class Agent {
   bool confine_devices_ = false;
   std::optional<DetectedHardware> hardware_;  // this machine, as hwloc and NVML see it
   JobUsageReader usage_;
+  FilesystemWatch filesystems_;  // MusterWatchedFilesystems
   std::optional<TaskScanner> tasks_;  // made once the nodes are known
   boost::asio::steady_timer sample_timer_;
   core::NodeSamples last_samples_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -73,12 +74,18 @@ const Model& ModelOf(const std::string& type) {
   return kModels.back();
 }
 
-// The integer in `dir`/`name`, or `fallback` when the file is absent or
+// The integer in `dir`/`name` (decimal, or hex after 0x as NVML's
+// throttle reasons are written), or `fallback` when the file is absent or
 // holds none.
 int64_t ControlValue(const std::string& dir, const char* name, int64_t fallback) {
   std::ifstream in(dir + "/" + name);
   std::string text;
   if (!(in >> text)) return fallback;
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), v, 16);
+    return ec == std::errc() && end == text.data() + text.size() ? v : fallback;
+  }
   util::Result<int64_t> v = util::ParseInt(text);
   return v.ok() ? *v : fallback;
 }
@@ -136,13 +143,14 @@ core::GpuSample EmulatedGpuSample(const std::string& cluster, const std::string&
   g.power_mw = (70 + (m.power_limit_w - 70) * u / 100) * 1000;
   g.sm_clock_max_mhz = m.max_clock_mhz;
   g.sm_clock_mhz = u > 0 ? m.max_clock_mhz : 345;
-  g.throttle_reasons = u > 0 ? 0 : 0x1;  // GPU idle
+  g.throttle_reasons = static_cast<uint64_t>(
+      std::max<int64_t>(0, ControlValue(dir, "throttle_reasons", u > 0 ? 0 : 0x1)));  // 0x1: idle
   g.ecc_volatile_uncorrected = ControlValue(dir, "ecc_uncorrected", 0);
   g.ecc_aggregate_uncorrected = g.ecc_volatile_uncorrected;
   g.remapping_failed = ControlValue(dir, "remapping_failed", 0) != 0;
   g.last_xid = ControlValue(dir, "xid", 0);
   g.xid_events = g.last_xid != 0 ? 1 : 0;
-  g.nvlink_errors = 0;
+  g.nvlink_errors = std::max<int64_t>(0, ControlValue(dir, "nvlink_errors", 0));
   return g;
 }
 

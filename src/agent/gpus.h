@@ -10,6 +10,7 @@
 //   <SlurmdSpoolDir>/gpus/<node>/<index>/utilization    0-100 (percent)
 //   .../temperature  (Celsius)  .../ecc_uncorrected  .../xid  (last code)
 //   .../remapping_failed (1)    .../memory_used_mib
+//   .../throttle_reasons (NVML's bits: 0x40)   .../nvlink_errors (a count)
 // The job's environment names its node's directory (MUSTER_GPU_CONTROL_DIR),
 // and the directories of the GPUs a job holds are its user's while it runs.
 #pragma once

@@ -688,6 +688,31 @@ class Parser {
     return std::nullopt;
   }
 
+  // MusterWatchedFilesystems=PATH,...: mount points, matched as written
+  // against the agents' /proc/self/mountinfo, so each must be absolute and
+  // plain (no "." or ".." and no doubled slash); a trailing slash is
+  // dropped.
+  Status SetWatchedFilesystems(const Pair& p) {
+    std::vector<std::string> paths;
+    for (std::string path : ListValue(p.value)) {
+      if (path.front() != '/') return BadValue(p, "", "'" + path + "' is not an absolute path");
+      while (path.size() > 1 && path.back() == '/') path.pop_back();
+      const std::vector<std::string> parts =
+          util::Split(std::string_view(path).substr(1), '/', /*skip_empty=*/false);
+      if (path != "/" && std::any_of(parts.begin(), parts.end(), [](const std::string& part) {
+            return part.empty() || part == "." || part == "..";
+          })) {
+        return BadValue(p, "", "'" + path + "' is not a plain path (no '.', '..' or '//')");
+      }
+      if (std::find(paths.begin(), paths.end(), path) != paths.end()) {
+        return BadValue(p, "", "'" + path + "' is listed twice");
+      }
+      paths.push_back(std::move(path));
+    }
+    cfg_.watched_filesystems = std::move(paths);
+    return Status::Ok();
+  }
+
   // ADDRESS:PORT, an IPv4 or IPv6 address ([v6] in brackets) to listen on.
   Status SetListenAddress(const Pair& p, std::string* host_out, int* port_out) {
     const size_t colon = p.value.rfind(':');
@@ -1037,6 +1062,7 @@ Status Parser::ApplyTopLevel(const Pair& p) {
   if (k == "musteragentmetricsaddress") {
     return SetListenAddress(p, &cfg_.agent_metrics_host, &cfg_.agent_metrics_port);
   }
+  if (k == "musterwatchedfilesystems") return SetWatchedFilesystems(p);
   if (k == "prolog" || k == "epilog" || k == "prologslurmctld" || k == "epilogslurmctld") {
     if (!p.value.empty() && p.value.front() != '/') {
       return BadValue(p, "", "expected an absolute path");

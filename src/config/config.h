@@ -319,6 +319,10 @@ struct Config {
   // running jobs every N seconds (0: never), for /metrics, accounting,
   // health checks and the idle-GPU policy.
   int acct_gather_frequency_s = 30;
+  // MusterWatchedFilesystems=PATH,...: mount points (shared storage,
+  // scratch) whose size and free space the agents sample with the rest,
+  // as muster_node_filesystem_* series per node (docs/metrics.md).
+  std::vector<std::string> watched_filesystems;
   IdleGpuConfig idle_gpu;
   HealthConfig health;
   CgroupConfig cgroup;

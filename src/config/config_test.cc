@@ -1490,6 +1490,25 @@ TEST(Observability, SamplingIdleGpuAndHealthKeysAreRead) {
   EXPECT_FALSE(start_only->health.enabled());
 }
 
+TEST(Observability, WatchedFilesystemsAreMountPoints) {
+  auto cfg = Parse(std::string(kTwoNodes) + "MusterWatchedFilesystems=/home,/scratch/,/\n");
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  EXPECT_EQ(cfg->watched_filesystems, (std::vector<std::string>{"/home", "/scratch", "/"}));
+  EXPECT_TRUE(Parse(kTwoNodes)->watched_filesystems.empty());
+  EXPECT_EQ(Parse("ClusterName=c\nMusterWatchedFilesystems=/home,scratch\n").status().message(),
+            "muster.conf:2: MusterWatchedFilesystems: invalid value '/home,scratch' ('scratch' is "
+            "not an absolute path)");
+  EXPECT_EQ(Parse("MusterWatchedFilesystems=/home/../scratch\n").status().message(),
+            "muster.conf:1: MusterWatchedFilesystems: invalid value '/home/../scratch' "
+            "('/home/../scratch' is not a plain path (no '.', '..' or '//'))");
+  EXPECT_EQ(Parse("MusterWatchedFilesystems=/a//b\n").status().message(),
+            "muster.conf:1: MusterWatchedFilesystems: invalid value '/a//b' ('/a//b' is not a "
+            "plain path (no '.', '..' or '//'))");
+  EXPECT_EQ(Parse("MusterWatchedFilesystems=/home,/home/\n").status().message(),
+            "muster.conf:1: MusterWatchedFilesystems: invalid value '/home,/home/' ('/home' is "
+            "listed twice)");
+}
+
 TEST(Observability, BadValuesNameTheLineAndWhy) {
   EXPECT_EQ(Parse("MusterHealthChecks=ecc,fans\n").status().message(),
             "muster.conf:1: MusterHealthChecks: invalid value 'ecc,fans' (unknown check 'fans' "

@@ -32,8 +32,10 @@ using nlohmann::json;
   X(tmp_disk_mb) X(gres) X(features) X(weight) X(initial_state)
 #define MUSTER_NODE_FIELDS(X)                                                      \
   X(config) X(registered) X(down) X(drain) X(fail) X(reason) X(reason_uid) X(reason_time) X(reason_actor) \
-  X(health_failures) X(health_time) X(health_drained_by) X(health_pending) X(detected_hardware) X(hardware_mismatches) X(mig_uuids) \
-  X(boot_time) X(reboot) X(reboot_asap) X(reboot_next_state) X(reboot_issued_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) X(running_jobs)
+  X(reason_source) X(health_failures) X(health_time) X(health_drained_by) X(health_pending) \
+  X(detected_hardware) X(hardware_mismatches) X(mig_uuids) X(boot_time) X(reboot) X(reboot_asap) \
+  X(reboot_next_state) X(reboot_issued_time) X(last_busy) X(alloc_cpus) X(alloc_mem_mb) X(gpu_used) \
+  X(running_jobs)
 
 #define MUSTER_TO_JSON(field) j[#field] = v.field;
 #define MUSTER_FROM_JSON(field) Get(j, #field, v.field);
@@ -108,6 +110,13 @@ void from_json(const json& j, RebootState& v) {
   } else {
     UnknownName(j, "reboot state");
   }
+}
+
+void to_json(json& j, ReasonSource v) { j = std::string(ReasonSourceName(v)); }
+void from_json(const json& j, ReasonSource& v) {
+  std::optional<ReasonSource> s = ParseReasonSource(j.get<std::string>());
+  if (!s) UnknownName(j, "reason source");
+  v = *s;
 }
 
 void to_json(json& j, ExportMode v) {

@@ -2,7 +2,7 @@
 // (nlohmann-json; to_json/from_json found by ADL). Keys are the snake_case
 // field names; enums are their Slurm names (JobState "PENDING",
 // PendingReason "Resources", ExportMode "ALL"/"NONE"/"LIST",
-// NodeInitialState "UNKNOWN").
+// NodeInitialState "UNKNOWN"; ReasonSource "operator", "health", "").
 //
 // from_json tolerates missing (or null) keys and keeps the field's default,
 // so clients may send partial objects. A value of the wrong type or an
@@ -39,6 +39,8 @@ void from_json(const nlohmann::json& j, NodeInitialState& v);
 // RebootState: "" (none), "REQUESTED", "ISSUED".
 void to_json(nlohmann::json& j, RebootState v);
 void from_json(const nlohmann::json& j, RebootState& v);
+void to_json(nlohmann::json& j, ReasonSource v);
+void from_json(const nlohmann::json& j, ReasonSource& v);
 
 void to_json(nlohmann::json& j, const GresSpec& v);
 void from_json(const nlohmann::json& j, GresSpec& v);

@@ -104,6 +104,7 @@ Node FullNode() {
   n.reason = "maintenance";
   n.reason_uid = 0;
   n.reason_time = 99;
+  n.reason_source = core::ReasonSource::kOperator;
   n.boot_time = 98;
   n.last_busy = 97;
   n.alloc_cpus = 8;
@@ -139,6 +140,8 @@ TEST(JsonTest, NodeRoundTrips) {
   EXPECT_EQ(back.config.gres[0].device_cores[1], (std::vector<int>{2, 3}));
   EXPECT_EQ(back.gpu_used, (std::vector<bool>{true, false}));
   EXPECT_EQ(back.ScontrolState(), node.ScontrolState());
+  EXPECT_EQ(j.at("reason_source"), "operator");
+  EXPECT_EQ(back.reason_source, ReasonSource::kOperator);
 }
 
 TEST(JsonTest, KeysAreFieldNames) {

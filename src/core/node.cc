@@ -23,7 +23,31 @@ constexpr std::array<std::pair<NodeInitialState, std::string_view>, 8> kInitialS
     {NodeInitialState::kFuture, "FUTURE"},
 }};
 
+constexpr std::array<std::pair<ReasonSource, std::string_view>, 7> kReasonSourceNames = {{
+    {ReasonSource::kNone, ""},
+    {ReasonSource::kOperator, "operator"},
+    {ReasonSource::kHealth, "health"},
+    {ReasonSource::kProlog, "prolog"},
+    {ReasonSource::kEpilog, "epilog"},
+    {ReasonSource::kConfig, "config"},
+    {ReasonSource::kNotResponding, "not_responding"},
+}};
+
 }  // namespace
+
+std::string_view ReasonSourceName(ReasonSource s) {
+  for (const auto& [source, name] : kReasonSourceNames) {
+    if (source == s) return name;
+  }
+  return "";
+}
+
+std::optional<ReasonSource> ParseReasonSource(std::string_view s) {
+  for (const auto& [source, name] : kReasonSourceNames) {
+    if (s == name) return source;
+  }
+  return std::nullopt;
+}
 
 std::string_view NodeInitialStateName(NodeInitialState s) {
   for (const auto& [state, name] : kInitialStateNames) {
@@ -188,6 +212,8 @@ void RequestReboot(Node& node, const RebootRequest& req, int64_t now) {
   node.reason_uid = req.uid;
   node.reason_time = now;
   node.reason_actor.clear();
+  // An operator's maintenance (the alerts keep quiet about it).
+  node.reason_source = ReasonSource::kOperator;
 }
 
 bool RebootDue(const Node& node) {
@@ -214,6 +240,7 @@ void FinishReboot(Node& node) {
       node.reason_uid = 0;
       node.reason_time = 0;
       node.reason_actor.clear();
+      node.reason_source = ReasonSource::kNone;
     }
   }
   node.reboot = RebootState::kNone;
@@ -231,6 +258,7 @@ void RebootTimedOut(Node& node, int64_t now) {
   node.drain = false;
   node.reason += " : reboot timed out";
   node.reason_time = now;
+  node.reason_source = ReasonSource::kNotResponding;
 }
 
 bool CancelReboot(Node& node) {
@@ -241,6 +269,7 @@ bool CancelReboot(Node& node) {
     node.reason_uid = 0;
     node.reason_time = 0;
     node.reason_actor.clear();
+    node.reason_source = ReasonSource::kNone;
   }
   node.reboot = RebootState::kNone;
   node.reboot_asap = false;

@@ -26,6 +26,17 @@ std::string_view NodeInitialStateName(NodeInitialState s);
 // Case-insensitive; nullopt for a name slurm.conf does not have.
 std::optional<NodeInitialState> ParseNodeInitialState(std::string_view s);
 
+// Who took a node out of service (DRAIN, DOWN or FAIL, with its reason):
+// an operator (scontrol update, REST), a health check, a failed Prolog or
+// Epilog, the configuration (State=DOWN or DRAIN), or musterd for an agent
+// that stopped responding. Alerts tell an operator's maintenance from a
+// fault by it (muster_node_state's `by`, docs/metrics.md).
+enum class ReasonSource { kNone, kOperator, kHealth, kProlog, kEpilog, kConfig, kNotResponding };
+// "" for kNone, else "operator", "health", "prolog", "epilog", "config",
+// "not_responding".
+std::string_view ReasonSourceName(ReasonSource s);
+std::optional<ReasonSource> ParseReasonSource(std::string_view s);
+
 struct NodeConfig {
   std::string name;
   // NodeHostname: the host whose agent serves this node (default: the
@@ -75,6 +86,7 @@ struct Node {
   // Who set the reason when it was no user: "health" for a health check's
   // drain (sinfo -R's USER); empty: reason_uid's user.
   std::string reason_actor;
+  ReasonSource reason_source = ReasonSource::kNone;
   int64_t boot_time = 0;
   // Health checks (config::HealthConfig): what failed at the last run
   // ("ecc: GPU 3: 2 uncorrectable ECC errors"; empty: all passed), when it

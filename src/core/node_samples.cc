@@ -13,9 +13,12 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(
     nvlink_errors, mig_enabled)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(JobUsageSample, job_id, node, cpu_ms, memory_bytes,
                                                 memory_peak_bytes)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(FilesystemSample, node, mountpoint, device, fstype,
+                                                ok, size_bytes, free_bytes, avail_bytes, files,
+                                                files_free)
 
 nlohmann::json ToJson(const NodeSamples& s) {
-  return {{"time", s.time}, {"gpus", s.gpus}, {"jobs", s.jobs}};
+  return {{"time", s.time}, {"gpus", s.gpus}, {"jobs", s.jobs}, {"filesystems", s.filesystems}};
 }
 
 util::Result<NodeSamples> NodeSamplesFromJson(const nlohmann::json& j) {
@@ -24,6 +27,7 @@ util::Result<NodeSamples> NodeSamplesFromJson(const nlohmann::json& j) {
     s.time = j.at("time").get<int64_t>();
     s.gpus = j.value("gpus", std::vector<GpuSample>{});
     s.jobs = j.value("jobs", std::vector<JobUsageSample>{});
+    s.filesystems = j.value("filesystems", std::vector<FilesystemSample>{});
     return s;
   } catch (const nlohmann::json::exception& e) {
     return util::InvalidArgument(std::string("bad samples: ") + e.what());
@@ -64,6 +68,37 @@ struct GpuFamilies {
   PromFamily nvlink{"muster_gpu_nvlink_errors", "gauge",
                     "NVLink replay, recovery and CRC errors over all links."};
 };
+
+// The watched filesystems' series, named as node_exporter's
+// node_filesystem_* so that its users' queries carry over.
+struct FilesystemFamilies {
+  PromFamily size{"muster_node_filesystem_size_bytes", "gauge",
+                  "Size of a watched filesystem (MusterWatchedFilesystems) as the node sees it."};
+  PromFamily free{"muster_node_filesystem_free_bytes", "gauge",
+                  "Free space of a watched filesystem, the blocks reserved for root included."};
+  PromFamily avail{"muster_node_filesystem_avail_bytes", "gauge",
+                   "Space of a watched filesystem that unprivileged users may still write."};
+  PromFamily files{"muster_node_filesystem_files", "gauge", "Inodes of a watched filesystem."};
+  PromFamily files_free{"muster_node_filesystem_files_free", "gauge",
+                        "Free inodes of a watched filesystem."};
+  PromFamily error{"muster_node_filesystem_device_error", "gauge",
+                   "1 when a watched path is not a mount point, or statvfs failed or has not "
+                   "answered (a hung network filesystem): its sizes are then absent."};
+};
+
+void AddFilesystem(const FilesystemSample& s, FilesystemFamilies* f) {
+  const PromLabels l = {{"node", s.node},
+                        {"mountpoint", s.mountpoint},
+                        {"device", s.device},
+                        {"fstype", s.fstype}};
+  f->error.Add(l, s.ok ? 0 : 1);
+  if (!s.ok) return;
+  f->size.Add(l, static_cast<double>(s.size_bytes));
+  f->free.Add(l, static_cast<double>(s.free_bytes));
+  f->avail.Add(l, static_cast<double>(s.avail_bytes));
+  f->files.Add(l, static_cast<double>(s.files));
+  f->files_free.Add(l, static_cast<double>(s.files_free));
+}
 
 struct JobFamilies {
   PromFamily cpu{"muster_job_cpu_seconds_total", "counter",
@@ -143,6 +178,7 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
                        std::string* out) {
   GpuFamilies gpu;
   JobFamilies job;
+  FilesystemFamilies fs;
   // A series is about 250 bytes with a job's labels: each family grows once.
   size_t gpus = 0, jobs = 0;
   for (const NodeSamples* s : samples) {
@@ -163,6 +199,7 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
     for (const GpuSample& g : s->gpus) {
       AddGpu(g, labels.gpu_holder ? labels.gpu_holder(g.node, g.index) : std::nullopt, &gpu);
     }
+    for (const FilesystemSample& f : s->filesystems) AddFilesystem(f, &fs);
     for (const JobUsageSample& u : s->jobs) {
       const std::optional<JobLabels> j = labels.job ? labels.job(u.job_id) : std::nullopt;
       if (!j) continue;  // ended: its series go with it
@@ -180,7 +217,8 @@ void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const Lab
   for (const PromFamily* f :
        {&gpu.info, &gpu.util, &gpu.mem_used, &gpu.mem_free, &gpu.temp, &gpu.mem_temp, &gpu.power,
         &gpu.power_limit, &gpu.sm_clock, &gpu.sm_clock_max, &gpu.throttle, &gpu.ecc, &gpu.remapped,
-        &gpu.remap_failed, &gpu.xid, &gpu.nvlink, &job.cpu, &job.mem, &job.peak}) {
+        &gpu.remap_failed, &gpu.xid, &gpu.nvlink, &job.cpu, &job.mem, &job.peak, &fs.size, &fs.free,
+        &fs.avail, &fs.files, &fs.files_free, &fs.error}) {
     if (!f->empty()) *out += f->text();
   }
 }

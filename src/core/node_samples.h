@@ -62,10 +62,29 @@ struct JobUsageSample {
   int64_t memory_peak_bytes = 0;
 };
 
+// A filesystem an operator watches (MusterWatchedFilesystems) as one node
+// sees it: statvfs of its mount point. Every node an agent hosts reports
+// its host's mounts.
+struct FilesystemSample {
+  std::string node;
+  std::string mountpoint;  // as configured
+  std::string device;      // the mount's source: "/dev/nvme0n1p1", "fs01:/home", "tmpfs"
+  std::string fstype;      // "ext4", "nfs4", "lustre", ...
+  // False when the path is not a mount point, or statvfs failed or has
+  // not answered (a hung network filesystem): the sizes are then unknown.
+  bool ok = false;
+  int64_t size_bytes = 0;
+  int64_t free_bytes = 0;   // free blocks, the reserved ones included
+  int64_t avail_bytes = 0;  // what unprivileged users may still write
+  int64_t files = 0;        // inodes
+  int64_t files_free = 0;
+};
+
 struct NodeSamples {
   int64_t time = 0;  // when they were taken, seconds since the epoch
   std::vector<GpuSample> gpus;
   std::vector<JobUsageSample> jobs;
+  std::vector<FilesystemSample> filesystems;
 };
 
 nlohmann::json ToJson(const NodeSamples& s);
@@ -86,7 +105,8 @@ struct LabelLookup {
   std::function<std::optional<JobLabels>(uint32_t job_id)> job;
 };
 
-// The Prometheus families of `samples` (muster_gpu_*, muster_job_*),
+// The Prometheus families of `samples` (muster_gpu_*, muster_job_*,
+// muster_node_filesystem_*),
 // appended to `out`. A job's labels appear only while `labels` knows the
 // job, so the series count stays bounded by GPUs and running jobs.
 void RenderNodeSamples(const std::vector<const NodeSamples*>& samples, const LabelLookup& labels,

@@ -74,5 +74,43 @@ TEST(NodeSamples, SeriesCarryTheHoldingJobsLabelsOnly) {
             out.rfind("# HELP muster_gpu_utilization_ratio"));
 }
 
+TEST(NodeSamples, WatchedFilesystemsAsNodeExportersSeries) {
+  NodeSamples s;
+  s.filesystems.push_back({"gpu01", "/scratch", "/dev/nvme0n1p1", "xfs", true, 1000 << 20,
+                           300 << 20, 250 << 20, 5000, 4000});
+  s.filesystems.push_back({"gpu01", "/home", "fs01:/home", "nfs4", false, 0, 0, 0, 0, 0});
+  auto back = NodeSamplesFromJson(ToJson(s));
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->filesystems.size(), 2u);
+  EXPECT_EQ(back->filesystems[0].avail_bytes, 250 << 20);
+  EXPECT_EQ(back->filesystems[1].device, "fs01:/home");
+  EXPECT_FALSE(back->filesystems[1].ok);
+  // An agent from before filesystems were sampled sends none.
+  back = NodeSamplesFromJson({{"time", 1}});
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->filesystems.empty());
+
+  std::string out;
+  RenderNodeSamples({&s}, {}, &out);
+  const std::string scratch =
+      "{node=\"gpu01\",mountpoint=\"/scratch\",device=\"/dev/nvme0n1p1\",fstype=\"xfs\"}";
+  for (const std::string& line :
+       {std::string("# TYPE muster_node_filesystem_size_bytes gauge\n"),
+        "muster_node_filesystem_size_bytes" + scratch + " 1048576000\n",
+        "muster_node_filesystem_free_bytes" + scratch + " 314572800\n",
+        "muster_node_filesystem_avail_bytes" + scratch + " 262144000\n",
+        "muster_node_filesystem_files" + scratch + " 5000\n",
+        "muster_node_filesystem_files_free" + scratch + " 4000\n",
+        "muster_node_filesystem_device_error" + scratch + " 0\n",
+        std::string("muster_node_filesystem_device_error{node=\"gpu01\",mountpoint=\"/home\","
+                    "device=\"fs01:/home\",fstype=\"nfs4\"} 1\n")}) {
+    EXPECT_NE(out.find(line), std::string::npos) << line << " not in\n" << out;
+  }
+  // A filesystem that did not answer has no sizes (not zeros, which would
+  // read as full).
+  EXPECT_EQ(out.find("muster_node_filesystem_avail_bytes{node=\"gpu01\",mountpoint=\"/home\""),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace muster::core

@@ -92,6 +92,17 @@ TEST(NodeInitialStateTest, NamesRoundTripAndAnyCaseParses) {
   EXPECT_FALSE(ParseNodeInitialState(""));
 }
 
+TEST(ReasonSourceTest, NamesRoundTrip) {
+  for (ReasonSource s : {ReasonSource::kNone, ReasonSource::kOperator, ReasonSource::kHealth,
+                         ReasonSource::kProlog, ReasonSource::kEpilog, ReasonSource::kConfig,
+                         ReasonSource::kNotResponding}) {
+    EXPECT_EQ(ParseReasonSource(ReasonSourceName(s)), s);
+  }
+  EXPECT_EQ(ReasonSourceName(ReasonSource::kNone), "");
+  EXPECT_EQ(ReasonSourceName(ReasonSource::kNotResponding), "not_responding");
+  EXPECT_FALSE(ParseReasonSource("Operator"));  // the label's value, exactly
+}
+
 TEST(NodeGresTest, TotalsAndFree) {
   Node n = MakeNode();
   EXPECT_EQ(n.TotalGpus(), 4);

@@ -105,9 +105,11 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
     if (nc.initial_state == core::NodeInitialState::kDown) {
       n.down = true;
       n.reason = "Set in configuration";
+      n.reason_source = core::ReasonSource::kConfig;
     } else if (nc.initial_state == core::NodeInitialState::kDrain) {
       n.drain = true;
       n.reason = "Set in configuration";
+      n.reason_source = core::ReasonSource::kConfig;
     }
     node_index_[nc.name] = nodes_.size();
     nodes_.push_back(std::move(n));
@@ -177,6 +179,7 @@ json Controller::NodeState(const core::Node& n) {
           {"reason_uid", n.reason_uid},
           {"reason_time", n.reason_time},
           {"reason_actor", n.reason_actor},
+          {"reason_source", core::ReasonSourceName(n.reason_source)},
           {"health_drained_by", n.health_drained_by},
           {"reboot", n.reboot},
           {"reboot_asap", n.reboot_asap},
@@ -199,6 +202,16 @@ void Controller::ApplyNodeState(const json& n) {
   node->reboot_asap = n.value("reboot_asap", false);
   node->reboot_next_state = n.value("reboot_next_state", "");
   node->reboot_issued_time = n.value("reboot_issued_time", int64_t{0});
+  if (std::optional<core::ReasonSource> source =
+          core::ParseReasonSource(n.value("reason_source", std::string("?")))) {
+    node->reason_source = *source;
+  } else {
+    // A record from before the source was kept: health marked its drains;
+    // any other reason was most likely an operator's.
+    node->reason_source = node->reason_actor == "health" ? core::ReasonSource::kHealth
+                          : node->reason.empty()         ? core::ReasonSource::kNone
+                                                         : core::ReasonSource::kOperator;
+  }
 }
 
 util::Status Controller::Save() {
@@ -966,7 +979,7 @@ void Controller::OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, c
   }
   // An allocation cannot be requeued: the node is drained all the same,
   // and the allocation cancelled.
-  DrainForHook(node, "Prolog error", detail);
+  DrainForHook(node, core::ReasonSource::kProlog, detail);
   job->state = JobState::kCompleting;
   job->ending_as = JobState::kCancelled;
   job->failure_detail = "Prolog error on " + node + ": " + detail;
@@ -978,7 +991,7 @@ void Controller::RequeueAfterPrologFailure(Job& job, const std::string& node,
                                            const std::string& detail) {
   // As Slurm: the node is drained and the job, which never started, goes
   // back to the queue, held unless SchedulerParameters=nohold_on_prolog_fail.
-  DrainForHook(node, "Prolog error", detail);
+  DrainForHook(node, core::ReasonSource::kProlog, detail);
   ReleaseResources(job);
   const bool hold = std::find(cfg_.scheduler_parameters.begin(), cfg_.scheduler_parameters.end(),
                               "nohold_on_prolog_fail") == cfg_.scheduler_parameters.end();
@@ -1286,7 +1299,9 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
         job->max_rss_kb = result->max_rss_kb;
         job->total_cpu_ms = result->total_cpu_ms;
         const std::string node = job->batch_host;
-        if (!result->epilog_error.empty()) DrainForHook(node, "Epilog error", result->epilog_error);
+        if (!result->epilog_error.empty()) {
+          DrainForHook(node, core::ReasonSource::kEpilog, result->epilog_error);
+        }
         if (result->prolog_failed && job->ending_as == JobState::kPending) {
           RequeueAfterPrologFailure(*job, node, result->detail);
         } else {
@@ -1356,6 +1371,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
       node->down = false;
       node->reason.clear();
       node->reason_time = 0;
+      node->reason_source = core::ReasonSource::kNone;
       MarkNode(*node);
     }
     held.push_back(name);
@@ -1446,15 +1462,17 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
   orphans_.clear();
 }
 
-void Controller::DrainForHook(const std::string& name, const std::string& what,
+void Controller::DrainForHook(const std::string& name, core::ReasonSource hook,
                               const std::string& detail) {
   core::Node* node = FindNode(name);
   if (node == nullptr) return;
+  const std::string what = hook == core::ReasonSource::kProlog ? "Prolog error" : "Epilog error";
   util::LogWarn("node {}: {}: {}: draining", name, what, detail);
   node->drain = true;
   node->reason = what + ": " + detail;
   node->reason_uid = ::getuid();
   node->reason_actor.clear();
+  node->reason_source = hook;
   node->reason_time = Now();
   node->health_drained_by.clear();
   MarkNode(*node);
@@ -1470,6 +1488,7 @@ void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::
     node->reason = "Not responding";
     node->reason_uid = 0;
     node->reason_time = now;
+    node->reason_source = core::ReasonSource::kNotResponding;
     MarkNode(*node);
     util::LogWarn("node {} of {} not responding for {} s: DOWN", name, host,
                   cfg_.slurmd_timeout_s);
@@ -1792,11 +1811,13 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
       node->reason_uid = caller.uid;
       node->reason_time = now;
       node->reason_actor.clear();
+      node->reason_source = core::ReasonSource::kOperator;
     } else if (!node->drain && !node->down && !node->fail) {
       node->reason.clear();
       node->reason_uid = 0;
       node->reason_time = 0;
       node->reason_actor.clear();
+      node->reason_source = core::ReasonSource::kNone;
     }
     MarkNode(*node);
   }

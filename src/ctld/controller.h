@@ -328,8 +328,9 @@ class Controller {
   // its side too: agent.h's WatchController).
   int64_t PingInterval() const;
   void PingAgents();
-  // A Prolog or Epilog failed on `node`: drained, "Prolog error: <detail>".
-  void DrainForHook(const std::string& node, const std::string& what, const std::string& detail);
+  // A Prolog or Epilog (`hook`: kProlog, kEpilog) failed on `node`:
+  // drained, "Prolog error: <detail>".
+  void DrainForHook(const std::string& node, core::ReasonSource hook, const std::string& detail);
   // SlurmdTimeout after `host`'s agent went away: its nodes go DOWN and
   // their jobs NODE_FAIL.
   void OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes);

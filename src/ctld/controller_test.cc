@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 
@@ -89,6 +91,59 @@ TEST_F(ControllerRecoverTest, SnapshotKeepsANodesDrainAndReason) {
   EXPECT_TRUE(NodeNamed(ctl, "n2").drain);
   EXPECT_EQ(NodeNamed(ctl, "n2").reason, "bad fan");
   EXPECT_FALSE(NodeNamed(ctl, "n1").drain);
+}
+
+// Who took each node out of service is kept with its reason, read back,
+// and exported per node for alerts (an operator's drain is maintenance).
+TEST_F(ControllerRecoverTest, NodeStateSeriesSayWhoTookANodeOut) {
+  const std::string drained_in_conf = "NodeName=n3 CPUs=4 RealMemory=4000 State=DRAIN\n";
+  {
+    boost::asio::io_context io;
+    Controller ctl(io, Cluster(drained_in_conf), time_);
+    ASSERT_TRUE(ctl.Recover().ok());
+    EXPECT_EQ(NodeNamed(ctl, "n3").reason_source, core::ReasonSource::kConfig);
+    Caller admin;
+    admin.admin = true;
+    ASSERT_TRUE(ctl.UpdateNodes("n2", "DRAIN", "maintenance: new PSU", admin).ok());
+    EXPECT_EQ(NodeNamed(ctl, "n2").reason_source, core::ReasonSource::kOperator);
+    const std::string metrics = ctl.MetricsText();
+    EXPECT_NE(metrics.find("# TYPE muster_node_state gauge\n"), std::string::npos);
+    // Not registered: sinfo's "*".
+    EXPECT_NE(metrics.find("muster_node_state{node=\"n2\",state=\"drained*\",by=\"operator\"} 1\n"),
+              std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("muster_node_state{node=\"n3\",state=\"drained*\",by=\"config\"} 1\n"),
+              std::string::npos);
+    EXPECT_NE(metrics.find("muster_node_state{node=\"n1\",state=\"unknown*\"} 1\n"),
+              std::string::npos);
+    // Resumed: in service, nobody's.
+    ASSERT_TRUE(ctl.UpdateNodes("n3", "RESUME", "", admin).ok());
+    EXPECT_EQ(NodeNamed(ctl, "n3").reason_source, core::ReasonSource::kNone);
+    ASSERT_TRUE(ctl.Save().ok());
+  }
+  {
+    boost::asio::io_context io;
+    Controller ctl(io, Cluster(drained_in_conf), time_);
+    ASSERT_TRUE(ctl.Recover().ok());
+    EXPECT_EQ(NodeNamed(ctl, "n2").reason_source, core::ReasonSource::kOperator);
+    ASSERT_TRUE(ctl.Save().ok());
+  }
+  // A snapshot from before the source was kept: a reason not health's is
+  // taken for an operator's.
+  std::string snapshot;
+  {
+    std::ifstream in(dir_ / "snapshot.json");
+    snapshot.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const size_t at = snapshot.find("\"reason_source\":\"operator\"");
+  ASSERT_NE(at, std::string::npos) << snapshot;
+  snapshot.replace(at, std::string("\"reason_source\":\"operator\"").size(), "\"x\":0");
+  std::ofstream(dir_ / "snapshot.json", std::ios::trunc) << snapshot;
+  boost::asio::io_context io;
+  Controller ctl(io, Cluster(drained_in_conf), time_);
+  ASSERT_TRUE(ctl.Recover().ok());
+  EXPECT_TRUE(NodeNamed(ctl, "n2").drain);
+  EXPECT_EQ(NodeNamed(ctl, "n2").reason_source, core::ReasonSource::kOperator);
 }
 
 // An agent connection is outside input: lines of any shape are logged and
@@ -340,6 +395,10 @@ TEST_F(SimulatedController, NodesGoDownAfterSlurmdTimeoutWithoutTheirAgent) {
   RunReady();
   EXPECT_TRUE(NodeNamed(*ctl_, "n1").down);
   EXPECT_EQ(NodeNamed(*ctl_, "n1").reason, "Not responding");
+  EXPECT_EQ(NodeNamed(*ctl_, "n1").reason_source, core::ReasonSource::kNotResponding);
+  EXPECT_NE(ctl_->MetricsText().find(
+                "muster_node_state{node=\"n1\",state=\"down*\",by=\"not_responding\"} 1\n"),
+            std::string::npos);
 }
 
 }  // namespace

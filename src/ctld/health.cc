@@ -142,6 +142,7 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
         node->reason_actor.clear();
         node->reason_uid = 0;
         node->reason_time = 0;
+        node->reason_source = core::ReasonSource::kNone;
       }
       MarkNode(*node);
       RequestSchedule();
@@ -162,6 +163,7 @@ void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const
   node->drain = true;
   node->reason = fmt::format("health: {}: {}", check, detail);
   node->reason_actor = "health";
+  node->reason_source = core::ReasonSource::kHealth;
   node->reason_uid = 0;
   node->reason_time = now;
   node->health_drained_by = check;

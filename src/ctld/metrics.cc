@@ -107,6 +107,27 @@ std::string Controller::MetricsText() const {
   }
   for (const Family* f : {&node_states, &cpus, &gpus, &memory, &largest, &whole}) out += f->text();
 
+  // Each node's state, and who took it out of service: alerts are per node
+  // (grouped by node in Alertmanager), and a node an operator drained for
+  // maintenance silences its own (monitoring/alertmanager). One series per
+  // node; the reason's text stays out (sinfo -R): it would be a label
+  // without bound.
+  Family node_state("muster_node_state", "gauge",
+                    "1 per node: its state (sinfo's long state) and, while it is out of service, "
+                    "who took it out (by: operator, health, prolog, epilog, config, "
+                    "not_responding).");
+  node_state.Reserve(nodes_.size() * 64);
+  for (const core::Node& n : nodes_) {
+    const std::string state = n.SinfoState(true);
+    const std::string_view by = core::ReasonSourceName(n.reason_source);
+    if (by.empty()) {
+      node_state.Add({{"node", n.config.name}, {"state", state}}, 1);
+    } else {
+      node_state.Add({{"node", n.config.name}, {"state", state}, {"by", by}}, 1);
+    }
+  }
+  out += node_state.text();
+
   // The state directory's filesystem: a full one stops every submission.
   struct statvfs fs = {};
   if (::statvfs(cfg_.state_save_location.c_str(), &fs) == 0) {

@@ -4,10 +4,14 @@ emulated GPUs' utilisation control, GPU figures in accounting, the idle-GPU
 policy, and health checks that drain and resume nodes."""
 
 import os
+import shutil
 import socket
 import stat
+import subprocess
 import time
 import urllib.request
+
+import pytest
 
 from conftest import DEFAULT_CONF, make_cluster, wait_for
 from test_metrics import metrics, parse
@@ -208,6 +212,8 @@ def test_health_checks_drain_with_the_reason_and_resume_only_what_may_heal(tmp_p
         wait_for(lambda: "health: ecc: GPU 3" in node_fields(c, "gpu01"), what="ecc drain")
         show = node_fields(c, "gpu01")
         assert "DRAIN" in show and "[health@" in show and "HealthCheck=FAILING DrainedBy=ecc" in show
+        # Health drained it, not an operator: no maintenance for the alerts.
+        assert [l["by"] for l, _ in series(metrics(c), "muster_node_state", node="gpu01")] == ["health"]
         # Cleared, it passes again but stays drained: ECC never resumes itself.
         (control / "gpu01" / "3" / "ecc_uncorrected").unlink()
         wait_for(lambda: "HealthCheck=OK DrainedBy=ecc" in node_fields(c, "gpu01"),
@@ -217,6 +223,7 @@ def test_health_checks_drain_with_the_reason_and_resume_only_what_may_heal(tmp_p
         # An operator resumes it.
         c.run(["scontrol", "update", "NodeName=gpu01", "State=RESUME"])
         assert "DrainedBy" not in node_fields(c, "gpu01")
+        assert [l.get("by") for l, _ in series(metrics(c), "muster_node_state", node="gpu01")] == [None]
 
         # NVML failing on gpu02 drains it; answering again resumes it.
         (control / "gpu02").mkdir(parents=True, exist_ok=True)
@@ -260,3 +267,87 @@ def test_configured_versus_detected_hardware_is_reported_and_the_node_used_as_co
         assert c.wait_done(job) == "COMPLETED"
     finally:
         c.teardown()
+
+
+def test_xid_throttling_nvlink_and_watched_filesystems_move_their_series(tmp_path):
+    """The inputs of the starter alerts (docs/operations.md, "Alerts"): the
+    emulated GPUs' control files move the Xid, throttle and NVLink series,
+    and filling a watched filesystem moves its usage, on musterd's /metrics
+    and the agent's own."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to mount a small filesystem to fill")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "muster-e2e-scratch", str(scratch)],
+                   check=True)
+    port = free_port()
+    c = None
+    try:
+        c = make_cluster(conf(f"MusterAgentMetricsAddress=127.0.0.1:{port}\n"
+                              f"MusterWatchedFilesystems=/,{scratch}/,/muster-e2e-not-mounted\n"))
+        gpu = dict(node="gpu01", gpu="3")
+        mine = dict(node="gpu01", mountpoint=str(scratch))
+
+        def sampled():
+            m = metrics(c)
+            return m if series(m, "muster_node_filesystem_avail_bytes", **mine) else None
+        m = wait_for(sampled, what="the first samples")
+        # Before: no Xid, idle (NVML's 0x1), no NVLink error; scratch empty.
+        [(labels, xids)] = series(m, "muster_gpu_xid_events", **gpu)
+        assert labels["last_xid"] == "0" and xids == 0
+        assert series(m, "muster_gpu_throttle_reasons", **gpu)[0][1] == 0x1
+        assert series(m, "muster_gpu_nvlink_errors", **gpu)[0][1] == 0
+        [(labels, size)] = series(m, "muster_node_filesystem_size_bytes", **mine)
+        assert labels["fstype"] == "tmpfs" and labels["device"] == "muster-e2e-scratch"
+        assert size == 16 << 20
+        assert series(m, "muster_node_filesystem_avail_bytes", **mine)[0][1] == 16 << 20
+        # Every node of the agent sees its host's mounts.
+        assert {l["node"] for l, _ in series(m, "muster_node_filesystem_size_bytes",
+                                             mountpoint=str(scratch))} == {"gpu01", "gpu02", "cpu01"}
+        root = os.statvfs("/")
+        assert series(m, "muster_node_filesystem_size_bytes", node="cpu01", mountpoint="/")[0][1] == \
+            root.f_blocks * root.f_frsize
+        assert series(m, "muster_node_filesystem_device_error", node="gpu01", mountpoint="/")[0][1] == 0
+        # Not a mount point: an error and no sizes.
+        assert series(m, "muster_node_filesystem_device_error", node="gpu01",
+                      mountpoint="/muster-e2e-not-mounted")[0][1] == 1
+        assert not series(m, "muster_node_filesystem_size_bytes", mountpoint="/muster-e2e-not-mounted")
+
+        control = next((c.root / "spool").iterdir()) / "gpus" / "gpu01" / "3"
+        control.mkdir(parents=True, exist_ok=True)
+        (control / "xid").write_text("79\n")
+        (control / "throttle_reasons").write_text("0x48\n")  # hardware slowdown + thermal
+        (control / "nvlink_errors").write_text("1234\n")
+        (scratch / "checkpoint").write_bytes(b"\1" * (15 << 20))
+
+        def moved(families):
+            xid = series(families, "muster_gpu_xid_events", **gpu)
+            avail = series(families, "muster_node_filesystem_avail_bytes", **mine)
+            return (xid and xid[0][0]["last_xid"] == "79" and xid[0][1] == 1
+                    and series(families, "muster_gpu_throttle_reasons", **gpu)[0][1] == 0x48
+                    and series(families, "muster_gpu_nvlink_errors", **gpu)[0][1] == 1234
+                    and avail and avail[0][1] <= 1 << 20)
+        m = wait_for(lambda: (lambda f: f if moved(f) else None)(metrics(c)),
+                     what="the series after the GPU's faults and the filled scratch")
+        # As MusterFilesystemFull reads it: df's use, at least 90%.
+        [size, free, avail] = [series(m, f"muster_node_filesystem_{k}", **mine)[0][1]
+                               for k in ("size_bytes", "free_bytes", "avail_bytes")]
+        assert (size - free) / (size - free + avail) >= 0.9
+        # The other GPUs are as they were.
+        assert series(m, "muster_gpu_xid_events", node="gpu01", gpu="2")[0][1] == 0
+        assert series(m, "muster_gpu_nvlink_errors", node="gpu02", gpu="3")[0][1] == 0
+
+        # The agent's own endpoint serves the same, as clean for promtool.
+        def own():
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as r:
+                text = r.read().decode()
+            f = parse(text)
+            return text if moved(f) else None
+        text = wait_for(own, what="the agent's own series")
+        r = subprocess.run([shutil.which("promtool"), "check", "metrics"], input=text,
+                           capture_output=True, text=True)
+        assert r.returncode == 0 and not r.stdout and not r.stderr, r.stdout + r.stderr
+    finally:
+        if c is not None:
+            c.teardown()
+        subprocess.run(["umount", "-l", str(scratch)], check=False)

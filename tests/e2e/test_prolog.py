@@ -4,6 +4,7 @@ job held, a failing PrologSlurmctld requeues it, a failing Epilog drains
 the node."""
 
 import os
+import re
 import time
 
 from conftest import DEFAULT_CONF, make_cluster, wait_for
@@ -62,6 +63,12 @@ def test_hooks_run_around_the_job_with_slurms_variables(tmp_path):
         c.teardown()
 
 
+def metrics_text(c):
+    status, text = c.api("GET", "/metrics")
+    assert status == 200
+    return text
+
+
 def test_a_failing_prolog_drains_the_node_and_requeues_the_job_held(tmp_path):
     c, log = hooked_cluster(tmp_path)
     try:
@@ -74,6 +81,9 @@ def test_a_failing_prolog_drains_the_node_and_requeues_the_job_held(tmp_path):
         rows = c.run(["sinfo", "-h", "-R", "-o", "%n|%E"]).stdout.split("\n")
         assert any(row.startswith("gpu01|Prolog error: ") and "prolog says no on gpu01" in row
                    for row in rows), rows
+        # A fault, not an operator's maintenance, for the alerts.
+        assert re.search(r'muster_node_state\{node="gpu01",state="drain\w*",by="prolog"\} 1',
+                         metrics_text(c))
         # The job never ran: no epilog for it.
         assert not lines(log, job, "epilog")
         # Held: it stays pending even once the node is back.
@@ -103,6 +113,8 @@ def test_a_failing_prolog_slurmctld_requeues_and_a_failing_epilog_drains(tmp_pat
         assert c.wait_done(other, timeout=30) == "COMPLETED"  # its end stands
         wait_for(lambda: "Epilog error: " in c.run(["sinfo", "-h", "-R", "-o", "%n|%E"]).stdout,
                  what="the epilog's drain")
+        assert re.search(r'muster_node_state\{node="gpu02",state="drain\w*",by="epilog"\} 1',
+                         metrics_text(c))
         assert c.wait_done(job, timeout=30) == "COMPLETED"
     finally:
         c.teardown()
