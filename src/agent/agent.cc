@@ -37,6 +37,9 @@ using nlohmann::json;
 
 namespace {
 
+// slurmd kills HealthCheckProgram when it has not ended within 60 s.
+constexpr std::chrono::seconds kHealthProgramTimeout{60};
+
 // The CPU ids of a cpuset list ("0-2,8" -> 0 1 2 8); empty when malformed.
 std::vector<int> ParseCpuList(const std::string& list) {
   std::vector<int> ids;
@@ -956,6 +959,20 @@ void Agent::StartHealthProgram(const std::string& node, std::vector<HealthFailur
   run.failures = std::move(failures);
   run.driver = std::move(driver);
   run.out = std::make_unique<boost::asio::posix::stream_descriptor>(io_, child->out_fd);
+  // A node that joins waits for this answer before it takes a job: a
+  // program that hangs must not hold it back for ever.
+  run.deadline = std::make_unique<boost::asio::steady_timer>(io_, kHealthProgramTimeout);
+  run.deadline->async_wait([this, pid = child->pid](boost::system::error_code ec) {
+    auto it = health_runs_.find(pid);
+    if (ec || it == health_runs_.end() || it->second.exited) return;
+    util::LogWarn("node {}: {} still running after {} s: killed", it->second.node,
+                  cfg_.health.program, kHealthProgramTimeout.count());
+    it->second.timed_out = true;
+    ::kill(pid, SIGKILL);
+    // What it started may keep its output open: its verdict is in.
+    boost::system::error_code closed;
+    it->second.out->close(closed);
+  });
   ReadHealthOutput(child->pid);
 }
 
@@ -983,9 +1000,9 @@ void Agent::FinishHealthRun(pid_t pid) {
   if (it == health_runs_.end() || !it->second.eof || !it->second.exited) return;
   HealthRun run = std::move(it->second);
   health_runs_.erase(it);
-  // HealthCheckProgram's own time limit is the next run's: a run still
-  // going then is simply not started again.
-  util::Status outcome = util::HookOutcome(cfg_.health.program, run.status, false, 0, run.output);
+  if (run.deadline) run.deadline->cancel();
+  util::Status outcome = util::HookOutcome(cfg_.health.program, run.status, run.timed_out,
+                                           kHealthProgramTimeout.count(), run.output);
   if (!outcome.ok()) run.failures.push_back({"program", outcome.message()});
   SendHealth(run.node, run.failures, run.driver);
 }

@@ -215,6 +215,9 @@ class Agent {
     bool eof = false;
     bool exited = false;
     int status = 0;
+    // HealthCheckProgram is killed after 60 s, as slurmd kills it.
+    std::unique_ptr<boost::asio::steady_timer> deadline;
+    bool timed_out = false;
   };
   std::map<pid_t, HealthRun> health_runs_;
   // Prolog runs in flight, by pid: for whom, and the file its child leaves
