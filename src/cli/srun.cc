@@ -1261,7 +1261,14 @@ int RunStep(SrunOptions& options, const config::Config& cfg, const Client& clien
   }
   hub.Register(client, job_id, step.step_id, ranks);
 
-  if (cfg.auth_type != config::AuthType::kLocal) {
+  // Where devices are confined (cgroup.conf ConstrainDevices), a step
+  // outside a batch job on one host (salloc's shell, srun's own
+  // allocation) has no job cgroup to start in, and srun, the user's,
+  // cannot make one: its node's agent launches the tasks, as on a cluster
+  // of hosts, into a cgroup of the step's own that refuses the other GPUs.
+  const char* environment = std::getenv("ENVIRONMENT");
+  const bool outside_batch = environment == nullptr || std::string_view(environment) != "BATCH";
+  if (cfg.auth_type != config::AuthType::kLocal || (cfg.cgroup.constrain_devices && outside_batch)) {
     // The step's nodes may be on other hosts: their agents start the tasks.
     RemoteLaunch launch;
     launch.job_id = leader_id;

@@ -150,3 +150,34 @@ def test_mig_instances_go_by_uuid_and_keep_their_own_capabilities(confined):
     got_a = (c.work / f"mig-{a}.out").read_text().strip().split(",")
     got_b = (c.work / f"mig-{b}.out").read_text().strip().split(",")
     assert len(set(got_a + got_b)) == 4, (got_a, got_b)
+
+
+def test_steps_of_an_allocation_on_one_host_are_confined_too(confined):
+    # salloc's shell and srun's own allocation run on the login side, in
+    # no job cgroup: their steps are launched by the node's agent into a
+    # cgroup of the step's own, as on a cluster of hosts.
+    c = confined
+    probe = c.work / "probe.py"
+    probe.write_text(PROBE)
+    probe.chmod(0o755)
+    root = devices_root(c)
+    r = c.run(["srun", "-w", "gpu01", "--gres=gpu:1", "bash", "-c",
+               f"echo ENV $SLURM_STEP_GPUS $CUDA_VISIBLE_DEVICES; {probe} step {root}/gpu01"],
+              timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    env = lines[0].split()
+    assert env[2] == "0", lines
+    mine = env[1]
+    got = {l.split()[1]: l.split()[2] for l in lines[1:]}
+    for i in range(8):
+        assert got[f"nvidia{i}"] == ("ENXIO" if str(i) == mine else "EPERM"), (i, lines)
+    assert got["nvidiactl"] == "ENXIO"
+    r = c.run(["salloc", "-w", "gpu02", "--gres=gpu:2", "srun", "bash", "-c",
+               f"echo ENV $SLURM_STEP_GPUS; {probe} step {root}/gpu02"], timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    mine = lines[0].split()[1].split(",")
+    got = {l.split()[1]: l.split()[2] for l in lines[1:]}
+    assert sorted(k for k, v in got.items() if v == "ENXIO" and k[6:].isdigit()) == \
+        sorted(f"nvidia{i}" for i in mine), lines
