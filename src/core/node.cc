@@ -199,16 +199,32 @@ std::string Node::GpuType(int index) const {
 
 int Node::TotalGpus() const { return static_cast<int>(TotalGres("gpu", "")); }
 
+namespace {
+
+void ClearReason(Node& node) {
+  node.reason.clear();
+  node.reason_uid = 0;
+  node.reason_time = 0;
+  node.reason_actor.clear();
+  node.reason_source = ReasonSource::kNone;
+}
+
+void ForgetReboot(Node& node) {
+  node.reboot = RebootState::kNone;
+  node.reboot_asap = false;
+  node.reboot_next_state.clear();
+  node.reboot_issued_time = 0;
+}
+
+}  // namespace
+
 void RequestReboot(Node& node, const RebootRequest& req, int64_t now) {
   node.reboot = RebootState::kRequested;
   node.reboot_asap = req.asap;
   node.reboot_next_state = req.next_state;
-  // Slurm's reasons: its own words unless one is given.
-  const std::string reason = !req.reason.empty() ? req.reason
-                             : req.asap          ? "Reboot ASAP"
-                                                 : "reboot requested";
   if (req.asap) node.drain = true;
-  node.reason = reason;
+  // Slurm's reasons: its own words unless one is given.
+  node.reason = !req.reason.empty() ? req.reason : req.asap ? "Reboot ASAP" : "reboot requested";
   node.reason_uid = req.uid;
   node.reason_time = now;
   node.reason_actor.clear();
@@ -236,24 +252,14 @@ void FinishReboot(Node& node) {
     if (node.reboot_asap || node.reboot_next_state == "RESUME") node.drain = false;
     if (!node.drain && !node.fail) {
       node.down = false;
-      node.reason.clear();
-      node.reason_uid = 0;
-      node.reason_time = 0;
-      node.reason_actor.clear();
-      node.reason_source = ReasonSource::kNone;
+      ClearReason(node);
     }
   }
-  node.reboot = RebootState::kNone;
-  node.reboot_asap = false;
-  node.reboot_next_state.clear();
-  node.reboot_issued_time = 0;
+  ForgetReboot(node);
 }
 
 void RebootTimedOut(Node& node, int64_t now) {
-  node.reboot = RebootState::kNone;
-  node.reboot_asap = false;
-  node.reboot_next_state.clear();
-  node.reboot_issued_time = 0;
+  ForgetReboot(node);
   node.down = true;
   node.drain = false;
   node.reason += " : reboot timed out";
@@ -263,17 +269,10 @@ void RebootTimedOut(Node& node, int64_t now) {
 
 bool CancelReboot(Node& node) {
   if (node.reboot != RebootState::kRequested) return false;
-  if (node.reboot_asap) {
-    node.drain = false;
-    node.reason.clear();
-    node.reason_uid = 0;
-    node.reason_time = 0;
-    node.reason_actor.clear();
-    node.reason_source = ReasonSource::kNone;
-  }
-  node.reboot = RebootState::kNone;
-  node.reboot_asap = false;
-  node.reboot_next_state.clear();
+  if (node.reboot_asap) node.drain = false;
+  ForgetReboot(node);
+  // The request's reason goes with it (the oracle: back to MIXED, no reason).
+  if (!node.drain && !node.down && !node.fail) ClearReason(node);
   return true;
 }
 

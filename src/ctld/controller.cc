@@ -1048,28 +1048,19 @@ std::vector<render::StepInfo> Controller::RunningSteps() const {
 }
 
 void Controller::AppendRunningSteps(const Job& job, std::vector<render::StepInfo>* out) const {
-  if (job.HasBatchStep()) {
-    render::StepInfo batch;
-    batch.job_id = job.id;
-    batch.step_id = "batch";
-    batch.name = "batch";
-    batch.start_time = job.start_time;
-    batch.nodelist = job.batch_host;
-    batch.nodes = 1;
-    batch.tasks = 1;
-    out->push_back(std::move(batch));
-  }
-  if (cfg_.prolog_flags.contain) {
-    render::StepInfo ext;
-    ext.job_id = job.id;
-    ext.step_id = "extern";
-    ext.name = "extern";
-    ext.start_time = job.start_time;
-    ext.nodelist = job.nodelist;
-    ext.nodes = static_cast<int>(job.alloc.size());
-    ext.tasks = ext.nodes;
-    out->push_back(std::move(ext));
-  }
+  // The job's own steps: batch (on its first node), extern (on all, under
+  // PrologFlags=Contain), one task per node.
+  auto own = [&](const char* name, const std::string& nodelist, int nodes) {
+    render::StepInfo step;
+    step.job_id = job.id;
+    step.step_id = step.name = name;
+    step.start_time = job.start_time;
+    step.nodelist = nodelist;
+    step.nodes = step.tasks = nodes;
+    out->push_back(std::move(step));
+  };
+  if (job.HasBatchStep()) own("batch", job.batch_host, 1);
+  if (cfg_.prolog_flags.contain) own("extern", job.nodelist, static_cast<int>(job.alloc.size()));
   for (auto it = running_steps_.lower_bound({job.id, 0});
        it != running_steps_.end() && it->first.first == job.id; ++it) {
     const store::StepRecord& rec = it->second.record;
