@@ -136,6 +136,44 @@ def test_usage_is_kept_across_a_restart_of_musterd(mcluster):
     assert after[("  heavy", "root")] >= before[("  heavy", "root")] - 1, (before, after)
 
 
+def test_sshare_format_takes_slurms_fields_and_widths(mcluster):
+    c = mcluster
+    # 16 CPUs (16000 MB) for about 4 s: 64 CPU-seconds, a whole minute of one.
+    used = c.sbatch("-A", "widths", "-N1", "-n16", "--wrap", "sleep 4")
+    c.wait_done(used, timeout=60)
+    raw = c.run([own("sshare"), "-A", "widths", "-P", "-o",
+                 "Account,User,RawShares,NormShares,GrpTRESRaw,ID,Cluster"]).stdout.splitlines()
+    assert raw[0] == "Account|User|RawShares|NormShares|GrpTRESRaw|ID|Cluster", raw
+    rows = [l.split("|") for l in raw[1:]]
+    assert [r[:3] for r in rows] == [["widths", "", "1"], [" widths", "root", "1"]], raw
+    tres = dict(item.split("=") for item in rows[1][4].split(","))
+    assert tres["cpu"] == "1" and tres["billing"] == "1" and int(tres["mem"]) >= 1066, raw
+    assert rows[0][4] == rows[1][4] and rows[1][6] == "e2e", raw
+    # The same through Slurm's widths: %-N left, %N right, text cut with a
+    # '+', a real too wide for "%.6f" in e-notation, numbers never cut.
+    r = c.run([own("sshare"), "-A", "widths", "--format",
+               "Account%-12,User%6,RawSh%4,NormShares%7,GrpTRESRaw%-20,ID,c"])
+    lines = r.stdout.splitlines()
+    assert lines[:2] == [
+        "Account        User RawS NormSha GrpTRESRaw               ID    Cluster ",
+        "------------ ------ ---- ------- -------------------- ------ ---------- "], r.stdout
+    for line, (account, user, shares, norm, grp, ident, cluster) in zip(lines[2:], rows):
+        assert line == (f"{account:<12} {user:>6} {shares:>4} {float(norm):.1e} "
+                        f"{grp[:19] + '+':<20} {ident:>6} {cluster:>10} "), (line, r.stdout)
+    # A field sshare lacks is refused, named as Slurm names it.
+    bad = c.run([own("sshare"), "-o", "Account,FooBar%5"], check=False)
+    assert (bad.returncode, bad.stdout) == (1, ""), bad
+    assert bad.stderr == 'sshare: error: Invalid field requested: "foobar"\n'
+    fields = c.run([own("sshare"), "--helpformat"]).stdout
+    assert fields.split() == ["Account", "Cluster", "EffectvUsage", "FairShare", "GrpTRESMins",
+                              "GrpTRESRaw", "ID", "LevelFS", "NormShares", "NormUsage",
+                              "Partition", "RawShares", "RawUsage", "TRESRunMins", "User"]
+    # Without -o the columns stay Slurm's default ones.
+    assert c.run([own("sshare"), "-A", "widths"]).stdout.splitlines()[0] == (
+        "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  "
+        "FairShare ")
+
+
 def test_sprio_needs_multifactor(cluster):
     r = cluster.run([own("sprio")], check=False)
     assert r.returncode == 1
