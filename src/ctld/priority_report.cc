@@ -28,6 +28,25 @@ json FactorsJson(const sched::PriorityFactors& f) {
           {"priority", f.priority}};
 }
 
+// Whether sprio lists a pending job. As Slurm 22.05's, it leaves out the
+// jobs that are not eligible yet: held, before their --begin time (a
+// requeued job's too), waiting on a dependency or for their reservation to
+// begin. Jobs held back by limits, a down partition or resources are listed.
+bool ShownBySprio(const Job& job, int64_t now) {
+  // A dependency is cleared once met (Controller::DependencyGate).
+  if (job.held || job.req.begin_time > now || !job.req.dependency.empty()) return false;
+  switch (job.reason) {
+    case core::PendingReason::kBeginTime:
+    case core::PendingReason::kDependency:
+    case core::PendingReason::kDependencyNeverSatisfied:
+    case core::PendingReason::kReservation:
+    case core::PendingReason::kJobRequeuedHeld:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // A JSON number for a double that may be infinite (LevelFS): null then.
 json Finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -61,7 +80,7 @@ json Controller::PriorityReport() {
   std::vector<sched::AssocKey> keys;
   for (core::JobId id : pending_ids_) {
     const Job& job = jobs_.At(id);
-    if (job.held) continue;
+    if (!ShownBySprio(job, now)) continue;
     pending.push_back(&job);
     keys.emplace_back(job.req.account, job.req.user_name);
   }

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BIN, DEFAULT_CONF, make_cluster
+from conftest import BIN, DEFAULT_CONF, make_cluster, wait_for
 
 # The handbook's weights (the oracle's slurm.conf).
 MULTIFACTOR = DEFAULT_CONF + """\
@@ -172,6 +172,32 @@ def test_sshare_format_takes_slurms_fields_and_widths(mcluster):
     assert c.run([own("sshare"), "-A", "widths"]).stdout.splitlines()[0] == (
         "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  "
         "FairShare ")
+
+
+def test_sprio_leaves_out_jobs_not_eligible_yet(mcluster):
+    # The oracle's sprio lists neither a held job nor one before its
+    # --begin time nor one waiting on a dependency: -j names none
+    # ("Unable to find ...", on stdout, exit 0), and plain sprio skips them.
+    c = mcluster
+    blocker = fill(c, 30)
+    c.wait_state(blocker, {"RUNNING"})
+    held = c.sbatch("-H", "--wrap", "true")
+    later = c.sbatch("--begin=now+1hour", "--wrap", "true")
+    after = c.sbatch(f"--dependency=afterok:{blocker}", "--wrap", "true")
+    waiting = c.sbatch("--wrap", "true")
+    try:
+        for job in (held, later, after):
+            r = c.run([own("sprio"), "-j", str(job)])
+            assert (r.stdout, r.stderr) == ("Unable to find jobs matching user/id(s) specified\n",
+                                            ""), (job, r)
+        listed = wait_for(lambda: c.run([own("sprio"), "-h", "-o", "%i"]).stdout.split(),
+                          what="sprio's jobs")
+        assert str(waiting) in listed, listed
+        assert not {str(held), str(later), str(after)} & set(listed), listed
+        r = c.run([own("sprio"), "-h", "-j", f"{held},{waiting}", "-o", "%i"])
+        assert r.stdout.split() == [str(waiting)], r.stdout
+    finally:
+        c.run(["scancel", str(held), str(later), str(after), str(waiting), str(blocker)])
 
 
 def test_sprio_needs_multifactor(cluster):
