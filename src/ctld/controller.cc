@@ -882,7 +882,13 @@ void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, jso
 
 void Controller::StopJob(Job& job) {
   if (job.HasBatchStep()) {
-    SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
+    // The cause names the reason in the line the step writes in the job's
+    // stderr, as slurmstepd does.
+    const char* cause = job.ending_as == JobState::kNodeFail ? "node_failure"
+                        : job.preempted_by != 0              ? "preemption"
+                        : job.requeue_on_end != 0            ? "requeue"
+                                                             : "cancel";
+    SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}, {"cause", cause}});
     return;
   }
   // No processes of its own to wait for: it ends as what stopped it.
