@@ -249,6 +249,9 @@ struct Job {
   // scontrol requeue of a running job: 1 = back to the queue, 2 = back and
   // held, once its processes are gone; 0 = no requeue asked.
   int requeue_on_end = 0;
+  // The run before this one was requeued by a node failure (its accounting
+  // row is NODE_FAIL, not REQUEUED).
+  bool last_run_node_failed = false;
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step

@@ -1050,7 +1050,7 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
     // queue under the same id and runs again from the start.
     util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
-    PutBackInQueue(job, false, detail);
+    PutBackInQueue(job, false, detail, /*node_failure=*/true);
     return;
   }
   // sdiag's counts: an end by the job's own doing (COMPLETED, FAILED,

@@ -401,6 +401,46 @@ def test_a_requeue_is_announced_in_the_jobs_stderr(cluster):
     cluster.run(["scancel", str(job)])
 
 
+def test_a_node_set_down_ends_its_run_as_node_fail(fresh_cluster):
+    # The oracle, for a job requeued by its node set DOWN: the killed run
+    # stays a row of its own, NODE_FAIL with its batch step CANCELLED (no
+    # exit code), beside the new PENDING one (sacct -D); sacct alone shows
+    # the latest; its output says why it stopped.
+    c = fresh_cluster
+    job = c.sbatch("-w", "cpu01", "-o", "nf_%j.out", "--wrap", "echo start; sleep 60")
+    c.wait_state(job, "RUNNING")
+    out = c.work / f"nf_{job}.out"
+    wait_for(lambda: out.exists() and "start" in out.read_text(), what="the job's start")
+    c.run(["scontrol", "update", "NodeName=cpu01", "State=DOWN", "Reason=testing"])
+    wait_for(lambda: c.scontrol_job(job)["Restarts"] == "1", what="the requeue")
+    assert c.scontrol_job(job)["JobState"] == "PENDING"
+    rows = wait_for(lambda: c.run(["sacct", "-D", "-j", str(job), "-n", "-P", "-o",
+                                   "JobID,State,ExitCode,NodeList"]).stdout.splitlines(),
+                    what="sacct's rows")
+    assert rows == [f"{job}|NODE_FAIL|0:0|cpu01", f"{job}.batch|CANCELLED||cpu01",
+                    f"{job}|PENDING|0:0|None assigned"], rows
+    latest = c.run(["sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State,ExitCode"]).stdout
+    assert latest.splitlines() == [f"{job}|PENDING|0:0"], latest
+    r = c.run(["sacct", "-D", "-j", str(job), "--format=JobID,State,ExitCode,Start,End"])
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["JobID", "State", "ExitCode", "Start", "End"], r.stdout
+    killed, batch, pending = (l.split() for l in lines[2:5])
+    assert killed[:3] == [str(job), "NODE_FAIL", "0:0"] and killed[3] <= killed[4], r.stdout
+    assert batch == [f"{job}.batch", "CANCELLED"] + killed[3:], r.stdout
+    assert pending == [str(job), "PENDING", "0:0", "Unknown", "Unknown"], r.stdout
+    text = out.read_text().splitlines()
+    assert text[0] == "start" and STOP_LINE.fullmatch(text[1]), text
+    assert text[1].endswith(" DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"), text
+    # scontrol requeue, by contrast, leaves a REQUEUED row.
+    c.run(["scontrol", "update", "NodeName=cpu01", "State=RESUME"])
+    c.wait_state(job, "RUNNING", timeout=30)
+    c.run(["scontrol", "requeue", str(job)])
+    wait_for(lambda: [l.split("|")[1] for l in c.run(
+        ["sacct", "-D", "-X", "-j", str(job), "-n", "-P", "-o", "JobID,State"]).stdout.splitlines()
+    ] == ["NODE_FAIL", "REQUEUED", "PENDING"], what="the runs NODE_FAIL, REQUEUED, PENDING")
+    c.run(["scancel", str(job)])
+
+
 def test_requeued_job_waits_slurms_delay_as_a_new_submission():
     # Slurm 22.05 on the oracle: after scontrol requeue the job is PENDING
     # with Reason=BeginTime, SubmitTime = the requeue and EligibleTime 121 s
