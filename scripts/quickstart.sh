@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds Muster, starts a local cluster of emulated GPU nodes (gpu[01-04]:
-# 32 CPUs, 64 GB, 8 GPUs each; cpu[01-02]) under a state directory, runs the
-# handbook's first three jobs and shows squeue, sinfo and their output.
+# Builds Muster's programs (not the tests: scripts/test.sh builds those),
+# starts a local cluster of emulated GPU nodes (gpu[01-04]: 32 CPUs, 64 GB,
+# 8 GPUs each; cpu[01-02]) under a state directory, runs the handbook's
+# first three jobs and shows squeue, sinfo and their output.
 #   scripts/quickstart.sh [STATE_DIR]      (default: ./muster-quickstart)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 state=$(realpath -m "${1:-$PWD/muster-quickstart}")
-"$root/scripts/build.sh"
-bin="$root/build/bin"
+echo "== building Muster's programs"
+"$root/scripts/build.sh" --programs
+bin="${MUSTER_BUILD_DIR:-$root/build}/bin"
 export PATH="$bin:$PATH"
 
 echo "== starting the cluster in $state"

@@ -334,7 +334,10 @@ void Agent::OnMessage(const json& msg) {
       auto it = steps_.find(id);
       if (it == steps_.end() || it->second.ended || it->second.pid <= 0) return;
       if (type == "cancel") {
-        ::kill(it->second.pid, SIGTERM);
+        // Why, for the line the step writes in the job's stderr.
+        union sigval v {};
+        v.sival_int = static_cast<int>(stepd::StopCauseFromName(msg.value("cause", "")));
+        ::sigqueue(it->second.pid, SIGTERM, v);
       } else {
         union sigval v {};
         const std::string target = msg.value("target", "steps");

@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 
 #include "cli/render/format_util.h"
+#include "util/check.h"
 #include "util/getopt.h"
 #include "util/strings.h"
 
@@ -300,62 +303,205 @@ std::string RenderSprio(const SprioOptions& opts, const json& report,
 
 namespace {
 
-struct ShareColumn {
-  const char* header;
-  int width;
-  bool right;
-  std::function<std::string(const json& row, int depth)> value;
+// How a field's values meet its column, as sshare prints them: text is cut
+// to the column with a '+'; integers run over it; a real that "%.6f" cannot
+// fit is written in e-notation with as many decimals as the column leaves
+// (none below 7 wide, and 6 when not even that fits), never padded.
+enum class ShareKind { kText, kInteger, kReal };
+
+// A cell's content: text, or for kReal the number (none: blank).
+struct ShareValue {
+  std::string text;
+  std::optional<double> real;
 };
 
-std::string Fixed6(double v) { return fmt::format("{:.6f}", v); }
+struct ShareRowView {
+  const json& row;
+  int depth;            // the indentation of its account name
+  const json& report;   // for the cluster's name
+};
 
-std::string TresRunMins(const json& row) {
-  const json& t = row.at("tres_run_mins");
+struct ShareField {
+  const char* name;
+  int width;
+  bool right;
+  ShareKind kind;
+  std::function<ShareValue(const ShareRowView&)> value;
+};
+
+bool IsRoot(const json& r) { return r.value("depth", 0) == 0; }
+bool IsUser(const json& r) { return !r.value("user", std::string()).empty(); }
+
+ShareValue Text(std::string s) { return {std::move(s), std::nullopt}; }
+ShareValue Real(double v) { return {"", v}; }
+
+// "cpu=N,mem=N,energy=0,node=N,billing=N,fs/disk=0,vmem=0,pages=0,gres/gpu=N":
+// every TRES Slurm counts by default, in its order.
+std::string TresMinutes(const json& t) {
   return fmt::format(
       "cpu={},mem={},energy=0,node={},billing={},fs/disk=0,vmem=0,pages=0,gres/gpu={}",
       t.value("cpu", int64_t{0}), t.value("mem", int64_t{0}), t.value("node", int64_t{0}),
       t.value("billing", int64_t{0}), t.value("gres/gpu", int64_t{0}));
 }
 
-std::vector<ShareColumn> ShareColumns(bool long_format, bool users_only) {
-  auto is_root = [](const json& r) { return r.value("depth", 0) == 0; };
-  auto is_user = [](const json& r) { return !r.value("user", std::string()).empty(); };
-  std::vector<ShareColumn> cols = {
-      {"Account", 20, false,
-       [users_only](const json& r, int depth) {
-         return std::string(users_only ? 0 : static_cast<size_t>(depth), ' ') +
-                r.value("account", "");
+// sshare's fields in its --helpformat order, which is also the order a
+// prefix of -o is matched in ("R" is RawShares).
+const std::vector<ShareField>& ShareFields() {
+  static const std::vector<ShareField> fields = {
+      {"Account", 20, false, ShareKind::kText,
+       [](const ShareRowView& v) {
+         return Text(std::string(static_cast<size_t>(v.depth), ' ') + v.row.value("account", ""));
        }},
-      {"User", 10, true, [](const json& r, int) { return r.value("user", std::string()); }},
-      {"RawShares", 10, true,
-       [=](const json& r, int) {
-         return is_root(r) ? "" : std::to_string(r.value("raw_shares", 0));
+      {"Cluster", 10, true, ShareKind::kText,
+       [](const ShareRowView& v) { return Text(v.report.value("cluster", "")); }},
+      {"EffectvUsage", 13, true, ShareKind::kReal,
+       [](const ShareRowView& v) { return Real(v.row.value("effective_usage", 0.0)); }},
+      {"FairShare", 10, true, ShareKind::kReal,
+       [](const ShareRowView& v) {
+         return IsUser(v.row) ? Real(v.row.value("fairshare", 0.0)) : ShareValue{};
        }},
-      {"NormShares", 11, true,
-       [](const json& r, int) { return Fixed6(r.value("norm_shares", 0.0)); }},
-      {"RawUsage", 11, true,
-       [](const json& r, int) { return std::to_string(std::llround(r.value("raw_usage", 0.0))); }},
+      // Muster has no GrpTRESMins limits.
+      {"GrpTRESMins", 30, true, ShareKind::kText, [](const ShareRowView&) { return ShareValue{}; }},
+      {"GrpTRESRaw", 30, true, ShareKind::kText,
+       [](const ShareRowView& v) {
+         return Text(TresMinutes(v.row.value("tres_raw_mins", json::object())));
+       }},
+      {"ID", 6, true, ShareKind::kInteger,
+       [](const ShareRowView& v) { return Text(std::to_string(v.row.value("id", 0))); }},
+      {"LevelFS", 10, true, ShareKind::kReal,
+       [](const ShareRowView& v) -> ShareValue {
+         if (IsRoot(v.row)) return {};
+         const json& l = v.row.at("level_fs");
+         return Real(l.is_null() ? std::numeric_limits<double>::infinity() : l.get<double>());
+       }},
+      {"NormShares", 11, true, ShareKind::kReal,
+       [](const ShareRowView& v) { return Real(v.row.value("norm_shares", 0.0)); }},
+      {"NormUsage", 11, true, ShareKind::kReal,
+       [](const ShareRowView& v) {
+         return IsRoot(v.row) ? ShareValue{} : Real(v.row.value("norm_usage", 0.0));
+       }},
+      // Muster's associations have no partition part.
+      {"Partition", 12, true, ShareKind::kText, [](const ShareRowView&) { return ShareValue{}; }},
+      {"RawShares", 10, true, ShareKind::kInteger,
+       [](const ShareRowView& v) {
+         return IsRoot(v.row) ? ShareValue{} : Text(std::to_string(v.row.value("raw_shares", 0)));
+       }},
+      {"RawUsage", 11, true, ShareKind::kInteger,
+       [](const ShareRowView& v) {
+         return Text(std::to_string(std::llround(v.row.value("raw_usage", 0.0))));
+       }},
+      {"TRESRunMins", 30, true, ShareKind::kText,
+       [](const ShareRowView& v) {
+         return Text(TresMinutes(v.row.value("tres_run_mins", json::object())));
+       }},
+      {"User", 10, true, ShareKind::kText,
+       [](const ShareRowView& v) { return Text(v.row.value("user", std::string())); }},
   };
-  if (long_format) {
-    cols.push_back({"NormUsage", 11, true, [=](const json& r, int) {
-                      return is_root(r) ? "" : Fixed6(r.value("norm_usage", 0.0));
-                    }});
-  }
-  cols.push_back({"EffectvUsage", 13, true,
-                  [](const json& r, int) { return Fixed6(r.value("effective_usage", 0.0)); }});
-  cols.push_back({"FairShare", 10, true, [=](const json& r, int) {
-                    return is_user(r) ? Fixed6(r.value("fairshare", 0.0)) : std::string();
-                  }});
-  if (long_format) {
-    cols.push_back({"LevelFS", 10, true, [=](const json& r, int) -> std::string {
-                      if (is_root(r)) return "";
-                      const json& v = r.at("level_fs");
-                      return v.is_null() ? "inf" : Fixed6(v.get<double>());
-                    }});
-    cols.push_back({"GrpTRESMins", 30, true, [](const json&, int) { return std::string(); }});
-    cols.push_back({"TRESRunMins", 30, true, [](const json& r, int) { return TresRunMins(r); }});
+  return fields;
+}
+
+// One of ShareFields(), by its exact name (this file's own names only).
+const ShareField& FieldNamed(std::string_view name) {
+  const auto& fields = ShareFields();
+  auto it = std::find_if(fields.begin(), fields.end(),
+                         [&](const ShareField& f) { return f.name == name; });
+  MUSTER_CHECK(it != fields.end());
+  return *it;
+}
+
+// A column: its field, width and justification.
+struct ShareColumn {
+  const ShareField* field;
+  int width;
+  bool right;
+};
+
+// The columns without -o: the default ones, -m's Partition, -l's usage
+// and limits.
+std::vector<ShareColumn> DefaultShareColumns(const SshareOptions& o) {
+  std::vector<const char*> names = {"Account", "User"};
+  if (o.partition) names.push_back("Partition");
+  names.insert(names.end(), {"RawShares", "NormShares", "RawUsage"});
+  if (o.long_format) names.push_back("NormUsage");
+  names.insert(names.end(), {"EffectvUsage", "FairShare"});
+  if (o.long_format) names.insert(names.end(), {"LevelFS", "GrpTRESMins", "TRESRunMins"});
+  std::vector<ShareColumn> cols;
+  for (const char* n : names) {
+    const ShareField& f = FieldNamed(n);
+    cols.push_back({&f, f.width, f.right});
   }
   return cols;
+}
+
+// atoi(3): blanks, a sign, digits; 0 when there are none.
+int LeadingInt(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+  size_t digits = i;
+  const int n = render::ReadWidth(s, &digits);
+  return negative ? -n : n;
+}
+
+// -o's list. Empty items are skipped; each other names a field by any
+// prefix of its name, in any case, with "%N" for N wide right-justified or
+// "%-N" left-justified (0 or no number: the field's own). As in Slurm 22.05
+// a width belongs to the field, not the item: the last one given for a
+// field sets every column of it. A list naming nothing shows Account.
+util::Result<std::vector<ShareColumn>> ParseShareFormat(const std::string& format) {
+  std::vector<const ShareField*> picked;
+  std::map<const ShareField*, std::pair<int, bool>> sizes;
+  for (const std::string& item : util::Split(format, ',')) {
+    if (item.empty()) continue;
+    const size_t pct = item.find('%');
+    const std::string name = item.substr(0, pct);
+    const ShareField* field = nullptr;
+    for (const ShareField& f : ShareFields()) {
+      if (name.size() <= std::strlen(f.name) &&
+          util::EqualsIgnoreCase(std::string_view(f.name).substr(0, name.size()), name)) {
+        field = &f;
+        break;
+      }
+    }
+    if (field == nullptr) {
+      return util::InvalidArgument("sshare: error: Invalid field requested: \"" +
+                                   util::ToLower(name) + "\"");
+    }
+    picked.push_back(field);
+    if (pct != std::string::npos) {
+      const int width = LeadingInt(std::string_view(item).substr(pct + 1));
+      if (width != 0) sizes[field] = {std::abs(width), width > 0};
+    }
+  }
+  if (picked.empty()) picked.push_back(&FieldNamed("Account"));
+  std::vector<ShareColumn> cols;
+  for (const ShareField* f : picked) {
+    auto it = sizes.find(f);
+    cols.push_back(it == sizes.end() ? ShareColumn{f, f->width, f->right}
+                                     : ShareColumn{f, it->second.first, it->second.second});
+  }
+  return cols;
+}
+
+void AppendShareCell(std::string* out, const ShareColumn& c, const ShareValue& v) {
+  if (c.field->kind == ShareKind::kText) {
+    render::AppendAccountingCell(out, v.text, c.width, c.right, false);
+    return;
+  }
+  std::string s = v.text;
+  if (v.real) {
+    s = fmt::format("{:.6f}", *v.real);
+    if (static_cast<int>(s.size()) > c.width) {
+      *out += fmt::format("{:.{}e} ", *v.real, c.width >= 6 ? c.width - 6 : 6);
+      return;
+    }
+  }
+  *out += c.right ? fmt::format("{:>{}} ", s, c.width) : fmt::format("{:<{}} ", s, c.width);
+}
+
+std::string ParsableValue(const ShareValue& v) {
+  return v.real ? fmt::format("{:.6f}", *v.real) : v.text;
 }
 
 }  // namespace
@@ -375,8 +521,15 @@ util::Result<SshareOptions> ParseSshareArgs(const std::vector<std::string>& args
          return util::Status::Ok();
        }},
       {'a', "all", util::Arg::kNone, flag(&o.all)},
+      {'e', "helpformat", util::Arg::kNone, flag(&o.helpformat)},
       {'l', "long", util::Arg::kNone, flag(&o.long_format)},
+      {'m', "partition", util::Arg::kNone, flag(&o.partition)},
       {'n', "noheader", util::Arg::kNone, flag(&o.noheader)},
+      {'o', "format", util::Arg::kRequired,
+       [&](const std::string& v) {
+         o.format = v;
+         return util::Status::Ok();
+       }},
       {'p', "parsable", util::Arg::kNone,
        [&](const std::string&) {
          o.parsable = 1;
@@ -403,6 +556,8 @@ util::Result<SshareOptions> ParseSshareArgs(const std::vector<std::string>& args
   if (!parsed->positional.empty()) {
     return util::InvalidArgument("sshare: error: Unrecognized option: " + parsed->positional[0]);
   }
+  // A bad field is refused before musterd is asked, as sshare does.
+  if (o.format) MUSTER_RETURN_IF_ERROR(ParseShareFormat(*o.format).status());
   return o;
 }
 
@@ -411,8 +566,12 @@ std::string SshareUsage() {
          "  Valid OPTIONs are:\n"
          "    -a or --all            list all users\n"
          "    -A or --accounts=      display specific accounts (comma separated list)\n"
+         "    -e or --helpformat     list the fields --format takes\n"
          "    -l or --long           include normalized usage in output\n"
+         "    -m or --partition      add the associations' partition column\n"
          "    -n or --noheader       omit header from output\n"
+         "    -o or --format=        the columns, a comma separated list of fields\n"
+         "                           (Name%N for N wide, Name%-N left-justified)\n"
          "    -p or --parsable       '|' delimited output with a trailing '|'\n"
          "    -P or --parsable2      '|' delimited output without a trailing '|'\n"
          "    -u or --users=         display specific users (comma separated list)\n"
@@ -423,25 +582,32 @@ std::string SshareUsage() {
          "          --usage          display this usage description\n";
 }
 
+std::string SshareHelpFormat() {
+  std::vector<std::string_view> names;
+  for (const ShareField& f : ShareFields()) names.push_back(f.name);
+  return render::HelpFormatColumns(names, 17);
+}
+
 std::string RenderSshare(const SshareOptions& opts, const json& report, const std::string& caller) {
-  const std::vector<ShareColumn> cols = ShareColumns(opts.long_format, opts.users_only);
-  auto line = [&](const std::function<std::string(const ShareColumn&)>& cell, bool header) {
-    std::string out;
-    for (size_t k = 0; k < cols.size(); ++k) {
-      if (opts.parsable != 0) {
-        render::AppendParsableCell(&out, cell(cols[k]), k == 0, opts.parsable);
-      } else {
-        render::AppendAccountingCell(&out, cell(cols[k]), cols[k].width, cols[k].right, header);
-      }
-    }
-    return out + "\n";
-  };
+  std::vector<ShareColumn> cols = DefaultShareColumns(opts);
+  if (opts.format) {
+    // ParseSshareArgs refused a bad list already.
+    util::Result<std::vector<ShareColumn>> parsed = ParseShareFormat(*opts.format);
+    if (parsed.ok()) cols = std::move(parsed).value();
+  }
   std::string out;
   if (!opts.noheader) {
-    out += line([](const ShareColumn& c) { return std::string(c.header); }, true);
+    for (size_t k = 0; k < cols.size(); ++k) {
+      if (opts.parsable != 0) {
+        render::AppendParsableCell(&out, cols[k].field->name, k == 0, opts.parsable);
+      } else {
+        render::AppendAccountingCell(&out, cols[k].field->name, cols[k].width, cols[k].right, true);
+      }
+    }
+    out += '\n';
     if (opts.parsable == 0) {
-      out += line(
-          [](const ShareColumn& c) { return std::string(static_cast<size_t>(c.width), '-'); }, true);
+      for (const ShareColumn& c : cols) out += std::string(static_cast<size_t>(c.width), '-') + ' ';
+      out += '\n';
     }
   }
   auto listed = [](const std::vector<std::string>& list, const std::string& v) {
@@ -466,7 +632,16 @@ std::string RenderSshare(const SshareOptions& opts, const json& report, const st
           !opts.users.empty() ? listed(opts.users, user) : opts.all || user == caller;
       if (!wanted) continue;
     }
-    out += line([&](const ShareColumn& c) { return c.value(row, depth); }, false);
+    const ShareRowView view{row, opts.users_only ? 0 : depth, report};
+    for (size_t k = 0; k < cols.size(); ++k) {
+      const ShareValue v = cols[k].field->value(view);
+      if (opts.parsable != 0) {
+        render::AppendParsableCell(&out, ParsableValue(v), k == 0, opts.parsable);
+      } else {
+        AppendShareCell(&out, cols[k], v);
+      }
+    }
+    out += '\n';
   }
   return out;
 }

@@ -50,8 +50,13 @@ std::string RenderSprio(const SprioOptions& opts, const nlohmann::json& report,
 struct SshareOptions {
   bool help = false;
   bool version = false;
+  bool helpformat = false;            // -e: the fields -o takes
   bool all = false;                   // -a: every user
   bool long_format = false;           // -l
+  bool partition = false;             // -m: the Partition column too
+  // -o/--format: the fields instead of the default columns (set even when
+  // empty, which shows Account alone, as sshare does).
+  std::optional<std::string> format;
   bool noheader = false;              // -n
   bool users_only = false;            // -U
   int parsable = 0;                   // -p 1 (trailing '|'), -P 2
@@ -59,11 +64,16 @@ struct SshareOptions {
   std::vector<std::string> users;     // -u
 };
 
+// Errors are sshare's: glibc's option messages, "sshare: error: Invalid
+// field requested: \"foo\"" for an -o field it lacks.
 util::Result<SshareOptions> ParseSshareArgs(const std::vector<std::string>& args);
 std::string SshareUsage();
+// sshare -e/--helpformat: the fields of -o, four to a line.
+std::string SshareHelpFormat();
 
 // The rows the options select: account rows (all, or those under -A), and
-// user rows of `caller` unless -a or -u say otherwise.
+// user rows of `caller` unless -a or -u say otherwise; in the columns of -o,
+// else the default ones (with -l and -m's).
 std::string RenderSshare(const SshareOptions& opts, const nlohmann::json& report,
                          const std::string& caller);
 

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace muster::cli {
 namespace {
 
@@ -115,7 +117,8 @@ json Shares() {
             ShareRow("ml", "", 1, 100, 0.497512, 19, 0.000307, 0.000307, 0, 1622.417024),
             ShareRow("ml", "root", 2, 1, 1, 19, 0.000307, 1, 1, 1),
             ShareRow("research", "", 1, 100, 0.497512, 19, 0.000307, 0.000307, 0, 1622.417024),
-            ShareRow("research", "root", 2, 1, 1, 19, 0.000307, 1, 1, 1)}}};
+            ShareRow("research", "root", 2, 1, 1, 19, 0.000307, 1, 1, 1)}},
+          {"cluster", "anchor"}};
 }
 
 std::string Sshare(std::vector<std::string> args, const std::string& caller = "root") {
@@ -153,6 +156,154 @@ TEST(Sshare, ShowsOtherUsersOnlyWhenAsked) {
   EXPECT_EQ(Sshare({"-n", "-p", "-u", "root", "-A", "research"}, "alice"),
             "research||100|0.497512|19|0.000307||\n"
             " research|root|1|1.000000|19|1.000000|1.000000|\n");
+}
+
+// The oracle's tree when it answered the -o formats below: root/root had
+// run jobs (392 CPU-seconds; ids as its database gave them; 1 and 100
+// shares of 201). Slurm's root row has NormShares 2^-32 where Muster's
+// has 0.
+json OracleShares() {
+  auto row = [](const char* account, const char* user, int depth, int id, int64_t shares,
+                double norm, double raw, double norm_usage, double eff, double fs, json level,
+                json raw_mins) {
+    json r = ShareRow(account, user, depth, shares, norm, raw, norm_usage, eff, fs, level);
+    r["id"] = id;
+    r["tres_raw_mins"] = raw_mins;
+    return r;
+  };
+  const json used = {{"cpu", 6}, {"mem", 6549}, {"node", 6}, {"billing", 6}, {"gres/gpu", 0}};
+  const json none = json::object();
+  return {{"cluster", "anchor"},
+          {"rows",
+           {row("root", "", 0, 1, 0, std::ldexp(1.0, -32), 392, 1, 1, 0, nullptr, used),
+            row("root", "root", 1, 2, 1, 1.0 / 201, 392, 1, 1, 1.0 / 3, 1.0 / 201, used),
+            row("ml", "", 1, 5, 100, 100.0 / 201, 0, 0, 0, 0, nullptr, none),
+            row("ml", "root", 2, 6, 1, 1, 0, 0, 0, 1, nullptr, none),
+            row("research", "", 1, 3, 100, 100.0 / 201, 0, 0, 0, 0, nullptr, none),
+            row("research", "root", 2, 4, 1, 1, 0, 0, 0, 1, nullptr, none)}}};
+}
+
+std::string SshareAll(const std::string& format) {
+  auto opts = ParseSshareArgs({"-a", "-o", format});
+  EXPECT_TRUE(opts.ok()) << opts.status().message();
+  return RenderSshare(*opts, OracleShares(), "root");
+}
+
+// sshare -a -o FORMAT, byte for byte as the oracle printed it.
+TEST(Sshare, FormatTakesSlurmsFieldsAndWidths) {
+  EXPECT_EQ(SshareAll("Account%20,User,RawShares,FairShare"),
+            "             Account       User  RawShares  FairShare \n"
+            "-------------------- ---------- ---------- ---------- \n"
+            "                root                                  \n"
+            "                root       root          1   0.333333 \n"
+            "                  ml                   100            \n"
+            "                  ml       root          1   1.000000 \n"
+            "            research                   100            \n"
+            "            research       root          1   1.000000 \n");
+  // Text is cut with a '+' (a header without one).
+  EXPECT_EQ(SshareAll("Account%5,User%3"),
+            "Accou Use \n"
+            "----- --- \n"
+            " root     \n"
+            " root ro+ \n"
+            "   ml     \n"
+            "   ml ro+ \n"
+            " res+     \n"
+            "  re+ ro+ \n");
+  // Any prefix, in any case; %-N is left-justified.
+  EXPECT_EQ(SshareAll("acc%-12,rawsh%-5,c"),
+            "Account      RawSh    Cluster \n"
+            "------------ ----- ---------- \n"
+            "root                   anchor \n"
+            " root        1         anchor \n"
+            " ml          100       anchor \n"
+            "  ml         1         anchor \n"
+            " research    100       anchor \n"
+            "  research   1         anchor \n");
+  // Numbers run over a narrow column; a real takes e-notation with the
+  // decimals the column leaves.
+  EXPECT_EQ(SshareAll("LevelFS%2,EffectvUsage%3,NormUsage%4,FairShare%9,RawUsage%2"),
+            "Le Eff Norm FairShare Ra \n"
+            "-- --- ---- --------- -- \n"
+            "   1.000000e+00                392 \n"
+            "4.975124e-03 1.000000e+00 1.000000e+00  0.333333 392 \n"
+            "inf 0.000000e+00 0.000000e+00            0 \n"
+            "inf 0.000000e+00 0.000000e+00  1.000000  0 \n"
+            "inf 0.000000e+00 0.000000e+00            0 \n"
+            "inf 0.000000e+00 0.000000e+00  1.000000  0 \n");
+  // The last width given for a field sets all its columns.
+  EXPECT_EQ(SshareAll("NormShares%7,NormShares%-6,LevelFS%10,EffectvUsage%6"),
+            "NormSh NormSh    LevelFS Effect \n"
+            "------ ------ ---------- ------ \n"
+            "2e-10 2e-10            1e+00 \n"
+            "5e-03 5e-03   0.004975 1e+00 \n"
+            "5e-01 5e-01        inf 0e+00 \n"
+            "1e+00 1e+00        inf 0e+00 \n"
+            "5e-01 5e-01        inf 0e+00 \n"
+            "1e+00 1e+00        inf 0e+00 \n");
+  EXPECT_EQ(SshareAll("User%-12,User,ID"),
+            "User         User             ID \n"
+            "------------ ------------ ------ \n"
+            "                               1 \n"
+            "root         root              2 \n"
+            "                               5 \n"
+            "root         root              6 \n"
+            "                               3 \n"
+            "root         root              4 \n");
+  // A prefix names the first field it begins; an empty name is Account.
+  EXPECT_EQ(SshareAll("R,N,%5"),
+            " RawShares  NormShares Accou \n"
+            "---------- ----------- ----- \n"
+            "              0.000000  root \n"
+            "         1    0.004975  root \n"
+            "       100    0.497512    ml \n"
+            "         1    1.000000    ml \n"
+            "       100    0.497512  res+ \n"
+            "         1    1.000000   re+ \n");
+  EXPECT_EQ(SshareAll("GrpTRESRaw%-40,NormUsage%7"),
+            "GrpTRESRaw                               NormUsa \n"
+            "---------------------------------------- ------- \n"
+            "cpu=6,mem=6549,energy=0,node=6,billing=+         \n"
+            "cpu=6,mem=6549,energy=0,node=6,billing=+ 1.0e+00 \n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,f+ 0.0e+00 \n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,f+ 0.0e+00 \n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,f+ 0.0e+00 \n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,f+ 0.0e+00 \n");
+  // A list of nothing shows Account.
+  EXPECT_EQ(SshareAll(","), SshareAll("Account"));
+  EXPECT_EQ(SshareAll(""), SshareAll("Account"));
+  // Widths mean nothing to -p/-P; -o wins over -l and -m.
+  EXPECT_EQ(Sshare({"-P", "-l", "-m", "-o", "Account%5,User%3,NormShares%4,Partition", "-A", "ml"}),
+            "Account|User|NormShares|Partition\n"
+            "ml||0.497512|\n"
+            " ml|root|1.000000|\n");
+  EXPECT_EQ(Sshare({"-P", "-o", "GrpTRESRaw,Cluster,ID", "-A", "ml"}),
+            "GrpTRESRaw|Cluster|ID\n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0|anchor|0\n"
+            "cpu=0,mem=0,energy=0,node=0,billing=0,fs/disk=0,vmem=0,pages=0,gres/gpu=0|anchor|0\n");
+}
+
+TEST(Sshare, PartitionColumnAndHelpFormat) {
+  EXPECT_EQ(Sshare({"-m", "-A", "ml"}),
+            "Account                    User    Partition  RawShares  NormShares    RawUsage  EffectvUsage  FairShare \n"
+            "-------------------- ---------- ------------ ---------- ----------- ----------- ------------- ---------- \n"
+            "ml                                                  100    0.497512          19      0.000307            \n"
+            " ml                        root                       1    1.000000          19      1.000000   1.000000 \n");
+  EXPECT_EQ(SshareHelpFormat(),
+            "Account           Cluster           EffectvUsage      FairShare        \n"
+            "GrpTRESMins       GrpTRESRaw        ID                LevelFS          \n"
+            "NormShares        NormUsage         Partition         RawShares        \n"
+            "RawUsage          TRESRunMins       User             \n");
+}
+
+TEST(Sshare, RefusesAFieldItLacks) {
+  for (const auto& [format, name] : std::vector<std::pair<std::string, std::string>>{
+           {"Foo", "foo"}, {"Account,FoO%5", "foo"}, {" Account", " account"},
+           {"Accountx", "accountx"}}) {
+    auto opts = ParseSshareArgs({"-o", format});
+    ASSERT_FALSE(opts.ok()) << format;
+    EXPECT_EQ(opts.status().message(), "sshare: error: Invalid field requested: \"" + name + "\"");
+  }
 }
 
 }  // namespace

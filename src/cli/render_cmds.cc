@@ -1,6 +1,7 @@
 // squeue, sinfo, sacct, sreport: parse the arguments here (cli/args.h),
 // render in musterd (see cli/render/render.h for why), print the text.
 #include <chrono>
+#include <ctime>
 #include <functional>
 #include <iostream>
 #include <thread>
@@ -55,6 +56,25 @@ int Iterate(int seconds, const std::function<int()>& once) {
   }
 }
 
+// sinfo -T: the reservations as musterd lists them for scontrol show
+// reservation, laid out here.
+int PrintReservations(const render::SinfoRequest& req) {
+  auto client = Client::Connect();
+  if (!client.ok()) {
+    PrintCallError("sinfo", client.status());
+    return 1;
+  }
+  auto resp = client->Get("/v1/reservations");
+  if (!resp.ok() || resp->status / 100 != 2) {
+    PrintCallError("sinfo", resp.ok() ? util::Unavailable(ErrorText(*resp)) : resp.status());
+    return 1;
+  }
+  std::cout << render::RenderSinfoReservations(resp->body.value("reservations", nlohmann::json::array()),
+                                               req.noheader, req.long_view, std::time(nullptr))
+            << std::flush;
+  return 0;
+}
+
 }  // namespace
 
 int SqueueMain(const std::vector<std::string>& args) {
@@ -88,6 +108,9 @@ int SinfoMain(const std::vector<std::string>& args) {
     return 0;
   }
   if (req->version) return PrintVersion();
+  if (req->reservation) {
+    return Iterate(req->iterate_s, [&] { return PrintReservations(*req); });
+  }
   nlohmann::json body = render::ToJson(*req);
   return Iterate(req->iterate_s, [&] { return RenderRemote("sinfo", "/v1/render/sinfo", body); });
 }

@@ -104,9 +104,7 @@ Status Apply(char key, const std::string& arg, ParseState* st) {
       MUSTER_RETURN_IF_ERROR(render::CheckSinfoStates(r.states));
       break;
     }
-    case 'T':
-      return InvalidArgument(
-          "sinfo: error: --reservation is not supported by Muster yet: see scontrol show reservation");
+    case 'T': r.reservation = true; break;
     case 'v': break;
     case 'V': r.version = true; break;
     case '2': r.help = true; break;
@@ -174,6 +172,7 @@ std::string SinfoUsage() {
          "  -s, --summarize           partition summary\n"
          "  -S, --sort=FIELDS         sort order\n"
          "  -t, --states=STATES       report on nodes in these states\n"
+         "  -T, --reservation         the advance reservations instead of nodes\n"
          "  -V, --version             version\n"
          "      --help, --usage       this text\n";
 }

@@ -65,6 +65,10 @@ int SshareMain(const std::vector<std::string>& args) {
     std::cout << SshareUsage();
     return 0;
   }
+  if (opts->helpformat) {
+    std::cout << SshareHelpFormat();
+    return 0;
+  }
   auto resp = Fetch("/v1/shares");
   if (!resp.ok()) {
     PrintCallError("sshare", resp.status());

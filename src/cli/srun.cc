@@ -46,6 +46,7 @@
 #include "cli/srun_remote.h"
 #include "cli/step_attach.h"
 #include "cli/step_signals.h"
+#include "cli/task_ends.h"
 #include "cli/task_lines.h"
 #include "config/config.h"
 #include "core/job.h"
@@ -65,6 +66,7 @@ namespace {
 struct Task {
   pid_t pid = 0;
   int rank = 0;
+  std::string node;
   // Pipes srun reads (its own stdout and stderr); -1 with -o/-e and --pty.
   int out_fd = -1;
   int err_fd = -1;
@@ -596,6 +598,7 @@ Task SpawnTask(const SrunOptions& o, const std::string& job_id, const StepView& 
   const int node_id = static_cast<int>(node_index);
   Task t;
   t.rank = step.nodes[node_index].Rank(local);
+  t.node = node;
   util::CpuBind bind = o.cpu_bind;
   bind.cpus_per_task = o.cpus_per_task;
   std::vector<std::string> env_strings;
@@ -814,6 +817,7 @@ class LocalStep {
         run_(run),
         hub_(hub),
         input_(input),
+        ends_(NodesOf(tasks), std::cerr),
         interrupts_(
             run.step_id, run.kill_wait_s, [this](int sig) { SignalTasks(sig); },
             [this] { PrintTaskStates(run_.step_id, states_); }) {
@@ -822,6 +826,8 @@ class LocalStep {
       if (t.pid > 0) {
         ++left_;
       } else {
+        // Its line was printed when it could not start.
+        ends_.Ended(t.rank, "");
         exit_.code = std::max(exit_.code, 2);
         hub_.TaskEnded(t.rank, 2, 0);
       }
@@ -836,6 +842,7 @@ class LocalStep {
   StepExit Run(SignalCatcher& signals) {
     for (;;) {
       ReapEnded();
+      ends_.Flush();
       std::vector<pollfd> fds{{signals.fd(), POLLIN, 0}};
       std::vector<std::pair<Task*, bool>> owners{{nullptr, false}};
       for (auto& t : tasks_) {
@@ -853,7 +860,7 @@ class LocalStep {
       const size_t first_hub = fds.size();
       hub_.AddPollFds(&fds);
       // SIGCHLD is caught too: a task's end wakes the poll.
-      if (::poll(fds.data(), fds.size(), interrupts_.PollTimeoutMs()) < 0 && errno != EINTR) break;
+      if (::poll(fds.data(), fds.size(), PollTimeoutMs()) < 0 && errno != EINTR) break;
       for (int sig : signals.Take()) {
         if (sig == SIGCHLD) continue;
         if (run_.pty && (sig == SIGINT || sig == SIGQUIT || sig == SIGTSTP)) continue;
@@ -867,6 +874,7 @@ class LocalStep {
                  [this](int rank, std::string_view data) { input_.Feed(rank, data); });
     }
     lines_.Flush();
+    ends_.Flush(/*all=*/true);
     hub_.Close();
     if (terminating_) std::cerr << "srun: Force Terminated StepId=" << run_.step_id << "\n";
     exit_.timed_out = interrupts_.timed_out();
@@ -874,6 +882,19 @@ class LocalStep {
   }
 
  private:
+  static std::map<int, std::string> NodesOf(const std::vector<Task>& tasks) {
+    std::map<int, std::string> out;
+    for (const Task& t : tasks) out[t.rank] = t.node;
+    return out;
+  }
+
+  // The sooner of the signals' deadlines and a failed task's line.
+  int PollTimeoutMs() const {
+    const int a = interrupts_.PollTimeoutMs();
+    const int b = ends_.PollTimeoutMs();
+    return a < 0 ? b : b < 0 ? a : std::min(a, b);
+  }
+
   // Without --pty each task leads a process group of its own, out of the
   // terminal's reach: its whole tree gets what srun sends.
   void SignalTasks(int sig) {
@@ -893,26 +914,25 @@ class LocalStep {
       --left_;
       exit_.max_rss_kb = std::max<int64_t>(exit_.max_rss_kb, usage.ru_maxrss);
       exit_.total_cpu_ms += util::CpuMillis(usage);
-      bool bad = false;
+      std::string how;  // Slurm's words for a failure
       if (WIFEXITED(status)) {
         const int code = WEXITSTATUS(status);
-        if (code != 0) {
-          std::cerr << "srun: error: task " << t->rank << ": Exited with exit code " << code
-                    << "\n";
-          bad = true;
-        }
+        if (code != 0) how = fmt::format("Exited with exit code {}", code);
         exit_.code = std::max(exit_.code, code);
         hub_.TaskEnded(t->rank, code, 0);
       } else if (WIFSIGNALED(status)) {
         hub_.TaskEnded(t->rank, 0, WTERMSIG(status));
-        std::cerr << "srun: error: task " << t->rank << ": " << strsignal(WTERMSIG(status)) << "\n";
+        how = strsignal(WTERMSIG(status));
         exit_.code = std::max(exit_.code, 128 + WTERMSIG(status));
         exit_.signal = WTERMSIG(status);
-        bad = true;
       }
+      const bool bad = !how.empty();
+      ends_.Ended(t->rank, how);
       states_[t->rank] = bad ? "exited abnormally" : "exited";
       t->pid = -t->pid;  // reaped
       if (bad && run_.kill_on_bad_exit && !terminating_ && left_ > 0) {
+        // Slurm says which task failed before it stops the others.
+        ends_.Flush(/*all=*/true);
         terminating_ = true;
         std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << run_.step_id
                   << "\n";
@@ -944,6 +964,7 @@ class LocalStep {
   AttachHub& hub_;
   LocalStdin& input_;
   TaskLines lines_{run_.label, run_.unbuffered};
+  TaskEndLines ends_;
   StepExit exit_;
   size_t left_ = 0;
   std::map<int, std::string> states_;  // by rank: running, exited, ...

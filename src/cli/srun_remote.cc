@@ -24,6 +24,7 @@
 
 #include "cli/step_attach.h"
 #include "cli/step_signals.h"
+#include "cli/task_ends.h"
 #include "cli/task_lines.h"
 #include "core/step_messages.h"
 #include "util/hostname.h"
@@ -157,7 +158,8 @@ class StepRelay {
         sink_(launch),
         interrupts_(
             StepId(), launch.kill_wait_s, [this](int sig) { Signal(sig); },
-            [this] { PrintTaskStates(StepId(), state_); }) {
+            [this] { PrintTaskStates(StepId(), state_); }),
+        ends_(NodesOf(launch), std::cerr) {
     if (launch.time_limit_s > 0) {
       std::vector<std::string> nodes;
       for (const RemoteNodeTasks& n : launch.nodes) nodes.push_back(n.node);
@@ -172,6 +174,14 @@ class StepRelay {
       }
     }
     waiting_ = state_.size();
+  }
+
+  static std::map<int, std::string> NodesOf(const RemoteLaunch& launch) {
+    std::map<int, std::string> out;
+    for (const RemoteNodeTasks& n : launch.nodes) {
+      for (const auto& [rank, env] : n.tasks) out[rank] = n.node;
+    }
+    return out;
   }
 
   bool Done() const { return waiting_ == 0; }
@@ -232,6 +242,7 @@ class StepRelay {
         if (kind == 'F') {
           std::cerr << "srun: error: " << data << "\n";
           Fail(2);
+          ends_.Ended(rank, "");
           Ended(rank, "exited abnormally");
           hub_.TaskEnded(rank, 2, 0);
         } else {
@@ -246,21 +257,23 @@ class StepRelay {
       exit_.total_cpu_ms += std::max(cpu, 0L);
       Ended(rank, a != 0 || b != 0 ? "exited abnormally" : "exited");
       hub_.TaskEnded(rank, static_cast<int>(a), static_cast<int>(b));
-      if ((a != 0 || b != 0) && launch_.kill_on_bad_exit && !killing_ && waiting_ > 0) {
-        killing_ = true;
-        // -K: the others end too (SIGTERM to every node's tasks).
-        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << StepId() << "\n";
-        Signal(SIGTERM);
-      }
       if (b != 0) {
-        std::cerr << "srun: error: " << c.node << ": task " << rank << ": "
-                  << strsignal(static_cast<int>(b)) << "\n";
+        ends_.Ended(rank, strsignal(static_cast<int>(b)));
         exit_.code = std::max(exit_.code, 128 + static_cast<int>(b));
         exit_.signal = static_cast<int>(b);
       } else if (a != 0) {
-        std::cerr << "srun: error: " << c.node << ": task " << rank << ": Exited with exit code "
-                  << a << "\n";
+        ends_.Ended(rank, fmt::format("Exited with exit code {}", a));
         exit_.code = std::max(exit_.code, static_cast<int>(a));
+      } else {
+        ends_.Ended(rank, "");
+      }
+      if ((a != 0 || b != 0) && launch_.kill_on_bad_exit && !killing_ && waiting_ > 0) {
+        killing_ = true;
+        // -K: the others end too (SIGTERM to every node's tasks), once
+        // Slurm's line has said which task failed.
+        ends_.Flush(/*all=*/true);
+        std::cerr << "srun: launch/slurm: _step_signal: Terminating StepId=" << StepId() << "\n";
+        Signal(SIGTERM);
       }
     }
   }
@@ -327,10 +340,21 @@ class StepRelay {
     }
   }
 
-  void CheckDeadlines() { interrupts_.CheckDeadlines(); }
+  void CheckDeadlines() {
+    interrupts_.CheckDeadlines();
+    ends_.Flush();
+  }
+  // The sooner of the signals' deadlines and a failed task's line (-1:
+  // neither).
+  int PollTimeoutMs() const {
+    const int a = interrupts_.PollTimeoutMs();
+    const int b = ends_.PollTimeoutMs();
+    return a < 0 ? b : b < 0 ? a : std::min(a, b);
+  }
 
   void Finish() {
     sink_.Flush();
+    ends_.Flush(/*all=*/true);
     if (killing_) std::cerr << "srun: Force Terminated StepId=" << StepId() << "\n";
   }
 
@@ -359,6 +383,7 @@ class StepRelay {
   // Signals sent while some launchers had not called yet, for them.
   std::vector<int> signalled_;
   StepInterrupts interrupts_;
+  TaskEndLines ends_;
 };
 
 }  // namespace
@@ -440,7 +465,11 @@ util::Result<StepExit> RunRemoteStep(const Client& client, const RemoteLaunch& l
       relay.Fail(2);
       break;
     }
-    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
+    const int wait_ms = relay.PollTimeoutMs();
+    if (::poll(fds.data(), fds.size(), wait_ms < 0 ? 1000 : std::min(wait_ms, 1000)) < 0 &&
+        errno != EINTR) {
+      break;
+    }
     if (fds[0].revents & POLLIN) {
       int fd = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) callers.push_back({fd, {}, {}});

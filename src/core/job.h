@@ -252,6 +252,9 @@ struct Job {
   // Running, its nodes' Prolog not yet done on all of them (PrologFlags=
   // Alloc): nothing of it has started; shown as CONFIGURING (CF).
   bool configuring = false;
+  // The run before this one was requeued by a node failure (its accounting
+  // row is NODE_FAIL, not REQUEUED).
+  bool last_run_node_failed = false;
   std::string failure_detail;  // e.g. could not open output file
   int64_t max_rss_kb = 0;      // peak memory of the batch step (cgroup), KiB
   int64_t total_cpu_ms = 0;    // user+system CPU of the batch step

@@ -25,7 +25,7 @@ using nlohmann::json;
   X(id) X(req) X(state) X(reason) X(reason_nodes) X(reason_reserved) X(priority) X(admin_priority) X(held) X(held_by_admin) X(submit_time)   \
   X(eligible_time) X(start_time) X(end_time) X(time_limit_s) X(partition) X(alloc)      \
   X(batch_host) X(nodelist) X(exit_code) X(exit_signal) X(cancelled_by) X(preempted_by)                 \
-  X(restart_count) X(ending_as) X(requeue_on_end) X(configuring) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(gpu_util_pct_s) X(gpu_sampled_s) X(gpu_mem_max_bytes) X(gpu_idle_since) X(gpu_idle_stage) X(next_step_id) \
+  X(restart_count) X(ending_as) X(requeue_on_end) X(configuring) X(last_run_node_failed) X(failure_detail) X(max_rss_kb) X(total_cpu_ms) X(gpu_util_pct_s) X(gpu_sampled_s) X(gpu_mem_max_bytes) X(gpu_idle_since) X(gpu_idle_stage) X(next_step_id) \
   X(array_job_id) X(array_task_id) X(array_max_running) X(het_job_id) X(het_job_offset) X(het_job_size) X(explanation) X(estimated_start) X(estimated_nodes) X(dependency_state) X(dependency_failed)
 #define MUSTER_NODE_CONFIG_FIELDS(X)                                                  \
   X(name) X(cpus) X(sockets) X(cores_per_socket) X(threads_per_core) X(real_memory_mb) \

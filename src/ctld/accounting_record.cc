@@ -102,6 +102,7 @@ store::JobRecord ToJobRecord(const core::Job& job, const config::Config& cfg) {
                  ? std::string(core::PendingReasonName(job.reason))
                  : "None";
   r.restarts = job.restart_count;
+  r.prior_run_state = job.last_run_node_failed ? "NODE_FAIL" : "REQUEUED";
   return r;
 }
 

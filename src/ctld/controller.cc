@@ -1007,7 +1007,13 @@ void Controller::SendAfterCommit(const std::shared_ptr<api::LineConn>& conn, jso
 
 void Controller::StopJob(Job& job) {
   if (job.HasBatchStep() && !job.configuring) {
-    SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}});
+    // The cause names the reason in the line the step writes in the job's
+    // stderr, as slurmstepd does.
+    const char* cause = job.ending_as == JobState::kNodeFail ? "node_failure"
+                        : job.preempted_by != 0              ? "preemption"
+                        : job.requeue_on_end != 0            ? "requeue"
+                                                             : "cancel";
+    SendToAgentOf(job, {{"type", "cancel"}, {"job_id", job.id}, {"cause", cause}});
     return;
   }
   // No processes of its own to wait for (an allocation, or a job whose
@@ -1178,7 +1184,7 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
     // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
     // queue under the same id and runs again from the start.
     util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
-    PutBackInQueue(job, false, detail);
+    PutBackInQueue(job, false, detail, /*node_failure=*/true);
     return;
   }
   // sdiag's counts: an end by the job's own doing (COMPLETED, FAILED,

@@ -440,7 +440,10 @@ class Controller {
   // Back to PENDING under the same id, Restarts+1 (requeue, node failure),
   // submitted again now and held back until now + AuthInfo=cred_expire + 1
   // (Reason=BeginTime), as Slurm does.
-  void PutBackInQueue(core::Job& job, bool hold, const std::string& detail);
+  // `node_failure`: its node failed under it (accounting closes the run
+  // NODE_FAIL rather than REQUEUED).
+  void PutBackInQueue(core::Job& job, bool hold, const std::string& detail,
+                      bool node_failure = false);
   // Preemption (the plan's): each victim is told SIGTERM and stopped after
   // its partition's GraceTime, or at once; StopPreempted requeues it
   // (PreemptMode=REQUEUE, a batch job that may be requeued) or ends it

@@ -19,10 +19,12 @@ using core::Job;
 using core::JobId;
 using core::JobState;
 
-void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail) {
+void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail,
+                                bool node_failure) {
   const int64_t now = Now();
   job.state = JobState::kPending;
   job.restart_count += 1;
+  job.last_run_node_failed = node_failure;
   // As in Slurm, the rerun counts as submitted now and may start only when
   // the old run's credentials have expired: AuthInfo=cred_expire (120 s by
   // default) and a second later; until then its reason is BeginTime.

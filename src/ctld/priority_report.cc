@@ -28,6 +28,25 @@ json FactorsJson(const sched::PriorityFactors& f) {
           {"priority", f.priority}};
 }
 
+// Whether sprio lists a pending job. As Slurm 22.05's, it leaves out the
+// jobs that are not eligible yet: held, before their --begin time (a
+// requeued job's too), waiting on a dependency or for their reservation to
+// begin. Jobs held back by limits, a down partition or resources are listed.
+bool ShownBySprio(const Job& job, int64_t now) {
+  // A dependency is cleared once met (Controller::DependencyGate).
+  if (job.held || job.req.begin_time > now || !job.req.dependency.empty()) return false;
+  switch (job.reason) {
+    case core::PendingReason::kBeginTime:
+    case core::PendingReason::kDependency:
+    case core::PendingReason::kDependencyNeverSatisfied:
+    case core::PendingReason::kReservation:
+    case core::PendingReason::kJobRequeuedHeld:
+      return false;
+    default:
+      return true;
+  }
+}
+
 // A JSON number for a double that may be infinite (LevelFS): null then.
 json Finite(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 
@@ -61,7 +80,7 @@ json Controller::PriorityReport() {
   std::vector<sched::AssocKey> keys;
   for (core::JobId id : pending_ids_) {
     const Job& job = jobs_.At(id);
-    if (job.held) continue;
+    if (!ShownBySprio(job, now)) continue;
     pending.push_back(&job);
     keys.emplace_back(job.req.account, job.req.user_name);
   }
@@ -105,35 +124,53 @@ json Controller::SharesReport() {
     sum.billing += static_cast<int64_t>(charge.billing * static_cast<double>(minutes));
   }
   sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
-  json rows = json::array();
-  // Accounts open on a stack of (depth, row index) to sum their subtrees.
+  const auto& tres_used = usage_->ledger().tres_usage();
+  // Per row, what its user association holds (TRES-minutes by the running
+  // jobs' limits) and has used (TRES-seconds); an account's rows get the
+  // sums of the users below it, kept open on a stack of (depth, row index).
+  std::vector<core::Tres> run_totals(shares.rows().size());
+  std::vector<sched::TresUsage> used_totals(shares.rows().size());
   std::vector<std::pair<int, size_t>> open;
-  std::vector<core::Tres> totals(shares.rows().size());
   for (size_t i = 0; i < shares.rows().size(); ++i) {
     const sched::ShareRow& r = shares.rows()[i];
     while (!open.empty() && open.back().first >= r.depth) open.pop_back();
-    if (!r.user.empty()) {
-      auto it = run_mins.find({r.account, r.user});
-      if (it != run_mins.end()) {
-        totals[i] = it->second;
-        for (const auto& [depth, k] : open) {
-          totals[k].cpus += it->second.cpus;
-          totals[k].mem_mb += it->second.mem_mb;
-          totals[k].nodes += it->second.nodes;
-          totals[k].gpus += it->second.gpus;
-          totals[k].billing += it->second.billing;
-        }
-      }
-    } else {
+    if (r.user.empty()) {
       open.emplace_back(r.depth, i);
+      continue;
+    }
+    const auto run = run_mins.find({r.account, r.user});
+    const auto used = tres_used.find({r.account, r.user});
+    std::vector<size_t> targets{i};
+    for (const auto& [depth, k] : open) targets.push_back(k);
+    for (size_t k : targets) {
+      if (run != run_mins.end()) {
+        run_totals[k].cpus += run->second.cpus;
+        run_totals[k].mem_mb += run->second.mem_mb;
+        run_totals[k].nodes += run->second.nodes;
+        run_totals[k].gpus += run->second.gpus;
+        run_totals[k].billing += run->second.billing;
+      }
+      if (used != tres_used.end()) {
+        used_totals[k].cpu += used->second.cpu;
+        used_totals[k].mem_mb += used->second.mem_mb;
+        used_totals[k].node += used->second.node;
+        used_totals[k].gpu += used->second.gpu;
+      }
     }
   }
+  // Slurm shows used TRES in whole minutes, cut down.
+  auto minutes = [](double seconds) { return static_cast<int64_t>(std::floor(seconds / 60)); };
+  json rows = json::array();
   for (size_t i = 0; i < shares.rows().size(); ++i) {
     const sched::ShareRow& r = shares.rows()[i];
-    const core::Tres& t = totals[i];
+    const core::Tres& t = run_totals[i];
+    const sched::TresUsage& u = used_totals[i];
     rows.push_back({{"account", r.account},
                     {"user", r.user},
                     {"depth", r.depth},
+                    // Muster keeps no association ids: a row's place in the
+                    // tree stands for it (root is 1, as in Slurm).
+                    {"id", i + 1},
                     {"raw_shares", r.raw_shares},
                     {"norm_shares", r.norm_shares},
                     {"raw_usage", r.raw_usage},
@@ -146,9 +183,15 @@ json Controller::SharesReport() {
                       {"mem", t.mem_mb},
                       {"node", t.nodes},
                       {"billing", t.billing},
-                      {"gres/gpu", t.gpus}}}});
+                      {"gres/gpu", t.gpus}}},
+                    {"tres_raw_mins",
+                     {{"cpu", minutes(u.cpu)},
+                      {"mem", minutes(u.mem_mb)},
+                      {"node", minutes(u.node)},
+                      {"billing", minutes(r.raw_usage)},
+                      {"gres/gpu", minutes(u.gpu)}}}});
   }
-  return {{"fair_tree", cfg_.priority.fair_tree}, {"rows", rows}};
+  return {{"fair_tree", cfg_.priority.fair_tree}, {"cluster", cfg_.cluster_name}, {"rows", rows}};
 }
 
 }  // namespace muster::ctld

@@ -81,7 +81,13 @@ bool Controller::ReservationInUse(const std::string& name) const {
 json Controller::ReservationsReport() const {
   json list = json::array();
   const int64_t now = Now();
-  for (const auto& [name, r] : reservations_) {
+  // In the order they were made, as Slurm lists them.
+  std::vector<const Reservation*> made;
+  for (const auto& [name, r] : reservations_) made.push_back(&r);
+  std::stable_sort(made.begin(), made.end(),
+                   [](const Reservation* a, const Reservation* b) { return a->id < b->id; });
+  for (const Reservation* p : made) {
+    const Reservation& r = *p;
     int64_t cores = 0;
     for (const std::string& n : r.nodes) {
       if (const core::Node* node = FindNode(n)) cores += node->config.cpus;

@@ -42,9 +42,11 @@ sched::UsageCharge UsageKeeper::ChargeOf(const core::Job& job, const config::Con
   static const std::vector<core::TresWeight> kNone;
   const core::QosRecord* qos = table.FindQos(core::QosName(job.req));
   const double factor = qos != nullptr ? qos->usage_factor : 1.0;
+  auto scaled = [factor](int64_t amount) { return factor * static_cast<double>(amount); };
   return {{job.req.account, job.req.user_name},
           factor * core::BillingUnits(tres, part != nullptr ? part->billing_weights : kNone),
-          job.start_time};
+          job.start_time,
+          {scaled(tres.cpus), scaled(tres.mem_mb), scaled(tres.nodes), scaled(tres.gpus)}};
 }
 
 void UsageKeeper::Advance(int64_t now, const std::vector<sched::UsageCharge>& running) {

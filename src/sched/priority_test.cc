@@ -253,6 +253,31 @@ TEST(Usage, SurvivesASaveAndLoadAndDecaysMeanwhile) {
   EXPECT_NEAR(later.usage().at({"a", "u"}), 120, 1e-9);  // a bad record changes nothing
 }
 
+TEST(Usage, KeepsEachTresBesideTheBilling) {
+  config::PriorityConfig policy;
+  policy.decay_half_life_s = 100;
+  UsageLedger ledger(policy, 0);
+  // 4 CPUs, 8000 MB, 1 node and 2 GPUs for 10 s.
+  ledger.Advance(10, {{{"a", "u"}, 4, 0, {4, 8000, 1, 2}}});
+  const TresUsage& t = ledger.tres_usage().at({"a", "u"});
+  EXPECT_DOUBLE_EQ(t.cpu, 40);
+  EXPECT_DOUBLE_EQ(t.mem_mb, 80000);
+  EXPECT_DOUBLE_EQ(t.node, 10);
+  EXPECT_DOUBLE_EQ(t.gpu, 20);
+  // They decay with it, and are saved and loaded with it.
+  ledger.Advance(110, {});
+  EXPECT_NEAR(ledger.tres_usage().at({"a", "u"}).cpu, 20, 1e-9);
+  UsageLedger later(policy, 110);
+  ASSERT_TRUE(later.Load(ledger.ToJson()).ok());
+  EXPECT_NEAR(later.tres_usage().at({"a", "u"}).gpu, 10, 1e-9);
+  // A record saved before the TRES were kept loads with none.
+  ASSERT_TRUE(later.Load(nlohmann::json{{"time", 110}, {"usage", {{"b", "v", 5.0}}}}).ok());
+  EXPECT_DOUBLE_EQ(later.usage().at({"b", "v"}), 5);
+  EXPECT_TRUE(later.tres_usage().empty());
+  EXPECT_FALSE(
+      later.Load(nlohmann::json{{"time", 1}, {"usage", {{"a", "u", 1.0, {1, 2}}}}}).ok());
+}
+
 TEST(Usage, AResetPeriodClearsIt) {
   config::PriorityConfig policy;
   policy.decay_half_life_s = 0;

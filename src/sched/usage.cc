@@ -49,12 +49,32 @@ void UsageLedger::Decay(int64_t seconds) {
   const double factor =
       std::exp2(-static_cast<double>(seconds) / static_cast<double>(policy_.decay_half_life_s));
   for (auto& [key, used] : usage_) used *= factor;
+  for (auto& [key, used] : tres_usage_) {
+    used.cpu *= factor;
+    used.mem_mb *= factor;
+    used.node *= factor;
+    used.gpu *= factor;
+  }
+}
+
+void UsageLedger::Charge(const UsageCharge& c, int64_t seconds) {
+  const TresUsage& r = c.rate;
+  if (c.billing <= 0 && r.cpu <= 0 && r.mem_mb <= 0 && r.node <= 0 && r.gpu <= 0) return;
+  const double s = static_cast<double>(seconds);
+  // Every key with TRES usage has a billing entry too (ToJson saves by it).
+  usage_[c.key] += std::max(0.0, c.billing) * s;
+  TresUsage& t = tres_usage_[c.key];
+  t.cpu += c.rate.cpu * s;
+  t.mem_mb += c.rate.mem_mb * s;
+  t.node += c.rate.node * s;
+  t.gpu += c.rate.gpu * s;
 }
 
 void UsageLedger::Advance(int64_t now, const std::vector<UsageCharge>& running) {
   if (now <= time_) return;
   if (next_reset_ != 0 && now >= next_reset_) {
     usage_.clear();
+    tres_usage_.clear();
     // Running jobs are charged from the reset on.
     time_ = std::max(time_, next_reset_);
     next_reset_ = NextUsageReset(policy_.usage_reset, now);
@@ -63,21 +83,23 @@ void UsageLedger::Advance(int64_t now, const std::vector<UsageCharge>& running) 
   }
   for (const UsageCharge& c : running) {
     const int64_t from = std::max(c.start, time_);
-    if (now > from && c.billing > 0) usage_[c.key] += c.billing * static_cast<double>(now - from);
+    if (now > from) Charge(c, now - from);
   }
   time_ = now;
 }
 
 void UsageLedger::ChargeEnded(const UsageCharge& job, int64_t end) {
   const int64_t from = std::max(job.start, time_);
-  if (end > from && job.billing > 0) {
-    usage_[job.key] += job.billing * static_cast<double>(end - from);
-  }
+  if (end > from) Charge(job, end - from);
 }
 
 nlohmann::json UsageLedger::ToJson() const {
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [key, used] : usage_) rows.push_back({key.first, key.second, used});
+  for (const auto& [key, used] : usage_) {
+    const auto t = tres_usage_.find(key);
+    const TresUsage tres = t == tres_usage_.end() ? TresUsage{} : t->second;
+    rows.push_back({key.first, key.second, used, {tres.cpu, tres.mem_mb, tres.node, tres.gpu}});
+  }
   return {{"time", time_}, {"usage", std::move(rows)}};
 }
 
@@ -86,16 +108,27 @@ util::Status UsageLedger::Load(const nlohmann::json& saved) {
       !saved.contains("usage") || !saved["usage"].is_array()) {
     return util::InvalidArgument("usage record: expected {\"time\": N, \"usage\": [...]}");
   }
+  auto usage_figure = [](const nlohmann::json& v) { return v.is_number() && v.get<double>() >= 0; };
   std::map<AssocKey, double> loaded;
+  std::map<AssocKey, TresUsage> loaded_tres;
   for (const auto& row : saved["usage"]) {
-    if (!row.is_array() || row.size() != 3 || !row[0].is_string() || !row[1].is_string() ||
-        !row[2].is_number() || !(row[2].get<double>() >= 0)) {
+    const bool tres_ok =
+        row.is_array() && (row.size() == 3 ||
+                           (row.size() == 4 && row[3].is_array() && row[3].size() == 4 &&
+                            std::all_of(row[3].begin(), row[3].end(), usage_figure)));
+    if (!tres_ok || !row[0].is_string() || !row[1].is_string() || !usage_figure(row[2])) {
       return util::InvalidArgument("usage record: bad row " + row.dump());
     }
-    loaded[{row[0].get<std::string>(), row[1].get<std::string>()}] = row[2].get<double>();
+    const AssocKey key{row[0].get<std::string>(), row[1].get<std::string>()};
+    loaded[key] = row[2].get<double>();
+    if (row.size() == 4) {
+      loaded_tres[key] = {row[3][0].get<double>(), row[3][1].get<double>(),
+                          row[3][2].get<double>(), row[3][3].get<double>()};
+    }
   }
   if (policy_.usage_reset == UsageReset::kNow) return util::Status::Ok();
   usage_ = std::move(loaded);
+  tres_usage_ = std::move(loaded_tres);
   time_ = std::min(time_, saved["time"].get<int64_t>());
   next_reset_ = NextUsageReset(policy_.usage_reset, time_);
   return util::Status::Ok();

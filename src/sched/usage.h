@@ -21,11 +21,22 @@
 
 namespace muster::sched {
 
+// Usage of each TRES besides billing, in TRES-seconds (memory in
+// MB-seconds): what sshare's GrpTRESRaw shows, in minutes. Decays and is
+// reset with the billing it accompanies.
+struct TresUsage {
+  double cpu = 0;
+  double mem_mb = 0;
+  double node = 0;
+  double gpu = 0;
+};
+
 // A job holding resources: who is charged, how much per second, since when.
 struct UsageCharge {
   AssocKey key;
   double billing = 0;  // billing units (core::BillingUnits)
   int64_t start = 0;
+  TresUsage rate;      // each TRES held, per second
 };
 
 class UsageLedger {
@@ -45,9 +56,13 @@ class UsageLedger {
   void ChargeEnded(const UsageCharge& job, int64_t end);
 
   const std::map<AssocKey, double>& usage() const { return usage_; }
+  // Each association's TRES usage (only those charged since it began).
+  const std::map<AssocKey, TresUsage>& tres_usage() const { return tres_usage_; }
   int64_t time() const { return time_; }
 
-  // {"time": T, "usage": [[account, user, billing-seconds], ...]}.
+  // {"time": T, "usage": [[account, user, billing-seconds, [cpu, mem, node,
+  // gpu TRES-seconds]], ...]}; Load also takes rows without the last item
+  // (saved before Muster kept it).
   nlohmann::json ToJson() const;
   // Restores what ToJson saved, at its time: the next Advance decays it
   // and charges the running jobs for the time between (a reset period
@@ -57,11 +72,14 @@ class UsageLedger {
 
  private:
   void Decay(int64_t seconds);
+  // Adds `seconds` of `c` to its association.
+  void Charge(const UsageCharge& c, int64_t seconds);
 
   config::PriorityConfig policy_;
   int64_t time_ = 0;
   int64_t next_reset_ = 0;  // 0 = none
   std::map<AssocKey, double> usage_;
+  std::map<AssocKey, TresUsage> tres_usage_;
 };
 
 // The first moment after `t` at which `period` starts again, in local

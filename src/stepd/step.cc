@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
@@ -36,6 +38,7 @@
 #include "stepd/spool.h"
 #include "util/log.h"
 #include "util/rusage.h"
+#include "util/slurm_time.h"
 #include "util/users.h"
 
 namespace muster::stepd {
@@ -76,6 +79,38 @@ int64_t MonotonicMs() {
 
 int64_t WallSeconds() { return static_cast<int64_t>(::time(nullptr)); }
 
+// A copy of process `pid`'s stderr (close-on-exec), or -1.
+int ShellStderr(pid_t pid) {
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) {
+    util::LogWarn("pidfd_open({}): {}; a stop will not be announced in the job's stderr", pid,
+                  strerror(errno));
+    return -1;
+  }
+  const int fd = static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0));
+  if (fd < 0) {
+    util::LogWarn("pidfd_getfd({}): {}; a stop will not be announced in the job's stderr", pid,
+                  strerror(errno));
+  }
+  ::close(pidfd);
+  return fd;
+}
+
+// What the stop line says after the time, as Slurm words each cause.
+std::string_view StopReason(StopCause cause) {
+  switch (cause) {
+    case StopCause::kRequeue:
+      return " DUE TO JOB REQUEUE";
+    case StopCause::kNodeFailure:
+      return " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS";
+    case StopCause::kPreemption:
+      return " DUE TO PREEMPTION";
+    case StopCause::kCancel:
+      break;
+  }
+  return "";
+}
+
 // Supervises one batch shell and its process tree until all of it is gone.
 // Owned by RunStep; single-threaded.
 class Supervisor {
@@ -93,7 +128,11 @@ class Supervisor {
   void OnShellExit(int status);
   void HandleDeadlines(int64_t now);
   // Cancel or time limit: SIGCONT+SIGTERM to all, SIGKILL after kill_wait_s.
-  void BeginTermination(EndCause cause, int64_t now);
+  // The first says so in the job's stderr, `why` after its time (" DUE TO
+  // TIME LIMIT", or "" for a plain cancel).
+  void BeginTermination(EndCause cause, int64_t now, std::string_view why);
+  // Slurm's line for a stop, in the job's stderr (stderr_fd_).
+  void AnnounceStop(std::string_view why);
   // Sends sig to the job's steps, the batch shell alone or every job process.
   void Deliver(int sig, SignalTarget target);
   // Signals every job process (those `select` picks, when given): the /proc
@@ -123,6 +162,10 @@ class Supervisor {
   bool shell_exited_ = false;
   int shell_status_ = 0;
   std::string launch_error_;
+  // The batch shell's stderr, taken from it once it runs (pidfd_getfd), for
+  // the stop line; -1 when it could not be had. It is the description the
+  // job opened as its user, so the line goes nowhere the job cannot write.
+  int stderr_fd_ = -1;
   EndCause cause_ = EndCause::kNone;
   bool terminating_ = false;
   bool finished_ = false;
@@ -170,6 +213,7 @@ StepResult Supervisor::Run() {
   if (!shell->cgroup_error.empty()) GiveUpCgroup("the batch shell could not join it: " + shell->cgroup_error);
   if (launch_error_.empty()) {
     util::LogInfo("job {}: batch script {} started as pid {}", spec_.job_id, spec_.script_path, shell_pid_);
+    stderr_fd_ = ShellStderr(shell_pid_);
   }
   if (cgroup_ && cgroup_->NeedsSampling()) sample_at_ = start + kMemorySampleMs;
 
@@ -200,6 +244,8 @@ StepResult Supervisor::Run() {
     }
   }
 
+  if (stderr_fd_ >= 0) ::close(stderr_fd_);
+  stderr_fd_ = -1;
   CollectUsage();
   SetOutcome(shell_status_, cause_, !launch_error_.empty(), result_.oom_killed, &result_);
   if (!launch_error_.empty()) {
@@ -240,10 +286,14 @@ void Supervisor::HandleSignal(const struct signalfd_siginfo& si) {
       return;  // reaping follows every wake-up
     case SIGTERM:
     case SIGINT:
-    case SIGHUP:
+    case SIGHUP: {
       util::LogInfo("job {}: cancelled by signal {} from pid {}", spec_.job_id, si.ssi_signo, si.ssi_pid);
-      BeginTermination(EndCause::kCancelled, MonotonicMs());
+      const StopCause stop = si.ssi_signo == SIGTERM && si.ssi_code == SI_QUEUE
+                                 ? static_cast<StopCause>(si.ssi_int)
+                                 : StopCause::kCancel;
+      BeginTermination(EndCause::kCancelled, MonotonicMs(), StopReason(stop));
       return;
+    }
     case SIGUSR1: {
       if (si.ssi_code != SI_QUEUE) {
         util::LogWarn("job {}: ignoring SIGUSR1 without a sigqueue value from pid {}", spec_.job_id,
@@ -337,7 +387,7 @@ void Supervisor::HandleDeadlines(int64_t now) {
   if (limit_at_ && now >= *limit_at_) {
     limit_at_.reset();
     util::LogInfo("job {}: time limit of {} s reached", spec_.job_id, time_limit_s_);
-    BeginTermination(EndCause::kTimeout, now);
+    BeginTermination(EndCause::kTimeout, now, " DUE TO TIME LIMIT");
   }
   if (kill_at_ && now >= *kill_at_) {
     kill_at_.reset();
@@ -357,15 +407,35 @@ void Supervisor::HandleDeadlines(int64_t now) {
   }
 }
 
-void Supervisor::BeginTermination(EndCause cause, int64_t now) {
+void Supervisor::BeginTermination(EndCause cause, int64_t now, std::string_view why) {
   if (shell_exited_) return;  // already ending; the outcome is settled
   if (cause_ == EndCause::kNone) cause_ = cause;
   if (terminating_) return;
   terminating_ = true;
+  AnnounceStop(why);
   // SIGCONT first so stopped processes can act on the SIGTERM.
   static constexpr int kTermSignals[] = {SIGCONT, SIGTERM};
   SignalJob(kTermSignals);
   kill_at_ = now + std::max(0, spec_.kill_wait_s) * int64_t{1000};
+}
+
+void Supervisor::AnnounceStop(std::string_view why) {
+  if (stderr_fd_ < 0) return;
+  // The node the batch step runs on, as the job sees it.
+  std::string node = "localhost";
+  for (const std::string& kv : spec_.env) {
+    if (kv.starts_with("SLURMD_NODENAME=")) node = kv.substr(std::strlen("SLURMD_NODENAME="));
+  }
+  const std::string line =
+      fmt::format("slurmstepd-{}: error: *** JOB {} ON {} CANCELLED AT {}{} ***\n", node,
+                  spec_.job_id, node, util::FormatTimestamp(WallSeconds()), why);
+  // One write: a full pipe or a dead reader must not hold the supervisor.
+  const int flags = ::fcntl(stderr_fd_, F_GETFL);
+  if (flags >= 0) ::fcntl(stderr_fd_, F_SETFL, flags | O_NONBLOCK);
+  if (::write(stderr_fd_, line.data(), line.size()) < 0) {
+    util::LogWarn("job {}: writing the stop line to its stderr: {}", spec_.job_id, strerror(errno));
+  }
+  if (flags >= 0) ::fcntl(stderr_fd_, F_SETFL, flags);
 }
 
 void Supervisor::Deliver(int sig, SignalTarget target) {
@@ -644,6 +714,13 @@ int RunStepFromSpecFile(const std::string& spool_dir, uint32_t job_id) {
   }
   return state->WriteResult(FailedBeforeStart(
       job_id, fmt::format("invalid {}/{}: {}", spool_dir, SpecFileName(job_id), spec.status().message())));
+}
+
+StopCause StopCauseFromName(const std::string& name) {
+  if (name == "requeue") return StopCause::kRequeue;
+  if (name == "node_failure") return StopCause::kNodeFailure;
+  if (name == "preemption") return StopCause::kPreemption;
+  return StopCause::kCancel;
 }
 
 int EncodeSignal(int sig, SignalTarget target) {

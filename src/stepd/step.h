@@ -8,7 +8,11 @@
 //
 // Signals the step understands (sent by the agent):
 //   SIGTERM            cancel: SIGTERM to every job process, SIGKILL after
-//                      kill_wait_s; result state CANCELLED.
+//                      kill_wait_s; result state CANCELLED. Its sigqueue
+//                      value, when sent with one, is the StopCause.
+// A stop (a cancel, or the time limit) is announced in the job's stderr
+// with Slurm's line, "slurmstepd-<node>: error: *** JOB <id> ON <node>
+// CANCELLED AT <time>[ DUE TO ...] ***".
 //   SIGUSR1 + sigqueue value v: deliver signal (v & 0xff) to the job's
 //                      steps (srun's tasks), to the batch shell only when
 //                      (v & 0x100), to every job process when (v & 0x800);
@@ -130,6 +134,17 @@ int EncodeTimeLimit(int64_t seconds);
 // SIGKILLs every process of the job at once and ends NODE_FAIL, so that
 // the run the controller requeues elsewhere never overlaps this one.
 int EncodeNodeFailure();
+// Why the controller stops a running job (the SIGTERM's sigqueue value; a
+// SIGTERM without one is a cancel): what the line in its stderr says.
+enum class StopCause : int {
+  kCancel = 0,       // scancel
+  kRequeue = 1,      // scontrol requeue[hold]: "DUE TO JOB REQUEUE"
+  kNodeFailure = 2,  // its node set DOWN: "DUE TO NODE FAILURE, ..."
+  kPreemption = 3,   // preempted: "DUE TO PREEMPTION"
+};
+// "requeue", "node_failure", "preemption", else a cancel: the agent
+// protocol's names.
+StopCause StopCauseFromName(const std::string& name);
 
 // Which of a job's processes a signal is for, as scancel chooses them.
 enum class SignalTarget {

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -427,6 +428,55 @@ TEST_F(StepTest, SigtermCancelsTheJob) {
   StepResult r = Wait(pid);
   EXPECT_EQ(r.state, "CANCELLED");
   EXPECT_EQ(r.exit_signal, SIGTERM);
+}
+
+// slurmstepd's line for a stop, as the oracle writes it into the job's
+// stderr: "slurmstepd-cpu01: error: *** JOB 12 ON cpu01 CANCELLED AT
+// 2026-12-07T11:41:19 DUE TO JOB REQUEUE ***".
+TEST_F(StepTest, AStopIsAnnouncedInTheJobsStderr) {
+  spec_.env.push_back("SLURMD_NODENAME=cpu01");
+  spec_.std_err = "err.txt";
+  const std::regex line(
+      "slurmstepd-cpu01: error: \\*\\*\\* JOB " + JobArg() +
+      " ON cpu01 CANCELLED AT \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d(.*) \\*\\*\\*\n");
+  struct Case {
+    int cause;  // the SIGTERM's sigqueue value; -1: a plain kill
+    const char* why;
+  };
+  for (const Case& c : {Case{-1, ""}, Case{static_cast<int>(StopCause::kRequeue), " DUE TO JOB REQUEUE"},
+                        Case{static_cast<int>(StopCause::kNodeFailure),
+                             " DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS"},
+                        Case{static_cast<int>(StopCause::kPreemption), " DUE TO PREEMPTION"}}) {
+    SCOPED_TRACE(c.why);
+    fs::remove(Work("ready"));
+    Script("echo up > ready; echo out; sleep 100");
+    pid_t pid = Start();
+    ASSERT_TRUE(WaitForFile(Work("ready")));
+    if (c.cause < 0) {
+      ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    } else {
+      union sigval v {};
+      v.sival_int = c.cause;
+      ASSERT_EQ(::sigqueue(pid, SIGTERM, v), 0);
+    }
+    EXPECT_EQ(Wait(pid).state, "CANCELLED");
+    std::smatch m;
+    const std::string err = ReadFile(Work("err.txt"));
+    ASSERT_TRUE(std::regex_match(err, m, line)) << err;
+    EXPECT_EQ(m[1].str(), c.why);
+    EXPECT_EQ(ReadFile(Work("slurm-42.out")), "out\n");
+  }
+  // The time limit says so too; a script that ends by itself says nothing.
+  spec_.time_limit_s = 1;
+  Script("sleep 100");
+  EXPECT_EQ(Run().state, "TIMEOUT");
+  std::smatch m;
+  const std::string err = ReadFile(Work("err.txt"));
+  ASSERT_TRUE(std::regex_match(err, m, line)) << err;
+  EXPECT_EQ(m[1].str(), " DUE TO TIME LIMIT");
+  Script("echo done >&2");
+  EXPECT_EQ(Run().state, "COMPLETED");
+  EXPECT_EQ(ReadFile(Work("err.txt")), "done\n");
 }
 
 TEST_F(StepTest, CancelEscalatesToSigkillAfterKillWait) {

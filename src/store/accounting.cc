@@ -367,11 +367,13 @@ struct AccountingStore::WriterStatements {
                     ") ON CONFLICT (job_id, restarts) DO UPDATE SET " + JobUpdateList()),
         latest(db, "SELECT MAX(restarts) FROM jobs WHERE job_id = ?"),
         close_runs(db,
-                   "UPDATE jobs SET state = 'REQUEUED', end_time = ?"
-                   " WHERE job_id = ? AND restarts < ? AND end_time = 0"),
+                   "UPDATE jobs SET state = ?4, end_time = ?1"
+                   " WHERE job_id = ?2 AND restarts < ?3 AND end_time = 0"),
+        // A requeue's SIGTERM ended its steps (0:15); a failed node's
+        // reported nothing (exit code -1).
         close_steps(db,
-                    "UPDATE steps SET state = 'CANCELLED', exit_signal = 15, end_time = ?"
-                    " WHERE job_id = ? AND run < ? AND end_time = 0"),
+                    "UPDATE steps SET state = 'CANCELLED', exit_code = ?4, exit_signal = ?5,"
+                    " end_time = ?1 WHERE job_id = ?2 AND run < ?3 AND end_time = 0"),
         step_run(db,
                  "SELECT COALESCE((SELECT MAX(restarts) FROM jobs WHERE job_id = ?1"
                  " AND start_time > 0 AND start_time <= ?2),"
@@ -624,10 +626,16 @@ util::Status AccountingStore::WriteBatch(const std::deque<Item>& batch) {
         // Requeued: the earlier runs end when this one was submitted (the
         // controller resets a requeued job's submit time, as Slurm).
         const int64_t requeued_at = r.submit_time > 0 ? r.submit_time : q->queued_at;
+        const bool node_fail = r.prior_run_state == "NODE_FAIL";
         for (Stmt* c : {&w.close_runs, &w.close_steps}) {
           c->Bind(1, requeued_at);
           c->Bind(2, r.job_id);
           c->Bind(3, r.restarts);
+        }
+        w.close_runs.Bind(4, std::string(node_fail ? "NODE_FAIL" : "REQUEUED"));
+        w.close_steps.Bind(4, node_fail ? -1 : 0);
+        w.close_steps.Bind(5, node_fail ? 0 : 15);
+        for (Stmt* c : {&w.close_runs, &w.close_steps}) {
           if (!RunStmt(*c)) return abort("accounting database write");
         }
       }
@@ -900,7 +908,8 @@ nlohmann::json AccountingStore::ToJson(const JobRecord& r) {
           {"comment", r.comment}, {"max_rss_kb", r.max_rss_kb},
           {"total_cpu_ms", r.total_cpu_ms}, {"reason", r.reason}, {"restarts", r.restarts},
           {"array_pending", r.array_pending}, {"array_max_running", r.array_max_running},
-          {"het_job_id", r.het_job_id}, {"het_job_offset", r.het_job_offset}};
+          {"het_job_id", r.het_job_id}, {"het_job_offset", r.het_job_offset},
+          {"prior_run_state", r.prior_run_state}};
 }
 
 nlohmann::json AccountingStore::ToJson(const StepRecord& r) {
@@ -943,6 +952,7 @@ JobRecord AccountingStore::JobFromJson(const nlohmann::json& j) {
   get("total_cpu_ms", r.total_cpu_ms); get("reason", r.reason); get("restarts", r.restarts);
   get("array_pending", r.array_pending); get("array_max_running", r.array_max_running);
   get("het_job_id", r.het_job_id); get("het_job_offset", r.het_job_offset);
+  get("prior_run_state", r.prior_run_state);
   return r;
 }
 

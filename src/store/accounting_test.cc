@@ -385,6 +385,49 @@ TEST_F(AccountingTest, RequeuedRunsKeepTheirOwnRows) {
 // Array records, shaped after sbatch --array=1,3,5-7%2 (14491) on the oracle
 // while tasks 1 and 3 ran as raw ids 14493 and 14494: sacct -j 14491 listed
 // 14491_1, 14491_3, then 14491_[5-7%2] (raw 14491); sacct -j 14494 the task.
+
+// A run requeued by its node's failure (the oracle: scontrol update
+// NodeName=cpu02 State=DOWN under job 16): sacct -D shows it NODE_FAIL 0:0
+// and its batch step CANCELLED with an empty ExitCode.
+TEST_F(AccountingTest, ARunEndedByANodeFailureIsClosedNodeFail) {
+  util::FakeClock clock(5000);
+  AccountingOptions opt = Options();
+  opt.clock = &clock;
+  AccountingStore store(opt);
+  JobRecord run0 = MakeJob(16, 0, 4000);
+  run0.end_time = 0;
+  run0.state = "RUNNING";
+  store.Upsert(run0);
+  StepRecord batch0 = MakeStep(16, "batch");
+  batch0.run = 0;
+  batch0.state = "RUNNING";
+  batch0.start_time = 4001;
+  store.UpsertStep(batch0);
+  JobRecord run1 = run0;
+  run1.restarts = 1;
+  run1.submit_time = 5003;
+  run1.state = "PENDING";
+  run1.start_time = 0;
+  run1.prior_run_state = "NODE_FAIL";
+  store.Upsert(run1);
+  ASSERT_TRUE(store.Flush().ok());
+  AccountingQuery all;
+  all.duplicates = true;
+  auto r = store.Query(all);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->jobs.size(), 2u);
+  EXPECT_EQ(r->jobs[0].state, "NODE_FAIL");
+  EXPECT_EQ(r->jobs[0].end_time, 5003);
+  EXPECT_EQ(r->jobs[1].state, "PENDING");
+  ASSERT_EQ(r->steps.size(), 1u);
+  EXPECT_EQ(r->steps[0].state, "CANCELLED");
+  EXPECT_EQ(r->steps[0].exit_code, -1);
+  EXPECT_EQ(r->steps[0].exit_signal, 0);
+  EXPECT_EQ(r->steps[0].end_time, 5003);
+  // The spool keeps how the run before ended.
+  EXPECT_EQ(AccountingStore::JobFromJson(AccountingStore::ToJson(run1)).prior_run_state,
+            "NODE_FAIL");
+}
 TEST_F(AccountingTest, ArrayRecordsInSacctOrder) {
   AccountingStore store(Options());
   JobRecord pending = MakeJob(14491);

@@ -65,9 +65,14 @@ struct JobRecord {
   std::string reason;        // why it waited ("None" once it ran)
   // Which run of the job this is: 0 for the first, n after n requeues. The
   // store keeps one record per (job_id, restarts); a run that was requeued
-  // is closed as "REQUEUED" with the requeue time as its end, and the next
-  // run's submit_time is that requeue time (as sacct -D shows them).
+  // is closed as `prior_run_state` of the next run with the requeue time as
+  // its end, and the next run's submit_time is that requeue time (as sacct
+  // -D shows them).
   int restarts = 0;
+  // How the run before this one ended: "REQUEUED" (scontrol requeue, a
+  // preemption) or "NODE_FAIL" (its node failed; its batch step is closed
+  // CANCELLED without an exit code, as Slurm shows it).
+  std::string prior_run_state = "REQUEUED";
 };
 
 // One step. step_id is Slurm's text: "batch", "extern", "interactive",
@@ -81,7 +86,7 @@ struct StepRecord {
   std::string step_id;
   std::string name;
   std::string state;
-  int exit_code = 0;
+  int exit_code = 0;  // -1: none reported (sacct shows an empty ExitCode)
   int exit_signal = 0;
   int64_t start_time = 0;
   int64_t end_time = 0;

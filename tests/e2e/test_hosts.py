@@ -741,6 +741,31 @@ def test_srun_kill_on_bad_exit_across_hosts(hosts):
     assert "srun: error: node03: task 1: Exited with exit code 3" in r.stderr
     assert "srun: error: node02: task 0: Terminated" in r.stderr
     assert "srun: Force Terminated StepId=" in r.stderr
+    # As on the oracle, the failed task's line comes before the others are stopped.
+    lines = r.stderr.splitlines()
+    assert lines.index("srun: error: node03: task 1: Exited with exit code 3") < \
+        next(i for i, l in enumerate(lines) if "_step_signal: Terminating" in l), lines
+
+
+def test_srun_gathers_a_nodes_failed_tasks_across_hosts(hosts):
+    # The oracle's srun -N2 -n4: each node's tasks that end alike share a
+    # line, named by node, the ranks in range form.
+    r = hosts.on("login", "bash", "-c",
+                 "cd / && srun -N2 -n4 -w node02,node03 bash -c "
+                 "'echo $SLURM_PROCID $SLURMD_NODENAME; exit 5'", check=False)
+    assert r.returncode == 5, r.stderr
+    ranks = {}
+    for line in r.stdout.splitlines():
+        rank, node = line.split()
+        ranks.setdefault(node, []).append(int(rank))
+    want = []
+    for node, mine in ranks.items():
+        mine.sort()
+        assert mine == list(range(mine[0], mine[-1] + 1)), ranks  # block layout
+        tasks = f"task {mine[0]}" if len(mine) == 1 else f"tasks {mine[0]}-{mine[-1]}"
+        want.append(f"srun: error: {node}: {tasks}: Exited with exit code 5")
+    assert sorted(r.stderr.splitlines()) == sorted(want), (r.stderr, ranks)
+    assert any(": tasks " in line for line in want), ranks
 
 
 def test_srun_stdin_reaches_tasks_on_other_hosts(hosts):

@@ -60,13 +60,16 @@ def test_salloc_refuses_what_sbatch_refuses(cluster):
 
 def test_srun_outside_an_allocation_makes_its_own(cluster):
     r = cluster.run(["srun", "-N1", "-n2", "-l", "bash", "-c",
-                     "echo $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_PROCID; exit $((3 * SLURM_PROCID))"],
+                     "echo $SLURM_JOB_ID $SLURM_STEP_ID $SLURM_PROCID $SLURMD_NODENAME; "
+                     "exit $((3 * SLURM_PROCID))"],
                     check=False)
     assert r.returncode == 3
     lines = sorted(r.stdout.splitlines())
-    job = lines[0].split()[1]
-    assert lines == [f"0: {job} 0 0", f"1: {job} 0 1"]
-    assert "srun: error: task 1: Exited with exit code 3" in r.stderr
+    job, node = lines[0].split()[1], lines[0].split()[4]
+    assert lines == [f"0: {job} 0 0 {node}", f"1: {job} 0 1 {node}"]
+    # The failed task's node, as the oracle's srun names it.
+    assert r.stderr.splitlines() == [f"srun: error: {node}: task 1: Exited with exit code 3"], \
+        r.stderr
     # Named after its command, as the oracle's srun names its allocation.
     assert sacct_rows(cluster, job) == [f"{job}|bash|FAILED|3:0", f"{job}.0|bash|FAILED|3:0"]
 
@@ -91,6 +94,63 @@ def test_cancelling_an_allocation_ends_it_and_its_command(cluster):
     assert sacct_rows(cluster, job)[0].startswith(f"{job}|interactive|CANCELLED")
 
 
+def failed_task_lines(cluster, args):
+    """srun ARGS bash -c '...exit...' outside an allocation, or inside one
+    (args starting with salloc): its exit code, each rank's node (from the
+    tasks' output) and srun's error lines (salloc's own left out)."""
+    r = cluster.run(args, check=False, timeout=60)
+    nodes = dict(line.split() for line in r.stdout.splitlines())
+    return r.returncode, nodes, sorted(l for l in r.stderr.splitlines() if l.startswith("srun:"))
+
+
+def expected_lines(nodes, how):
+    """Slurm's lines for tasks that ended together: one per node and way of
+    ending ("srun: error: cpu01: tasks 0-2: Exited with exit code 6"),
+    the ranks in range form; `how` gives each rank's words, None if fine."""
+    groups = {}
+    for rank, node in nodes.items():
+        if how(int(rank)) is not None:
+            groups.setdefault((node, how(int(rank))), []).append(int(rank))
+    lines = []
+    for (node, words), ranks in groups.items():
+        ranks.sort()
+        runs, start = [], ranks[0]
+        for a, b in zip(ranks, ranks[1:] + [None]):
+            if b != a + 1:
+                runs.append(str(start) if start == a else f"{start}-{a}")
+                start = b
+        task = "task" if len(ranks) == 1 else "tasks"
+        lines.append(f"srun: error: {node}: {task} {','.join(runs)}: {words}")
+    return sorted(lines)
+
+
+def test_srun_names_the_node_of_each_failed_task(cluster):
+    # The oracle's srun -N2 -n4: a line per node and exit code, naming the
+    # node, tasks ending alike on a node together ("cpu01: tasks 0-2"),
+    # outside an allocation and inside one.
+    say = "echo $SLURM_PROCID $SLURMD_NODENAME; "
+    for prefix in ([], ["salloc", "-N2", "-n4"]):
+        rc, nodes, lines = failed_task_lines(
+            cluster, prefix + ["srun", "-N2", "-n4", "bash", "-c", say + "exit $SLURM_PROCID"])
+        assert rc == 3, lines
+        assert len(set(nodes.values())) == 2, nodes
+        assert lines == expected_lines(
+            nodes, lambda r: f"Exited with exit code {r}" if r else None), (nodes, lines)
+        rc, nodes, lines = failed_task_lines(
+            cluster, prefix + ["srun", "-N2", "-n4", "bash", "-c", say + "exit 6"])
+        assert rc == 6, lines
+        assert lines == expected_lines(nodes, lambda r: "Exited with exit code 6"), (nodes, lines)
+        # One node holds three of the tasks: their line is a range.
+        assert any(": tasks " in line for line in lines), lines
+    # Ranks that are not consecutive, and a signal's name.
+    rc, nodes, lines = failed_task_lines(
+        cluster, ["srun", "-N1", "-n4", "bash", "-c",
+                  say + "if [ $SLURM_PROCID = 2 ]; then kill -9 $$; fi; exit $((SLURM_PROCID != 0))"])
+    assert rc == 137, lines
+    assert lines == sorted([f"srun: error: {nodes['0']}: tasks 1,3: Exited with exit code 1",
+                            f"srun: error: {nodes['0']}: task 2: Killed"]), lines
+
+
 def test_srun_kill_on_bad_exit_ends_the_other_tasks(cluster):
     # As the oracle: the failed task's line, Slurm's two Terminat* lines,
     # the others end by SIGTERM and srun exits 128 + 15.
@@ -101,9 +161,10 @@ def test_srun_kill_on_bad_exit_ends_the_other_tasks(cluster):
     assert r.returncode == 143
     lines = r.stderr.splitlines()
     step = lines[1].rsplit("=", 1)[1]
-    assert lines == ["srun: error: task 1: Exited with exit code 3",
+    node = lines[0].split()[2].rstrip(":")
+    assert lines == [f"srun: error: {node}: task 1: Exited with exit code 3",
                      f"srun: launch/slurm: _step_signal: Terminating StepId={step}",
-                     "srun: error: task 0: Terminated",
+                     f"srun: error: {node}: task 0: Terminated",
                      f"srun: Force Terminated StepId={step}"]
 
 
@@ -173,7 +234,9 @@ def test_scancel_of_a_step_ends_that_step_only(cluster):
     cluster.run(["scancel", f"{job}.0"])
     assert cluster.wait_done(job) == "COMPLETED"
     out = (cluster.work / f"slurm-{job}.out").read_text()
-    assert "task 0: Killed" in out and "task 1: Killed" in out, out
+    # Killed together on one node: one line, as the oracle's srun prints it.
+    node = cluster.run(["sacct", "-n", "-X", "-P", "-j", str(job), "-o", "NodeList"]).stdout.strip()
+    assert f"srun: error: {node}: tasks 0-1: Killed" in out, out
     rows = sacct_rows(cluster, job)
     assert f"{job}.0|sleep|CANCELLED|0:9" in rows and f"{job}.1|true|COMPLETED|0:0" in rows, rows
     r = cluster.run(["scancel", f"{job}.5"], check=False)
@@ -278,9 +341,10 @@ def test_ctrl_c_at_the_terminal_reports_then_twice_aborts_the_step(cluster):
     assert lines[at:at + 3] == [
         f"srun: sending Ctrl-C to {step.group(1)}", "srun: forcing job termination",
         "srun: Job step aborted: Waiting up to 3 seconds for job step to finish."], out
-    assert sorted(lines[at + 3:]) == ["0: got INT", "1: got INT",
-                                 "srun: error: task 0: Exited with exit code 3",
-                                 "srun: error: task 1: Exited with exit code 3"], out
+    tail = sorted(lines[at + 3:])
+    assert tail[:2] == ["0: got INT", "1: got INT"], out
+    assert re.fullmatch(r"srun: error: \w+: tasks 0-1: Exited with exit code 3", tail[2]), out
+    assert len(tail) == 3, out
 
 
 def test_ctrl_c_under_pty_is_the_programs(cluster):
@@ -337,5 +401,5 @@ def test_a_steps_own_time_limit_ends_it_as_timeout(cluster):
     assert rc == "rc=7", r.stdout
     assert re.search(rf"slurmstepd-cpu01: error: \*\*\* STEP {job}\.0 ON cpu01 CANCELLED AT "
                      r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d DUE TO TIME LIMIT \*\*\*", r.stderr), r.stderr
-    assert "srun: error: task 0: Exited with exit code 7" in r.stderr
+    assert "srun: error: cpu01: task 0: Exited with exit code 7" in r.stderr
     assert f"{job}.0|bash|TIMEOUT|7:0" in sacct_rows(cluster, job), r.stderr

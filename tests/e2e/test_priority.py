@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BIN, DEFAULT_CONF, make_cluster
+from conftest import BIN, DEFAULT_CONF, make_cluster, wait_for
 
 # The handbook's weights (the oracle's slurm.conf).
 MULTIFACTOR = DEFAULT_CONF + """\
@@ -134,6 +134,70 @@ def test_usage_is_kept_across_a_restart_of_musterd(mcluster):
              for l in c.run([own("sshare"), "-a", "-P", "-n"]).stdout.splitlines()}
     # Decay over seconds of a 7-day half-life is nothing at this precision.
     assert after[("  heavy", "root")] >= before[("  heavy", "root")] - 1, (before, after)
+
+
+def test_sshare_format_takes_slurms_fields_and_widths(mcluster):
+    c = mcluster
+    # 16 CPUs (16000 MB) for about 4 s: 64 CPU-seconds, a whole minute of one.
+    used = c.sbatch("-A", "widths", "-N1", "-n16", "--wrap", "sleep 4")
+    c.wait_done(used, timeout=60)
+    raw = c.run([own("sshare"), "-A", "widths", "-P", "-o",
+                 "Account,User,RawShares,NormShares,GrpTRESRaw,ID,Cluster"]).stdout.splitlines()
+    assert raw[0] == "Account|User|RawShares|NormShares|GrpTRESRaw|ID|Cluster", raw
+    rows = [l.split("|") for l in raw[1:]]
+    assert [r[:3] for r in rows] == [["widths", "", "1"], [" widths", "root", "1"]], raw
+    tres = dict(item.split("=") for item in rows[1][4].split(","))
+    assert tres["cpu"] == "1" and tres["billing"] == "1" and int(tres["mem"]) >= 1066, raw
+    assert rows[0][4] == rows[1][4] and rows[1][6] == "e2e", raw
+    # The same through Slurm's widths: %-N left, %N right, text cut with a
+    # '+', a real too wide for "%.6f" in e-notation, numbers never cut.
+    r = c.run([own("sshare"), "-A", "widths", "--format",
+               "Account%-12,User%6,RawSh%4,NormShares%7,GrpTRESRaw%-20,ID,c"])
+    lines = r.stdout.splitlines()
+    assert lines[:2] == [
+        "Account        User RawS NormSha GrpTRESRaw               ID    Cluster ",
+        "------------ ------ ---- ------- -------------------- ------ ---------- "], r.stdout
+    for line, (account, user, shares, norm, grp, ident, cluster) in zip(lines[2:], rows):
+        assert line == (f"{account:<12} {user:>6} {shares:>4} {float(norm):.1e} "
+                        f"{grp[:19] + '+':<20} {ident:>6} {cluster:>10} "), (line, r.stdout)
+    # A field sshare lacks is refused, named as Slurm names it.
+    bad = c.run([own("sshare"), "-o", "Account,FooBar%5"], check=False)
+    assert (bad.returncode, bad.stdout) == (1, ""), bad
+    assert bad.stderr == 'sshare: error: Invalid field requested: "foobar"\n'
+    fields = c.run([own("sshare"), "--helpformat"]).stdout
+    assert fields.split() == ["Account", "Cluster", "EffectvUsage", "FairShare", "GrpTRESMins",
+                              "GrpTRESRaw", "ID", "LevelFS", "NormShares", "NormUsage",
+                              "Partition", "RawShares", "RawUsage", "TRESRunMins", "User"]
+    # Without -o the columns stay Slurm's default ones.
+    assert c.run([own("sshare"), "-A", "widths"]).stdout.splitlines()[0] == (
+        "Account                    User  RawShares  NormShares    RawUsage  EffectvUsage  "
+        "FairShare ")
+
+
+def test_sprio_leaves_out_jobs_not_eligible_yet(mcluster):
+    # The oracle's sprio lists neither a held job nor one before its
+    # --begin time nor one waiting on a dependency: -j names none
+    # ("Unable to find ...", on stdout, exit 0), and plain sprio skips them.
+    c = mcluster
+    blocker = fill(c, 30)
+    c.wait_state(blocker, {"RUNNING"})
+    held = c.sbatch("-H", "--wrap", "true")
+    later = c.sbatch("--begin=now+1hour", "--wrap", "true")
+    after = c.sbatch(f"--dependency=afterok:{blocker}", "--wrap", "true")
+    waiting = c.sbatch("--wrap", "true")
+    try:
+        for job in (held, later, after):
+            r = c.run([own("sprio"), "-j", str(job)])
+            assert (r.stdout, r.stderr) == ("Unable to find jobs matching user/id(s) specified\n",
+                                            ""), (job, r)
+        listed = wait_for(lambda: c.run([own("sprio"), "-h", "-o", "%i"]).stdout.split(),
+                          what="sprio's jobs")
+        assert str(waiting) in listed, listed
+        assert not {str(held), str(later), str(after)} & set(listed), listed
+        r = c.run([own("sprio"), "-h", "-j", f"{held},{waiting}", "-o", "%i"])
+        assert r.stdout.split() == [str(waiting)], r.stdout
+    finally:
+        c.run(["scancel", str(held), str(later), str(after), str(waiting), str(blocker)])
 
 
 def test_sprio_needs_multifactor(cluster):

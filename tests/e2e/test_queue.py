@@ -3,12 +3,18 @@ times, nice and top, requeue, signals before the time limit, job updates,
 partition rules and why a job waits. Driven only through the commands."""
 
 import os
+import re
 import shutil
 import time
 
 import pytest
 
-from conftest import make_cluster
+from conftest import make_cluster, wait_for
+
+# slurmstepd's line for a job stopped before its end, as Slurm 22.05 writes
+# it into the job's stderr.
+STOP_LINE = re.compile(r"slurmstepd-\w+: error: \*\*\* JOB \d+ ON \w+ CANCELLED AT "
+                       r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d( DUE TO [A-Z ,]+)? \*\*\*")
 
 
 def records(cluster, array_id):
@@ -349,7 +355,10 @@ def test_requeue_keeps_the_id_and_counts_restarts(cluster):
     deadline = time.time() + 10
     while time.time() < deadline and "run 1" not in out.read_text():
         time.sleep(0.1)
-    assert out.read_text().split("\n")[:2] == ["run 0", "run 1"]
+    # Between the runs, slurmstepd's line for the requeue (as the oracle's).
+    lines = out.read_text().split("\n")
+    assert lines[0] == "run 0" and lines[2] == "run 1", lines
+    assert STOP_LINE.fullmatch(lines[1]) and lines[1].endswith(" DUE TO JOB REQUEUE ***"), lines
     cluster.run(["scontrol", "requeuehold", str(job)])
     deadline = time.time() + 20
     while time.time() < deadline and cluster.scontrol_job(job)["JobState"] != "PENDING":
@@ -369,6 +378,67 @@ def test_requeue_keeps_the_id_and_counts_restarts(cluster):
     assert r.returncode == 1
     assert f"Requested operation is presently disabled for job {never}" in r.stderr
     cluster.run(["scancel", str(job), str(never)])
+
+
+def test_a_requeue_is_announced_in_the_jobs_stderr(cluster):
+    # The oracle: scontrol requeue of a running job writes
+    # "slurmstepd-cpu01: error: *** JOB 12 ON cpu01 CANCELLED AT
+    # 2026-12-07T11:41:19 DUE TO JOB REQUEUE ***" into its stderr file
+    # (the stdout file when they are one), not into its stdout.
+    job = cluster.sbatch("--open-mode=append", "-o", "ann_%j.out", "-e", "ann_%j.err", "--wrap",
+                         "echo start ${SLURM_RESTART_COUNT:-0}; sleep 60")
+    cluster.wait_state(job, "RUNNING")
+    out, err = cluster.work / f"ann_{job}.out", cluster.work / f"ann_{job}.err"
+    wait_for(lambda: out.exists() and "start 0" in out.read_text(), what="the first run")
+    node = cluster.nodes_of(job)
+    cluster.run(["scontrol", "requeue", str(job)])
+    wait_for(lambda: "start 1" in out.read_text(), what="the second run")
+    lines = err.read_text().splitlines()
+    assert len(lines) == 1 and STOP_LINE.fullmatch(lines[0]), lines
+    assert lines[0].startswith(f"slurmstepd-{node}: error: *** JOB {job} ON {node} CANCELLED AT "), lines
+    assert lines[0].endswith(" DUE TO JOB REQUEUE ***"), lines
+    assert out.read_text().splitlines() == ["start 0", "start 1"]
+    cluster.run(["scancel", str(job)])
+
+
+def test_a_node_set_down_ends_its_run_as_node_fail(fresh_cluster):
+    # The oracle, for a job requeued by its node set DOWN: the killed run
+    # stays a row of its own, NODE_FAIL with its batch step CANCELLED (no
+    # exit code), beside the new PENDING one (sacct -D); sacct alone shows
+    # the latest; its output says why it stopped.
+    c = fresh_cluster
+    job = c.sbatch("-w", "cpu01", "-o", "nf_%j.out", "--wrap", "echo start; sleep 60")
+    c.wait_state(job, "RUNNING")
+    out = c.work / f"nf_{job}.out"
+    wait_for(lambda: out.exists() and "start" in out.read_text(), what="the job's start")
+    c.run(["scontrol", "update", "NodeName=cpu01", "State=DOWN", "Reason=testing"])
+    wait_for(lambda: c.scontrol_job(job)["Restarts"] == "1", what="the requeue")
+    assert c.scontrol_job(job)["JobState"] == "PENDING"
+    rows = wait_for(lambda: c.run(["sacct", "-D", "-j", str(job), "-n", "-P", "-o",
+                                   "JobID,State,ExitCode,NodeList"]).stdout.splitlines(),
+                    what="sacct's rows")
+    assert rows == [f"{job}|NODE_FAIL|0:0|cpu01", f"{job}.batch|CANCELLED||cpu01",
+                    f"{job}|PENDING|0:0|None assigned"], rows
+    latest = c.run(["sacct", "-j", str(job), "-n", "-P", "-o", "JobID,State,ExitCode"]).stdout
+    assert latest.splitlines() == [f"{job}|PENDING|0:0"], latest
+    r = c.run(["sacct", "-D", "-j", str(job), "--format=JobID,State,ExitCode,Start,End"])
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["JobID", "State", "ExitCode", "Start", "End"], r.stdout
+    killed, batch, pending = (l.split() for l in lines[2:5])
+    assert killed[:3] == [str(job), "NODE_FAIL", "0:0"] and killed[3] <= killed[4], r.stdout
+    assert batch == [f"{job}.batch", "CANCELLED"] + killed[3:], r.stdout
+    assert pending == [str(job), "PENDING", "0:0", "Unknown", "Unknown"], r.stdout
+    text = out.read_text().splitlines()
+    assert text[0] == "start" and STOP_LINE.fullmatch(text[1]), text
+    assert text[1].endswith(" DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***"), text
+    # scontrol requeue, by contrast, leaves a REQUEUED row.
+    c.run(["scontrol", "update", "NodeName=cpu01", "State=RESUME"])
+    c.wait_state(job, "RUNNING", timeout=30)
+    c.run(["scontrol", "requeue", str(job)])
+    wait_for(lambda: [l.split("|")[1] for l in c.run(
+        ["sacct", "-D", "-X", "-j", str(job), "-n", "-P", "-o", "JobID,State"]).stdout.splitlines()
+    ] == ["NODE_FAIL", "REQUEUED", "PENDING"], what="the runs NODE_FAIL, REQUEUED, PENDING")
+    c.run(["scancel", str(job)])
 
 
 def test_requeued_job_waits_slurms_delay_as_a_new_submission():

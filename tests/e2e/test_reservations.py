@@ -135,3 +135,37 @@ def test_reservation_for_team_ml(fresh_cluster):
     r = scontrol(c, "delete", "reservation", "team-ml")
     assert (r.returncode, r.stderr) == (0, ""), r.stderr
     assert "team-ml" not in scontrol(c, "show", "reservation").stdout
+
+
+def test_sinfo_lists_reservations_as_slurm_does(fresh_cluster):
+    # sinfo -T on the oracle: a table in the order the reservations were
+    # made, the name column as wide as the longest name (only under the
+    # header), the rest fixed; ACTIVE in its window, INACTIVE before it.
+    c = fresh_cluster
+    r = c.run(["sinfo", "-T"])
+    assert (r.stdout, r.stderr) == ("No reservations in the system\n", "")
+    made = [("zz_first", "StartTime=now+2hours", "Duration=30", "Nodes=gpu01"),
+            ("team-ml", "StartTime=now", "Duration=60", "Nodes=gpu01"),
+            ("a_much_longer_window_name", "StartTime=now+1hour", "Duration=1-02:03:00",
+             "Nodes=gpu02,cpu01")]
+    for name, *args in made:
+        r = scontrol(c, "create", "reservation", f"ReservationName={name}", f"Users={ME}", *args)
+        assert r.returncode == 0, r.stderr
+
+    def row(name, width):
+        fields = dict(kv.split("=", 1) for kv in scontrol(c, "show", "reservation", name).stdout.split()
+                      if "=" in kv)
+        return (f"{name:<{width}}  {fields['State']:>8}  {fields['StartTime']:>19}  "
+                f"{fields['EndTime']:>19}  {fields['Duration']:>11}  {fields['Nodes']}")
+
+    header = (f"{'RESV_NAME':<25}  {'STATE':>8}  {'START_TIME':>19}  {'END_TIME':>19}  "
+              f"{'DURATION':>11}  NODELIST")
+    r = c.run(["sinfo", "-T"])
+    assert r.stdout.splitlines() == [header] + [row(m[0], 25) for m in made], r.stdout
+    assert r.stdout.splitlines()[2].split()[:2] == ["team-ml", "ACTIVE"], r.stdout
+    assert r.stdout.splitlines()[3].split()[-2:] == ["1-02:03:00", "cpu01,gpu02"], r.stdout
+    r = c.run(["sinfo", "--reservation", "--noheader"])
+    assert r.stdout.splitlines() == [row(m[0], 9) for m in made], r.stdout
+    r = c.run(["sinfo", "-T", "-l"])
+    assert re.fullmatch(r"\w{3} \w{3} \d\d \d\d:\d\d:\d\d \d{4}", r.stdout.splitlines()[0]), r.stdout
+    assert r.stdout.splitlines()[1] == header, r.stdout

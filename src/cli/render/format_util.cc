@@ -35,10 +35,10 @@ void AppendParsableCell(std::string* out, std::string_view value, bool first, in
   if (parsable == 1) *out += '|';
 }
 
-std::string HelpFormatColumns(const std::vector<std::string_view>& names) {
+std::string HelpFormatColumns(const std::vector<std::string_view>& names, int width) {
   std::string out;
   for (size_t i = 0; i < names.size(); ++i) {
-    out += fmt::format("{:<19}", names[i]);
+    out += fmt::format("{:<{}}", names[i], width);
     out += (i % 4 == 3 || i + 1 == names.size()) ? '\n' : ' ';
   }
   return out;

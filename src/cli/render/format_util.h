@@ -42,8 +42,9 @@ void AppendAccountingCell(std::string* out, std::string_view value, int width, b
 void AppendParsableCell(std::string* out, std::string_view value, bool first, int parsable);
 
 // -e/--helpformat of sacct and sstat: the field names, four to a line,
-// each padded to 19 characters and followed by a space or the newline.
-std::string HelpFormatColumns(const std::vector<std::string_view>& names);
+// each padded to 19 characters (sshare's: 17) and followed by a space or
+// the newline.
+std::string HelpFormatColumns(const std::vector<std::string_view>& names, int width = 19);
 
 // One item of an accounting command's -o/--format list: "Name", or
 // "Name%N" (N wide, right-justified) or "Name%-N" (left-justified); N is

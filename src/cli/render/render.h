@@ -166,6 +166,10 @@ struct SinfoRequest {
   int iterate_s = 0;         // -i; the CLI repeats the request
   bool help = false;         // --help/--usage: the CLI prints SinfoUsage()
   bool version = false;      // -V/--version: the CLI prints its version
+  // -T/--reservation: the reservations instead (every other option but -h,
+  // -l and -i is ignored, as by sinfo); the CLI renders them
+  // (RenderSinfoReservations) from GET /v1/reservations.
+  bool reservation = false;
 };
 nlohmann::json ToJson(const SinfoRequest& r);
 util::Result<SinfoRequest> SinfoRequestFromJson(const nlohmann::json& j);
@@ -176,6 +180,12 @@ util::Status CheckSinfoFormatLong(std::string_view format);
 // Errors carry sinfo's stderr text (e.g. a bad -t state); an unknown -p
 // partition is not an error: sinfo prints only the header.
 util::Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view);
+// sinfo -T: `list` is GET /v1/reservations' "reservations" (objects with
+// name, start, end, nodes and state), in creation order. Slurm 22.05's
+// table (RESV_NAME STATE START_TIME END_TIME DURATION NODELIST), with -l
+// the date line above it, "No reservations in the system" for none.
+std::string RenderSinfoReservations(const nlohmann::json& list, bool noheader, bool long_view,
+                                    int64_t now);
 
 // ---- scontrol show ----
 // `what` is job, node, partition or config; `name` narrows to one (empty = all).

@@ -23,7 +23,9 @@
 //    -j 14494 (its raw id) the task, -j 14491.batch every task's batch step;
 //    a task still in the pending part (-j 14506_3) selects nothing;
 //  - requeued jobs: only the latest run by default, every run with -D, the
-//    earlier ones REQUEUED with their own times and steps.
+//    earlier ones REQUEUED with their own times and steps (their batch step
+//    CANCELLED 0:15), or NODE_FAIL when a node failure requeued them (the
+//    batch step CANCELLED with an empty ExitCode).
 
 #include <time.h>
 
@@ -99,7 +101,10 @@ std::string JobIdText(const JobRecord& j) {
   return std::to_string(j.job_id);
 }
 
-std::string ExitText(int code, int sig) { return fmt::format("{}:{}", code, sig); }
+// A step that never reported its end (its node failed) has no exit code.
+std::string ExitText(int code, int sig) {
+  return code < 0 ? std::string() : fmt::format("{}:{}", code, sig);
+}
 
 std::string Timestamp(int64_t t, TimestampFormatter* tf) {
   return t > 0 ? tf->Format(t) : "Unknown";
@@ -803,6 +808,7 @@ Result<std::string> RenderSacct(const SacctRequest& req, const util::UserDb& use
 namespace {
 
 nlohmann::json ExitJson(int code, int sig) {
+  if (code < 0) return {{"status", "PENDING"}, {"return_code", nullptr}};
   if (sig != 0) return {{"status", "SIGNALED"}, {"return_code", code}, {"signal", {{"signal_id", sig}}}};
   return {{"status", code == 0 ? "SUCCESS" : "FAILED"}, {"return_code", code}};
 }

@@ -599,5 +599,26 @@ TEST_F(SacctRecordsTest, RequeuedRuns) {
       SacctQuery(*ParseSacctArgs({"-j", "14504"}), util::SystemUserDb(), kT, 0, true).duplicates);
 }
 
+// The oracle after scontrol update NodeName=cpu02 State=DOWN under job 16:
+// sacct -D -P -j 16 -o JobID,State,ExitCode showed the killed run
+// NODE_FAIL 0:0, its batch step CANCELLED with an empty ExitCode (the step
+// never reported one; --json "PENDING" with a null return code), and the
+// new run PENDING.
+TEST_F(SacctRecordsTest, ARunEndedByANodeFailure) {
+  JobRecord run0 = Job(16, -2, "NODE_FAIL", kT + 10, kT + 13);
+  JobRecord run1 = Job(16, -2, "PENDING", 0, 0);
+  run1.restarts = 1;
+  jobs_ = {run0, run1};
+  StepRecord b = Batch(run0, 0);
+  b.state = "CANCELLED";
+  b.exit_code = -1;
+  steps_.push_back(b);
+  EXPECT_EQ(Sacct({"-D", "-j", "16", "-P", "-o", "JobID,State,ExitCode"}),
+            "JobID|State|ExitCode\n16|NODE_FAIL|0:0\n16.batch|CANCELLED|\n16|PENDING|0:0\n");
+  const nlohmann::json job = SacctJobJson(run0, {&steps_[0]}, kT + 20);
+  EXPECT_EQ(job["steps"][0]["exit_code"],
+            (nlohmann::json{{"status", "PENDING"}, {"return_code", nullptr}}));
+}
+
 }  // namespace
 }  // namespace muster::render

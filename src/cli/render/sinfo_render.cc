@@ -891,7 +891,7 @@ nlohmann::json ToJson(const SinfoRequest& r) {
       {"partitions", r.partitions}, {"states", r.states},     {"nodes", r.nodes},
       {"exact", r.exact},         {"dead", r.dead},           {"responding", r.responding},
       {"sort", r.sort},           {"iterate_s", r.iterate_s}, {"help", r.help},
-      {"version", r.version},
+      {"version", r.version},     {"reservation", r.reservation},
   };
 }
 
@@ -917,6 +917,7 @@ Result<SinfoRequest> SinfoRequestFromJson(const nlohmann::json& j) {
     r.iterate_s = j.value("iterate_s", 0);
     r.help = j.value("help", false);
     r.version = j.value("version", false);
+    r.reservation = j.value("reservation", false);
     return r;
   } catch (const nlohmann::json::exception& e) {
     return InvalidArgument(std::string("sinfo request: ") + e.what());
@@ -955,6 +956,33 @@ Result<std::string> RenderSinfo(const SinfoRequest& req, const ClusterView& view
       out += s.literal ? s.text : Cell(s, widths[i], r, ctx);
     }
     out += '\n';
+  }
+  return out;
+}
+
+std::string RenderSinfoReservations(const nlohmann::json& list, bool noheader, bool long_view,
+                                    int64_t now) {
+  std::string out;
+  if (long_view && !noheader) out += DateLine(now) + "\n";
+  if (list.empty()) return out + "No reservations in the system\n";
+  // The name column is as wide as its header, and as the longest name
+  // only when the header is printed: Slurm 22.05 measures the names while
+  // printing the header (so with -h longer names push the row along).
+  size_t name_width = std::string_view("RESV_NAME").size();
+  if (!noheader) {
+    for (const nlohmann::json& r : list) {
+      name_width = std::max(name_width, r.value("name", std::string()).size());
+    }
+    out += fmt::format("{:<{}}  {:>8}  {:>19}  {:>19}  {:>11}  {}\n", "RESV_NAME", name_width,
+                       "STATE", "START_TIME", "END_TIME", "DURATION", "NODELIST");
+  }
+  for (const nlohmann::json& r : list) {
+    const int64_t start = r.value("start", int64_t{0});
+    const int64_t end = r.value("end", int64_t{0});
+    out += fmt::format("{:<{}}  {:>8}  {:>19}  {:>19}  {:>11}  {}\n", r.value("name", ""),
+                       name_width, r.value("state", ""), util::FormatTimestamp(start),
+                       util::FormatTimestamp(end), util::FormatDurationLong(end - start),
+                       util::CompressHostlist(r.value("nodes", std::vector<std::string>{})));
   }
   return out;
 }

@@ -1031,5 +1031,48 @@ TEST(RenderSinfoTest, OverSubscribeField) {
   EXPECT_EQ(*out, "short* NO\ntrain FORCE:4\n");
 }
 
+// sinfo -T on the oracle (the same reservations made in the same order,
+// the first two in the window sinfo was run in).
+TEST(RenderSinfoTest, Reservations) {
+  auto resv = [](const char* name, const char* state, const char* start, const char* end,
+                 std::vector<std::string> nodes) {
+    return nlohmann::json{{"name", name}, {"state", state}, {"start", At(start)},
+                          {"end", At(end)}, {"nodes", nodes}};
+  };
+  nlohmann::json list = {
+      resv("r_now", "ACTIVE", "2026-12-07T11:39:58", "2026-12-07T12:39:58", {"gpu01"}),
+      resv("r_later", "INACTIVE", "2026-12-07T12:39:58", "2026-12-08T14:42:58",
+           {"cpu01", "gpu02", "gpu03"})};
+  Result<SinfoRequest> r = ParseSinfoArgs({"-T"}, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->reservation);
+  const int64_t now = At("2026-12-07T11:40:15");
+  EXPECT_EQ(RenderSinfoReservations(list, false, false, now),
+            "RESV_NAME     STATE           START_TIME             END_TIME     DURATION  NODELIST\n"
+            "r_now        ACTIVE  2026-12-07T11:39:58  2026-12-07T12:39:58     01:00:00  gpu01\n"
+            "r_later    INACTIVE  2026-12-07T12:39:58  2026-12-08T14:42:58   1-02:03:00  cpu01,gpu[02-03]\n");
+  // A longer name widens its column, but only under the header.
+  list.push_back(resv("a_very_long_reservation_name", "INACTIVE", "2026-12-07T13:40:04",
+                      "2027-12-07T13:40:04", {"cpu02"}));
+  list.push_back(resv("x", "INACTIVE", "2026-12-20T00:00:00", "2027-01-05T00:00:00",
+                      {"cpu01", "cpu02", "gpu01", "gpu02", "gpu03", "gpu04"}));
+  EXPECT_EQ(RenderSinfoReservations(list, false, true, now),
+            "Mon Dec 07 11:40:15 2026\n"
+            "RESV_NAME                        STATE           START_TIME             END_TIME     DURATION  NODELIST\n"
+            "r_now                           ACTIVE  2026-12-07T11:39:58  2026-12-07T12:39:58     01:00:00  gpu01\n"
+            "r_later                       INACTIVE  2026-12-07T12:39:58  2026-12-08T14:42:58   1-02:03:00  cpu01,gpu[02-03]\n"
+            "a_very_long_reservation_name  INACTIVE  2026-12-07T13:40:04  2027-12-07T13:40:04  365-00:00:00  cpu02\n"
+            "x                             INACTIVE  2026-12-20T00:00:00  2027-01-05T00:00:00  16-00:00:00  cpu[01-02],gpu[01-04]\n");
+  EXPECT_EQ(RenderSinfoReservations(list, true, true, now),
+            "r_now        ACTIVE  2026-12-07T11:39:58  2026-12-07T12:39:58     01:00:00  gpu01\n"
+            "r_later    INACTIVE  2026-12-07T12:39:58  2026-12-08T14:42:58   1-02:03:00  cpu01,gpu[02-03]\n"
+            "a_very_long_reservation_name  INACTIVE  2026-12-07T13:40:04  2027-12-07T13:40:04  365-00:00:00  cpu02\n"
+            "x          INACTIVE  2026-12-20T00:00:00  2027-01-05T00:00:00  16-00:00:00  cpu[01-02],gpu[01-04]\n");
+  EXPECT_EQ(RenderSinfoReservations(nlohmann::json::array(), false, false, now),
+            "No reservations in the system\n");
+  EXPECT_EQ(RenderSinfoReservations(nlohmann::json::array(), false, true, now),
+            "Mon Dec 07 11:40:15 2026\nNo reservations in the system\n");
+}
+
 }  // namespace
 }  // namespace muster::render
