@@ -152,6 +152,8 @@ std::string ScontrolHelp() {
      -V, --version  the release
 
     Valid <COMMAND> values are:
+     cancel_reboot <node_list>
+                              forget reboots asked for and not yet under way
      create reservation <SPECIFICATIONS>
                               make a reservation
      delete reservation=<name>
@@ -159,6 +161,10 @@ std::string ScontrolHelp() {
      help                     this text
      hold <job_list>          keep jobs from starting (operators: an admin hold)
      release <job_list>       let held jobs start
+     reboot [ASAP] [nextstate=RESUME|DOWN] [reason=<reason>] <node_list>|ALL
+                              reboot nodes with RebootProgram once they are
+                              idle (ASAP: drain them meanwhile), check them
+                              and return them in that state
      reconfigure              read the configuration again
      requeue <job_list>       put jobs back in the queue
      requeuehold <job_list>   put jobs back in the queue, held
