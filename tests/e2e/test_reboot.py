@@ -203,6 +203,8 @@ def test_health_check_node_state_cycle_and_start_only(tmp_path):
             log = tmp_path / "checks.log"
             return [(l.split()[0], float(l.split()[1])) for l in log.read_text().splitlines()] \
                 if log.exists() else []
+        # Past the checks every node had as it joined (all at once).
+        wait_for(lambda: {n for n, _ in runs()} == {"gpu01", "gpu02", "cpu01"}, what="join checks")
         start = len(runs())
         wait_for(lambda: len(runs()) >= start + 4, timeout=15, what="cycled checks")
         later = runs()[start:]
