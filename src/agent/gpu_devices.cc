@@ -1,5 +1,6 @@
 #include "agent/gpu_devices.h"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -11,8 +12,6 @@
 #include <filesystem>
 #include <functional>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "util/strings.h"
 
@@ -48,7 +47,8 @@ util::Status MakeCharDevice(const std::string& path, uint32_t major_nr, uint32_t
   const dev_t want = makedev(major_nr, minor_nr);
   struct stat st {};
   if (::lstat(path.c_str(), &st) == 0) {
-    if (S_ISCHR(st.st_mode) && st.st_rdev == want && (st.st_mode & 0777) == 0666) return util::Status::Ok();
+    if (S_ISCHR(st.st_mode) && st.st_rdev == want && (st.st_mode & 0777) == 0666)
+      return util::Status::Ok();
     ::unlink(path.c_str());
   }
   if (::mknod(path.c_str(), S_IFCHR | 0666, want) != 0) {
@@ -109,7 +109,8 @@ std::vector<stepd::DeviceRule> GpuDevices::DeniedFor(
 
 std::vector<std::string> GpuDevices::MigUuids(const std::string& node) const {
   const std::vector<GresDevice>& devices = Of(node);
-  if (std::none_of(devices.begin(), devices.end(), [](const GresDevice& d) { return !d.uuid.empty(); })) {
+  if (std::none_of(devices.begin(), devices.end(),
+                   [](const GresDevice& d) { return !d.uuid.empty(); })) {
     return {};
   }
   std::vector<std::string> out;
@@ -128,8 +129,8 @@ std::optional<int> MigSlices(std::string_view type) {
   std::optional<uint32_t> slices = ParseU32(type.substr(0, g));
   std::string_view rest = type.substr(g + 2);
   const size_t gb = rest.find("gb");
-  if (!slices || *slices < 1 || *slices > kSlicesPerGpu || gb == std::string_view::npos || gb == 0 ||
-      !ParseU32(rest.substr(0, gb))) {
+  if (!slices || *slices < 1 || *slices > kSlicesPerGpu || gb == std::string_view::npos ||
+      gb == 0 || !ParseU32(rest.substr(0, gb))) {
     return std::nullopt;
   }
   rest.remove_prefix(gb + 2);
@@ -151,7 +152,8 @@ util::Result<uint32_t> FreeCharMajor(std::string_view proc_devices) {
       if (used.count(m) == 0) return m;
     }
   }
-  return util::Unavailable("every character major kept for local use (60-63, 120-127, 240-254) is taken");
+  return util::Unavailable(
+      "every character major kept for local use (60-63, 120-127, 240-254) is taken");
 }
 
 std::optional<uint32_t> CharMajorOf(std::string_view proc_devices, std::string_view name) {
@@ -181,11 +183,9 @@ std::map<std::string, uint32_t> ParseMigMinors(std::string_view text) {
   return out;
 }
 
-util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir, const std::string& cluster,
-                                                          const std::string& node, uint32_t major_nr,
-                                                          uint32_t slot,
-                                                          const std::vector<std::string>& types,
-                                                          bool make_files) {
+util::Result<std::vector<GresDevice>> MakeEmulatedDevices(
+    const std::string& dir, const std::string& cluster, const std::string& node, uint32_t major_nr,
+    uint32_t slot, const std::vector<std::string>& types, bool make_files) {
   const uint32_t base = (slot % kMaxSlots) * kMinorsPerNode;
   std::error_code ec;
   auto make_dir = [&](const std::string& path) -> util::Status {
@@ -202,9 +202,9 @@ util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir
   MUSTER_RETURN_IF_ERROR(make_device(dir + "/nvidiactl", base + kCtlMinor));
   MUSTER_RETURN_IF_ERROR(make_device(dir + "/nvidia-uvm", base + kUvmMinor));
   std::vector<GresDevice> out;
-  uint32_t gpu = 0;         // the next emulated GPU
-  int slices_left = 0;      // of the GPU MIG instances are being cut from
-  uint32_t instances = 0;   // MIG instances so far
+  uint32_t gpu = 0;        // the next emulated GPU
+  int slices_left = 0;     // of the GPU MIG instances are being cut from
+  uint32_t instances = 0;  // MIG instances so far
   for (size_t i = 0; i < types.size(); ++i) {
     GresDevice d;
     d.index = static_cast<int>(i);
@@ -212,7 +212,8 @@ util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir
     if (!slices || *slices > slices_left) {
       // A whole GPU, or a MIG instance that needs a fresh one.
       if (gpu >= kMaxEmulatedGpus) {
-        return util::InvalidArgument(fmt::format("node {}: more than {} emulated GPUs", node, kMaxEmulatedGpus));
+        return util::InvalidArgument(
+            fmt::format("node {}: more than {} emulated GPUs", node, kMaxEmulatedGpus));
       }
       const std::string path = fmt::format("{}/nvidia{}", dir, gpu);
       MUSTER_RETURN_IF_ERROR(make_device(path, base + gpu));
@@ -224,7 +225,8 @@ util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir
     d.numbers.push_back({'c', major_nr, base + parent});
     if (slices) {
       if (instances >= kMaxEmulatedMig) {
-        return util::InvalidArgument(fmt::format("node {}: more than {} emulated MIG instances", node, kMaxEmulatedMig));
+        return util::InvalidArgument(
+            fmt::format("node {}: more than {} emulated MIG instances", node, kMaxEmulatedMig));
       }
       slices_left -= *slices;
       // Its GPU instance's and compute instance's capability files.
@@ -244,8 +246,9 @@ util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir
   return out;
 }
 
-std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus, std::string_view mig_minors,
-                                    std::string_view proc_devices, std::vector<std::string>* problems) {
+std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus,
+                                    std::string_view mig_minors, std::string_view proc_devices,
+                                    std::vector<std::string>* problems) {
   // NVIDIA's registered major; the driver names it "nvidia-frontend" (or
   // "nvidia") in /proc/devices.
   const uint32_t gpu_major = CharMajorOf(proc_devices, "nvidia-frontend")
@@ -260,7 +263,8 @@ std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus, std::s
   for (const NvmlGresDevice& n : NvmlGresDevices(gpus)) {
     GresDevice d;
     d.index = static_cast<int>(out.size());
-    const uint32_t minor_nr = static_cast<uint32_t>(n.gpu->minor >= 0 ? n.gpu->minor : n.gpu->index);
+    const uint32_t minor_nr =
+        static_cast<uint32_t>(n.gpu->minor >= 0 ? n.gpu->minor : n.gpu->index);
     d.paths.push_back(fmt::format("/dev/nvidia{}", minor_nr));
     d.numbers.push_back(device(d.paths.back(), gpu_major, minor_nr));
     if (n.mig != nullptr) {
@@ -270,8 +274,8 @@ std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus, std::s
       for (const std::string& key : {gi, ci}) {
         auto cap = caps.find(key);
         if (cap == caps.end() || !caps_major) {
-          problems->push_back(fmt::format("MIG {}: no capability {} in /proc/driver/nvidia-caps/mig-minors",
-                                          n.mig->uuid, key));
+          problems->push_back(fmt::format(
+              "MIG {}: no capability {} in /proc/driver/nvidia-caps/mig-minors", n.mig->uuid, key));
           continue;
         }
         d.paths.push_back(fmt::format("/dev/nvidia-caps/nvidia-cap{}", cap->second));
@@ -283,7 +287,8 @@ std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus, std::s
   return out;
 }
 
-std::vector<GresDevice> DevicesFromFiles(const core::NodeConfig& node, std::vector<std::string>* problems) {
+std::vector<GresDevice> DevicesFromFiles(const core::NodeConfig& node,
+                                         std::vector<std::string>* problems) {
   std::vector<GresDevice> out;
   int index = 0;
   for (const core::GresSpec& g : node.gres) {

@@ -35,10 +35,10 @@ namespace muster::agent {
 
 // One GRES device of a node: a GPU, or a MIG instance of one.
 struct GresDevice {
-  int index = 0;                          // its GRES index on the node
-  std::vector<std::string> paths;         // the files a job given it may open
+  int index = 0;                           // its GRES index on the node
+  std::vector<std::string> paths;          // the files a job given it may open
   std::vector<stepd::DeviceRule> numbers;  // theirs, in the same order
-  std::string uuid;  // a MIG instance's "MIG-..." UUID; "" for a whole GPU
+  std::string uuid;                        // a MIG instance's "MIG-..." UUID; "" for a whole GPU
 };
 
 // The GRES devices of each node an agent hosts. Built at the agent's
@@ -52,7 +52,8 @@ class GpuDevices {
   // indices there, for the job's nodes on this host): every number of
   // every hosted node's devices that none of the held devices uses (a MIG
   // instance's GPU file is shared by its siblings), sorted, each once.
-  std::vector<stepd::DeviceRule> DeniedFor(const std::map<std::string, std::vector<int>>& held) const;
+  std::vector<stepd::DeviceRule> DeniedFor(
+      const std::map<std::string, std::vector<int>>& held) const;
   // The MIG UUID of each device of `node` by index ("" for whole GPUs);
   // empty when the node has no MIG instance.
   std::vector<std::string> MigUuids(const std::string& node) const;
@@ -81,16 +82,15 @@ util::Result<uint32_t> FreeCharMajor(std::string_view proc_devices);
 // slices of emulated GPUs (7 each), each instance its GPU's file and two
 // capability files; `cluster` seeds the MIG UUIDs. Making the files needs
 // root (mknod): with `make_files` false only the layout is worked out.
-util::Result<std::vector<GresDevice>> MakeEmulatedDevices(const std::string& dir, const std::string& cluster,
-                                                          const std::string& node, uint32_t major,
-                                                          uint32_t slot,
-                                                          const std::vector<std::string>& types,
-                                                          bool make_files = true);
+util::Result<std::vector<GresDevice>> MakeEmulatedDevices(
+    const std::string& dir, const std::string& cluster, const std::string& node, uint32_t major,
+    uint32_t slot, const std::vector<std::string>& types, bool make_files = true);
 
 // The devices gres.conf gives the node's GPUs (File= / MultipleFiles=),
 // each file that is a device; a file that is missing or is not a device
 // is left out and named in *problems.
-std::vector<GresDevice> DevicesFromFiles(const core::NodeConfig& node, std::vector<std::string>* problems);
+std::vector<GresDevice> DevicesFromFiles(const core::NodeConfig& node,
+                                         std::vector<std::string>* problems);
 
 // The devices of the node that is this machine, from NVML (gpus, from
 // Nvml::Inventory): /dev/nvidia<minor> per GPU, and for each MIG instance
@@ -100,8 +100,9 @@ std::vector<GresDevice> DevicesFromFiles(const core::NodeConfig& node, std::vect
 // they exist, else from `proc_devices` (the nvidia and nvidia-caps
 // majors). An instance whose capabilities are not listed is named in
 // *problems and given its GPU's file alone.
-std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus, std::string_view mig_minors,
-                                    std::string_view proc_devices, std::vector<std::string>* problems);
+std::vector<GresDevice> NvmlDevices(const std::vector<DetectedGpu>& gpus,
+                                    std::string_view mig_minors, std::string_view proc_devices,
+                                    std::vector<std::string>* problems);
 
 // /proc/driver/nvidia-caps/mig-minors: "gpu0/gi1/access 12" and
 // "gpu0/gi1/ci0/access 13" lines, as key ("gpu0/gi1", "gpu0/gi1/ci0") ->

@@ -1,13 +1,12 @@
 #include "agent/gpu_devices.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <filesystem>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace muster::agent {
 namespace {
@@ -21,7 +20,8 @@ TEST(MigSlicesTest, ReadsMigProfiles) {
   EXPECT_EQ(MigSlices("3g.40gb"), 3);
   EXPECT_EQ(MigSlices("7g.80gb"), 7);
   EXPECT_EQ(MigSlices("1g.10gb+me"), 1);
-  for (const char* not_mig : {"h100", "", "g.10gb", "8g.80gb", "1g.gb", "1g.10", "1g.10gbx", "a100"}) {
+  for (const char* not_mig :
+       {"h100", "", "g.10gb", "8g.80gb", "1g.gb", "1g.10", "1g.10gbx", "a100"}) {
     EXPECT_EQ(MigSlices(not_mig), std::nullopt) << not_mig;
   }
 }
@@ -46,8 +46,9 @@ TEST(CharMajorOfTest, FindsADriverByName) {
 }
 
 TEST(ParseMigMinorsTest, ReadsGpuAndComputeInstances) {
-  auto m = ParseMigMinors("config 1\nmonitor 2\ngpu0/gi1/access 3\ngpu0/gi1/ci0/access 4\n"
-                          "gpu1/gi2/access 30\n");
+  auto m = ParseMigMinors(
+      "config 1\nmonitor 2\ngpu0/gi1/access 3\ngpu0/gi1/ci0/access 4\n"
+      "gpu1/gi2/access 30\n");
   EXPECT_EQ(m.size(), 3u);
   EXPECT_EQ(m["gpu0/gi1"], 3u);
   EXPECT_EQ(m["gpu0/gi1/ci0"], 4u);
@@ -67,14 +68,14 @@ TEST(EmulatedDevicesTest, OneFilePerGpuNumberedByTheNodesSlot) {
 TEST(EmulatedDevicesTest, MigInstancesShareTheirGpuAndHaveCapabilities) {
   // 3 + 3 + 1 slices fill the first GPU; the next 3g needs a second one,
   // and a whole GPU after them a third.
-  auto d = MakeEmulatedDevices("/x", "c", "n", 120, 0, {"3g.40gb", "3g.40gb", "1g.10gb", "3g.40gb", "h100"},
-                               false);
+  auto d = MakeEmulatedDevices("/x", "c", "n", 120, 0,
+                               {"3g.40gb", "3g.40gb", "1g.10gb", "3g.40gb", "h100"}, false);
   ASSERT_TRUE(d.ok()) << d.status().message();
   ASSERT_EQ(d->size(), 5u);
-  EXPECT_THAT((*d)[0].paths,
-              ElementsAre("/x/nvidia0", "/x/nvidia-caps/nvidia-cap1", "/x/nvidia-caps/nvidia-cap2"));
-  EXPECT_THAT((*d)[2].paths,
-              ElementsAre("/x/nvidia0", "/x/nvidia-caps/nvidia-cap5", "/x/nvidia-caps/nvidia-cap6"));
+  EXPECT_THAT((*d)[0].paths, ElementsAre("/x/nvidia0", "/x/nvidia-caps/nvidia-cap1",
+                                         "/x/nvidia-caps/nvidia-cap2"));
+  EXPECT_THAT((*d)[2].paths, ElementsAre("/x/nvidia0", "/x/nvidia-caps/nvidia-cap5",
+                                         "/x/nvidia-caps/nvidia-cap6"));
   EXPECT_EQ((*d)[3].paths[0], "/x/nvidia1");
   EXPECT_THAT((*d)[4].paths, ElementsAre("/x/nvidia2"));
   EXPECT_TRUE((*d)[0].uuid.starts_with("MIG-")) << (*d)[0].uuid;
@@ -87,8 +88,9 @@ TEST(GpuDevicesTest, DeniesEveryDeviceTheJobWasNotGiven) {
   devices.Set("a", *MakeEmulatedDevices("/a", "c", "a", 120, 0, {"h100", "h100", "h100"}, false));
   devices.Set("b", *MakeEmulatedDevices("/b", "c", "b", 120, 1, {"h100"}, false));
   // GPU 1 of a: the rest of a and all of b are refused.
-  EXPECT_THAT(devices.DeniedFor({{"a", {1}}}),
-              ElementsAre(DeviceRule{'c', 120, 0}, DeviceRule{'c', 120, 2}, DeviceRule{'c', 120, 256}));
+  EXPECT_THAT(
+      devices.DeniedFor({{"a", {1}}}),
+      ElementsAre(DeviceRule{'c', 120, 0}, DeviceRule{'c', 120, 2}, DeviceRule{'c', 120, 256}));
   // A job without GPUs is refused them all.
   EXPECT_EQ(devices.DeniedFor({}).size(), 4u);
   EXPECT_TRUE(devices.DeniedFor({{"a", {0, 1, 2}}, {"b", {0}}}).empty());
@@ -96,7 +98,8 @@ TEST(GpuDevicesTest, DeniesEveryDeviceTheJobWasNotGiven) {
 
 TEST(GpuDevicesTest, AMigInstanceKeepsItsGpuFileButNotItsSiblingsCapabilities) {
   GpuDevices devices;
-  devices.Set("m", *MakeEmulatedDevices("/m", "c", "m", 120, 0, {"1g.10gb", "1g.10gb", "h100"}, false));
+  devices.Set("m",
+              *MakeEmulatedDevices("/m", "c", "m", 120, 0, {"1g.10gb", "1g.10gb", "h100"}, false));
   std::vector<DeviceRule> denied = devices.DeniedFor({{"m", {0}}});
   // nvidia0 stays open (both instances are on it); the sibling's two
   // capabilities and the whole GPU are refused.

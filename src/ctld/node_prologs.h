@@ -35,7 +35,8 @@ class NodePrologs {
   bool Waits(core::JobId id, int run, const std::string& node) const;
   void Forget(core::JobId id);
   // The jobs with nodes among `nodes` yet to answer, and those nodes.
-  std::map<core::JobId, std::vector<std::string>> PendingOn(const std::vector<std::string>& nodes) const;
+  std::map<core::JobId, std::vector<std::string>> PendingOn(
+      const std::vector<std::string>& nodes) const;
   bool empty() const { return pending_.empty(); }
 
  private:

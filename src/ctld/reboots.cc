@@ -5,9 +5,9 @@
 // registers again), then health-checked before it takes a job; DOWN with
 // "reboot timed out" when it takes longer than ResumeTimeout. The state
 // transitions are core's (core/node.h); this is their I/O.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "ctld/controller.h"
 #include "util/hostlist.h"
@@ -39,7 +39,8 @@ util::Status Controller::RebootNodes(const std::string& nodes, const core::Reboo
   if (!caller.admin) return util::PermissionDenied("Access/permission denied");
   if (cfg_.reboot_program.empty()) return util::FailedPrecondition("RebootProgram isn't defined");
   if (!req.next_state.empty() && req.next_state != "RESUME" && req.next_state != "DOWN") {
-    return util::InvalidArgument("Invalid state: " + req.next_state + "\nValid states: DOWN, RESUME");
+    return util::InvalidArgument("Invalid state: " + req.next_state +
+                                 "\nValid states: DOWN, RESUME");
   }
   util::Result<std::vector<core::Node*>> targets = NodesNamed(nodes);
   if (!targets.ok()) return targets.status();

@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <fmt/format.h>
 #include <linux/bpf.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -10,8 +11,6 @@
 #include <charconv>
 #include <cstring>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "stepd/device_filter_bpf.h"  // kDeviceFilterObject, generated at build time
 
@@ -57,7 +56,9 @@ util::Result<DeviceRule> ParseDeviceRule(std::string_view text) {
     rule.major = ParseNumber(text.substr(2, colon - 2), &ok);
     rule.minor = ParseNumber(text.substr(colon + 1), &ok);
   }
-  if (!ok) return util::InvalidArgument(fmt::format("bad device rule '{}' (expected 'c MAJOR:MINOR')", text));
+  if (!ok)
+    return util::InvalidArgument(
+        fmt::format("bad device rule '{}' (expected 'c MAJOR:MINOR')", text));
   return rule;
 }
 
@@ -89,21 +90,23 @@ util::Status AttachDeviceFilter(int cgroup_fd, std::span<const DeviceRule> denie
   }
   bpf_map* map = bpf_object__find_map_by_name(obj.get(), "denied");
   bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "device_filter");
-  if (map == nullptr || prog == nullptr) return util::Internal("the device filter object lacks its map or program");
+  if (map == nullptr || prog == nullptr)
+    return util::Internal("the device filter object lacks its map or program");
   for (const DeviceRule& rule : denied) {
     const DeviceKey key{rule.type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR, rule.major,
                         rule.minor};
     const uint8_t refused = 1;
     if (bpf_map_update_elem(bpf_map__fd(map), &key, &refused, BPF_ANY) != 0) {
-      return util::Unavailable(
-          fmt::format("cannot add {} to the device filter: {}", rule.ToString(), std::strerror(errno)));
+      return util::Unavailable(fmt::format("cannot add {} to the device filter: {}",
+                                           rule.ToString(), std::strerror(errno)));
     }
   }
   // ALLOW_MULTI: a program above the job's cgroup (a site's own) keeps
   // running too; a device is opened only where every program allows it.
-  if (bpf_prog_attach(bpf_program__fd(prog), cgroup_fd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI) != 0) {
-    return util::Unavailable(
-        fmt::format("cannot attach the device filter to the job's cgroup: {}", std::strerror(errno)));
+  if (bpf_prog_attach(bpf_program__fd(prog), cgroup_fd, BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI) !=
+      0) {
+    return util::Unavailable(fmt::format("cannot attach the device filter to the job's cgroup: {}",
+                                         std::strerror(errno)));
   }
   return util::Status::Ok();
 }

@@ -1,6 +1,7 @@
 #include "stepd/device_filter.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -9,8 +10,6 @@
 #include <cerrno>
 #include <filesystem>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace muster::stepd {
 namespace {
@@ -29,7 +28,8 @@ TEST(DeviceRuleTest, RoundTripsThroughItsText) {
 }
 
 TEST(DeviceRuleTest, RefusesWhatIsNotARule) {
-  for (const char* bad : {"", "c", "c 195", "x 1:2", "c 1:", "c :2", "c1:2", "c 1:2 rwm", "c -1:2"}) {
+  for (const char* bad :
+       {"", "c", "c 195", "x 1:2", "c 1:", "c :2", "c1:2", "c 1:2 rwm", "c -1:2"}) {
     util::Result<DeviceRule> r = ParseDeviceRule(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {
@@ -78,7 +78,8 @@ int OpenErrnoInCgroup(const std::string& cgroup, const std::string& path) {
 TEST(AttachDeviceFilterTest, RefusesTheListedDevicesOnly) {
   const std::string root = V2Root();
   if (::geteuid() != 0 || root.empty()) GTEST_SKIP() << "needs root and a cgroup v2 hierarchy";
-  const fs::path dir = fs::temp_directory_path() / ("muster-devfilter-" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("muster-devfilter-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   // 120 is kept for local use: no driver of a stock kernel holds it.
   const std::string mine = (dir / "gpu0").string();
