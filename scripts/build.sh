@@ -29,7 +29,7 @@ check() { dpkg -s "$1" >/dev/null 2>&1 || need_pkgs+=("$1"); }
 # What building takes (GoogleTest too: the configuration finds it).
 for p in g++ cmake ninja-build libboost-dev nlohmann-json3-dev libfmt-dev \
          libspdlog-dev libcli11-dev libgtest-dev libgmock-dev libsqlite3-dev libssl-dev \
-         libmunge-dev libpmix-dev libhwloc-dev libbpf-dev clang pkg-config iproute2 procps; do
+         libmunge-dev libpmix-dev libhwloc-dev libbpf-dev zlib1g-dev clang pkg-config iproute2 procps; do
   check "$p"
 done
 # What the tests run.

@@ -91,7 +91,7 @@ TEST(JobOptionsTest, HelpHasSlurmsLayout) {
 // docs/options.md carries the catalogue's tables as they are; with
 // MUSTER_WRITE_OPTIONS_DOC=1 the test writes them there instead.
 TEST(JobOptionsTest, DocsTableIsTheCatalogues) {
-  const std::string path = std::string(MUSTER_SOURCE_DIR) + "/docs/options.md";
+  const std::string path = MUSTER_SOURCE_DIR "/docs/options.md";
   std::ifstream in(path);
   std::string doc(std::istreambuf_iterator<char>(in), {});
   const std::string begin = "<!-- job options: begin -->\n", end = "<!-- job options: end -->\n";
