@@ -1,9 +1,9 @@
 #include "sim/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "util/version.h"
 
@@ -55,15 +55,18 @@ GroupFigures Group(const std::vector<const JobOutcome*>& jobs) {
 }
 
 std::string GroupLine(const std::string& name, const GroupFigures& g) {
-  return fmt::format("{:<16} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10.1f} {:>9.2f} {:>9} {:>9}\n",
-                     name, g.jobs, g.started, g.wait_p50, g.wait_p90, g.wait_p99, g.wait_max,
-                     g.wait_mean, g.bounded_slowdown, g.backfilled, g.preempted);
+  return fmt::format(
+      "{:<16} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10.1f} {:>9.2f} {:>9} {:>9}\n", name,
+      g.jobs, g.started, g.wait_p50, g.wait_p90, g.wait_p99, g.wait_max, g.wait_mean,
+      g.bounded_slowdown, g.backfilled, g.preempted);
 }
 
-std::string GroupTable(const std::string& title, const std::map<std::string, GroupFigures>& groups) {
-  std::string out = fmt::format("{:<16} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}\n",
-                                title, "Jobs", "Started", "WaitP50", "WaitP90", "WaitP99",
-                                "WaitMax", "WaitMean", "BSld", "Backfill", "Preempt");
+std::string GroupTable(const std::string& title,
+                       const std::map<std::string, GroupFigures>& groups) {
+  std::string out =
+      fmt::format("{:<16} {:>8} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9} {:>9} {:>9}\n",
+                  title, "Jobs", "Started", "WaitP50", "WaitP90", "WaitP99", "WaitMax", "WaitMean",
+                  "BSld", "Backfill", "Preempt");
   for (const auto& [name, g] : groups) out += GroupLine(name.empty() ? "(none)" : name, g);
   return out;
 }
@@ -139,20 +142,25 @@ std::string JobsCsv(const std::vector<JobOutcome>& jobs) {
         ended && exec > 0 ? fmt::format("{:.6f}", static_cast<double>(turnaround) / exec) : "";
     // Batsim's final states; Slurm's state goes in metadata.
     std::string final_state;
-    if (j.start < 0) final_state = j.state == "PENDING" ? "SUBMITTED" : "REJECTED";
-    else if (j.state == "COMPLETED") final_state = "COMPLETED_SUCCESSFULLY";
-    else if (j.state == "TIMEOUT") final_state = "COMPLETED_WALLTIME_REACHED";
-    else if (j.state == "FAILED") final_state = "COMPLETED_FAILED";
-    else if (j.end >= 0) final_state = "COMPLETED_KILLED";
-    else final_state = "RUNNING";
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(j.id),
-                       CsvField(j.workload), "", j.submit, j.cpus, j.requested_time,
-                       j.state == "COMPLETED" ? 1 : 0, final_state,
-                       j.start >= 0 ? std::to_string(j.start) : "",
-                       ended ? std::to_string(exec) : "", ended ? std::to_string(j.end) : "",
-                       j.start >= 0 ? std::to_string(j.start - j.submit) : "",
-                       ended ? std::to_string(turnaround) : "", stretch, CsvField(j.nodes), "",
-                       CsvField(j.state));
+    if (j.start < 0)
+      final_state = j.state == "PENDING" ? "SUBMITTED" : "REJECTED";
+    else if (j.state == "COMPLETED")
+      final_state = "COMPLETED_SUCCESSFULLY";
+    else if (j.state == "TIMEOUT")
+      final_state = "COMPLETED_WALLTIME_REACHED";
+    else if (j.state == "FAILED")
+      final_state = "COMPLETED_FAILED";
+    else if (j.end >= 0)
+      final_state = "COMPLETED_KILLED";
+    else
+      final_state = "RUNNING";
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", CsvField(j.id),
+        CsvField(j.workload), "", j.submit, j.cpus, j.requested_time,
+        j.state == "COMPLETED" ? 1 : 0, final_state, j.start >= 0 ? std::to_string(j.start) : "",
+        ended ? std::to_string(exec) : "", ended ? std::to_string(j.end) : "",
+        j.start >= 0 ? std::to_string(j.start - j.submit) : "",
+        ended ? std::to_string(turnaround) : "", stretch, CsvField(j.nodes), "", CsvField(j.state));
   }
   return out;
 }
@@ -165,8 +173,10 @@ std::string ScheduleCsv(const std::vector<JobOutcome>& jobs, const Figures& f,
     if (j.start < 0 && j.state != "PENDING") ++rejected;
     if (!Ended(j)) continue;
     ++finished;
-    if (j.state == "COMPLETED") ++success;
-    else ++killed;
+    if (j.state == "COMPLETED")
+      ++success;
+    else
+      ++killed;
     double turnaround = static_cast<double>(j.end - j.submit);
     turnaround_sum += turnaround;
     max_turnaround = std::max(max_turnaround, turnaround);

@@ -20,8 +20,8 @@ struct JobOutcome {
   std::string id;
   std::string workload;  // the trace's name
   int64_t submit = 0;
-  int64_t start = -1;  // -1: it never started
-  int64_t end = -1;    // -1: it never ended
+  int64_t start = -1;          // -1: it never started
+  int64_t end = -1;            // -1: it never ended
   int64_t requested_time = 0;  // its time limit
   int cpus = 0;
   int gpus = 0;

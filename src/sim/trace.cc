@@ -3,12 +3,18 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "util/slurm_time.h"
@@ -107,9 +113,18 @@ Status ForEachLine(std::string_view text, Visit visit) {
 // The Standard Workload Format's fields (1-based, as its definition
 // numbers them); -1 means unknown.
 enum SwfField {
-  kSwfJob = 1, kSwfSubmit = 2, kSwfRun = 4, kSwfAllocProcs = 5, kSwfReqProcs = 8,
-  kSwfReqTime = 9, kSwfReqMemKbPerProc = 10, kSwfStatus = 11, kSwfUser = 12, kSwfGroup = 13,
-  kSwfPartition = 16, kSwfFields = 18,
+  kSwfJob = 1,
+  kSwfSubmit = 2,
+  kSwfRun = 4,
+  kSwfAllocProcs = 5,
+  kSwfReqProcs = 8,
+  kSwfReqTime = 9,
+  kSwfReqMemKbPerProc = 10,
+  kSwfStatus = 11,
+  kSwfUser = 12,
+  kSwfGroup = 13,
+  kSwfPartition = 16,
+  kSwfFields = 18,
 };
 constexpr int kSwfCancelled = 5;
 // Requested times of INT_MAX mean "unlimited" in some logs.
@@ -122,9 +137,9 @@ Status ParseSwf(std::string_view text, std::string_view name, std::vector<TraceJ
     if (body.empty() || body.front() == ';') return Status::Ok();
     std::vector<std::string_view> words = Words(body);
     if (words.size() != kSwfFields) {
-      return LineError(name, number,
-                       fmt::format("an SWF record has {} fields, this one {}", +kSwfFields,
-                                   words.size()));
+      return LineError(
+          name, number,
+          fmt::format("an SWF record has {} fields, this one {}", +kSwfFields, words.size()));
     }
     int64_t f[kSwfFields + 1] = {};
     for (int i = 1; i <= kSwfFields; ++i) {
@@ -310,7 +325,8 @@ Status ParseSacct(std::string_view text, std::string_view name, std::vector<Trac
     job.ran = start->has_value() && !util::StartsWith(state, "PENDING");
     if (std::string_view elapsed = get(f, "Elapsed"); !elapsed.empty()) {
       auto s = util::ParseTimeLimitSeconds(elapsed);
-      if (!s.ok() || *s < 0) return LineError(name, number, fmt::format("Elapsed: '{}' is not a duration", elapsed));
+      if (!s.ok() || *s < 0)
+        return LineError(name, number, fmt::format("Elapsed: '{}' is not a duration", elapsed));
       job.run = *s;
     } else if (start->has_value() && end->has_value()) {
       job.run = std::max<int64_t>(0, **end - **start);
@@ -331,7 +347,8 @@ Status ParseSacct(std::string_view text, std::string_view name, std::vector<Trac
         break;
       }
     }
-    if (auto n = util::ParseInt(tres["cpu"]); job.cpus == 0 && n.ok()) job.cpus = static_cast<int>(*n);
+    if (auto n = util::ParseInt(tres["cpu"]); job.cpus == 0 && n.ok())
+      job.cpus = static_cast<int>(*n);
     if (job.cpus <= 0) {
       job.cpus = 1;
       assumed->Note("CPUs: 1 (no NCPUS, AllocCPUS, ReqCPUS or cpu TRES)");
@@ -370,8 +387,12 @@ const std::vector<KnownCsv>& KnownCsvs() {
       {"Alibaba GPU (cluster-trace-gpu-v2023)",
        {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
         "creation_time", "deletion_time", "scheduled_time"},
-       {{"id", "name"}, {"submit", "creation_time"}, {"start", "scheduled_time"},
-        {"end", "deletion_time"}, {"cpu_milli", "cpu_milli"}, {"gpus", "num_gpu"},
+       {{"id", "name"},
+        {"submit", "creation_time"},
+        {"start", "scheduled_time"},
+        {"end", "deletion_time"},
+        {"cpu_milli", "cpu_milli"},
+        {"gpus", "num_gpu"},
         {"mem_mb", "memory_mib"}}},
   };
   return known;
@@ -403,7 +424,8 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
         }
       }
       for (const auto& [field, column] : columns) {
-        if (std::find(std::begin(kCsvFields), std::end(kCsvFields), field) == std::end(kCsvFields)) {
+        if (std::find(std::begin(kCsvFields), std::end(kCsvFields), field) ==
+            std::end(kCsvFields)) {
           return InvalidArgument(fmt::format("--columns: '{}' is not a field (fields: {})", field,
                                              fmt::join(kCsvFields, ", ")));
         }
@@ -415,7 +437,8 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
         field_col[field] = static_cast<size_t>(it - header.begin());
       }
       if (!field_col.contains("submit") ||
-          !(field_col.contains("run") || (field_col.contains("start") && field_col.contains("end")))) {
+          !(field_col.contains("run") ||
+            (field_col.contains("start") && field_col.contains("end")))) {
         return LineError(name, number,
                          "the header must give submit and run (or start and end) columns; "
                          "name them with --columns submit=COL,run=COL,...");
@@ -426,7 +449,8 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
       return Status::Ok();
     }
     if (f.size() != width) {
-      return LineError(name, number, fmt::format("{} fields where the header has {}", f.size(), width));
+      return LineError(name, number,
+                       fmt::format("{} fields where the header has {}", f.size(), width));
     }
     std::map<std::string, std::optional<int64_t>> num;
     std::map<std::string, std::string> str;
@@ -437,7 +461,8 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
         continue;
       }
       auto n = ParseNumber(v);
-      if (!n.ok()) return LineError(name, number, fmt::format("{}: {}", field, n.status().message()));
+      if (!n.ok())
+        return LineError(name, number, fmt::format("{}: {}", field, n.status().message()));
       num[field] = *n;
     }
     TraceJob job;
@@ -492,14 +517,17 @@ void Finish(const TraceOptions& options, Trace* trace, Assumptions* assumed) {
     if (job.time_limit <= 0) {
       if (options.time_limit > 0) {
         job.time_limit = options.time_limit;
-        assumed->Note(fmt::format("time limit: {} (--time-limit)", util::FormatDurationLong(options.time_limit)));
+        assumed->Note(fmt::format("time limit: {} (--time-limit)",
+                                  util::FormatDurationLong(options.time_limit)));
       } else {
-        job.time_limit = std::max<int64_t>(
-            1, static_cast<int64_t>(std::ceil(static_cast<double>(job.run) * options.time_limit_factor)));
-        assumed->Note(options.time_limit_factor == 1.0
-                          ? std::string("time limit: the run time (--time-limit, --time-limit-factor)")
-                          : fmt::format("time limit: the run time x {} (--time-limit-factor)",
-                                        options.time_limit_factor));
+        job.time_limit =
+            std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(job.run) *
+                                                                options.time_limit_factor)));
+        assumed->Note(
+            options.time_limit_factor == 1.0
+                ? std::string("time limit: the run time (--time-limit, --time-limit-factor)")
+                : fmt::format("time limit: the run time x {} (--time-limit-factor)",
+                              options.time_limit_factor));
       }
     }
     if (job.user.empty()) {
@@ -532,15 +560,20 @@ Result<TraceFormat> ParseTraceFormat(std::string_view name) {
   if (name == "batsim") return TraceFormat::kBatsim;
   if (name == "sacct") return TraceFormat::kSacct;
   if (name == "csv") return TraceFormat::kCsv;
-  return InvalidArgument(fmt::format("--format: '{}' is not a trace format (swf, batsim, sacct, csv)", name));
+  return InvalidArgument(
+      fmt::format("--format: '{}' is not a trace format (swf, batsim, sacct, csv)", name));
 }
 
 std::string_view TraceFormatName(TraceFormat format) {
   switch (format) {
-    case TraceFormat::kSwf: return "swf";
-    case TraceFormat::kBatsim: return "batsim";
-    case TraceFormat::kSacct: return "sacct";
-    case TraceFormat::kCsv: return "csv";
+    case TraceFormat::kSwf:
+      return "swf";
+    case TraceFormat::kBatsim:
+      return "batsim";
+    case TraceFormat::kSacct:
+      return "sacct";
+    case TraceFormat::kCsv:
+      return "csv";
   }
   return "?";
 }
@@ -553,7 +586,8 @@ Result<TraceFormat> GuessTraceFormat(std::string_view path) {
   if (ends(".json") || ends(".json.gz")) return TraceFormat::kBatsim;
   if (ends(".csv") || ends(".csv.gz")) return TraceFormat::kCsv;
   return InvalidArgument(fmt::format(
-      "{}: cannot tell the trace's format from its name; give --format swf|batsim|sacct|csv", path));
+      "{}: cannot tell the trace's format from its name; give --format swf|batsim|sacct|csv",
+      path));
 }
 
 Result<Trace> ParseTrace(std::string_view text, std::string_view name, TraceFormat format,
@@ -564,10 +598,18 @@ Result<Trace> ParseTrace(std::string_view text, std::string_view name, TraceForm
   Assumptions assumed;
   Status st;
   switch (format) {
-    case TraceFormat::kSwf: st = ParseSwf(text, name, &trace.jobs, &assumed); break;
-    case TraceFormat::kBatsim: st = ParseBatsim(text, name, &trace.jobs, &assumed); break;
-    case TraceFormat::kSacct: st = ParseSacct(text, name, &trace.jobs, &assumed); break;
-    case TraceFormat::kCsv: st = ParseCsv(text, name, options, &trace.jobs, &assumed); break;
+    case TraceFormat::kSwf:
+      st = ParseSwf(text, name, &trace.jobs, &assumed);
+      break;
+    case TraceFormat::kBatsim:
+      st = ParseBatsim(text, name, &trace.jobs, &assumed);
+      break;
+    case TraceFormat::kSacct:
+      st = ParseSacct(text, name, &trace.jobs, &assumed);
+      break;
+    case TraceFormat::kCsv:
+      st = ParseCsv(text, name, options, &trace.jobs, &assumed);
+      break;
   }
   if (!st.ok()) return st;
   if (trace.jobs.empty()) return InvalidArgument(fmt::format("{}: no jobs in the trace", name));

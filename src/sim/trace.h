@@ -48,16 +48,16 @@ struct TraceJob {
   std::string id;  // as the trace names it
   int line = 0;    // where it was read (1-based; Batsim: the job's index)
   int64_t submit = 0;
-  int64_t run = 0;          // the recorded run time
-  int64_t time_limit = 0;   // the requested time (assumed where missing)
-  int cpus = 0;             // CPUs in all
-  int gpus = 0;             // GPUs in all
-  int nodes = 0;            // 0: as many as the CPUs and GPUs need
-  int64_t mem_mb = 0;       // 0: the partition's default
+  int64_t run = 0;         // the recorded run time
+  int64_t time_limit = 0;  // the requested time (assumed where missing)
+  int cpus = 0;            // CPUs in all
+  int gpus = 0;            // GPUs in all
+  int nodes = 0;           // 0: as many as the CPUs and GPUs need
+  int64_t mem_mb = 0;      // 0: the partition's default
   std::string user;
   std::string account;
-  std::string partition;    // empty: the default partition
-  bool ran = true;          // false: the trace says it never started (cancelled while pending)
+  std::string partition;  // empty: the default partition
+  bool ran = true;        // false: the trace says it never started (cancelled while pending)
 };
 
 // What a trace lacked and what was used instead, for the run's report.
@@ -76,8 +76,8 @@ struct Trace {
 
 // The fields of a CSV trace that TraceOptions::columns can map.
 inline constexpr std::string_view kCsvFields[] = {
-    "id", "submit", "start", "end", "run", "time_limit", "cpus", "cpu_milli", "gpus",
-    "nodes", "mem_mb", "user", "account", "partition"};
+    "id",        "submit", "start", "end",    "run",  "time_limit", "cpus",
+    "cpu_milli", "gpus",   "nodes", "mem_mb", "user", "account",    "partition"};
 
 struct TraceOptions {
   // CSV only: Muster's field (kCsvFields) -> the trace's column name. The

@@ -48,7 +48,7 @@ TEST(TraceTest, SwfFieldsWithTheHeaderSkippedAndTheOriginAtTheFirstSubmission) {
   EXPECT_TRUE(a.ran);
   const TraceJob& b = t.jobs[1];
   EXPECT_EQ(b.submit, 60);
-  EXPECT_EQ(b.cpus, 8);  // allocated, as nothing was requested
+  EXPECT_EQ(b.cpus, 8);         // allocated, as nothing was requested
   EXPECT_EQ(b.time_limit, 50);  // the run time
   EXPECT_FALSE(t.jobs[2].ran);  // cancelled before it started
   EXPECT_EQ(t.never_started, 1);
@@ -68,8 +68,8 @@ TEST(TraceTest, SwfErrorsNameTheFileLineAndField) {
 TEST(TraceTest, SwfUnlimitedRequestTakesTheTimeLimitOption) {
   TraceOptions options;
   options.time_limit = 3600;
-  Trace t = Parse("1 0 -1 10 1 -1 -1 1 2147483647 -1 1 1 1 -1 1 -1 -1 -1", TraceFormat::kSwf,
-                  options);
+  Trace t =
+      Parse("1 0 -1 10 1 -1 -1 1 2147483647 -1 1 1 1 -1 1 -1 -1 -1", TraceFormat::kSwf, options);
   EXPECT_EQ(t.jobs[0].time_limit, 3600);
   EXPECT_EQ(AssumedJobs(t, "time limit: 01:00:00 (--time-limit)"), 1);
 }
@@ -127,7 +127,7 @@ TEST(TraceTest, SacctRowsAreJobsAndStepRowsAreSkipped) {
   EXPECT_EQ(a.user, "alice");
   EXPECT_EQ(a.account, "physics");
   EXPECT_EQ(a.partition, "gpu");
-  EXPECT_FALSE(t.jobs[1].ran);  // cancelled while pending
+  EXPECT_FALSE(t.jobs[1].ran);      // cancelled while pending
   EXPECT_EQ(t.jobs[1].submit, 90);  // across midnight
   EXPECT_EQ(t.jobs[1].time_limit, 86400);
   EXPECT_EQ(t.jobs[2].gpus, 4);  // typed GPUs counted
