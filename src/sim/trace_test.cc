@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 namespace muster::sim {
@@ -214,6 +215,35 @@ TEST(TraceTest, FormatsByNameAndByFileName) {
   EXPECT_EQ(*GuessTraceFormat("w.json"), TraceFormat::kBatsim);
   EXPECT_EQ(*GuessTraceFormat("cluster01.csv"), TraceFormat::kCsv);
   EXPECT_FALSE(GuessTraceFormat("dump.txt").ok());
+}
+
+// The workload traces beside the checkout (../shared/traces, when this
+// machine has them): every job trace reads, each job with a run time and a
+// time limit, the jobs in submission order from 0.
+TEST(TraceTest, EveryJobTraceOfTheSharedFolderReads) {
+  const std::filesystem::path dir = std::filesystem::path(MUSTER_SOURCE_DIR) / "../shared/traces";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << dir << " is not on this machine";
+  int read = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    const std::string path = entry.path().string();
+    auto format = GuessTraceFormat(path);
+    if (!format.ok() || path.find("node_list") != std::string::npos) continue;
+    auto trace = ReadTraceFile(path, *format, {});
+    ASSERT_TRUE(trace.ok()) << trace.status().message();
+    ASSERT_FALSE(trace->jobs.empty()) << path;
+    EXPECT_EQ(trace->jobs.front().submit, 0) << path;
+    for (size_t i = 0; i < trace->jobs.size(); ++i) {
+      const TraceJob& job = trace->jobs[i];
+      ASSERT_GE(job.run, 0) << path << ":" << job.line;
+      ASSERT_GT(job.time_limit, 0) << path << ":" << job.line;
+      ASSERT_GT(job.cpus, 0) << path << ":" << job.line;
+      if (i > 0) {
+        ASSERT_LE(trace->jobs[i - 1].submit, job.submit) << path << ":" << job.line;
+      }
+    }
+    ++read;
+  }
+  EXPECT_GE(read, 5);
 }
 
 }  // namespace
