@@ -3,7 +3,8 @@
 # at the lowest priority, each for --seconds-per-target, starting from the
 # tree's seeds; prints a table of runs, coverage, corpus and findings.
 #   scripts/fuzz.sh [--seconds-per-target N] [--scratch DIR] [--table FILE] [--build]
-# --build (re)builds build-san/ first (scripts/sanitize.sh build). What a
+# --build (re)builds build-san/ first (scripts/sanitize.sh build, at -O1
+# unless MUSTER_SAN_OPT says otherwise). What a
 # run finds (the grown corpus, any crash input) stays in --scratch.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -16,7 +17,7 @@ while (($#)); do
     --seconds-per-target) seconds=$2; shift 2 ;;
     --scratch) scratch=$2; shift 2 ;;
     --table) table=$2; shift 2 ;;
-    --build) "$root/scripts/sanitize.sh" build; shift ;;
+    --build) MUSTER_SAN_OPT=${MUSTER_SAN_OPT:--O1} "$root/scripts/sanitize.sh" build; shift ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
