@@ -1,5 +1,7 @@
 #include "sim/trace.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,11 +13,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <optional>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -30,14 +29,14 @@ using util::Status;
 // Counts what was assumed, by description, in the order first seen.
 class Assumptions {
  public:
-  void Note(std::string what) {
+  void Note(std::string_view what) {
     for (auto& a : list_) {
       if (a.what == what) {
         ++a.jobs;
         return;
       }
     }
-    list_.push_back({std::move(what), 1});
+    list_.push_back({std::string(what), 1});
   }
   std::vector<TraceAssumption> Take() { return std::move(list_); }
 
@@ -75,18 +74,6 @@ std::vector<std::string_view> Words(std::string_view line) {
     size_t start = i;
     while (i < line.size() && !std::isspace(static_cast<unsigned char>(line[i]))) ++i;
     if (i > start) out.push_back(line.substr(start, i - start));
-  }
-  return out;
-}
-
-std::vector<std::string_view> Fields(std::string_view line, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (true) {
-    size_t at = line.find(sep, start);
-    out.push_back(line.substr(start, at == std::string_view::npos ? at : at - start));
-    if (at == std::string_view::npos) break;
-    start = at + 1;
   }
   return out;
 }
@@ -280,13 +267,13 @@ int TresGpus(const std::map<std::string, std::string>& tres) {
 Status ParseSacct(std::string_view text, std::string_view name, std::vector<TraceJob>* jobs,
                   Assumptions* assumed) {
   std::map<std::string, size_t> col;
-  auto get = [&](const std::vector<std::string_view>& f, const char* key) -> std::string_view {
+  auto get = [&](const std::vector<std::string>& f, const char* key) -> std::string_view {
     auto it = col.find(key);
     return it == col.end() || it->second >= f.size() ? std::string_view() : f[it->second];
   };
   return ForEachLine(text, [&](int number, std::string_view line) -> Status {
     if (util::Trim(line).empty()) return Status::Ok();
-    std::vector<std::string_view> f = Fields(line, '|');
+    std::vector<std::string> f = util::Split(line, '|', /*skip_empty=*/false);
     if (col.empty()) {
       for (size_t i = 0; i < f.size(); ++i) col[std::string(f[i])] = i;
       if (!col.contains("JobID") || !col.contains("Submit")) {
@@ -403,9 +390,11 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
   std::map<std::string, size_t> field_col;  // Muster's field -> column index
   size_t width = 0;
   std::optional<size_t> gpu_milli_col;
+  const int per_gpu = options.cpus_per_gpu > 0 ? options.cpus_per_gpu : 1;
+  const std::string per_gpu_note = fmt::format("CPUs: {} per GPU (--cpus-per-gpu)", per_gpu);
   return ForEachLine(text, [&](int number, std::string_view line) -> Status {
     if (util::Trim(line).empty()) return Status::Ok();
-    std::vector<std::string_view> f = Fields(line, ',');
+    std::vector<std::string> f = util::Split(line, ',', /*skip_empty=*/false);
     if (width == 0) {
       std::vector<std::string> header;
       for (std::string_view h : f) header.emplace_back(util::Trim(h));
@@ -500,10 +489,9 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
     job.account = str["account"];
     job.partition = str["partition"];
     if (job.cpus <= 0) {
-      int per_gpu = options.cpus_per_gpu > 0 ? options.cpus_per_gpu : 1;
       job.cpus = std::max(1, job.gpus * per_gpu);
-      assumed->Note(job.gpus > 0 ? fmt::format("CPUs: {} per GPU (--cpus-per-gpu)", per_gpu)
-                                 : std::string("CPUs: 1 (the trace gives none)"));
+      assumed->Note(job.gpus > 0 ? std::string_view(per_gpu_note)
+                                 : std::string_view("CPUs: 1 (the trace gives none)"));
     }
     jobs->push_back(std::move(job));
     return Status::Ok();
@@ -513,34 +501,37 @@ Status ParseCsv(std::string_view text, std::string_view name, const TraceOptions
 // What every format shares: the defaults for missing fields, the order by
 // submission and the origin at the first submission.
 void Finish(const TraceOptions& options, Trace* trace, Assumptions* assumed) {
+  // What each default says in the report, worded once for all the jobs.
+  const std::string limit_note =
+      options.time_limit > 0 ? fmt::format("time limit: {} (--time-limit)",
+                                           util::FormatDurationLong(options.time_limit))
+      : options.time_limit_factor == 1.0
+          ? std::string("time limit: the run time (--time-limit, --time-limit-factor)")
+          : fmt::format("time limit: the run time x {} (--time-limit-factor)",
+                        options.time_limit_factor);
+  const std::string user_note = fmt::format("user: {} (--user)", options.user);
+  const std::string account_note = fmt::format("account: {} (--account)", options.account);
+  const std::string partition_note = fmt::format("partition: {} (--partition)", options.partition);
   for (TraceJob& job : trace->jobs) {
     if (job.time_limit <= 0) {
-      if (options.time_limit > 0) {
-        job.time_limit = options.time_limit;
-        assumed->Note(fmt::format("time limit: {} (--time-limit)",
-                                  util::FormatDurationLong(options.time_limit)));
-      } else {
-        job.time_limit =
-            std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(job.run) *
-                                                                options.time_limit_factor)));
-        assumed->Note(
-            options.time_limit_factor == 1.0
-                ? std::string("time limit: the run time (--time-limit, --time-limit-factor)")
-                : fmt::format("time limit: the run time x {} (--time-limit-factor)",
-                              options.time_limit_factor));
-      }
+      job.time_limit =
+          options.time_limit > 0
+              ? options.time_limit
+              : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(static_cast<double>(job.run) *
+                                                                    options.time_limit_factor)));
+      assumed->Note(limit_note);
     }
     if (job.user.empty()) {
       job.user = options.user;
-      assumed->Note(fmt::format("user: {} (--user)", options.user));
+      assumed->Note(user_note);
     }
     if (job.account.empty() && !options.account.empty()) {
       job.account = options.account;
-      assumed->Note(fmt::format("account: {} (--account)", options.account));
+      assumed->Note(account_note);
     }
     if (job.partition.empty() && !options.partition.empty()) {
       job.partition = options.partition;
-      assumed->Note(fmt::format("partition: {} (--partition)", options.partition));
+      assumed->Note(partition_note);
     }
     if (!job.ran) ++trace->never_started;
   }
@@ -579,12 +570,9 @@ std::string_view TraceFormatName(TraceFormat format) {
 }
 
 Result<TraceFormat> GuessTraceFormat(std::string_view path) {
-  auto ends = [&](std::string_view suffix) {
-    return path.size() >= suffix.size() && path.substr(path.size() - suffix.size()) == suffix;
-  };
-  if (ends(".swf") || ends(".swf.gz")) return TraceFormat::kSwf;
-  if (ends(".json") || ends(".json.gz")) return TraceFormat::kBatsim;
-  if (ends(".csv") || ends(".csv.gz")) return TraceFormat::kCsv;
+  if (path.ends_with(".swf") || path.ends_with(".swf.gz")) return TraceFormat::kSwf;
+  if (path.ends_with(".json") || path.ends_with(".json.gz")) return TraceFormat::kBatsim;
+  if (path.ends_with(".csv") || path.ends_with(".csv.gz")) return TraceFormat::kCsv;
   return InvalidArgument(fmt::format(
       "{}: cannot tell the trace's format from its name; give --format swf|batsim|sacct|csv",
       path));

@@ -56,9 +56,10 @@ util::Result<DeviceRule> ParseDeviceRule(std::string_view text) {
     rule.major = ParseNumber(text.substr(2, colon - 2), &ok);
     rule.minor = ParseNumber(text.substr(colon + 1), &ok);
   }
-  if (!ok)
+  if (!ok) {
     return util::InvalidArgument(
         fmt::format("bad device rule '{}' (expected 'c MAJOR:MINOR')", text));
+  }
   return rule;
 }
 
@@ -90,8 +91,9 @@ util::Status AttachDeviceFilter(int cgroup_fd, std::span<const DeviceRule> denie
   }
   bpf_map* map = bpf_object__find_map_by_name(obj.get(), "denied");
   bpf_program* prog = bpf_object__find_program_by_name(obj.get(), "device_filter");
-  if (map == nullptr || prog == nullptr)
+  if (map == nullptr || prog == nullptr) {
     return util::Internal("the device filter object lacks its map or program");
+  }
   for (const DeviceRule& rule : denied) {
     const DeviceKey key{rule.type == 'b' ? BPF_DEVCG_DEV_BLOCK : BPF_DEVCG_DEV_CHAR, rule.major,
                         rule.minor};
