@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "util/signals.h"
 #include "util/strings.h"
 
 namespace muster::core {
@@ -271,5 +272,26 @@ std::string ExpandOutputPattern(std::string_view pattern, const Job& job) {
   }
   return out;
 }
+
+util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
+  WarnSignal w;
+  std::string s = spec;
+  if (s.size() > 2 && s[1] == ':' && (s[0] == 'B' || s[0] == 'R')) {
+    w.batch_only = s[0] == 'B';
+    s = s.substr(2);
+  }
+  auto at = s.find('@');
+  if (at != std::string::npos) {
+    auto t = util::ParseInt(s.substr(at + 1));
+    if (!t.ok()) return util::InvalidArgument("Invalid --signal specification: " + spec);
+    w.time_s = static_cast<int>(*t);
+    s = s.substr(0, at);
+  }
+  auto sig = util::ParseSignal(s);
+  if (!sig) return util::InvalidArgument("Invalid --signal specification: " + spec);
+  w.sig = *sig;
+  return w;
+}
+
 
 }  // namespace muster::core

@@ -201,6 +201,16 @@ inline constexpr std::string_view kHetGroupVariables[] = {
     "SLURM_MEM_PER_CPU",   "SLURM_MEM_PER_NODE",      "SLURM_NPROCS",        "SLURM_NTASKS",
     "SLURM_TASKS_PER_NODE", "SLURM_CPUS_PER_TASK"};
 
+// --signal=[{R|B}:]SIG[@TIME]: the signal a job is sent TIME seconds
+// (default 60) before its time limit, to its batch shell only with B:.
+struct WarnSignal {
+  int sig = 0;
+  int time_s = 60;
+  bool batch_only = false;
+};
+// An error "Invalid --signal specification: SPEC" when malformed.
+util::Result<WarnSignal> ParseSignalSpec(const std::string& spec);
+
 // A job's QOS: its --qos, else "normal" (Slurm's default QOS).
 const std::string& QosName(const JobRequest& req);
 

@@ -104,64 +104,6 @@ util::Result<core::QosSettings> QosSettingsOf(const json& set) {
 
 }  // namespace
 
-util::Status Controller::CheckLimitsAtSubmit(const core::Job& job,
-                                             sched::SubmitRefusal* why) const {
-  const std::string kViolates =
-      "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
-  // What the user has pending or running that a submission limit counts.
-  auto count = [&](const std::function<bool(const core::Job&)>& counted) {
-    int64_t have = 0;
-    for (const core::Job& other : jobs_) {
-      if (other.req.uid != job.req.uid || !counted(other)) continue;
-      if (other.state != core::JobState::kPending && other.state != core::JobState::kRunning &&
-          other.state != core::JobState::kCompleting) {
-        continue;
-      }
-      have += other.IsArrayPendingPart() ? static_cast<int64_t>(other.array_pending.size()) : 1;
-    }
-    return have;
-  };
-  const int64_t adding =
-      job.IsArrayPendingPart() ? static_cast<int64_t>(job.array_pending.size()) : 1;
-  const core::QosRecord* q = accounts_.FindQos(job.req.qos);
-  if (q != nullptr && q->max_submit_jobs_per_user >= 0) {
-    const int64_t have = count([&](const core::Job& o) { return o.req.qos == q->name; });
-    if (have + adding > q->max_submit_jobs_per_user) {
-      why->slurm_line = "QOSMaxSubmitJobPerUserLimit";
-      why->detail = fmt::format(
-          "MaxSubmitJobsPerUser={} in QOS {}; {} has {} job(s) pending or running under it",
-          q->max_submit_jobs_per_user, q->name, job.req.user_name, have);
-      return util::PermissionDenied(kViolates);
-    }
-  }
-  const core::AssocLimits assoc = accounts_.EffectiveMaxLimits(job.req.account, job.req.user_name);
-  if (assoc.max_submit_jobs >= 0) {
-    const int64_t have =
-        count([&](const core::Job& o) { return o.req.account == job.req.account; });
-    if (have + adding > assoc.max_submit_jobs) {
-      why->slurm_line = "AssocMaxSubmitJobLimit";
-      why->detail =
-          fmt::format("MaxSubmitJobs={} for {} in account {}; {} job(s) pending or running",
-                      assoc.max_submit_jobs, job.req.user_name, job.req.account, have);
-      return util::PermissionDenied(kViolates);
-    }
-  }
-  if (q == nullptr || !q->deny_on_limit) return util::Status::Ok();
-  // With DenyOnLimit, the QOS limits that would hold the job even on an
-  // idle cluster.
-  std::string detail;
-  sched::LimitUsage idle(&accounts_, cfg_, {});
-  const core::PendingReason held = idle.Check(job, &detail);
-  const std::string_view name = core::PendingReasonName(held);
-  if (!name.starts_with("QOS") || held == core::PendingReason::kQosMaxJobsPerUser ||
-      held == core::PendingReason::kQosGrpJobs) {
-    return util::Status::Ok();
-  }
-  why->slurm_line = std::string(name);
-  why->detail = detail + " (Flags=DenyOnLimit)";
-  return util::PermissionDenied(kViolates);
-}
-
 util::Status Controller::LoadAccounts() {
   auto doc = acct_->LoadAccounts();
   if (!doc.ok()) {
@@ -178,7 +120,7 @@ util::Status Controller::LoadAccounts() {
     return util::Internal("accounts in " + cfg_.state_save_location +
                           "/accounting.db: " + table.status().message());
   }
-  accounts_ = std::move(table).value();
+  cluster_.accounts() = std::move(table).value();
   return util::Status::Ok();
 }
 
@@ -197,7 +139,7 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
   if (names.empty()) return util::InvalidArgument("No names given");
   auto shares = Shares(set);
   if (!shares.ok()) return shares.status();
-  core::AccountTable changed = accounts_;
+  core::AccountTable changed = cluster_.accounts();
   core::AccountsOutcome out;
   const std::string& cluster = cfg_.cluster_name;
   auto limits = LimitSettingsOf(set);
@@ -244,7 +186,7 @@ util::Result<core::AccountsOutcome> Controller::ChangeAccounts(const json& reque
   }
   if (!out.changed || !request.value("commit", false)) return out;
   MUSTER_RETURN_IF_ERROR(acct_->SaveAccounts(changed.ToJson().dump()));
-  accounts_ = std::move(changed);
+  cluster_.accounts() = std::move(changed);
   util::LogInfo("accounts: {} {} {} by uid {}", action, entity, names.front(), caller.uid);
   // Fairshare follows the new tree at the next pass.
   RequestSchedule();

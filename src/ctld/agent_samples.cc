@@ -19,7 +19,7 @@ using nlohmann::json;
 
 std::map<std::pair<std::string, int>, core::JobId> Controller::GpuHolders() const {
   std::map<std::pair<std::string, int>, core::JobId> holders;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state != JobState::kRunning) continue;
     for (const core::NodeAlloc& a : job.alloc) {
       for (int g : a.gpu_indices) holders[{a.node, g}] = job.id;
@@ -58,7 +58,7 @@ void Controller::OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, cons
   std::map<core::JobId, Seen> seen;
   for (const core::GpuSample& g : got->gpus) {
     auto it = holders.find({g.node, g.index});
-    Job* holder = it == holders.end() ? nullptr : jobs_.Find(it->second);
+    Job* holder = it == holders.end() ? nullptr : cluster_.jobs().Find(it->second);
     if (holder == nullptr) continue;
     Job& job = *holder;
     job.gpu_util_pct_s += static_cast<int64_t>(g.utilization_pct) * span;
@@ -73,7 +73,7 @@ void Controller::OnAgentSamples(const std::shared_ptr<api::LineConn>& conn, cons
   if (!cfg_.idle_gpu.enabled()) return;
   const int64_t now = Now();
   for (const auto& [id, s] : seen) {
-    Job* job = jobs_.Find(id);
+    Job* job = cluster_.jobs().Find(id);
     if (job == nullptr) continue;
     const core::Partition* part = cfg_.FindPartition(job->partition);
     sched::IdleGpuState state{job->gpu_idle_since, job->gpu_idle_stage};

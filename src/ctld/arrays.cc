@@ -15,39 +15,15 @@ using core::Job;
 using core::JobId;
 using core::JobState;
 
-Job& Controller::SplitTask(Job& part, int task) {
-  auto& pending = part.array_pending;
-  auto it = std::lower_bound(pending.begin(), pending.end(), task);
-  if (pending.size() == 1) {
-    part.array_task_id = task;
-    pending.clear();
-    MarkJob(part.id);
-    return part;
-  }
-  if (it != pending.end() && *it == task) pending.erase(it);
-  // The copy must not carry the (possibly long) list of pending tasks.
-  std::vector<int> rest = std::move(part.array_pending);
-  Job split = part;
-  part.array_pending = std::move(rest);
-  split.array_task_id = task;
-  split.id = next_job_id_++;
-  const JobId id = split.id;
-  Job& added = jobs_.Put(std::move(split));
-  pending_ids_.insert(id);
-  MarkJob(part.id);
-  MarkJob(id);
-  return added;
-}
-
 bool Controller::DropPendingTasks(const std::string& text, const Caller& caller) {
   util::Result<core::JobIdSpec> spec = core::ParseJobIdSpec(text);
   if (!spec.ok() || spec->tasks.empty()) return false;
-  const std::set<JobId>* recs = jobs_.OfArray(spec->id);
+  const std::set<JobId>* recs = cluster_.jobs().OfArray(spec->id);
   if (recs == nullptr) return false;
   Job* part = nullptr;
   bool started_named = false;
   for (JobId id : *recs) {
-    Job* job = jobs_.Find(id);
+    Job* job = cluster_.jobs().Find(id);
     if (job == nullptr) continue;
     if (job->IsArrayPendingPart() && job->state == JobState::kPending) {
       part = job;
@@ -85,18 +61,18 @@ util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
   std::vector<Job*> out;
   if (spec->het_offset >= 0) {
     // "N+K": component K of heterogeneous job N (their ids follow N's).
-    Job* job = jobs_.Find(spec->id + static_cast<JobId>(spec->het_offset));
+    Job* job = cluster_.jobs().Find(spec->id + static_cast<JobId>(spec->het_offset));
     if (job == nullptr || job->het_job_id != spec->id || job->het_job_offset != spec->het_offset) {
       return util::InvalidArgument("Invalid job id specified");
     }
     out.push_back(job);
     return out;
   }
-  const std::set<JobId>* recs = jobs_.OfArray(spec->id);
+  const std::set<JobId>* recs = cluster_.jobs().OfArray(spec->id);
   if (recs == nullptr) {
     // A plain job, an array task named by its own id, or a heterogeneous
     // job by its leader's id (every component).
-    Job* job = jobs_.Find(spec->id);
+    Job* job = cluster_.jobs().Find(spec->id);
     if (job == nullptr || !spec->tasks.empty()) {
       return util::InvalidArgument("Invalid job id specified");
     }
@@ -107,7 +83,7 @@ util::Result<std::vector<Job*>> Controller::ResolveJobs(const std::string& text,
   // Copy: splitting adds records to the set being walked.
   const std::vector<JobId> ids(recs->begin(), recs->end());
   for (JobId id : ids) {
-    Job* found = jobs_.Find(id);
+    Job* found = cluster_.jobs().Find(id);
     if (found == nullptr) continue;
     Job& job = *found;
     if (spec->tasks.empty()) {

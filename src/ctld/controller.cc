@@ -41,43 +41,13 @@ using core::JobId;
 using core::JobState;
 using nlohmann::json;
 
-namespace {
-
-// --signal=[{R|B}:]SIG[@TIME] -> (signal number, seconds, batch only).
-struct WarnSignal {
-  int sig = 0;
-  int time_s = 60;
-  bool batch_only = false;
-};
-
-util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
-  WarnSignal w;
-  std::string s = spec;
-  if (s.size() > 2 && s[1] == ':' && (s[0] == 'B' || s[0] == 'R')) {
-    w.batch_only = s[0] == 'B';
-    s = s.substr(2);
-  }
-  auto at = s.find('@');
-  if (at != std::string::npos) {
-    auto t = util::ParseInt(s.substr(at + 1));
-    if (!t.ok()) return util::InvalidArgument("Invalid --signal specification: " + spec);
-    w.time_s = static_cast<int>(*t);
-    s = s.substr(0, at);
-  }
-  auto sig = util::ParseSignal(s);
-  if (!sig) return util::InvalidArgument("Invalid --signal specification: " + spec);
-  w.sig = *sig;
-  return w;
-}
-
-}  // namespace
-
 Controller::~Controller() = default;
 
 Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::TimeSystem& time)
     : io_(io),
       cfg_(std::move(cfg)),
       time_(time),
+      cluster_(cfg_, time.Now()),
       agents_(time, cfg_.slurmd_timeout_s,
               [this](const std::string& host, const std::vector<std::string>& nodes) {
                 OnAgentTimeout(host, nodes);
@@ -88,7 +58,7 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
   start_time_ = time_.Now();
   stats_ = ServerStats(start_time_);
   last_housekeeping_ = start_time_;
-  usage_ = std::make_unique<UsageKeeper>(cfg_, start_time_);
+  usage_file_ = std::make_unique<UsageKeeper>(cfg_, &cluster_.usage(), start_time_);
   commit_ = std::make_unique<CommitPipeline>(
       io_, journal_, [this](Journal& journal) { return WriteChanges(journal); },
       [this] {
@@ -96,24 +66,6 @@ Controller::Controller(boost::asio::io_context& io, config::Config cfg, util::Ti
         if (journal_.records_since_snapshot() < kSnapshotEvery) return;
         if (util::Status st = Snapshot(); !st.ok()) util::LogError("snapshot: {}", st.message());
       });
-  next_job_id_ = static_cast<JobId>(std::max(1, cfg_.first_job_id));
-  for (const auto& nc : cfg_.nodes) {
-    core::Node n;
-    n.config = nc;
-    n.gpu_used.assign(static_cast<size_t>(n.TotalGpus()), false);
-    n.cpu_used.assign(static_cast<size_t>(nc.cpus), false);
-    if (nc.initial_state == core::NodeInitialState::kDown) {
-      n.down = true;
-      n.reason = "Set in configuration";
-      n.reason_source = core::ReasonSource::kConfig;
-    } else if (nc.initial_state == core::NodeInitialState::kDrain) {
-      n.drain = true;
-      n.reason = "Set in configuration";
-      n.reason_source = core::ReasonSource::kConfig;
-    }
-    node_index_[nc.name] = nodes_.size();
-    nodes_.push_back(std::move(n));
-  }
   ArmHousekeeping();
   // SlurmdTimeout=0: agents are never given up on, so not pinged either.
   if (cfg_.slurmd_timeout_s > 0) {
@@ -134,34 +86,20 @@ bool Controller::IsAdmin(uint32_t uid) const {
          cfg_.admin_users.end();
 }
 
-sched::NodeLookup Controller::Lookup() {
-  return [this](const std::string& name) { return FindNode(name); };
-}
-
-core::Node* Controller::FindNode(const std::string& name) {
-  auto it = node_index_.find(name);
-  return it == node_index_.end() ? nullptr : &nodes_[it->second];
-}
-
-const core::Node* Controller::FindNode(const std::string& name) const {
-  auto it = node_index_.find(name);
-  return it == node_index_.end() ? nullptr : &nodes_[it->second];
-}
-
 // ---------------------------------------------------------------- state ----
 
 std::string Controller::StateJson() const {
   // Streamed job by job: one JSON tree for the whole table would cost
   // several KiB per job at its peak.
   json nodes = json::object();
-  for (const auto& n : nodes_) {
+  for (const auto& n : cluster_.nodes()) {
     if (!n.drain && !n.down && !n.fail && n.reboot == core::RebootState::kNone) continue;
     nodes[n.config.name] = NodeState(n);
   }
-  std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(next_job_id_) +
+  std::string out = "{\"version\":1,\"next_job_id\":" + std::to_string(cluster_.next_job_id()) +
                     ",\"nodes\":" + nodes.dump() + ",\"jobs\":[";
   bool first = true;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (!first) out += ',';
     first = false;
     out += json(job).dump(-1, ' ', false, json::error_handler_t::replace);
@@ -188,7 +126,7 @@ json Controller::NodeState(const core::Node& n) {
 }
 
 void Controller::ApplyNodeState(const json& n) {
-  core::Node* node = FindNode(n.value("name", ""));
+  core::Node* node = cluster_.FindNode(n.value("name", ""));
   if (!node) return;
   node->drain = n.value("drain", false);
   node->fail = n.value("fail", false);
@@ -218,7 +156,7 @@ util::Status Controller::Save() {
   MUSTER_RETURN_IF_ERROR(CommitNow());
   // Before musterd says it has stopped (its pid file goes at once after):
   // a restart right away reads it.
-  MUSTER_RETURN_IF_ERROR(usage_->Save());
+  MUSTER_RETURN_IF_ERROR(usage_file_->Save());
   return Snapshot();
 }
 
@@ -238,7 +176,7 @@ util::Status Controller::Snapshot() {
 }
 
 void Controller::MarkJob(JobId id) {
-  dirty_jobs_.insert(id);
+  cluster_.changed_jobs().insert(id);
   RequestCommit();
 }
 
@@ -264,9 +202,9 @@ CommitPipeline::Callbacks Controller::WriteChanges(Journal& journal) {
   // Newest first: a task split off an array (a new, higher id) is on disk
   // before the array's pending part that no longer lists it, so a torn
   // write can repeat a task in the part (undone at recovery) but never lose it.
-  for (auto rit = dirty_jobs_.rbegin(); rit != dirty_jobs_.rend(); ++rit) {
+  for (auto rit = cluster_.changed_jobs().rbegin(); rit != cluster_.changed_jobs().rend(); ++rit) {
     const JobId id = *rit;
-    const Job* job = jobs_.Find(id);
+    const Job* job = cluster_.jobs().Find(id);
     if (job == nullptr) {
       journal.Append({{"op", "del"}, {"id", id}});  // purged after MinJobAge; sacct keeps it
     } else {
@@ -278,10 +216,10 @@ CommitPipeline::Callbacks Controller::WriteChanges(Journal& journal) {
       accounting->push_back(ToAccountingChange(*job, cfg_, {seq, now}));
     }
   }
-  dirty_jobs_.clear();
+  cluster_.changed_jobs().clear();
   new_payloads_.clear();
   for (const auto& name : dirty_nodes_) {
-    if (core::Node* n = FindNode(name)) journal.Append({{"op", "node"}, {"node", NodeState(*n)}});
+    if (core::Node* n = cluster_.FindNode(name)) journal.Append({{"op", "node"}, {"node", NodeState(*n)}});
   }
   dirty_nodes_.clear();
   if (accounting->empty()) return {};
@@ -319,7 +257,7 @@ util::Status Controller::Recover() {
   size_t handed_over = 0;
   try {
     if (state.is_object()) {
-      next_job_id_ = std::max<JobId>(next_job_id_, state.value("next_job_id", 1u));
+      cluster_.SetNextJobId(std::max<JobId>(cluster_.next_job_id(), state.value("next_job_id", 1u)));
       // Snapshots wait for accounting to catch up (see Snapshot), so this
       // re-sends the snapshot's jobs only after a lost or replaced database.
       const bool resend = journal_.snapshot_seq() > applied;
@@ -329,7 +267,7 @@ util::Status Controller::Recover() {
           RecordChange(*acct_, ToAccountingChange(job, cfg_, {journal_.snapshot_seq(), 0}));
           ++handed_over;
         }
-        jobs_.Put(std::move(job));
+        cluster_.jobs().Put(std::move(job));
       }
       const json nodes = state.value("nodes", json::object());  // a copy: outlives the loop
       for (const auto& [name, n] : nodes.items()) {
@@ -344,14 +282,14 @@ util::Status Controller::Recover() {
       if (op == "job") {
         Job job = r.at("job").get<Job>();
         if (r.contains("payload")) journal_payloads[job.id] = r["payload"].get<std::string>();
-        next_job_id_ = std::max<JobId>(next_job_id_, job.id + 1);
+        cluster_.SetNextJobId(std::max<JobId>(cluster_.next_job_id(), job.id + 1));
         if (seqs[i] > applied) {
           RecordChange(*acct_, ToAccountingChange(job, cfg_, {seqs[i], r.value("t", int64_t{0})}));
           ++handed_over;
         }
-        jobs_.Put(std::move(job));
+        cluster_.jobs().Put(std::move(job));
       } else if (op == "del") {
-        jobs_.Erase(r.at("id").get<JobId>());
+        cluster_.jobs().Erase(r.at("id").get<JobId>());
       } else if (op == "node") {
         ApplyNodeState(r.at("node"));
       }
@@ -364,18 +302,18 @@ util::Status Controller::Recover() {
                   handed_over, applied);
   }
   // Running jobs hold their resources again until their agent reports.
-  for (Job& job : jobs_) {
+  for (Job& job : cluster_.jobs()) {
     NoteWakes(job);
-    if (job.state == JobState::kPending) pending_ids_.insert(job.id);
+    if (job.state == JobState::kPending) cluster_.pending_ids().insert(job.id);
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-    util::Status st = sched::ApplyStart(job.alloc, Lookup());
+    util::Status st = sched::ApplyStart(job.alloc, cluster_.Lookup());
     if (!st.ok()) util::LogError("job {}: restoring its allocation: {}", job.id, st.message());
-    if (job.array_job_id != 0) ++array_running_[job.array_job_id];
+    if (job.array_job_id != 0) ++cluster_.array_running()[job.array_job_id];
   }
   RecoverRunningSteps();
   ArmRebootTimer();
   // Jobs whose nodes were running their Prolog: they wait for all again.
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state != JobState::kRunning || !job.configuring) continue;
     std::vector<std::string> nodes;
     for (const core::NodeAlloc& a : job.alloc) nodes.push_back(a.node);
@@ -383,12 +321,12 @@ util::Status Controller::Recover() {
   }
   // A task with a record of its own is no longer in its array's pending
   // part (the two differ only after a write torn between them).
-  for (const auto& [array_id, ids] : jobs_.arrays()) {
-    Job* part = jobs_.Find(array_id);
+  for (const auto& [array_id, ids] : cluster_.jobs().arrays()) {
+    Job* part = cluster_.jobs().Find(array_id);
     if (part == nullptr || !part->IsArrayPendingPart()) continue;
     auto& pending = part->array_pending;
     for (JobId rid : ids) {
-      const Job& rec = jobs_.At(rid);
+      const Job& rec = cluster_.jobs().At(rid);
       if (rid == array_id || rec.array_task_id < 0) continue;
       auto at = std::lower_bound(pending.begin(), pending.end(), rec.array_task_id);
       if (at != pending.end() && *at == rec.array_task_id) {
@@ -403,7 +341,7 @@ util::Status Controller::Recover() {
   // Every job in the table keeps its script until it is purged: a finished
   // one may still be requeued.
   std::set<JobId> live;
-  for (const Job& job : jobs_) live.insert(PayloadId(job));
+  for (const Job& job : cluster_.jobs()) live.insert(PayloadId(job));
   MUSTER_RETURN_IF_ERROR(payload_.Open(cfg_.state_save_location + "/payload", live));
   // Payloads acknowledged through the journal but not yet synced in the
   // payload store before a crash come back from the journal.
@@ -412,8 +350,8 @@ util::Status Controller::Recover() {
     MUSTER_RETURN_IF_ERROR(payload_.Append(id, text));
   }
   MUSTER_RETURN_IF_ERROR(payload_.Sync());
-  util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", jobs_.size(),
-                records.size(), next_job_id_);
+  util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", cluster_.jobs().size(),
+                records.size(), cluster_.next_job_id());
   ArmHousekeeping();
   // The node states recovered are those node triggers compare with.
   SnapshotTriggerNodes();
@@ -437,111 +375,18 @@ util::Result<JobId> Controller::Submit(core::JobRequest req, const Caller& calle
 
 util::Result<Job> Controller::PrepareJob(core::JobRequest req, const Caller& caller,
                                          sched::SubmitRefusal* why) const {
-  *why = sched::SubmitRefusal{};
   // Identity comes from the kernel, never from the request.
   req.uid = caller.uid;
   req.gid = caller.gid;
   req.user_name = util::UserName(caller.uid);
   req.groups = util::UserGroups(caller.uid, caller.gid);
-  if (req.account.empty()) req.account = DefaultAccountOf(req.user_name);
-  // AccountingStorageEnforce=associations: only what sacctmgr allows.
-  if (cfg_.enforce_associations && !accounts_.HasAssociation(req.account, req.user_name)) {
-    return util::PermissionDenied(sched::kInvalidAccountMsg);
-  }
-  if (req.qos.empty()) req.qos = "normal";
-  if (accounts_.FindQos(req.qos) == nullptr) return util::PermissionDenied("Invalid qos specification");
-  if (!req.reservation.empty()) {
-    auto resv = reservations_.find(req.reservation);
-    if (resv == reservations_.end()) {
-      return util::PermissionDenied("Requested reservation is invalid");
-    }
-    if (!resv->second.Admits(req.user_name, req.account)) {
-      return util::PermissionDenied("Access denied to requested reservation");
-    }
-  }
-  if (!req.requeue_set) req.requeue = cfg_.job_requeue != 0;
-
-  // Only operators may raise a job's priority with a negative nice (Slurm);
-  // the range is Slurm's too.
-  if (req.nice < -core::kMaxNice || req.nice > core::kMaxNice) {
-    return util::InvalidArgument("Invalid nice value, out of range (+/- 2147483645)");
-  }
-  if (req.nice < 0 && !caller.admin) return util::PermissionDenied("Access/permission denied");
-  if (req.script.empty() && !req.interactive) return util::InvalidArgument("Batch script is empty!");
-  // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
-  MUSTER_RETURN_IF_ERROR(
-      core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
-  if (!req.interactive && req.script.rfind("#!", 0) != 0) {
-    return util::InvalidArgument("This does not look like a batch script: it must start with #!");
-  }
-  if (req.work_dir.empty() || req.work_dir[0] != '/') {
-    return util::InvalidArgument("work_dir must be an absolute path");
-  }
-  // The partitions it may wait in (-p a,b), with Slurm's refusals for
-  // unknown, closed or forbidden ones and EnforcePartLimits.
-  auto kept = sched::ResolveJobPartitions(
-      req, req.time_limit_s, cfg_, [](const std::string& g) { return util::LookupGid(g); }, why);
-  if (!kept.ok()) return kept.status();
-  if (!req.signal_spec.empty()) {
-    auto ws = ParseSignalSpec(req.signal_spec);
-    if (!ws.ok()) return ws.status();
-  }
-  MUSTER_RETURN_IF_ERROR(CheckDependency(req));
-  // Refused only when no partition of the list could ever run it.
-  std::vector<const core::Partition*> usable;
-  util::Status sat = util::Status::Ok();
-  for (const core::Partition* p : *kept) {
-    sched::SubmitRefusal refusal;
-    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &refusal);
-    if (st.ok()) {
-      usable.push_back(p);
-    } else if (sat.ok()) {
-      sat = st;
-      *why = std::move(refusal);
-    }
-  }
-  if (usable.empty()) return sat;
-  *why = sched::SubmitRefusal{};
-  const core::Partition* part = usable.front();
-  std::optional<core::ArraySpec> array;
-  if (!req.array_spec.empty()) {
-    auto spec = core::ParseArraySpec(req.array_spec, cfg_.max_array_size);
-    if (!spec.ok()) return spec.status();
-    array = std::move(spec).value();
-  }
-
-  Job job;
-  std::vector<std::string> names;
-  for (const core::Partition* p : usable) names.push_back(p->name);
-  job.partition = util::Join(names, ",");
-  job.submit_time = Now();
-  // Eligible (Slurm's EligibleTime, sacct's Eligible) once nothing but
-  // resources or the begin time stands in the way: a held job or one with
-  // a dependency becomes eligible in the scheduling pass that finds it so.
-  job.eligible_time =
-      req.hold || !req.dependency.empty() ? 0 : std::max(job.submit_time, req.begin_time);
-  if (req.time_limit_s == -2) {
-    job.time_limit_s = part->default_time_s != -1 ? part->default_time_s : part->max_time_s;
-  } else {
-    job.time_limit_s = req.time_limit_s;
-  }
-  if (array) {
-    // array_job_id, the job's own id, comes with it (AdmitJob).
-    job.array_pending = std::move(array->tasks);
-    job.array_max_running = array->max_running;
-  }
-  job.held = req.hold;
-  job.reason = job.held ? core::PendingReason::kJobHeldUser : core::PendingReason::kNone;
-  // The QOS's and association's limits on submissions (the request is
-  // lent to the job to count its TRES).
-  job.req = std::move(req);
-  MUSTER_RETURN_IF_ERROR(CheckLimitsAtSubmit(job, why));
-  return job;
+  const cluster::Submitter who{caller.admin,
+                               [](const std::string& g) { return util::LookupGid(g); }};
+  return cluster_.PrepareJob(std::move(req), who, Now(), why);
 }
 
 util::Result<JobId> Controller::AdmitJob(Job job) {
-  if (job.id == 0) job.id = next_job_id_++;
-  if (!job.req.array_spec.empty()) job.array_job_id = job.id;
+  if (job.id == 0) job.id = cluster_.NewJobId();
   // The script and environment live on disk, not in the job table, so a
   // pending job costs little memory; a heterogeneous job's components
   // other than the first run none of their own.
@@ -554,19 +399,12 @@ util::Result<JobId> Controller::AdmitJob(Job job) {
     util::Status st = payload_.Append(job.id, payload_text);
     new_payloads_[job.id] = std::move(payload_text);
     if (!st.ok()) {
-      if (job.id + 1 == next_job_id_) --next_job_id_;
+      if (job.id + 1 == cluster_.next_job_id()) cluster_.SetNextJobId(job.id);
       return util::Internal("Unable to write job files: " + st.message());
     }
   }
-  job.req.script.clear();
-  job.req.script.shrink_to_fit();
-  job.req.environment.clear();
-  job.req.environment.shrink_to_fit();
-  job.priority = PriorityOf(job);
-  JobId id = job.id;
-  jobs_.Put(std::move(job));
-  pending_ids_.insert(id);
-  MarkJob(id);
+  const JobId id = cluster_.Admit(std::move(job), Now());
+  RequestCommit();
   stats_.JobSubmitted();
   RequestSchedule();
   return id;
@@ -596,28 +434,15 @@ void Controller::RequestSchedule() {
   });
 }
 
-sched::Snapshot Controller::ClusterSnapshot() const {
-  sched::Snapshot snap;
-  snap.config = &cfg_;
-  snap.now = Now();
-  for (const auto& n : nodes_) snap.nodes.push_back(&n);
-  snap.array_running = array_running_;
-  snap.running = RunningJobs(snap.now);
-  snap.accounts = &accounts_;
-  for (const auto& [name, r] : reservations_) snap.reservations.push_back(&r);
-  for (const auto& [id, deadline] : preempt_deadline_) snap.preempting.insert(id);
-  return snap;
-}
-
 json Controller::StatsReport() const {
   json out = stats_.ToJson();
   out["now"] = Now();
   out["started"] = start_time_;
   int64_t running = 0;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state == JobState::kRunning || job.state == JobState::kCompleting) ++running;
   }
-  out["jobs"]["pending"] = pending_ids_.size();
+  out["jobs"]["pending"] = cluster_.pending_ids().size();
   out["jobs"]["running"] = running;
   return out;
 }
@@ -628,168 +453,30 @@ util::Status Controller::ResetStats(const Caller& caller) {
   return util::Status::Ok();
 }
 
-uint32_t Controller::PriorityOf(const Job& job) const {
-  if (job.held) return 0;
-  if (job.admin_priority > 0) return job.admin_priority;
-  // priority/basic needs nothing of the cluster (a submission stays cheap).
-  if (!cfg_.priority.multifactor) return sched::BasicPriority(job);
-  sched::PriorityCalculator calc(cfg_, shares_ ? &*shares_ : nullptr, Now(), &accounts_);
-  return calc.Priority(job);
-}
-
-std::string Controller::DefaultAccountOf(const std::string& user) const {
-  const core::UserRecord* u = accounts_.FindUser(user);
-  if (u != nullptr && !u->default_account.empty()) return u->default_account;
-  // Unadministered users are charged to an account of their own name
-  // (refused at submission when associations are enforced).
-  return cfg_.enforce_associations ? "" : user;
-}
-
-void Controller::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running) {
-  std::vector<sched::UsageCharge> charges;
-  charges.reserve(running.size());
-  for (const sched::RunningJob& r : running) {
-    charges.push_back(UsageKeeper::ChargeOf(*r.job, cfg_, accounts_));
-  }
-  usage_->Advance(now, charges);
-}
-
-void Controller::Reprioritize(sched::Snapshot* snap) {
-  const sched::ShareTree* shares = nullptr;
-  if (cfg_.priority.multifactor) {
-    AdvanceUsage(snap->now, snap->running);
-    std::vector<sched::AssocKey> keys;
-    keys.reserve(snap->pending.size());
-    for (const Job* job : snap->pending) keys.emplace_back(job->req.account, job->req.user_name);
-    std::sort(keys.begin(), keys.end());
-    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    shares_ = usage_->Shares(std::move(keys), accounts_);
-    shares = &*shares_;
-  }
-  for (const sched::JobPriority& p : sched::OrderQueue(snap, shares)) {
-    jobs_.At(p.job_id).priority = p.priority;
-  }
+void Controller::AdvanceUsage(int64_t now) {
+  cluster_.AdvanceUsage(now);
+  usage_file_->SaveIfDue(now);
 }
 
 void Controller::RunSchedule() {
   // A node freed since the last pass may be rebooted before it is given
   // a job again.
   IssueDueReboots();
-  sched::Snapshot snap = ClusterSnapshot();
-  last_pass_time_ = snap.now;
-  next_dependency_time_ = 0;
-  singleton_index_.reset();
-  const std::vector<JobId> pending(pending_ids_.begin(), pending_ids_.end());
-  // Whether some job waits on another's start or end (a start this pass
-  // may free it: after:, or the next tasks of an aftercorr array).
-  bool dependency_waits = false;
-  // Array parts whose next task waits on its own dependency, and why.
-  std::map<JobId, std::string> cut_by_dependency;
-  for (JobId id : pending) {
-    if (orphans_.count(id)) continue;
-    Job& job = jobs_.At(id);
-    // A held job's reason is its hold, set when it was held, and nothing
-    // the pass finds changes it; only its dependency's state, which squeue
-    // shows, is worth the pass's time. (A queue of held jobs made every
-    // submission a pass over all of them.)
-    if (job.held && job.req.dependency.empty()) continue;
-    sched::StartLimit start_limit;
-    std::string cut_why;
-    core::PendingReason waits = DependencyGate(job, snap.now, &start_limit, &cut_why);
-    if (start_limit.count > 0) {
-      snap.start_limit[id] = start_limit;
-      dependency_waits = true;
-      if (!cut_why.empty()) cut_by_dependency[id] = std::move(cut_why);
-    }
-    if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
-    if (waits == core::PendingReason::kDependency) dependency_waits = true;
-    if (job.held) continue;
-    if (waits != core::PendingReason::kNone) {
-      job.reason = waits;
-      continue;
-    }
-    if (job.eligible_time == 0) {
-      job.eligible_time = std::max(snap.now, job.req.begin_time);
-      MarkJob(id);
-    }
-    snap.pending.push_back(&job);
-  }
-  if (snap.pending.empty()) return;
-  Reprioritize(&snap);
   const util::Stopwatch pass_time;
-  sched::Plan plan = sched::Schedule(snap);
-  stats_.Pass(snap.now, pass_time.ElapsedMicros(), static_cast<int64_t>(pending_ids_.size()),
-              plan.figures);
-  for (const auto& p : plan.pending) {
-    Job* job = jobs_.Find(p.job_id);
-    if (job == nullptr) continue;
-    job->reason = p.reason;
-    job->reason_nodes = p.unavailable_nodes;
-    job->reason_reserved = p.reserved;
-  }
-  ExplainPending(snap, plan);
-  // Launched once every start is applied: a heterogeneous job's first
-  // component's script is told where the others run.
-  std::vector<JobId> launches;
-  for (const auto& p : plan.pending) {
-    if (p.detail.empty()) continue;
-    Job* job = jobs_.Find(p.job_id);
-    if (job == nullptr) continue;
-    if (p.stage == "limits") {
-      job->explanation = "waits for a limit: " + p.detail;
-    } else if (p.reason == core::PendingReason::kBadConstraints) {
-      job->explanation = "can never run in partition " + job->partition + ": " + p.detail;
-    }
-  }
-  for (const auto& [id, why] : cut_by_dependency) {
-    // Tasks left in the part because their own partners have not ended OK.
-    Job& part = jobs_.At(id);
-    if (part.reason == core::PendingReason::kDependency) part.explanation = why;
-  }
-  for (const auto& start : plan.starts) {
-    Job* chosen = jobs_.Find(start.job_id);
-    if (chosen == nullptr) continue;
-    if (chosen->state != JobState::kPending) continue;  // never started twice
-    if (chosen->IsArrayPendingPart() && chosen->array_pending.empty()) continue;
-    // An array's pending part starts its lowest task, split off (or itself
-    // when it is the last).
-    Job& job = chosen->IsArrayPendingPart() ? SplitTask(*chosen, chosen->array_pending.front())
-                                            : *chosen;
-    job.alloc = start.alloc;
-    job.partition = start.partition.empty() ? job.partition : start.partition;
-    sched::AssignCpuIds(&job.alloc, Lookup());
-    util::Status applied = sched::ApplyStart(job.alloc, Lookup());
-    if (!applied.ok()) {
-      // The plan disagrees with live state: a bug, but never over-allocate.
-      util::LogError("job {}: plan not applied: {}", job.id, applied.message());
-      job.alloc.clear();
-      continue;
-    }
-    std::vector<std::string> names;
-    for (const auto& a : job.alloc) {
-      names.push_back(a.node);
-      if (core::Node* node = FindNode(a.node)) node->last_busy = snap.now;
-    }
-    job.nodelist = util::CompressHostlist(names);
-    job.batch_host = job.alloc.empty() ? "" : job.alloc.front().node;
-    if (job.array_job_id != 0) ++array_running_[job.array_job_id];
-    job.state = JobState::kRunning;
-    pending_ids_.erase(job.id);
-    job.reason = core::PendingReason::kNone;
-    job.start_time = snap.now;
-    MarkJob(job.id);
-    stats_.JobStarted(snap.now - job.submit_time);
-    launches.push_back(job.id);
+  const cluster::PassOutcome pass = cluster_.Pass(Now());
+  if (!cluster_.changed_jobs().empty()) RequestCommit();
+  for (size_t k = 0; k < pass.cancelled.size(); ++k) stats_.JobCanceled();
+  if (!pass.ran) return;
+  usage_file_->SaveIfDue(pass.now);
+  stats_.Pass(pass.now, pass_time.ElapsedMicros(), pass.queue_depth, pass.figures);
+  for (const auto& start : pass.started) {
+    stats_.JobStarted(pass.now - cluster_.jobs().At(start.id).submit_time);
   }
   // The start is on disk before the agent hears of it, so a job can never
   // run twice after a controller crash.
-  for (JobId id : launches) Launch(jobs_.At(id));
-  ApplyPreemptions(plan, snap.now);
-  // A start can satisfy an after: dependency or let the next aftercorr
-  // tasks go, and one that takes GPUs frees their GpuReserve for CPU-only
-  // work tried before it: look again rather than wait for the next job's end.
-  const bool reserve = cfg_.gpu_reserve_cpus > 0 || cfg_.gpu_reserve_mem_mb > 0;
-  if (!plan.starts.empty() && (dependency_waits || reserve)) RequestSchedule();
+  for (const auto& start : pass.started) Launch(cluster_.jobs().At(start.id));
+  ApplyPreemptions(pass.preemptions, pass.now);
+  if (pass.again) RequestSchedule();
 }
 
 std::vector<std::string> Controller::SlurmctldHookEnvironment(const Job& job,
@@ -834,7 +521,7 @@ void Controller::Launch(Job& job) {
   const int run = job.restart_count;
   hooks_.Run(cfg_.prolog_slurmctld, SlurmctldHookEnvironment(job, "prolog_slurmctld"),
              cfg_.prolog_epilog_timeout_s, [this, id, run](util::Status st) {
-               Job* j = jobs_.Find(id);
+               Job* j = cluster_.jobs().Find(id);
                if (j == nullptr || j->state != JobState::kRunning || j->restart_count != run) {
                  return;
                }
@@ -881,7 +568,7 @@ void Controller::LaunchNow(Job& job) {
   spec.user_name = job.req.user_name;
   spec.work_dir = job.req.work_dir;
   spec.argv = job.req.argv;
-  const core::Node* batch_node = FindNode(job.batch_host);
+  const core::Node* batch_node = cluster_.FindNode(job.batch_host);
   spec.env = BuildBatchEnvironment(job, cfg_, user_env, std::as_const(*this).HetComponents(job),
                                    batch_node != nullptr ? batch_node->mig_uuids : kNoMigUuids);
   spec.std_out = core::ExpandOutputPattern(
@@ -897,7 +584,7 @@ void Controller::LaunchNow(Job& job) {
   if (!job.alloc.empty()) spec.cpuset = util::FormatIndexRanges(job.alloc.front().cpu_ids);
   spec.kill_wait_s = cfg_.kill_wait_s;
   if (!job.req.signal_spec.empty()) {
-    auto ws = ParseSignalSpec(job.req.signal_spec);
+    auto ws = core::ParseSignalSpec(job.req.signal_spec);
     if (ws.ok()) {
       spec.warn_signal = ws->sig;
       spec.warn_time_s = ws->time_s;
@@ -957,7 +644,7 @@ void Controller::OnAgentPrologDone(const std::shared_ptr<api::LineConn>& conn, c
   const JobId id = msg.at("job_id").get<JobId>();
   const int run = msg.at("run").get<int>();
   const std::string node = msg.at("node").get<std::string>();
-  Job* job = jobs_.Find(id);
+  Job* job = cluster_.jobs().Find(id);
   if (job == nullptr || job->state != JobState::kRunning || !job->configuring ||
       !agents_.Holds(conn, node)) {
     return;
@@ -1028,7 +715,7 @@ void Controller::RecoverRunningSteps() {
   // The srun steps that were running when musterd stopped (a crash, a
   // restart, a reconfigure) are running still: their sruns end them later.
   store::AccountingQuery q;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state == JobState::kRunning) q.job_ids.push_back(job.id);
   }
   if (q.job_ids.empty()) return;
@@ -1047,7 +734,7 @@ void Controller::RecoverRunningSteps() {
 
 std::vector<render::StepInfo> Controller::RunningSteps() const {
   std::vector<render::StepInfo> out;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state == JobState::kRunning) AppendRunningSteps(job, &out);
   }
   return out;
@@ -1094,7 +781,7 @@ void Controller::AppendRunningSteps(const Job& job, std::vector<render::StepInfo
 }
 
 util::Status Controller::CompleteAllocation(JobId id, int exit_code, const Caller& caller) {
-  Job* job = jobs_.Find(id);
+  Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   if (!job->req.interactive) return util::InvalidArgument("Job " + std::to_string(id) + " is a batch job");
@@ -1104,7 +791,7 @@ util::Status Controller::CompleteAllocation(JobId id, int exit_code, const Calle
 }
 
 util::Result<json> Controller::AllocationOf(JobId id, const Caller& caller) const {
-  const Job* job = jobs_.Find(id);
+  const Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   // CONFIGURING while its nodes' Prolog runs (PrologFlags=Alloc): salloc
@@ -1139,54 +826,26 @@ void Controller::SendToAgentOf(const Job& job, const json& msg) {
   util::LogWarn("no agent hosts node {} for job {}", job.batch_host, job.id);
 }
 
-void Controller::ReleaseResources(Job& job) {
-  usage_->ChargeEnded(UsageKeeper::ChargeOf(job, cfg_, accounts_), Now());
-  util::Status st = sched::ReleaseJob(job.alloc, Lookup());
-  if (!st.ok()) util::LogError("job {}: releasing its allocation: {}", job.id, st.message());
-  if (job.array_job_id != 0) {
-    auto running = array_running_.find(job.array_job_id);
-    if (running != array_running_.end() && --running->second <= 0) array_running_.erase(running);
-  }
-  for (const auto& a : job.alloc) {
-    if (core::Node* node = FindNode(a.node)) node->last_busy = Now();
-  }
-}
-
 void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_signal,
                            int64_t end_time, const std::string& detail) {
-  bool held_resources = job.state == JobState::kRunning || job.state == JobState::kCompleting;
-  if (held_resources) ReleaseResources(job);
   node_prologs_.Forget(job.id);
-  job.configuring = false;
-  // Preempted and ended by itself within its GraceTime: as the preemption says.
-  if (job.preempted_by != 0 && preempt_deadline_.erase(job.id) > 0) MarkPreemptedEnd(job);
   // Its steps' CPUs go with it (a requeued run starts with none held).
   for (auto it = running_steps_.lower_bound({job.id, 0});
        it != running_steps_.end() && it->first.first == job.id; ++it) {
     it->second.cpus.clear();
   }
-  if (job.ending_as != JobState::kPending) {
-    state = job.ending_as;
-    job.ending_as = JobState::kPending;
-  }
-  std::string why = detail;
-  if (job.preempted_by != 0) why = fmt::format("preempted by job {}", job.preempted_by);
-  if (job.requeue_on_end != 0) {
-    // scontrol requeue, or a preemption: the old run is gone; the job goes
-    // back to the queue.
-    PutBackInQueue(job, job.requeue_on_end == 2, job.preempted_by != 0 ? why : "");
-    job.preempted_by = 0;
+  const cluster::JobEnd end =
+      cluster_.EndJob(job, state, exit_code, exit_signal, end_time, detail, Now());
+  RequestCommit();
+  if (end.requeued) {
+    if (end.node_failure_requeue) {
+      util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
+    }
+    RequestSchedule();
     return;
   }
-  // An allocation is its client's: it is never run again by itself.
-  if (state == JobState::kNodeFail && job.req.requeue && job.HasBatchStep() &&
-      !job.IsHetComponent()) {
-    // --requeue (Slurm's default, JobRequeue=1): the job goes back to the
-    // queue under the same id and runs again from the start.
-    util::LogInfo("job {}: node failure, requeued ({})", job.id, detail);
-    PutBackInQueue(job, false, detail, /*node_failure=*/true);
-    return;
-  }
+  state = end.state;
+  const bool held_resources = end.held_resources;
   // sdiag's counts: an end by the job's own doing (COMPLETED, FAILED,
   // TIMEOUT, ...) is a completion; a cancellation; or a failure of the
   // cluster (NODE_FAIL, BOOT_FAIL, or a job that never ran).
@@ -1197,13 +856,6 @@ void Controller::FinishJob(Job& job, JobState state, int exit_code, int exit_sig
   } else {
     stats_.JobFailed();
   }
-  job.state = state;
-  job.exit_code = exit_code;
-  job.exit_signal = exit_signal;
-  job.end_time = end_time > 0 ? end_time : Now();
-  job.failure_detail = why;
-  job.reason = core::PendingReason::kNone;
-  MarkJob(job.id);
   RequestSchedule();
   if (held_resources && !cfg_.epilog_slurmctld.empty()) {
     hooks_.Run(cfg_.epilog_slurmctld, SlurmctldHookEnvironment(job, "epilog_slurmctld"),
@@ -1274,7 +926,7 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
     } else if (type == "prolog_done") {
       OnAgentPrologDone(conn, msg);
     } else if (type == "node_booted") {
-      core::Node* node = FindNode(msg.at("node").get<std::string>());
+      core::Node* node = cluster_.FindNode(msg.at("node").get<std::string>());
       if (node != nullptr && node->Rebooting() && agents_.Holds(conn, node->config.name)) {
         node->boot_time = msg.value("boot_time", Now());
         NodeBackFromReboot(conn, *node);
@@ -1284,7 +936,7 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
     } else if (type == "ended") {
       auto result = stepd::StepResultFromJson(msg.at("result"));
       if (!result.ok()) return;
-      Job* job = jobs_.Find(result->job_id);
+      Job* job = cluster_.jobs().Find(result->job_id);
       bool running = job != nullptr && (job->state == JobState::kRunning ||
                                         job->state == JobState::kCompleting);
       // Only the agent hosting the run's batch host ends it: an end from
@@ -1306,7 +958,7 @@ void Controller::HandleAgentMessage(const std::shared_ptr<api::LineConn>& conn, 
           FinishJob(*job, state, result->exit_code, result->exit_signal, result->end_time,
                     result->detail);
         }
-      } else if (orphans_.erase(result->job_id)) {
+      } else if (cluster_.orphans().erase(result->job_id)) {
         // An old run of a requeued job is gone: the job may start again.
         RequestSchedule();
       }
@@ -1337,20 +989,13 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   const json mig_uuids = msg.value("mig_uuids", json::object());
   std::vector<std::string> held;
   for (const std::string& name : names) {
-    core::Node* node = FindNode(name);
+    core::Node* node = cluster_.FindNode(name);
     if (!node) {
       util::LogWarn("agent {} hosts unknown node {}", host, name);
       continue;
     }
-    node->registered = true;
-    node->boot_time = boot_time;
-    if (node->Rebooting()) {
-      // Its agent is back (the machine rebooted, or the agent restarted in
-      // the middle of an emulated reboot): the reboot is over.
-      util::LogInfo("node {}: back from its reboot", name);
-      core::FinishReboot(*node);
-      MarkNode(*node);
-    }
+    if (node->Rebooting()) util::LogInfo("node {}: back from its reboot", name);
+    if (cluster_.NodeRegistered(*node, boot_time)) MarkNode(*node);
     node->mig_uuids = mig_uuids.value(name, std::vector<std::string>{});
     // The node that is the agent's machine: what hwloc and NVML found,
     // and where it differs from the configuration. Reported, and the node
@@ -1362,20 +1007,11 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
         util::LogWarn("node {}: {} (used as configured)", name, m);
       }
     }
-    if (node->down && node->reason == "Not responding") {
-      // Back after a timeout: as Slurm's ReturnToService=1 for nodes that
-      // went DOWN only for not responding.
-      node->down = false;
-      node->reason.clear();
-      node->reason_time = 0;
-      node->reason_source = core::ReasonSource::kNone;
-      MarkNode(*node);
-    }
     held.push_back(name);
   }
   // Reconcile: what ran on this agent's nodes while we were apart. An
   // allocation (salloc) runs nothing on them, so it has nothing to lose.
-  for (Job& job : jobs_) {
+  for (Job& job : cluster_.jobs()) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     if (!job.HasBatchStep()) continue;
     if (std::find(held.begin(), held.end(), job.batch_host) == held.end()) continue;
@@ -1395,14 +1031,14 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   // (ended NODE_FAIL or requeued while it was away) are stopped, so a job
   // never runs twice at once.
   for (JobId id : running) {
-    const Job* job = jobs_.Find(id);
+    const Job* job = cluster_.jobs().Find(id);
     bool ours = job != nullptr &&
                 (job->state == JobState::kRunning || job->state == JobState::kCompleting) &&
                 std::find(held.begin(), held.end(), job->batch_host) != held.end();
     if (ours) continue;
     util::LogWarn("agent {}: stopping orphaned step of job {}", host, id);
     // A requeued job waits until its old run is gone, so the two never overlap.
-    if (job != nullptr && job->state == JobState::kPending) orphans_.insert(id);
+    if (job != nullptr && job->state == JobState::kPending) cluster_.orphans().insert(id);
     SendAfterCommit(conn, {{"type", "cancel"}, {"job_id", id}});
   }
   for (const auto& [id, r] : finished) SendAfterCommit(conn, {{"type", "ack"}, {"job_id", id}});
@@ -1412,7 +1048,7 @@ void Controller::OnAgentRegister(const std::shared_ptr<api::LineConn>& conn, con
   // Jobs still waiting on these nodes' Prolog (their answer may have been
   // lost with the connection, or musterd restarted): asked again.
   for (const auto& [id, nodes] : node_prologs_.PendingOn(held)) {
-    if (const Job* job = jobs_.Find(id)) SendNodePrologs(*job, nodes);
+    if (const Job* job = cluster_.jobs().Find(id)) SendNodePrologs(*job, nodes);
   }
   RequestSchedule();
 }
@@ -1451,17 +1087,17 @@ void Controller::OnAgentClosed(const std::shared_ptr<api::LineConn>& conn) {
   if (!gone) return;
   samples_.erase(gone->first);
   for (const auto& name : gone->second.nodes) {
-    if (core::Node* node = FindNode(name)) node->registered = false;
+    if (core::Node* node = cluster_.FindNode(name)) node->registered = false;
   }
   util::LogWarn("agent {} disconnected", gone->first);
   // Orphans are found again when the agent registers; waiting on an end
   // report that may never come would keep a requeued job back forever.
-  orphans_.clear();
+  cluster_.orphans().clear();
 }
 
 void Controller::DrainForHook(const std::string& name, core::ReasonSource hook,
                               const std::string& detail) {
-  core::Node* node = FindNode(name);
+  core::Node* node = cluster_.FindNode(name);
   if (node == nullptr) return;
   const std::string what = hook == core::ReasonSource::kProlog ? "Prolog error" : "Epilog error";
   util::LogWarn("node {}: {}: {}: draining", name, what, detail);
@@ -1478,7 +1114,7 @@ void Controller::DrainForHook(const std::string& name, core::ReasonSource hook,
 void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::string>& nodes) {
   const int64_t now = Now();
   for (const auto& name : nodes) {
-    core::Node* node = FindNode(name);
+    core::Node* node = cluster_.FindNode(name);
     if (!node || node->registered) continue;
     // As Slurm after SlurmdTimeout: the node goes DOWN, its jobs NODE_FAIL.
     node->down = true;
@@ -1493,7 +1129,7 @@ void Controller::OnAgentTimeout(const std::string& host, const std::vector<std::
   auto lost = [&](const std::string& node) {
     return std::find(nodes.begin(), nodes.end(), node) != nodes.end();
   };
-  for (Job& job : jobs_) {
+  for (Job& job : cluster_.jobs()) {
     if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
     if (!job.HasBatchStep() || lost(job.batch_host)) {
       const auto gone = std::find_if(job.alloc.begin(), job.alloc.end(),
@@ -1525,7 +1161,7 @@ util::Status Controller::CheckJobAccess(const Job& job, const Caller& caller) co
 
 bool Controller::NamesArray(const std::string& text) const {
   auto spec = core::ParseJobIdSpec(text);
-  return spec.ok() && (!spec->tasks.empty() || jobs_.OfArray(spec->id) != nullptr);
+  return spec.ok() && (!spec->tasks.empty() || cluster_.jobs().OfArray(spec->id) != nullptr);
 }
 
 util::Status Controller::AsUpdateRefusal(util::Status st) {
@@ -1619,7 +1255,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
       }
     }
   } else if (filtered) {
-    for (Job& job : jobs_) {
+    for (Job& job : cluster_.jobs()) {
       if (core::IsFinished(job.state) || !matches(job)) continue;
       // Filters without ids only ever reach the caller's own jobs unless admin.
       if (!caller.admin && job.req.uid != caller.uid) continue;
@@ -1686,7 +1322,7 @@ std::vector<JobActionResult> Controller::Cancel(const json& body, const Caller& 
 void Controller::CancelPending(Job& job, uint32_t by) {
   job.cancelled_by = by;
   job.state = JobState::kCancelled;
-  pending_ids_.erase(job.id);
+  cluster_.pending_ids().erase(job.id);
   job.end_time = Now();
   job.reason = core::PendingReason::kNone;
 }
@@ -1757,7 +1393,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
   if (!names.ok()) return util::InvalidArgument("Invalid node name specified");
   std::vector<core::Node*> targets;
   for (const auto& n : *names) {
-    core::Node* node = FindNode(n);
+    core::Node* node = cluster_.FindNode(n);
     if (!node) return util::InvalidArgument("Invalid node name specified");
     targets.push_back(node);
   }
@@ -1783,7 +1419,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
     } else if (st == "DOWN") {
       node->down = true;
       // A node set DOWN loses its jobs, as in Slurm.
-      for (Job& job : jobs_) {
+      for (Job& job : cluster_.jobs()) {
         if (job.state != JobState::kRunning) continue;
         bool on_node = std::any_of(job.alloc.begin(), job.alloc.end(),
                                    [&](const core::NodeAlloc& a) { return a.node == node->config.name; });
@@ -1825,7 +1461,7 @@ util::Status Controller::UpdateNodes(const std::string& nodes, const std::string
 }
 
 util::Result<json> Controller::CreateStep(JobId id, const json& body, const Caller& caller) {
-  Job* found = jobs_.Find(id);
+  Job* found = cluster_.jobs().Find(id);
   if (found == nullptr) return util::NotFound("Invalid job id specified");
   Job& job = *found;
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(job, caller));
@@ -1854,7 +1490,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   std::vector<core::NodeAlloc> usable;  // the job's nodes the step may use, in its order
   std::vector<size_t> usable_index;     // their indexes in job.alloc
   for (size_t i = 0; i < job.alloc.size(); ++i) {
-    const core::Node* node = FindNode(job.alloc[i].node);
+    const core::Node* node = cluster_.FindNode(job.alloc[i].node);
     if (node == nullptr || !sched::HasFeatures(node->config, features)) continue;
     usable.push_back(job.alloc[i]);
     usable_index.push_back(i);
@@ -1899,7 +1535,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   json layout = json::array();
   for (const sched::StepNode& n : laid->nodes) {
     const core::NodeAlloc& a = job.alloc[n.alloc_index];
-    const core::Node* node = FindNode(a.node);
+    const core::Node* node = cluster_.FindNode(a.node);
     layout.push_back({{"node", a.node},
                       {"tasks", n.tasks},
                       {"first_task", n.first_task},
@@ -1912,7 +1548,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
   // A heterogeneous job's components number their steps together, from
   // the first's count, as Slurm's do (13.0, then 12.1); a step over several
   // components has one id in each (srun gives the first's to the others).
-  Job* counter = job.IsHetComponent() ? jobs_.Find(job.het_job_id) : &job;
+  Job* counter = job.IsHetComponent() ? cluster_.jobs().Find(job.het_job_id) : &job;
   if (counter == nullptr) counter = &job;
   int step_id = 0;
   if (body.contains("step_id")) {
@@ -1964,7 +1600,7 @@ util::Result<json> Controller::CreateStep(JobId id, const json& body, const Call
 
 util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& body,
                                           const Caller& caller) {
-  Job* job = jobs_.Find(id);
+  Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto running = running_steps_.find({id, step_id});
@@ -2022,7 +1658,7 @@ util::Result<json> Controller::LaunchStep(JobId id, int step_id, const json& bod
 }
 
 util::Status Controller::SignalStep(JobId id, int step_id, int signal, const Caller& caller) {
-  Job* job = jobs_.Find(id);
+  Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto running = running_steps_.find({id, step_id});
@@ -2075,7 +1711,7 @@ util::Status Controller::Reconfigure(const Caller& caller) {
 
 util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
                                  const Caller& caller) {
-  Job* job = jobs_.Find(id);
+  Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto it = running_steps_.find({id, step_id});
@@ -2101,58 +1737,28 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
 
 // ----------------------------------------------------------- preemption ----
 
-void Controller::ApplyPreemptions(const sched::Plan& plan, int64_t now) {
-  std::map<JobId, std::vector<JobId>> by;  // preemptor -> its victims
-  for (const sched::Preemption& p : plan.preemptions) {
-    Job* victim = jobs_.Find(p.victim);
-    if (victim == nullptr || victim->state != JobState::kRunning || victim->preempted_by != 0) {
-      continue;
-    }
-    const int64_t grace = sched::PreemptTermsOf(*victim, cfg_, &accounts_).grace_s;
-    victim->preempted_by = p.by;
-    MarkJob(victim->id);
-    by[p.by].push_back(victim->id);
-    util::LogInfo("job {}: preempted by job {} (grace {} s)", victim->id, p.by, grace);
-    if (grace > 0) {
+void Controller::ApplyPreemptions(const std::vector<sched::Preemption>& preemptions,
+                                  int64_t now) {
+  for (const cluster::Preempted& p : cluster_.Preempt(preemptions, now)) {
+    util::LogInfo("job {}: preempted by job {} (grace {} s)", p.victim, p.by, p.grace_s);
+    Job& victim = cluster_.jobs().At(p.victim);
+    if (p.grace_s > 0) {
       // SIGTERM now, the end after GraceTime (Slurm's order).
-      SendToAgentOf(*victim, {{"type", "signal"},
-                              {"job_id", victim->id},
-                              {"signal", SIGTERM},
-                              {"target", "all"}});
-      preempt_deadline_[victim->id] = now + grace;
-      AddWake(now + grace, victim->id);
+      SendToAgentOf(victim, {{"type", "signal"},
+                             {"job_id", victim.id},
+                             {"signal", SIGTERM},
+                             {"target", "all"}});
+      AddWake(now + p.grace_s, victim.id);
     } else {
-      StopPreempted(*victim);
+      StopJob(victim);
     }
   }
-  for (const auto& [id, victims] : by) {
-    Job* job = jobs_.Find(id);
-    if (job == nullptr) continue;
-    std::vector<std::string> ids;
-    for (JobId v : victims) ids.push_back(std::to_string(v));
-    job->explanation = fmt::format(
-        "preempting job{} {} of lower-priority {}; starts when {} ended", ids.size() > 1 ? "s" : "",
-        util::Join(ids, ","),
-        cfg_.preempt_type == config::PreemptType::kQos ? "QOS" : "partitions",
-        ids.size() > 1 ? "they have" : "it has");
-  }
-}
-
-void Controller::MarkPreemptedEnd(Job& job) {
-  const core::PreemptMode mode = sched::PreemptTermsOf(job, cfg_, &accounts_).mode;
-  if (mode == core::PreemptMode::kRequeue && job.req.requeue && job.HasBatchStep() &&
-      !job.IsHetComponent()) {
-    job.requeue_on_end = 1;
-  } else {
-    job.ending_as = JobState::kPreempted;
-  }
+  RequestCommit();
 }
 
 void Controller::StopPreempted(Job& job) {
-  preempt_deadline_.erase(job.id);
-  MarkPreemptedEnd(job);
-  job.state = JobState::kCompleting;
-  MarkJob(job.id);
+  cluster_.StopPreempted(job);
+  RequestCommit();
   StopJob(job);
 }
 
@@ -2180,13 +1786,13 @@ void Controller::ArmHousekeeping() {
   int64_t next = NextReservationChange(now);
   if (!job_wakes_.empty()) next = std::min(next, job_wakes_.begin()->first);
   // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
-  next = std::min(next, usage_->ledger().time() + std::max<int64_t>(cfg_.priority.calc_period_s, 1));
+  next = std::min(next, cluster_.usage().time() + std::max<int64_t>(cfg_.priority.calc_period_s, 1));
   if (!schedule_posted_) {  // a pass on its way moves these two
-    if (next_dependency_time_ != 0) next = std::min(next, next_dependency_time_);
+    if (cluster_.next_dependency_time() != 0) next = std::min(next, cluster_.next_dependency_time());
     // With backfill a pass runs at least every bf_interval while jobs wait
     // (their plans age, priorities grow with age).
-    if (cfg_.backfill && !pending_ids_.empty()) {
-      next = std::min(next, last_pass_time_ + std::max<int64_t>(cfg_.bf.interval_s, 1));
+    if (cfg_.backfill && !cluster_.pending_ids().empty()) {
+      next = std::min(next, cluster_.last_pass_time() + std::max<int64_t>(cfg_.bf.interval_s, 1));
     }
   }
   housekeeping_->ArmAt(std::max(next, now));
@@ -2201,13 +1807,13 @@ void Controller::Housekeeping() {
   while (!job_wakes_.empty() && job_wakes_.begin()->first <= now) {
     const JobId id = job_wakes_.begin()->second;
     job_wakes_.erase(job_wakes_.begin());
-    const Job* job = jobs_.Find(id);
+    const Job* job = cluster_.jobs().Find(id);
     if (job == nullptr) continue;
-    if (auto d = preempt_deadline_.find(id); d != preempt_deadline_.end() && d->second <= now) {
+    if (auto d = cluster_.preempt_deadline().find(id); d != cluster_.preempt_deadline().end() && d->second <= now) {
       if (job->state == JobState::kRunning) {
         graced.insert(id);
       } else {
-        preempt_deadline_.erase(d);
+        cluster_.preempt_deadline().erase(d);
       }
     }
     if (core::IsFinished(job->state) && job->end_time + cfg_.min_job_age_s <= now) {
@@ -2220,31 +1826,31 @@ void Controller::Housekeeping() {
       pass_due = true;
     }
   }
-  for (JobId id : graced) StopPreempted(jobs_.At(id));
-  if (now - usage_->ledger().time() >= cfg_.priority.calc_period_s) {
-    AdvanceUsage(now, RunningJobs(now));
+  for (JobId id : graced) StopPreempted(cluster_.jobs().At(id));
+  if (now - cluster_.usage().time() >= cfg_.priority.calc_period_s) {
+    AdvanceUsage(now);
   }
   for (JobId id : expired) {
-    const JobId array_id = jobs_.At(id).array_job_id;
-    dependencies_.erase(id);
-    dirty_jobs_.insert(id);  // journalled as a deletion
-    jobs_.Erase(id);
+    const JobId array_id = cluster_.jobs().At(id).array_job_id;
+    cluster_.dependencies().erase(id);
+    cluster_.changed_jobs().insert(id);  // journalled as a deletion
+    cluster_.jobs().Erase(id);
     // The script goes with the job's record (kept until then for
     // scontrol requeue), an array's with its last record.
     if (array_id == 0) {
       payload_.Release(id);
-    } else if (jobs_.OfArray(array_id) == nullptr) {
+    } else if (cluster_.jobs().OfArray(array_id) == nullptr) {
       payload_.Release(array_id);
     }
   }
   for (JobId id : allocations_over) {
     util::LogInfo("job {}: allocation reached its time limit", id);
-    FinishJob(jobs_.At(id), JobState::kTimeout, 0, 0, now, "time limit");
+    FinishJob(cluster_.jobs().At(id), JobState::kTimeout, 0, 0, now, "time limit");
   }
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
-  if (next_dependency_time_ != 0 && next_dependency_time_ <= now) pass_due = true;
-  if (cfg_.backfill && !pending_ids_.empty() && now - last_pass_time_ >= cfg_.bf.interval_s) {
+  if (cluster_.next_dependency_time() != 0 && cluster_.next_dependency_time() <= now) pass_due = true;
+  if (cfg_.backfill && !cluster_.pending_ids().empty() && now - cluster_.last_pass_time() >= cfg_.bf.interval_s) {
     pass_due = true;
   }
   if (pass_due) RequestSchedule();

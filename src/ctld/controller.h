@@ -33,10 +33,10 @@
 #include "core/node_samples.h"
 #include "core/reservation.h"
 #include "core/trigger.h"
+#include "cluster/cluster.h"
 #include "ctld/agent_registry.h"
 #include "ctld/commit_pipeline.h"
 #include "ctld/hook_runner.h"
-#include "ctld/job_table.h"
 #include "ctld/journal.h"
 #include "ctld/node_prologs.h"
 #include "sched/refusal.h"
@@ -235,7 +235,7 @@ class Controller {
   const config::Config& config() const { return cfg_; }
   // Every job, in id order, with its indexes (squeue -u reads only the
   // jobs of JobTable::OfUser).
-  const JobTable& jobs() const { return jobs_; }
+  const cluster::JobTable& jobs() const { return cluster_.jobs(); }
   // sprio's data (src/ctld/priority_report.cc): {"multifactor", "weights",
   // "jobs": [each pending job not held: id, partition, user, uid,
   // priority, nice, "factors" by name and "tres"]}.
@@ -263,7 +263,7 @@ class Controller {
   // Operators (and the user musterd runs as) only.
   util::Result<core::AccountsOutcome> ChangeAccounts(const nlohmann::json& request,
                                                      const Caller& caller);
-  const core::AccountTable& accounts() const { return accounts_; }
+  const core::AccountTable& accounts() const { return cluster_.accounts(); }
   // scontrol create|update|delete reservation (src/ctld/reservations.cc):
   // `request` has "op" and the fields as given (names, hostlists and flags
   // as text, times as epoch seconds). Returns scontrol's line ("Reservation
@@ -272,7 +272,7 @@ class Controller {
                                               const Caller& caller);
   // {"reservations": [...]} with each one's "state" and "core_cnt".
   nlohmann::json ReservationsReport() const;
-  const std::vector<core::Node>& nodes() const { return nodes_; }
+  const std::vector<core::Node>& nodes() const { return cluster_.nodes(); }
   int64_t Now() const { return time_.Now(); }
   int64_t start_time() const { return start_time_; }
   bool IsAdmin(uint32_t uid) const;
@@ -367,19 +367,6 @@ class Controller {
   // Ends a job that ran: frees its resources, records the end.
   void FinishJob(core::Job& job, core::JobState state, int exit_code, int exit_signal,
                  int64_t end_time, const std::string& detail);
-  void ReleaseResources(core::Job& job);
-  // The nodes, configuration, clock and array counts a pass starts from
-  // (pending jobs are the caller's to add).
-  sched::Snapshot ClusterSnapshot() const;
-  // The account a job without --account is charged to: the user's
-  // default account, else (associations not enforced) the user's name.
-  std::string DefaultAccountOf(const std::string& user) const;
-  // The limits that refuse a submission: the QOS's MaxSubmitJobsPerUser
-  // and the association's MaxSubmitJobs, and with the QOS's
-  // Flags=DenyOnLimit the QOS limits that would hold it for ever (MaxWall,
-  // MaxTRESPerJob, a per-user or group TRES limit below the job alone).
-  // Slurm's refusal, with the limit in why->slurm_line and why->detail.
-  util::Status CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const;
   // At Recover(): sacctmgr's accounts from the accounting database.
   util::Status LoadAccounts();
   // Reservations live in <StateSaveLocation>/reservations.json, written
@@ -425,18 +412,6 @@ class Controller {
   bool ReservationBegan(int64_t after, int64_t now) const;
   // Whether a pending or running job names the reservation.
   bool ReservationInUse(const std::string& name) const;
-  // A pending job's priority now (sched/priority.h) with the fairshare of
-  // the last pass; 0 for a held job.
-  uint32_t PriorityOf(const core::Job& job) const;
-  // Brings fairshare usage to `now`, charging the running jobs.
-  void AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running);
-  // Orders the snapshot's queue by the core's queue sort (sched::OrderQueue)
-  // and stores each job's priority; under priority/multifactor it first
-  // advances usage and rebuilds the fairshare tree over the queue's jobs.
-  void Reprioritize(sched::Snapshot* snap);
-  // Sets the explanation of every job the pass left pending.
-  void ExplainPending(const sched::Snapshot& snap, const sched::Plan& plan);
-  std::vector<sched::RunningJob> RunningJobs(int64_t now) const;
   // Back to PENDING under the same id, Restarts+1 (requeue, node failure),
   // submitted again now and held back until now + AuthInfo=cred_expire + 1
   // (Reason=BeginTime), as Slurm does.
@@ -448,10 +423,8 @@ class Controller {
   // its partition's GraceTime, or at once; StopPreempted requeues it
   // (PreemptMode=REQUEUE, a batch job that may be requeued) or ends it
   // PREEMPTED.
-  void ApplyPreemptions(const sched::Plan& plan, int64_t now);
+  void ApplyPreemptions(const std::vector<sched::Preemption>& preemptions, int64_t now);
   void StopPreempted(core::Job& job);
-  // How a preempted job ends: requeue_on_end or ending_as PREEMPTED.
-  void MarkPreemptedEnd(core::Job& job);
   void SendToAgentOf(const core::Job& job, const nlohmann::json& msg);
   // Ends a running job's processes (it finishes once they are gone); an
   // allocation, which has none, finishes at once as job.ending_as says.
@@ -466,8 +439,6 @@ class Controller {
   // MinJobAge, an allocation's time limit, its begin time.
   void NoteWakes(const core::Job& job);
   void AddWake(int64_t when, core::JobId id);
-  core::Node* FindNode(const std::string& name);
-  const core::Node* FindNode(const std::string& name) const;
   // The records a user's job id names (src/ctld/arrays.cc): "123" (a job,
   // or every record of array 123), "123_4", "123_[1-3]". With
   // split_pending, tasks named inside an array's pending part are first
@@ -483,17 +454,14 @@ class Controller {
   bool DropPendingTasks(const std::string& text, const Caller& caller);
   util::Result<std::vector<core::Job*>> ResolveForCaller(const std::string& text,
                                                          const Caller& caller);
-  // Takes task `task` out of an array's pending part into a pending record
-  // of its own (a new job id), or returns the part itself when `task` is
-  // the last one left (it becomes that task, as in Slurm).
-  core::Job& SplitTask(core::Job& part, int task);
   // The id whose payload (script, environment) a job runs: the array's for
   // array tasks.
   static core::JobId PayloadId(const core::Job& job) {
     return job.array_job_id != 0 ? job.array_job_id : job.het_job_id != 0 ? job.het_job_id : job.id;
   }
-  // Submit's two halves: every check, and the job it makes (without an
-  // id); then its id (unless it has one), payload and place in the queue.
+  // Submit's two halves: the submitter's identity and the cluster's
+  // checks (cluster::Cluster::PrepareJob); then its id (unless it has
+  // one), payload and place in the queue.
   util::Result<core::Job> PrepareJob(core::JobRequest req, const Caller& caller,
                                      sched::SubmitRefusal* why) const;
   util::Result<core::JobId> AdmitJob(core::Job job);
@@ -506,26 +474,6 @@ class Controller {
   // A component ended as `ended` did: the others still holding resources
   // end the same way (components start and end together).
   void EndHetComponents(const core::Job& ended);
-  // Dependencies (src/ctld/dependencies.cc). At submission: the refusal
-  // sbatch prints for a malformed --dependency.
-  util::Status CheckDependency(const core::JobRequest& req) const;
-  // Whether a pending job's dependency lets it be scheduled now: kNone, or
-  // Dependency / DependencyNeverSatisfied with job.explanation and
-  // job.dependency_state set. A job whose dependency can never be met is
-  // cancelled here when it or the cluster asks (--kill-on-invalid-dep,
-  // kill_invalid_depend); then the result is kDependencyNeverSatisfied and
-  // the job is no longer pending.
-  // An array's pending part whose dependency is checked task by task
-  // (aftercorr, singleton) may start only its first start_limit->count
-  // tasks this pass (0 = no such limit); when the next one waits on its own
-  // partner, the limit's reason is Dependency and *cut_why says why.
-  core::PendingReason DependencyGate(core::Job& job, int64_t now, sched::StartLimit* start_limit,
-                                     std::string* cut_why);
-  // Cancels a pending job whose dependency failed when it or the cluster
-  // asks (--kill-on-invalid-dep, kill_invalid_depend).
-  void CancelIfInvalidDepKills(core::Job& job, int64_t now);
-
-  sched::NodeLookup Lookup();
   util::Status CheckJobAccess(const core::Job& job, const Caller& caller) const;
   // Hold for one id as typed; appends its results to *out.
   void HoldOne(const std::string& sid, bool hold, bool user_hold, const Caller& caller,
@@ -535,6 +483,19 @@ class Controller {
   // "Invalid user id" where cancel and requeue say "Access/permission
   // denied"; any other status unchanged.
   static util::Status AsUpdateRefusal(util::Status st);
+  // Brings fairshare usage to `now` (charging the running jobs) and saves
+  // it when a PriorityCalcPeriod has passed.
+  void AdvanceUsage(int64_t now);
+  // cluster::Cluster::SplitTask, committed.
+  core::Job& SplitTask(core::Job& part, int task) {
+    core::Job& split = cluster_.SplitTask(part, task);
+    RequestCommit();
+    return split;
+  }
+  // A pending job's priority now (0 held), with the last pass's fairshare.
+  uint32_t PriorityOf(const core::Job& job) const { return cluster_.PriorityOf(job, Now()); }
+  // A job that held resources gives them back now.
+  void ReleaseResources(core::Job& job) { cluster_.ReleaseResources(job, Now()); }
   void MarkJob(core::JobId id);
   void MarkNode(const core::Node& node);
   void RequestCommit();
@@ -549,44 +510,16 @@ class Controller {
   boost::asio::io_context& io_;
   config::Config cfg_;
   util::TimeSystem& time_;
-  JobTable jobs_;
+  // The jobs, nodes and every decision on them; this class is the I/O
+  // around it.
+  cluster::Cluster cluster_;
+  // Saves the fairshare usage the cluster keeps (priority/multifactor).
+  std::unique_ptr<UsageKeeper> usage_file_;
   PayloadStore payload_;  // scripts and environments of pending jobs
   std::unique_ptr<store::AccountingStore> acct_;
-  // Ids of the PENDING jobs, so a scheduling pass does not walk the jobs
-  // that ended and are kept only for MinJobAge.
-  std::set<core::JobId> pending_ids_;
-  // Requeued jobs whose previous run an agent is still stopping.
-  std::set<core::JobId> orphans_;
-  // Jobs preempted in their GraceTime, and when it ends (housekeeping stops them).
-  std::map<core::JobId, int64_t> preempt_deadline_;
-  // How many tasks of each job array hold resources (for the %N throttle).
-  std::map<core::JobId, int> array_running_;
-  // Parsed --dependency of pending jobs, and the earliest moment a +time
-  // offset lets one go (0 = none), so housekeeping starts a pass then.
-  std::map<core::JobId, sched::Dependency> dependencies_;
-  int64_t next_dependency_time_ = 0;
-  // When the last pass ran: with backfill one runs at least every bf_interval
-  // while jobs wait (their plans age, priorities grow with age).
-  int64_t last_pass_time_ = 0;
-  // Unfinished jobs by (uid, name) for singleton, built lazily in a pass.
-  std::optional<std::map<std::pair<uint32_t, std::string>, std::vector<core::JobId>>>
-      singleton_index_;
-  // Explanations of jobs waiting for resources, refreshed at most once a
-  // second (they cost a simulation each).
-  int64_t next_explain_time_ = 0;
-  std::map<core::JobId, std::string> explained_;
-  core::JobId next_job_id_ = 1;
-  std::vector<core::Node> nodes_;
-  std::unordered_map<std::string, size_t> node_index_;
   AgentRegistry agents_;
   std::map<std::string, std::string> configless_files_;
-  // Fairshare usage and the tree of the last pass
-  // (priority/multifactor).
-  std::unique_ptr<UsageKeeper> usage_;
-  core::AccountTable accounts_;
-  std::map<std::string, core::Reservation> reservations_;
   int64_t next_reservation_id_ = 1;
-  std::optional<sched::ShareTree> shares_;
   std::function<void()> restart_hook_;
   // An srun step still running.
   struct RunningStep {
@@ -619,7 +552,6 @@ class Controller {
   // Group commit: what changed since the last commit, and the pipeline
   // that writes and syncs it.
   Journal journal_;
-  std::set<core::JobId> dirty_jobs_;
   std::set<std::string> dirty_nodes_;
   // Payloads of submissions not yet journalled (they ride in the record).
   std::map<core::JobId, std::string> new_payloads_;

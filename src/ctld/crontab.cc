@@ -74,7 +74,7 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
   const Caller owner{uid, static_cast<uint32_t>(pw->pw_gid), false};
   // The old crontab's jobs, before the new ones join them.
   std::vector<Job*> old;
-  for (Job& job : jobs_) {
+  for (Job& job : cluster_.jobs()) {
     if (job.req.uid == uid && !job.req.cron_spec.empty() && !core::IsFinished(job.state)) {
       old.push_back(&job);
     }
@@ -94,7 +94,7 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
     util::Result<core::JobId> id = Submit(std::move(req), owner, &why);
     if (!id.ok()) {
       for (core::JobId made : ids) {
-        if (Job* job = jobs_.Find(made)) cancel(*job);
+        if (Job* job = cluster_.jobs().Find(made)) cancel(*job);
       }
       return util::InvalidArgument(fmt::format("line {}: {}", line, id.status().message()));
     }
@@ -107,7 +107,7 @@ util::Result<std::vector<core::JobId>> Controller::InstallCrontab(uint32_t uid,
   if (text.empty()) std::filesystem::remove(CrontabPath(cfg_, uid), ec);
   if (!saved.ok()) {
     for (core::JobId made : ids) {
-      if (Job* job = jobs_.Find(made)) cancel(*job);
+      if (Job* job = cluster_.jobs().Find(made)) cancel(*job);
     }
     return saved;
   }

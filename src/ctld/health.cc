@@ -38,7 +38,7 @@ void Controller::RunHealthChecks() {
   // CYCLE: a few nodes each tick, one tick per node's share of the
   // interval, so that every node is checked once per interval but never
   // all at once (a shared file system checked by every node together).
-  const size_t total = nodes_.size();
+  const size_t total = cluster_.nodes().size();
   int64_t step_s = cfg_.health.interval_s;
   size_t first = 0;
   size_t count = total;
@@ -52,7 +52,7 @@ void Controller::RunHealthChecks() {
   }
   std::set<std::string> due;
   for (size_t k = 0; k < count; ++k) {
-    const core::Node& node = nodes_[(first + k) % total];
+    const core::Node& node = cluster_.nodes()[(first + k) % total];
     if (!node.down && InCheckedState(cfg_.health, node)) due.insert(node.config.name);
   }
   for (const auto& [host, agent] : agents_.agents()) {
@@ -73,7 +73,7 @@ void Controller::CheckHealthOnJoin(const std::shared_ptr<api::LineConn>& conn,
   if (!cfg_.health.any() || conn == nullptr) return;
   json nodes = json::array();
   for (const std::string& name : names) {
-    core::Node* node = FindNode(name);
+    core::Node* node = cluster_.FindNode(name);
     if (node == nullptr) continue;
     node->health_pending = true;
     nodes.push_back(name);
@@ -85,16 +85,16 @@ void Controller::CheckHealthOnJoin(const std::shared_ptr<api::LineConn>& conn,
 }
 
 bool Controller::HealthMayDrain(const std::string& check) const {
-  const int64_t drained = std::count_if(nodes_.begin(), nodes_.end(), [&](const core::Node& n) {
+  const int64_t drained = std::count_if(cluster_.nodes().begin(), cluster_.nodes().end(), [&](const core::Node& n) {
     return n.health_drained_by == check;
   });
   return (drained + 1) * 100 <=
-         static_cast<int64_t>(cfg_.health.max_drain_percent) * static_cast<int64_t>(nodes_.size());
+         static_cast<int64_t>(cfg_.health.max_drain_percent) * static_cast<int64_t>(cluster_.nodes().size());
 }
 
 void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const json& msg) {
   const std::string name = msg.at("node").get<std::string>();
-  core::Node* node = FindNode(name);
+  core::Node* node = cluster_.FindNode(name);
   if (node == nullptr || !agents_.Holds(conn, name)) return;
   // (check, what it saw), in the order the agent ran them.
   std::vector<std::pair<std::string, std::string>> failures;

@@ -72,8 +72,8 @@ util::Result<JobId> Controller::SubmitHet(std::vector<core::JobRequest> reqs,
     }
     jobs.push_back(std::move(job).value());
   }
-  const JobId first = next_job_id_;
-  next_job_id_ += static_cast<JobId>(jobs.size());
+  const JobId first = cluster_.next_job_id();
+  cluster_.SetNextJobId(first + static_cast<JobId>(jobs.size()));
   for (size_t k = 0; k < jobs.size(); ++k) {
     jobs[k].id = first + static_cast<JobId>(k);
     jobs[k].het_job_id = first;
@@ -84,7 +84,7 @@ util::Result<JobId> Controller::SubmitHet(std::vector<core::JobRequest> reqs,
   for (Job& job : jobs) {
     util::Result<JobId> admitted = AdmitJob(std::move(job));
     if (!admitted.ok()) {
-      next_job_id_ = first;
+      cluster_.SetNextJobId(first);
       return admitted.status();
     }
   }
@@ -94,7 +94,7 @@ util::Result<JobId> Controller::SubmitHet(std::vector<core::JobRequest> reqs,
 std::vector<const Job*> Controller::HetComponents(const Job& any) const {
   std::vector<const Job*> out;
   for (int k = 0; k < any.het_job_size; ++k) {
-    const Job* c = jobs_.Find(any.het_job_id + static_cast<JobId>(k));
+    const Job* c = cluster_.jobs().Find(any.het_job_id + static_cast<JobId>(k));
     if (c != nullptr && c->het_job_id == any.het_job_id) out.push_back(c);
   }
   return out;
@@ -102,7 +102,7 @@ std::vector<const Job*> Controller::HetComponents(const Job& any) const {
 
 std::vector<Job*> Controller::HetComponents(const Job& any) {
   std::vector<Job*> out;
-  for (const Job* c : std::as_const(*this).HetComponents(any)) out.push_back(jobs_.Find(c->id));
+  for (const Job* c : std::as_const(*this).HetComponents(any)) out.push_back(cluster_.jobs().Find(c->id));
   return out;
 }
 

@@ -21,37 +21,8 @@ using core::JobState;
 
 void Controller::PutBackInQueue(Job& job, bool hold, const std::string& detail,
                                 bool node_failure) {
-  const int64_t now = Now();
-  job.state = JobState::kPending;
-  job.restart_count += 1;
-  job.last_run_node_failed = node_failure;
-  // As in Slurm, the rerun counts as submitted now and may start only when
-  // the old run's credentials have expired: AuthInfo=cred_expire (120 s by
-  // default) and a second later; until then its reason is BeginTime.
-  job.submit_time = now;
-  job.eligible_time = 0;
-  job.req.begin_time = now + cfg_.cred_expire_s + 1;
-  job.alloc.clear();
-  job.nodelist.clear();
-  job.batch_host.clear();
-  job.start_time = 0;
-  job.end_time = 0;
-  job.exit_code = 0;
-  job.exit_signal = 0;
-  job.cancelled_by = UINT32_MAX;
-  job.failure_detail = detail;
-  job.requeue_on_end = 0;
-  job.reason = core::PendingReason::kBeginTime;
-  if (hold) {
-    job.held = true;
-    job.priority = 0;
-    job.reason = core::PendingReason::kJobRequeuedHeld;
-  } else if (job.held) {
-    // Held while it ran: it waits for a release now.
-    job.reason = job.HoldReason();
-  }
-  pending_ids_.insert(job.id);
-  MarkJob(job.id);
+  cluster_.PutBackInQueue(job, hold, detail, node_failure, Now());
+  RequestCommit();
   RequestSchedule();
 }
 
@@ -190,7 +161,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       if (!caller.admin) return util::PermissionDenied("Access/permission denied");
       c.priority = static_cast<uint32_t>(*n);
     } else if (key == "qos") {
-      if (accounts_.FindQos(value) == nullptr) return util::InvalidArgument("Invalid qos specification");
+      if (cluster_.accounts().FindQos(value) == nullptr) return util::InvalidArgument("Invalid qos specification");
       c.qos = value;
     } else if (key == "arraytaskthrottle") {
       auto n = util::ParseInt(value);
@@ -275,7 +246,7 @@ util::Status Controller::UpdateJob(const std::string& id_text,
     if (c.comment) job->req.comment = *c.comment;
     if (c.dependency) {
       job->req.dependency = *c.dependency;
-      dependencies_.erase(job->id);
+      cluster_.dependencies().erase(job->id);
       job->dependency_state.clear();
       job->dependency_failed = false;
     }
@@ -310,10 +281,10 @@ util::Status Controller::UpdateJob(const std::string& id_text,
   // ArrayTaskThrottle is the array's: every record carries it.
   if (c.throttle) {
     for (Job* job : *found) {
-      const std::set<JobId>* recs = jobs_.OfArray(job->array_job_id);
+      const std::set<JobId>* recs = cluster_.jobs().OfArray(job->array_job_id);
       if (recs == nullptr) continue;
       for (JobId rid : *recs) {
-        Job& rec = jobs_.At(rid);
+        Job& rec = cluster_.jobs().At(rid);
         if (rec.array_max_running == *c.throttle) continue;
         rec.array_max_running = *c.throttle;
         MarkJob(rid);
@@ -356,8 +327,8 @@ std::vector<JobActionResult> Controller::Top(const std::vector<std::string>& ids
     // As Slurm does: the user's other pending jobs in the same partition
     // that would go first get a nice value that puts them behind it.
     const int64_t top_order = top.array_job_id != 0 ? top.array_job_id : top.id;
-    for (JobId id : pending_ids_) {
-      Job& other = jobs_.At(id);
+    for (JobId id : cluster_.pending_ids()) {
+      Job& other = cluster_.jobs().At(id);
       if (other.req.uid != top.req.uid || other.partition != top.partition) continue;
       if (PayloadId(other) == PayloadId(top)) continue;
       const int64_t order = other.array_job_id != 0 ? other.array_job_id : other.id;

@@ -41,7 +41,7 @@ std::string Controller::MetricsText() const {
   // Jobs in the table by state and partition (finished ones until
   // MinJobAge purges them), and the pending ones by reason.
   std::map<std::pair<std::string, std::string>, int64_t> by_state, by_reason;
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     ++by_state[{std::string(core::JobStateName(job.state)), job.partition}];
     if (job.state == JobState::kPending) {
       ++by_reason[{std::string(core::PendingReasonName(job.reason)), job.partition}];
@@ -76,7 +76,7 @@ std::string Controller::MetricsText() const {
     int64_t cpu_alloc = 0, cpu_idle = 0, gpu_alloc = 0, gpu_idle = 0, most_free = 0, idle = 0;
     double mem_alloc = 0, mem_idle = 0;
     for (const std::string& name : part.nodes) {
-      const core::Node* n = FindNode(name);
+      const core::Node* n = cluster_.FindNode(name);
       if (n == nullptr) continue;
       ++states[n->SinfoState(true)];
       const int total_gpus = n->TotalGpus();
@@ -116,8 +116,8 @@ std::string Controller::MetricsText() const {
                     "1 per node: its state (sinfo's long state) and, while it is out of service, "
                     "who took it out (by: operator, health, prolog, epilog, config, "
                     "not_responding).");
-  node_state.Reserve(nodes_.size() * 64);
-  for (const core::Node& n : nodes_) {
+  node_state.Reserve(cluster_.nodes().size() * 64);
+  for (const core::Node& n : cluster_.nodes()) {
     const std::string state = n.SinfoState(true);
     const std::string_view by = core::ReasonSourceName(n.reason_source);
     if (by.empty()) {
@@ -204,12 +204,12 @@ void Controller::AgentSeries(std::string* out) const {
   core::LabelLookup labels;
   labels.gpu_holder = [&](const std::string& node, int index) -> std::optional<core::JobLabels> {
     auto it = holders.find({node, index});
-    const Job* job = it == holders.end() ? nullptr : jobs_.Find(it->second);
+    const Job* job = it == holders.end() ? nullptr : cluster_.jobs().Find(it->second);
     if (job == nullptr) return std::nullopt;
     return LabelsOf(*job);
   };
   labels.job = [&](uint32_t id) -> std::optional<core::JobLabels> {
-    const Job* job = jobs_.Find(id);
+    const Job* job = cluster_.jobs().Find(id);
     if (job == nullptr || job->state != JobState::kRunning) return std::nullopt;
     return LabelsOf(*job);
   };
@@ -222,7 +222,7 @@ void Controller::AgentSeries(std::string* out) const {
               "Running jobs whose GPUs are all under IdleGpuThreshold: for how long, with the "
               "policy's stage (idle, flagged, reported).");
   const int64_t now = Now();
-  for (const Job& job : jobs_) {
+  for (const Job& job : cluster_.jobs()) {
     if (job.state != JobState::kRunning || job.gpu_idle_since == 0) continue;
     const core::JobLabels l = LabelsOf(job);
     const std::string id = std::to_string(job.id);
@@ -238,7 +238,7 @@ void Controller::AgentSeries(std::string* out) const {
   Family failing("muster_node_health_failing", "gauge",
                  "1 when the node failed a health check at its last run, by check.");
   std::map<std::string, int64_t> drained_by;
-  for (const core::Node& n : nodes_) {
+  for (const core::Node& n : cluster_.nodes()) {
     for (const std::string& f : n.health_failures) {
       failing.Add({{"node", n.config.name}, {"check", f.substr(0, f.find(':'))}}, 1);
     }

@@ -33,7 +33,7 @@ json FactorsJson(const sched::PriorityFactors& f) {
 // requeued job's too), waiting on a dependency or for their reservation to
 // begin. Jobs held back by limits, a down partition or resources are listed.
 bool ShownBySprio(const Job& job, int64_t now) {
-  // A dependency is cleared once met (Controller::DependencyGate).
+  // A dependency is cleared once met (cluster::Cluster::DependencyGate).
   if (job.held || job.req.begin_time > now || !job.req.dependency.empty()) return false;
   switch (job.reason) {
     case core::PendingReason::kBeginTime:
@@ -74,18 +74,17 @@ json Controller::PriorityReport() {
               {"jobs", json::array()}};
   if (!pc.multifactor) return out;
   const int64_t now = Now();
-  std::vector<sched::RunningJob> running = RunningJobs(now);
-  AdvanceUsage(now, running);
+  AdvanceUsage(now);
   std::vector<const Job*> pending;
   std::vector<sched::AssocKey> keys;
-  for (core::JobId id : pending_ids_) {
-    const Job& job = jobs_.At(id);
+  for (core::JobId id : cluster_.pending_ids()) {
+    const Job& job = cluster_.jobs().At(id);
     if (!ShownBySprio(job, now)) continue;
     pending.push_back(&job);
     keys.emplace_back(job.req.account, job.req.user_name);
   }
-  sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
-  sched::PriorityCalculator calc(cfg_, &shares, now, &accounts_);
+  sched::ShareTree shares = cluster_.Shares(std::move(keys));
+  sched::PriorityCalculator calc(cfg_, &shares, now, &cluster_.accounts());
   for (const Job* job : pending) {
     json row = FactorsJson(calc.Factors(*job));
     row["priority"] = calc.Priority(*job);  // an operator's Priority= wins
@@ -100,11 +99,11 @@ json Controller::PriorityReport() {
 
 json Controller::SharesReport() {
   const int64_t now = Now();
-  std::vector<sched::RunningJob> running = RunningJobs(now);
-  AdvanceUsage(now, running);
+  AdvanceUsage(now);
+  const std::vector<sched::RunningJob> running = cluster_.RunningJobs(now);
   std::vector<sched::AssocKey> keys;
-  for (core::JobId id : pending_ids_) {
-    const Job& job = jobs_.At(id);
+  for (core::JobId id : cluster_.pending_ids()) {
+    const Job& job = cluster_.jobs().At(id);
     keys.emplace_back(job.req.account, job.req.user_name);
   }
   // TRES-minutes the running jobs still hold by their time limits, per
@@ -115,7 +114,7 @@ json Controller::SharesReport() {
     keys.emplace_back(job.req.account, job.req.user_name);
     const int64_t minutes = std::max<int64_t>(0, (r.expected_end - now) / 60);
     const core::Tres t = core::JobTres(job, cfg_.MemoryDefaultsFor(job));
-    const sched::UsageCharge charge = UsageKeeper::ChargeOf(job, cfg_, accounts_);
+    const sched::UsageCharge charge = cluster::ChargeOf(job, cfg_, cluster_.accounts());
     core::Tres& sum = run_mins[{job.req.account, job.req.user_name}];
     sum.cpus += t.cpus * minutes;
     sum.mem_mb += t.mem_mb * minutes;
@@ -123,8 +122,8 @@ json Controller::SharesReport() {
     sum.gpus += t.gpus * minutes;
     sum.billing += static_cast<int64_t>(charge.billing * static_cast<double>(minutes));
   }
-  sched::ShareTree shares = usage_->Shares(std::move(keys), accounts_);
-  const auto& tres_used = usage_->ledger().tres_usage();
+  sched::ShareTree shares = cluster_.Shares(std::move(keys));
+  const auto& tres_used = cluster_.usage().tres_usage();
   // Per row, what its user association holds (TRES-minutes by the running
   // jobs' limits) and has used (TRES-seconds); an account's rows get the
   // sums of the users below it, kept open on a stack of (depth, row index).

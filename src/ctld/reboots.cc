@@ -21,13 +21,13 @@ using nlohmann::json;
 util::Result<std::vector<core::Node*>> Controller::NodesNamed(const std::string& nodes) {
   std::vector<core::Node*> out;
   if (util::EqualsIgnoreCase(nodes, "ALL")) {
-    for (core::Node& n : nodes_) out.push_back(&n);
+    for (core::Node& n : cluster_.nodes()) out.push_back(&n);
     return out;
   }
   auto names = util::ExpandHostlist(nodes);
   if (!names.ok() || names->empty()) return util::InvalidArgument("Invalid node name specified");
   for (const std::string& name : *names) {
-    core::Node* node = FindNode(name);
+    core::Node* node = cluster_.FindNode(name);
     if (node == nullptr) return util::InvalidArgument("Invalid node name specified");
     out.push_back(node);
   }
@@ -84,7 +84,7 @@ util::Status Controller::CancelReboots(const std::string& nodes, const Caller& c
 void Controller::IssueDueReboots() {
   const int64_t now = Now();
   bool issued = false;
-  for (core::Node& node : nodes_) {
+  for (core::Node& node : cluster_.nodes()) {
     if (!core::RebootDue(node)) continue;
     std::shared_ptr<api::LineConn> conn = agents_.ConnOf(node.config.name);
     // Its agent is away: issued when it is back and the node still idle.
@@ -101,7 +101,7 @@ void Controller::IssueDueReboots() {
 
 void Controller::ArmRebootTimer() {
   int64_t next = 0;
-  for (const core::Node& node : nodes_) {
+  for (const core::Node& node : cluster_.nodes()) {
     if (!node.Rebooting()) continue;
     const int64_t due = node.reboot_issued_time + cfg_.resume_timeout_s;
     next = next == 0 ? due : std::min(next, due);
@@ -113,7 +113,7 @@ void Controller::ArmRebootTimer() {
 
 void Controller::OnRebootTimer() {
   const int64_t now = Now();
-  for (core::Node& node : nodes_) {
+  for (core::Node& node : cluster_.nodes()) {
     if (!node.Rebooting() || node.reboot_issued_time + cfg_.resume_timeout_s > now) continue;
     util::LogWarn("node {}: not back {} s after its reboot (ResumeTimeout): DOWN", node.config.name,
                   cfg_.resume_timeout_s);

@@ -56,20 +56,20 @@ util::Status Controller::LoadReservations() {
   next_reservation_id_ = saved.value("next_id", int64_t{1});
   for (const auto& j : saved.value("reservations", json::array())) {
     Reservation r = j.get<Reservation>();
-    reservations_[r.name] = std::move(r);
+    cluster_.reservations()[r.name] = std::move(r);
   }
   return util::Status::Ok();
 }
 
 util::Status Controller::SaveReservations() const {
   json list = json::array();
-  for (const auto& [name, r] : reservations_) list.push_back(r);
+  for (const auto& [name, r] : cluster_.reservations()) list.push_back(r);
   return util::WriteFileAtomically(
       Path(cfg_), json{{"next_id", next_reservation_id_}, {"reservations", list}}.dump());
 }
 
 bool Controller::ReservationInUse(const std::string& name) const {
-  for (const core::Job& job : jobs_) {
+  for (const core::Job& job : cluster_.jobs()) {
     const bool live = job.state == core::JobState::kPending ||
                       job.state == core::JobState::kRunning ||
                       job.state == core::JobState::kCompleting;
@@ -83,14 +83,14 @@ json Controller::ReservationsReport() const {
   const int64_t now = Now();
   // In the order they were made, as Slurm lists them.
   std::vector<const Reservation*> made;
-  for (const auto& [name, r] : reservations_) made.push_back(&r);
+  for (const auto& [name, r] : cluster_.reservations()) made.push_back(&r);
   std::stable_sort(made.begin(), made.end(),
                    [](const Reservation* a, const Reservation* b) { return a->id < b->id; });
   for (const Reservation* p : made) {
     const Reservation& r = *p;
     int64_t cores = 0;
     for (const std::string& n : r.nodes) {
-      if (const core::Node* node = FindNode(n)) cores += node->config.cpus;
+      if (const core::Node* node = cluster_.FindNode(n)) cores += node->config.cpus;
     }
     json j = r;
     j["state"] = r.Active(now) ? "ACTIVE" : "INACTIVE";
@@ -105,14 +105,14 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
   const std::string op = request.value("op", "");
   const std::string name = request.value("name", "");
   const int64_t now = Now();
-  auto found = reservations_.find(name);
+  auto found = cluster_.reservations().find(name);
   if (op == "delete") {
-    if (found == reservations_.end()) return util::NotFound("Requested reservation is invalid");
+    if (found == cluster_.reservations().end()) return util::NotFound("Requested reservation is invalid");
     if (ReservationInUse(name)) return util::FailedPrecondition("Requested reservation is in use");
     Reservation gone = std::move(found->second);
-    reservations_.erase(found);
+    cluster_.reservations().erase(found);
     if (util::Status st = SaveReservations(); !st.ok()) {
-      reservations_[gone.name] = std::move(gone);
+      cluster_.reservations()[gone.name] = std::move(gone);
       return st;
     }
     util::LogInfo("reservation {} deleted", name);
@@ -121,10 +121,10 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
   }
   if (op != "create" && op != "update") return util::InvalidArgument("unknown operation " + op);
   const bool create = op == "create";
-  if (create && found != reservations_.end()) {
+  if (create && found != cluster_.reservations().end()) {
     return util::FailedPrecondition("Duplicate reservation name");
   }
-  if (!create && found == reservations_.end()) {
+  if (!create && found == cluster_.reservations().end()) {
     return util::NotFound("Requested reservation is invalid");
   }
   Reservation r = create ? Reservation{} : found->second;
@@ -136,7 +136,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
     if (!util::LookupUid(user)) return util::InvalidArgument("Invalid user id");
   }
   for (const std::string& account : r.accounts) {
-    if (accounts_.FindAccount(account) == nullptr) {
+    if (cluster_.accounts().FindAccount(account) == nullptr) {
       return util::InvalidArgument(sched::kInvalidAccountMsg);
     }
   }
@@ -175,7 +175,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
 
   // Where: named nodes, or a count chosen from the partition.
   auto overlaps = [&](const std::string& node) {
-    for (const auto& [other_name, other] : reservations_) {
+    for (const auto& [other_name, other] : cluster_.reservations()) {
       if (other_name != r.name && other.Covers(node, r.start, r.end)) return true;
     }
     return false;
@@ -184,7 +184,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
     auto names = util::ExpandHostlist(request["nodes"].get<std::string>());
     if (!names.ok() || names->empty()) return util::InvalidArgument("Invalid node name specified");
     for (const std::string& n : *names) {
-      if (FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified");
+      if (cluster_.FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified");
     }
     r.nodes = *names;
     r.flags |= core::kResvSpecNodes;
@@ -200,7 +200,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
     // configuration order: a reservation keeps GPUs free where it can.
     std::vector<const core::Node*> pool;
     for (const std::string& n : part->nodes) {
-      const core::Node* node = FindNode(n);
+      const core::Node* node = cluster_.FindNode(n);
       if (node != nullptr && !node->down && !node->drain && !node->fail && !overlaps(n)) {
         pool.push_back(node);
       }
@@ -223,7 +223,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
   }
   // Config order, as Slurm lists them.
   std::vector<std::string> ordered;
-  for (const core::Node& n : nodes_) {
+  for (const core::Node& n : cluster_.nodes()) {
     if (std::find(r.nodes.begin(), r.nodes.end(), n.config.name) != r.nodes.end()) {
       ordered.push_back(n.config.name);
     }
@@ -242,12 +242,12 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
       r.name = fmt::format("{}_{}", r.users.empty() ? r.accounts.front() : r.users.front(), r.id);
     }
   }
-  const auto before = reservations_;
+  const auto before = cluster_.reservations();
   const int64_t id_before = next_reservation_id_;
   if (create) ++next_reservation_id_;
-  reservations_[r.name] = r;
+  cluster_.reservations()[r.name] = r;
   if (util::Status st = SaveReservations(); !st.ok()) {
-    reservations_ = before;
+    cluster_.reservations() = before;
     next_reservation_id_ = id_before;
     return st;
   }
@@ -259,7 +259,7 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
 
 void Controller::AgeReservations(int64_t now) {
   bool changed = false;
-  for (auto it = reservations_.begin(); it != reservations_.end();) {
+  for (auto it = cluster_.reservations().begin(); it != cluster_.reservations().end();) {
     Reservation& r = it->second;
     if (r.Has(core::kResvPurgeComp) && r.Active(now)) {
       if (ReservationInUse(r.name)) {
@@ -268,7 +268,7 @@ void Controller::AgeReservations(int64_t now) {
         r.idle_since = now;
       } else if (now - r.idle_since >= kPurgeAfter) {
         util::LogInfo("reservation {}: no jobs for 5 minutes (PURGE_COMP), removed", r.name);
-        it = reservations_.erase(it);
+        it = cluster_.reservations().erase(it);
         changed = true;
         continue;
       }
@@ -285,7 +285,7 @@ void Controller::AgeReservations(int64_t now) {
       ++it;
     } else {
       util::LogInfo("reservation {} ended", r.name);
-      it = reservations_.erase(it);
+      it = cluster_.reservations().erase(it);
     }
     changed = true;
   }
@@ -301,7 +301,7 @@ int64_t Controller::NextReservationChange(int64_t now) const {
   // is looked at once a minute; its purge is then due 5 minutes after.
   constexpr int64_t kInUseCheck = 60;
   int64_t next = kNever;
-  for (const auto& [name, r] : reservations_) {
+  for (const auto& [name, r] : cluster_.reservations()) {
     if (r.start > now) next = std::min(next, r.start);
     next = std::min(next, std::max(r.end, now + 1));
     if (r.Has(core::kResvPurgeComp) && r.Active(now)) {
@@ -313,7 +313,7 @@ int64_t Controller::NextReservationChange(int64_t now) const {
 }
 
 bool Controller::ReservationBegan(int64_t after, int64_t now) const {
-  return std::any_of(reservations_.begin(), reservations_.end(), [&](const auto& entry) {
+  return std::any_of(cluster_.reservations().begin(), cluster_.reservations().end(), [&](const auto& entry) {
     return entry.second.start > after && entry.second.start <= now;
   });
 }

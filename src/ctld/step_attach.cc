@@ -48,7 +48,7 @@ util::Status CheckAttachBody(const json& body) {
 
 util::Status Controller::RegisterAttach(core::JobId id, int step_id, const json& body,
                                         const Caller& caller) {
-  const Job* job = jobs_.Find(id);
+  const Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   auto running = running_steps_.find({id, step_id});
@@ -69,7 +69,7 @@ util::Status Controller::RegisterAttach(core::JobId id, int step_id, const json&
 
 util::Result<json> Controller::AttachOf(core::JobId id, const std::string& step,
                                         const Caller& caller) const {
-  const Job* job = jobs_.Find(id);
+  const Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) return util::NotFound("Invalid job id specified");
   MUSTER_RETURN_IF_ERROR(CheckJobAccess(*job, caller));
   if (job->state == JobState::kPending) {

@@ -16,7 +16,7 @@ using core::JobState;
 using nlohmann::json;
 
 void Controller::StepStats(core::JobId id, const Caller& caller, StepStatsDone done) {
-  const Job* job = jobs_.Find(id);
+  const Job* job = cluster_.jobs().Find(id);
   if (job == nullptr) {
     done(util::NotFound(fmt::format("couldn't get steps for job {}", id)));
     return;

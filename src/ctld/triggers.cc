@@ -33,7 +33,7 @@ namespace {
 std::string Path(const config::Config& cfg) { return cfg.state_save_location + "/triggers.json"; }
 
 // The job a job trigger is about (null: gone, or not a job id).
-const Job* JobOf(const JobTable& jobs, const Trigger& t) {
+const Job* JobOf(const cluster::JobTable& jobs, const Trigger& t) {
   const util::Result<int64_t> id = util::ParseInt(t.resource_id);
   if (!id.ok() || *id <= 0 || *id > UINT32_MAX) return nullptr;
   return jobs.Find(static_cast<core::JobId>(*id));
@@ -72,7 +72,7 @@ util::Status Controller::SaveTriggers() const {
 
 void Controller::SnapshotTriggerNodes() {
   trigger_nodes_.clear();
-  for (const core::Node& n : nodes_) {
+  for (const core::Node& n : cluster_.nodes()) {
     const bool down = n.Base() == core::NodeBase::kDown;
     trigger_nodes_[n.config.name] = {down, !down && n.drain && n.running_jobs == 0, n.fail};
   }
@@ -87,7 +87,7 @@ util::Result<uint32_t> Controller::SetTrigger(Trigger t, const Caller& caller) {
     return util::InvalidArgument("The --program value must start with \"/\"");
   }
   if (t.resource == TriggerResource::kJob) {
-    const Job* job = JobOf(jobs_, t);
+    const Job* job = JobOf(cluster_.jobs(), t);
     if (job == nullptr || core::IsFinished(job->state)) {
       return util::NotFound("Invalid job id specified");
     }
@@ -104,7 +104,7 @@ util::Result<uint32_t> Controller::SetTrigger(Trigger t, const Caller& caller) {
       return util::InvalidArgument("Invalid node name specified: " + t.resource_id);
     }
     for (const std::string& n : *names) {
-      if (FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified: " + n);
+      if (cluster_.FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified: " + n);
     }
   }
   // Run as the one who set it: only root can be someone else.
@@ -192,15 +192,15 @@ void Controller::CheckTriggers() {
   // The nodes whose state may have changed: those written, and those of
   // jobs written (a job's end can leave its draining node drained).
   std::set<std::string> candidates = dirty_nodes_;
-  for (core::JobId id : dirty_jobs_) {
-    if (const Job* job = jobs_.Find(id)) {
+  for (core::JobId id : cluster_.changed_jobs()) {
+    if (const Job* job = cluster_.jobs().Find(id)) {
       for (const core::NodeAlloc& a : job->alloc) candidates.insert(a.node);
     }
   }
   // The nodes of each trigger's events.
   std::map<uint32_t, std::vector<std::string>> hits;
   for (const std::string& name : candidates) {
-    const core::Node* node = FindNode(name);
+    const core::Node* node = cluster_.FindNode(name);
     if (node == nullptr) continue;
     const bool down = node->Base() == core::NodeBase::kDown;
     const TriggerNodeState now{down, !down && node->drain && node->running_jobs == 0, node->fail};
@@ -220,7 +220,7 @@ void Controller::CheckTriggers() {
       if (t.resource == TriggerResource::kNode) {
         watched = NodeIn(t.resource_id, name);
       } else if (t.resource == TriggerResource::kJob && (t.type == "down" || t.type == "up")) {
-        const Job* job = JobOf(jobs_, t);
+        const Job* job = JobOf(cluster_.jobs(), t);
         watched = job != nullptr && std::any_of(job->alloc.begin(), job->alloc.end(),
                                                 [&](const core::NodeAlloc& a) {
                                                   return a.node == name;
@@ -232,8 +232,8 @@ void Controller::CheckTriggers() {
   // Jobs that ended: their fini triggers fire; their other triggers can no
   // longer, and go.
   std::set<std::string> ended;
-  for (core::JobId id : dirty_jobs_) {
-    const Job* job = jobs_.Find(id);
+  for (core::JobId id : cluster_.changed_jobs()) {
+    const Job* job = cluster_.jobs().Find(id);
     if (job != nullptr && core::IsFinished(job->state)) ended.insert(std::to_string(id));
   }
   SweepTriggers([&](const Trigger& t) {
@@ -282,7 +282,7 @@ void Controller::RunDueTriggers() {
   // Job time limits: the offset before (negative) or after the limit.
   SweepTriggers([&](const Trigger& t) {
     if (t.resource != TriggerResource::kJob || t.type != "time") return false;
-    const Job* job = JobOf(jobs_, t);
+    const Job* job = JobOf(cluster_.jobs(), t);
     if (job == nullptr || job->state != JobState::kRunning || job->time_limit_s <= 0 ||
         job->start_time + job->time_limit_s + t.offset > now) {
       return false;
@@ -299,7 +299,7 @@ void Controller::ArmTriggerTimer() {
   for (const DelayedFiring& f : delayed_firings_) consider(f.due);
   for (const Trigger& t : triggers_) {
     if (t.resource != TriggerResource::kJob || t.type != "time") continue;
-    const Job* job = JobOf(jobs_, t);
+    const Job* job = JobOf(cluster_.jobs(), t);
     if (job != nullptr && job->state == JobState::kRunning && job->time_limit_s > 0) {
       consider(job->start_time + job->time_limit_s + t.offset);
     }

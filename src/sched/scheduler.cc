@@ -208,6 +208,7 @@ class Pass {
     }
     for (const auto& stage : stages_) stage->Started(job, start.alloc);
     if (!profile_) started_.emplace_back(end, start.alloc);
+    start.backfilled = one_waits;
     plan->starts.push_back(std::move(start));
     if (one_waits) ++plan->figures.backfilled;
     if (job.array_job_id != 0) ++array_running_[job.array_job_id];

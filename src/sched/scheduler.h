@@ -172,6 +172,9 @@ struct StartDecision {
   core::JobId job_id = 0;
   std::string partition;
   std::vector<core::NodeAlloc> alloc;  // in node order
+  // Started past a job of higher priority left waiting for resources
+  // (sdiag's and the simulator's backfilled jobs).
+  bool backfilled = false;
 };
 
 struct PendingDecision {

@@ -1,4 +1,4 @@
-#include "ctld/job_table.h"
+#include "cluster/job_table.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-namespace muster::ctld {
+namespace muster::cluster {
 namespace {
 
 using core::Job;
@@ -121,4 +121,4 @@ TEST(JobTableTest, AgreesWithAMapUnderRandomChanges) {
 }
 
 }  // namespace
-}  // namespace muster::ctld
+}  // namespace muster::cluster

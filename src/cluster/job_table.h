@@ -1,7 +1,7 @@
 // The controller's jobs, in id order, with the indexes that follow from what
 // a job never changes once it is made: its owner (squeue -u reads only one
 // user's jobs) and its array (every record of an array: the pending part
-// and the tasks split off it). Owned by the Controller; event-loop thread
+// and the tasks split off it). Owned by cluster::Cluster; event-loop thread
 // only, no locks.
 //
 // Each job is a heap object of its own, so a Job& stays valid while other
@@ -27,7 +27,7 @@
 
 #include "core/job.h"
 
-namespace muster::ctld {
+namespace muster::cluster {
 
 class JobTable {
  public:
@@ -106,4 +106,4 @@ class JobTable {
   std::map<core::JobId, std::set<core::JobId>> by_array_;
 };
 
-}  // namespace muster::ctld
+}  // namespace muster::cluster

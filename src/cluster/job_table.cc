@@ -1,10 +1,10 @@
-#include "ctld/job_table.h"
+#include "cluster/job_table.h"
 
 #include <algorithm>
 
 #include "util/check.h"
 
-namespace muster::ctld {
+namespace muster::cluster {
 
 using core::Job;
 using core::JobId;
@@ -110,4 +110,4 @@ void JobTable::Compact() {
   slots_.resize(out);
 }
 
-}  // namespace muster::ctld
+}  // namespace muster::cluster
