@@ -32,6 +32,8 @@ int SattachMain(const std::vector<std::string>& args);
 int SacctmgrMain(const std::vector<std::string>& args);
 int UpMain(const std::vector<std::string>& args);
 int DownMain(const std::vector<std::string>& args);
+// muster sim (src/cli/sim.cc): a workload replayed on a virtual clock.
+int SimMain(const std::vector<std::string>& args);
 
 // Prints "<prog>: error: <message>" to stderr.
 void PrintError(const std::string& prog, const std::string& message);

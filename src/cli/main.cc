@@ -17,6 +17,7 @@ const std::map<std::string, Main>& Commands() {
       {"scontrol", muster::cli::ScontrolMain}, {"srun", muster::cli::SrunMain},
       {"salloc", muster::cli::SallocMain},
       {"up", muster::cli::UpMain},           {"down", muster::cli::DownMain},
+      {"sim", muster::cli::SimMain},
       {"sacct", muster::cli::SacctMain},     {"sreport", muster::cli::SreportMain},
       {"seff", muster::cli::SeffMain},     {"sprio", muster::cli::SprioMain},
       {"sshare", muster::cli::SshareMain},   {"sacctmgr", muster::cli::SacctmgrMain},
@@ -31,6 +32,7 @@ int Usage() {
   std::cerr << "usage: muster <command> [args]\n"
                "  muster up [--conf FILE] [--state-dir DIR]   start a local cluster\n"
                "  muster down [--conf FILE]                   stop it\n"
+               "  muster sim --conf FILE --trace FILE [...]   replay a workload on a virtual clock\n"
                "  muster sbatch|squeue|sinfo|scancel|scontrol|srun|sacct|sreport|seff|sprio|sshare|sacctmgr|sdiag|sstat|strigger|scrontab|sbcast|sattach ...\n"
                "  muster -V|--version                         the Slurm release it follows\n"
                "The Slurm-named links beside this binary run those commands directly.\n";

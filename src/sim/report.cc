@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 #include "util/version.h"
@@ -126,6 +127,50 @@ std::string FormatFigures(const Figures& f) {
   out += GroupTable("Partition", f.by_partition);
   out += "\n";
   out += GroupTable("Account", f.by_account);
+  return out;
+}
+
+std::string FormatComparison(const std::vector<LabelledFigures>& runs) {
+  struct Row {
+    std::string name;
+    std::function<double(const Figures&)> value;
+    int decimals;
+  };
+  const std::vector<Row> rows = {
+      {"Jobs started", [](const Figures& f) { return f.all.started; }, 0},
+      {"Wait mean (s)", [](const Figures& f) { return f.all.wait_mean; }, 1},
+      {"Wait p50 (s)", [](const Figures& f) { return f.all.wait_p50; }, 0},
+      {"Wait p90 (s)", [](const Figures& f) { return f.all.wait_p90; }, 0},
+      {"Wait p99 (s)", [](const Figures& f) { return f.all.wait_p99; }, 0},
+      {"Wait max (s)", [](const Figures& f) { return f.all.wait_max; }, 0},
+      {"Bounded slowdown", [](const Figures& f) { return f.all.bounded_slowdown; }, 2},
+      {"Makespan (s)", [](const Figures& f) { return f.makespan; }, 0},
+      {"CPU utilisation %", [](const Figures& f) { return 100 * f.cpu_utilisation; }, 1},
+      {"GPU utilisation %", [](const Figures& f) { return 100 * f.gpu_utilisation; }, 1},
+      {"Backfilled", [](const Figures& f) { return f.all.backfilled; }, 0},
+      {"Preempted", [](const Figures& f) { return f.all.preempted; }, 0},
+  };
+  size_t width = 14;
+  for (const LabelledFigures& run : runs) width = std::max(width, run.label.size() + 2);
+  const bool difference = runs.size() == 2;
+  std::string out = fmt::format("{:<20}", "");
+  for (const LabelledFigures& run : runs) out += fmt::format("{:>{}}", run.label, width);
+  if (difference) out += fmt::format("{:>{}}", "Difference", width);
+  out += "\n";
+  for (const Row& row : rows) {
+    out += fmt::format("{:<20}", row.name);
+    for (const LabelledFigures& run : runs) {
+      out += fmt::format("{:>{}.{}f}", row.value(run.figures), width, row.decimals);
+    }
+    if (difference) {
+      const double before = row.value(runs[0].figures);
+      const double after = row.value(runs[1].figures);
+      std::string change = fmt::format("{:+.{}f}", after - before, row.decimals);
+      if (before != 0) change += fmt::format(" ({:+.1f}%)", 100 * (after - before) / before);
+      out += fmt::format("{:>{}}", change, width + 10);
+    }
+    out += "\n";
+  }
   return out;
 }
 

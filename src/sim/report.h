@@ -75,6 +75,15 @@ Figures Summarize(const std::vector<JobOutcome>& jobs, const ClusterSize& cluste
 // table by partition and one by account.
 std::string FormatFigures(const Figures& figures);
 
+// Several replays of one workload side by side (`muster sim --compare`,
+// `--sweep`): a column per run, labelled, and with exactly two runs a
+// column of the second's difference from the first.
+struct LabelledFigures {
+  std::string label;
+  Figures figures;
+};
+std::string FormatComparison(const std::vector<LabelledFigures>& runs);
+
 // Batsim's out_jobs.csv: a header and one line per job, in `jobs`' order.
 std::string JobsCsv(const std::vector<JobOutcome>& jobs);
 // Batsim's out_schedule.csv: a header and one line for the whole run (the
