@@ -125,6 +125,13 @@ void Cluster::Reprioritize(sched::Snapshot* snap) {
   }
 }
 
+bool Cluster::DecisionsChangeWithTime() const {
+  // sacctmgr's limits count what runs and what a job asks, never usage
+  // over time, so they are not among these.
+  return cfg_.priority.multifactor || cfg_.preempt_type != config::PreemptType::kNone ||
+         !reservations_.empty();
+}
+
 void Cluster::ReleaseResources(Job& job, int64_t now) {
   usage_.ChargeEnded(ChargeOf(job, cfg_, accounts_), now);
   util::Status st = sched::ReleaseJob(job.alloc, Lookup());

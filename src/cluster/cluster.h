@@ -53,9 +53,10 @@ struct Submitter {
 
 // What the driver asks of a pass.
 struct PassOptions {
-  // Refresh the people's explanations of waiting jobs (squeue's
-  // "why pending"): a simulation each, bounded, and worth nothing to a
-  // replay that prints only figures.
+  // Refresh the people's explanations of waiting jobs (squeue's "why
+  // pending") and plan every waiting job's start (squeue --start): worth
+  // nothing to a replay that prints only figures, which runs without
+  // (sched::Snapshot::plan_all), with the same starts.
   bool explain = true;
 };
 
@@ -225,6 +226,13 @@ class Cluster {
   // of its own (a new job id), or returns the part itself when `task` is
   // the last one left (it becomes that task, as in Slurm).
   core::Job& SplitTask(core::Job& part, int task);
+  // Whether a pass could decide something new with nothing changed but
+  // the time: priorities that grow (priority/multifactor's age, fairshare
+  // decay), preemption (PreemptExemptTime runs out), advance reservations
+  // (windows open and close). Without
+  // any of them a blocked job's reservation only comes nearer, so later
+  // jobs fit no better, and the backfill timer's pass is skipped.
+  bool DecisionsChangeWithTime() const;
   // The moment a +time dependency offset lets a job go (0: none), and when
   // the last pass ran, from which housekeeping times the next one.
   int64_t next_dependency_time() const { return next_dependency_time_; }

@@ -113,6 +113,7 @@ PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
   PassOutcome outcome;
   outcome.now = now;
   sched::Snapshot snap = Snapshot(now);
+  snap.plan_all = options.explain;
   last_pass_time_ = now;
   next_dependency_time_ = 0;
   singleton_index_.reset();

@@ -1790,8 +1790,8 @@ void Controller::ArmHousekeeping() {
   if (!schedule_posted_) {  // a pass on its way moves these two
     if (cluster_.next_dependency_time() != 0) next = std::min(next, cluster_.next_dependency_time());
     // With backfill a pass runs at least every bf_interval while jobs wait
-    // (their plans age, priorities grow with age).
-    if (cfg_.backfill && !cluster_.pending_ids().empty()) {
+    // (their plans age, priorities grow with age), where that can matter.
+    if (cfg_.backfill && !cluster_.pending_ids().empty() && cluster_.DecisionsChangeWithTime()) {
       next = std::min(next, cluster_.last_pass_time() + std::max<int64_t>(cfg_.bf.interval_s, 1));
     }
   }
@@ -1850,7 +1850,10 @@ void Controller::Housekeeping() {
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
   if (cluster_.next_dependency_time() != 0 && cluster_.next_dependency_time() <= now) pass_due = true;
-  if (cfg_.backfill && !cluster_.pending_ids().empty() && now - cluster_.last_pass_time() >= cfg_.bf.interval_s) {
+  // With backfill a pass runs at least every bf_interval while jobs wait,
+  // where the time alone can change what it decides.
+  if (cfg_.backfill && !cluster_.pending_ids().empty() &&
+      now - cluster_.last_pass_time() >= cfg_.bf.interval_s && cluster_.DecisionsChangeWithTime()) {
     pass_due = true;
   }
   if (pass_due) RequestSchedule();

@@ -98,6 +98,9 @@ class Pass {
     }
     live_ = Overlay::FromNodes(s.nodes);
     live_.SetGpuReserve(s.config->gpu_reserve_cpus, s.config->gpu_reserve_mem_mb);
+    for (size_t i = 0; i < s.nodes.size(); ++i) {
+      if (usable_[i]) free_cpus_now_ += live_.at(static_cast<int>(i)).cpus;
+    }
     if (s.config->topology_tree) {
       const std::vector<config::Switch>& switches = s.config->switches;
       leaf_of_.assign(s.nodes.size(), -1);
@@ -137,6 +140,13 @@ class Pass {
     std::vector<core::NodeAlloc> alloc;
     bool one_waits = false;  // a job before this one waits for resources
     for (const core::Job* job : s_.pending) {
+      if (!s_.plan_all && !preemption_ && free_cpus_now_ <= 0) {
+        // Nothing can start now, and only a start could change the plan's
+        // starts: the rest wait unplanned.
+        plan.pending.push_back(PendingDecision{
+            job->id, one_waits ? PendingReason::kPriority : PendingReason::kResources});
+        continue;
+      }
       if (job->IsHetComponent()) {
         auto components = het_jobs.find(job->het_job_id);
         if (components == het_jobs.end()) continue;  // placed with an earlier one
@@ -1317,6 +1327,7 @@ class Pass {
       }
     }
     live_.Reserve(i, share);
+    if (usable_[i]) free_cpus_now_ -= share.cpus;
     for (auto [p, g] : held_in_) {
       std::vector<int>& order = p->ordered[g];
       auto it = PlaceInOrder(*p, g, i);
@@ -1404,6 +1415,8 @@ class Pass {
   // policy (null: none).
   std::vector<std::unique_ptr<JobStage>> stages_;
   std::unique_ptr<PreemptionStage> preemption_;
+  // CPUs free now on usable nodes, as the pass starts jobs (Snapshot::plan_all).
+  int64_t free_cpus_now_ = 0;
   struct StageVerdict {
     std::string_view stage;
     PendingReason reason = PendingReason::kNone;

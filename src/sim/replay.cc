@@ -236,9 +236,10 @@ class Replayer {
       Push({now + p.grace_s, 0, kind, 0, victim.id, victim.restart_count});
     }
     if (pass.again) ArmPass(now, now);
-    // With backfill a pass runs at least every bf_interval while jobs wait
-    // (their plans age, priorities grow).
-    if (cfg_.backfill && !cluster_.pending_ids().empty()) {
+    // With backfill a pass runs at least every bf_interval while jobs wait,
+    // where the time alone can change what it decides (as musterd's
+    // housekeeping does).
+    if (cfg_.backfill && !cluster_.pending_ids().empty() && cluster_.DecisionsChangeWithTime()) {
       ArmPass(now, now + std::max(1, cfg_.bf.interval_s));
     }
   }
