@@ -1,0 +1,139 @@
+#include "sim/replay.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/config.h"
+#include "sim/report.h"
+#include "sim/trace.h"
+
+namespace muster::sim {
+namespace {
+
+// Two nodes of four CPUs; `extra` adds keys.
+config::Config Cluster(const std::string& extra = "") {
+  auto cfg = config::ParseConfig(
+      "ClusterName=sim\nSlurmctldHost=localhost\n" + extra +
+          "NodeName=n[1-2] CPUs=4 RealMemory=8000\n"
+          "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+      "/nonexistent/muster.conf", "", /*read_gres_file=*/false);
+  EXPECT_TRUE(cfg.ok()) << cfg.status().message();
+  return std::move(cfg).value();
+}
+
+Trace Csv(const std::string& rows) {
+  auto trace = ParseTrace("id,submit,run,cpus,time_limit\n" + rows, "t.csv", TraceFormat::kCsv, {});
+  EXPECT_TRUE(trace.ok()) << trace.status().message();
+  return std::move(trace).value();
+}
+
+const JobOutcome& Outcome(const ReplayResult& r, const std::string& id) {
+  for (const JobOutcome& j : r.jobs) {
+    if (j.id == id) return j;
+  }
+  ADD_FAILURE() << "no job " << id;
+  return r.jobs.front();
+}
+
+// A small job passes a wide one that waits for the whole cluster, as
+// long as it ends before the wide one can start (backfill), and the wide
+// one starts the moment the first ends.
+TEST(ReplayTest, BackfillLetsAShortJobPassAWideOne) {
+  const config::Config cfg = Cluster();
+  auto r = Replay(cfg, Csv("a,0,100,4,200\nwide,0,50,8,200\nsmall,10,10,1,20\n"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(Outcome(*r, "a").start, 0);
+  EXPECT_EQ(Outcome(*r, "wide").start, 100);
+  EXPECT_EQ(Outcome(*r, "wide").end, 150);
+  EXPECT_EQ(Outcome(*r, "small").start, 10);
+  EXPECT_TRUE(Outcome(*r, "small").backfilled);
+  EXPECT_FALSE(Outcome(*r, "wide").backfilled);
+  EXPECT_EQ(Outcome(*r, "small").state, "COMPLETED");
+  EXPECT_EQ(r->size.cpus, 8);
+}
+
+// A small job that would still run when the wide one is due waits its turn.
+TEST(ReplayTest, ABackfillCandidateThatWouldDelayTheBlockedJobWaits) {
+  const config::Config cfg = Cluster();
+  auto r = Replay(cfg, Csv("a,0,100,4,100\nwide,0,50,8,200\nlong,10,500,1,500\n"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Outcome(*r, "wide").start, 100);
+  EXPECT_EQ(Outcome(*r, "long").start, 150);
+}
+
+// A job runs for its recorded time unless its time limit is shorter: then
+// it ends at the limit, TIMEOUT.
+TEST(ReplayTest, TheTimeLimitEndsAJobThatWouldRunLonger) {
+  const config::Config cfg = Cluster();
+  auto r = Replay(cfg, Csv("late,0,600,1,120\n"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Outcome(*r, "late").end, 120);
+  EXPECT_EQ(Outcome(*r, "late").state, "TIMEOUT");
+}
+
+// A job the cluster can never run is refused as sbatch would refuse it,
+// counted under Slurm's message with the trace line of the first one.
+TEST(ReplayTest, ARefusedSubmissionIsCountedWithItsMessageAndLine) {
+  const config::Config cfg = Cluster();
+  auto r = Replay(cfg, Csv("ok,0,10,1,60\nhuge,0,10,64,60\nhuge2,5,10,64,60\n"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(Outcome(*r, "huge").state, "FAILED");
+  EXPECT_EQ(Outcome(*r, "huge").start, -1);
+  ASSERT_EQ(r->refused.size(), 1u);
+  EXPECT_EQ(r->refused[0].jobs, 2);
+  EXPECT_EQ(r->refused[0].first_line, 3);
+  EXPECT_FALSE(r->refused[0].message.empty());
+  EXPECT_EQ(Outcome(*r, "ok").state, "COMPLETED");
+}
+
+// The same configuration and trace give the same bytes, every time, and
+// a different policy (here no backfill) different ones.
+TEST(ReplayTest, RunsRepeatByteForByte) {
+  std::string rows;
+  for (int i = 0; i < 150; ++i) {
+    rows += std::to_string(i) + "," + std::to_string(i * 7 % 400) + "," +
+            std::to_string(30 + i * 37 % 900) + "," + std::to_string(1 + i * 5 % 8) + ",1200\n";
+  }
+  const Trace trace = Csv(rows);
+  const config::Config cfg = Cluster();
+  auto first = Replay(cfg, trace);
+  auto second = Replay(cfg, trace);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(JobsCsv(first->jobs), JobsCsv(second->jobs));
+  const Figures figures = Summarize(first->jobs, first->size);
+  EXPECT_EQ(figures.all.started, 150);
+  EXPECT_EQ(FormatFigures(figures), FormatFigures(Summarize(second->jobs, second->size)));
+  const config::Config fifo = Cluster("SchedulerType=sched/builtin\n");
+  auto builtin = Replay(fifo, trace);
+  ASSERT_TRUE(builtin.ok());
+  EXPECT_NE(JobsCsv(first->jobs), JobsCsv(builtin->jobs));
+  EXPECT_EQ(Summarize(builtin->jobs, builtin->size).all.backfilled, 0);
+}
+
+// No job is ever given more than the cluster has: at every moment the
+// CPUs of the jobs running add up to at most the cluster's.
+TEST(ReplayTest, NoMomentHoldsMoreCpusThanTheClusterHas) {
+  std::string rows;
+  for (int i = 0; i < 200; ++i) {
+    rows += std::to_string(i) + "," + std::to_string(i * 13 % 300) + "," +
+            std::to_string(5 + i * 29 % 200) + "," + std::to_string(1 + i * 3 % 8) + ",600\n";
+  }
+  const config::Config cfg = Cluster();
+  auto r = Replay(cfg, Csv(rows));
+  ASSERT_TRUE(r.ok());
+  std::map<int64_t, int> delta;
+  for (const JobOutcome& j : r->jobs) {
+    ASSERT_GE(j.start, j.submit) << j.id;
+    delta[j.start] += j.cpus;
+    delta[j.end] -= j.cpus;
+  }
+  int held = 0;
+  for (const auto& [t, d] : delta) {
+    held += d;
+    EXPECT_LE(held, 8) << "at " << t;
+  }
+}
+
+}  // namespace
+}  // namespace muster::sim
