@@ -137,10 +137,22 @@ class Pass {
                 });
     }
 
+    // Without plan_all, the fewest CPUs any job from each on could start
+    // with: once fewer are free, nothing after can start now.
+    std::vector<int64_t> fewest_from(s_.pending.size() + 1, INT64_MAX);
+    if (!s_.plan_all) {
+      for (size_t k = s_.pending.size(); k-- > 0;) {
+        const core::JobRequest& r = s_.pending[k]->req;
+        const int64_t least = std::max<int64_t>(
+            {1, int64_t{r.ntasks} * std::max(1, r.cpus_per_task), int64_t{r.min_nodes}});
+        fewest_from[k] = std::min(fewest_from[k + 1], least);
+      }
+    }
     std::vector<core::NodeAlloc> alloc;
     bool one_waits = false;  // a job before this one waits for resources
-    for (const core::Job* job : s_.pending) {
-      if (!s_.plan_all && !preemption_ && free_cpus_now_ <= 0) {
+    for (size_t k = 0; k < s_.pending.size(); ++k) {
+      const core::Job* job = s_.pending[k];
+      if (!s_.plan_all && !preemption_ && free_cpus_now_ < fewest_from[k]) {
         // Nothing can start now, and only a start could change the plan's
         // starts: the rest wait unplanned.
         plan.pending.push_back(PendingDecision{

@@ -168,8 +168,9 @@ struct Snapshot {
   int64_t now = 0;
   // Plan every job that cannot start now (its planned start is squeue
   // --start's estimate and the explanations'). False: plan only as far as
-  // that can change what starts now; once no usable node has a CPU free
-  // (and nothing is preempted), the later jobs wait unplanned, with
+  // that can change what starts now; once the usable nodes have fewer
+  // CPUs free than any later job asks for (and nothing is preempted), the
+  // later jobs wait unplanned, with
   // Priority behind a job waiting for resources, else Resources. The
   // simulator, which reads only the starts, runs so.
   bool plan_all = true;
