@@ -3,14 +3,13 @@
 // figures operators read; with --compare or --sweep, under several
 // policies side by side. Figures go to stdout (the same inputs print the
 // same bytes), progress and host-time speed to stderr.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "config/config.h"
@@ -124,15 +123,15 @@ util::Result<SimArgs> ParseArgs(const std::vector<std::string>& args) {
       continue;
     }
     if (i + 1 >= args.size()) {
-      return util::InvalidArgument(fmt::format("{}: {}", opt, opt.starts_with("-")
-                                                                  ? "needs a value"
-                                                                  : "unexpected argument"));
+      return util::InvalidArgument(fmt::format(
+          "{}: {}", opt, opt.starts_with("-") ? "needs a value" : "unexpected argument"));
     }
     const std::string& value = args[++i];
     auto number = [&](auto* field) -> util::Status {
       auto n = util::ParseInt(value);
       if (!n.ok() || *n < 0) {
-        return util::InvalidArgument(fmt::format("{} {}: expected a number of at least 0", opt, value));
+        return util::InvalidArgument(
+            fmt::format("{} {}: expected a number of at least 0", opt, value));
       }
       *field = static_cast<std::remove_reference_t<decltype(*field)>>(*n);
       return util::Status::Ok();
@@ -231,7 +230,8 @@ std::string DayAndTime(int64_t seconds) {
 // A folder name for a policy's label.
 std::string FolderOf(const std::string& label) {
   std::string out;
-  for (char c : label) out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
+  for (char c : label)
+    out += std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
   return out;
 }
 
@@ -267,8 +267,8 @@ int SimMain(const std::vector<std::string>& args) {
     }
     configs.push_back(std::move(cfg).value());
   }
-  util::Result<sim::TraceFormat> format = a.format.empty() ? sim::GuessTraceFormat(a.trace)
-                                                           : sim::ParseTraceFormat(a.format);
+  util::Result<sim::TraceFormat> format =
+      a.format.empty() ? sim::GuessTraceFormat(a.trace) : sim::ParseTraceFormat(a.format);
   if (!format.ok()) return Fail(format.status().message());
   auto trace = sim::ReadTraceFile(a.trace, *format, a.trace_options);
   if (!trace.ok()) return Fail(trace.status().message());
@@ -286,9 +286,10 @@ int SimMain(const std::vector<std::string>& args) {
     if (!a.quiet) {
       options.progress = [&](const sim::Progress& p) {
         const double speed = p.host_seconds > 0 ? p.simulated_s / p.host_seconds : 0;
-        std::cerr << fmt::format("{}muster sim: {}: {} simulated, {} of {} jobs done, {:.0f}x real time{}",
-                                 tty ? "\r" : "", policy.label, DayAndTime(p.simulated_s),
-                                 p.jobs_done, p.jobs_total, speed, tty ? "\033[K" : "\n");
+        std::cerr << fmt::format(
+            "{}muster sim: {}: {} simulated, {} of {} jobs done, {:.0f}x real time{}",
+            tty ? "\r" : "", policy.label, DayAndTime(p.simulated_s), p.jobs_done, p.jobs_total,
+            speed, tty ? "\033[K" : "\n");
       };
     }
     auto result = sim::Replay(configs[k], *trace, options);
@@ -303,8 +304,8 @@ int SimMain(const std::vector<std::string>& args) {
           result->not_replayed);
     }
     for (const sim::Refusal& r : result->refused) {
-      std::cout << fmt::format("  {} jobs refused at submission: {} (first: {} line {})\n",
-                               r.jobs, r.message, trace->name, r.first_line);
+      std::cout << fmt::format("  {} jobs refused at submission: {} (first: {} line {})\n", r.jobs,
+                               r.message, trace->name, r.first_line);
     }
     std::cout << sim::FormatFigures(figures);
     const double days = static_cast<double>(figures.makespan) / 86400;
@@ -317,8 +318,8 @@ int SimMain(const std::vector<std::string>& args) {
         minutes > 0 ? days / minutes : 0,
         result->host_seconds > 0 ? figures.makespan / result->host_seconds : 0);
     if (!a.out.empty()) {
-      const fs::path dir = policies->size() > 1 ? fs::path(a.out) / FolderOf(policy.label)
-                                                : fs::path(a.out);
+      const fs::path dir =
+          policies->size() > 1 ? fs::path(a.out) / FolderOf(policy.label) : fs::path(a.out);
       std::error_code ec;
       fs::create_directories(dir, ec);
       if (ec) return Fail(fmt::format("cannot create {}: {}", dir.string(), ec.message()));

@@ -7,8 +7,8 @@
 
 #include "cluster/cluster.h"
 #include "core/array.h"
-#include "sched/pipeline.h"
 #include "sched/partition_rules.h"
+#include "sched/pipeline.h"
 #include "util/strings.h"
 
 namespace muster::cluster {
@@ -25,7 +25,8 @@ util::Result<Job> Cluster::PrepareJob(core::JobRequest req, const Submitter& who
     return util::PermissionDenied(sched::kInvalidAccountMsg);
   }
   if (req.qos.empty()) req.qos = "normal";
-  if (accounts_.FindQos(req.qos) == nullptr) return util::PermissionDenied("Invalid qos specification");
+  if (accounts_.FindQos(req.qos) == nullptr)
+    return util::PermissionDenied("Invalid qos specification");
   if (!req.reservation.empty()) {
     auto resv = reservations_.find(req.reservation);
     if (resv == reservations_.end()) {
@@ -43,7 +44,8 @@ util::Result<Job> Cluster::PrepareJob(core::JobRequest req, const Submitter& who
     return util::InvalidArgument("Invalid nice value, out of range (+/- 2147483645)");
   }
   if (req.nice < 0 && !who.admin) return util::PermissionDenied("Access/permission denied");
-  if (req.script.empty() && !req.interactive) return util::InvalidArgument("Batch script is empty!");
+  if (req.script.empty() && !req.interactive)
+    return util::InvalidArgument("Batch script is empty!");
   // SchedulerParameters=max_script_size, with Slurm's (odd) message for it.
   MUSTER_RETURN_IF_ERROR(
       core::CheckScriptSize(req.script.size(), cfg_.max_script_size, &why->detail));
@@ -55,8 +57,7 @@ util::Result<Job> Cluster::PrepareJob(core::JobRequest req, const Submitter& who
   }
   // The partitions it may wait in (-p a,b), with Slurm's refusals for
   // unknown, closed or forbidden ones and EnforcePartLimits.
-  auto kept = sched::ResolveJobPartitions(
-      req, req.time_limit_s, cfg_, who.group_id, why);
+  auto kept = sched::ResolveJobPartitions(req, req.time_limit_s, cfg_, who.group_id, why);
   if (!kept.ok()) return kept.status();
   if (!req.signal_spec.empty()) {
     auto ws = core::ParseSignalSpec(req.signal_spec);
@@ -130,8 +131,7 @@ util::Status Cluster::CheckDependency(const core::JobRequest& req) const {
   return util::InvalidArgument(std::string(sched::SlurmSubmitErrorText(dep.status())));
 }
 
-util::Status Cluster::CheckLimitsAtSubmit(const core::Job& job,
-                                             sched::SubmitRefusal* why) const {
+util::Status Cluster::CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const {
   const std::string kViolates =
       "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)";
   // What the user has pending or running that a submission limit counts.

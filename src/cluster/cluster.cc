@@ -13,7 +13,9 @@ using core::JobId;
 using core::JobState;
 
 Cluster::Cluster(const config::Config& cfg, int64_t now)
-    : cfg_(cfg), usage_(cfg.priority, now), next_job_id_(static_cast<JobId>(std::max(1, cfg.first_job_id))) {
+    : cfg_(cfg),
+      usage_(cfg.priority, now),
+      next_job_id_(static_cast<JobId>(std::max(1, cfg.first_job_id))) {
   for (const auto& nc : cfg_.nodes) {
     core::Node n;
     n.config = nc;
@@ -28,19 +30,22 @@ Cluster::Cluster(const config::Config& cfg, int64_t now)
       n.reason = "Set in configuration";
       n.reason_source = core::ReasonSource::kConfig;
     }
-    node_index_[nc.name] = nodes_.size();
     nodes_.push_back(std::move(n));
+  }
+  // Views of the names the nodes keep, once nodes_ no longer moves.
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    node_index_.emplace(nodes_[i].config.name, static_cast<int>(i));  // first of duplicates wins
   }
 }
 
 core::Node* Cluster::FindNode(const std::string& name) {
   auto it = node_index_.find(name);
-  return it == node_index_.end() ? nullptr : &nodes_[it->second];
+  return it == node_index_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
 }
 
 const core::Node* Cluster::FindNode(const std::string& name) const {
   auto it = node_index_.find(name);
-  return it == node_index_.end() ? nullptr : &nodes_[it->second];
+  return it == node_index_.end() ? nullptr : &nodes_[static_cast<size_t>(it->second)];
 }
 
 sched::NodeLookup Cluster::Lookup() {
@@ -51,6 +56,7 @@ sched::Snapshot Cluster::Snapshot(int64_t now) const {
   sched::Snapshot snap;
   snap.config = &cfg_;
   snap.now = now;
+  snap.node_index = &node_index_;
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
   snap.running = RunningJobs(now);
@@ -91,9 +97,8 @@ void Cluster::AdvanceUsage(int64_t now) {
 
 sched::ShareTree Cluster::Shares(std::vector<sched::AssocKey> also) const {
   for (const auto& [key, used] : usage_.usage()) also.push_back(key);
-  std::erase_if(also, [&](const sched::AssocKey& k) {
-    return accounts_.HasAssociation(k.first, k.second);
-  });
+  std::erase_if(
+      also, [&](const sched::AssocKey& k) { return accounts_.HasAssociation(k.first, k.second); });
   std::vector<sched::Association> assocs = sched::DefaultAssociations(also);
   // sacctmgr's accounts replace the defaults of the same name.
   std::erase_if(assocs, [&](const sched::Association& a) {
@@ -123,13 +128,6 @@ void Cluster::Reprioritize(sched::Snapshot* snap) {
   for (const sched::JobPriority& p : sched::OrderQueue(snap, shares)) {
     jobs_.At(p.job_id).priority = p.priority;
   }
-}
-
-bool Cluster::DecisionsChangeWithTime() const {
-  // sacctmgr's limits count what runs and what a job asks, never usage
-  // over time, so they are not among these.
-  return cfg_.priority.multifactor || cfg_.preempt_type != config::PreemptType::kNone ||
-         !reservations_.empty();
 }
 
 void Cluster::ReleaseResources(Job& job, int64_t now) {

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -132,7 +133,8 @@ class Cluster {
   std::map<core::JobId, int>& array_running() { return array_running_; }
   // Parsed --dependency of pending jobs (a cache of job.req.dependency).
   std::map<core::JobId, sched::Dependency>& dependencies() { return dependencies_; }
-  // The nodes, in configuration order.
+  // The nodes, in configuration order; never resized (the pass's node
+  // index holds views of their names).
   std::vector<core::Node>& nodes() { return nodes_; }
   const std::vector<core::Node>& nodes() const { return nodes_; }
   core::Node* FindNode(const std::string& name);
@@ -226,23 +228,22 @@ class Cluster {
   // of its own (a new job id), or returns the part itself when `task` is
   // the last one left (it becomes that task, as in Slurm).
   core::Job& SplitTask(core::Job& part, int task);
-  // Whether a pass could decide something new with nothing changed but
-  // the time: priorities that grow (priority/multifactor's age, fairshare
-  // decay), preemption (PreemptExemptTime runs out), advance reservations
-  // (windows open and close). Without
-  // any of them a blocked job's reservation only comes nearer, so later
-  // jobs fit no better, and the backfill timer's pass is skipped.
-  bool DecisionsChangeWithTime() const;
   // The moment a +time dependency offset lets a job go (0: none), and when
   // the last pass ran, from which housekeeping times the next one.
   int64_t next_dependency_time() const { return next_dependency_time_; }
   int64_t last_pass_time() const { return last_pass_time_; }
 
  private:
-  // Whether a pending job's dependency lets it be scheduled now (see
-  // sched::GateDependency), applying what the gate decided; a job whose
-  // dependency can never be met is cancelled when it or the cluster asks,
-  // and added to `cancelled`.
+  // Whether a pending job's dependency lets it be scheduled now (the rules
+  // are sched::GateDependency's; this applies what they decide): kNone, or
+  // Dependency / DependencyNeverSatisfied with job.explanation and
+  // job.dependency_state set. A job whose dependency can never be met is
+  // cancelled here when it or the cluster asks (--kill-on-invalid-dep,
+  // kill_invalid_depend), and added to outcome->cancelled. An array's
+  // pending part whose dependency is checked task by task (aftercorr,
+  // singleton) may start only its first start_limit->count tasks this pass
+  // (0 = no such limit); when the next one waits on its own partner, the
+  // limit's reason is Dependency and *cut_why says why.
   core::PendingReason DependencyGate(core::Job& job, int64_t now, sched::StartLimit* start_limit,
                                      std::string* cut_why, PassOutcome* outcome);
   // The refusal sbatch prints for a malformed --dependency.
@@ -285,7 +286,9 @@ class Cluster {
   int64_t next_explain_time_ = 0;
   std::map<core::JobId, std::string> explained_;
   std::vector<core::Node> nodes_;
-  std::unordered_map<std::string, size_t> node_index_;
+  // Node name -> index in nodes_ (views of the nodes' own names: nodes_
+  // is never resized after construction), handed to each pass's snapshot.
+  std::unordered_map<std::string_view, int> node_index_;
   core::AccountTable accounts_;
   std::map<std::string, core::Reservation> reservations_;
   sched::UsageLedger usage_;

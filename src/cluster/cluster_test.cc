@@ -75,7 +75,8 @@ TEST_F(ClusterTest, APassStartsWhatFitsAndAnEndLetsTheNextOneStart) {
   EXPECT_EQ(At(b).reason, core::PendingReason::kResources);
   EXPECT_TRUE(cluster_->changed_jobs().count(a));  // journalled
   now_ += 100;
-  const JobEnd end = cluster_->EndJob(cluster_->jobs().At(a), JobState::kCompleted, 0, 0, 0, "", now_);
+  const JobEnd end =
+      cluster_->EndJob(cluster_->jobs().At(a), JobState::kCompleted, 0, 0, 0, "", now_);
   EXPECT_TRUE(end.held_resources);
   EXPECT_FALSE(end.requeued);
   EXPECT_EQ(At(a).end_time, now_);
@@ -134,13 +135,6 @@ TEST_F(ClusterTest, ARequeuedRunComesBackPendingAfterItsCredentialsExpire) {
   EXPECT_EQ(At(a).req.begin_time, now_ + cfg_.cred_expire_s + 1);
   EXPECT_TRUE(StartedBy(cluster_->Pass(now_)).empty());
   EXPECT_EQ(StartedBy(cluster_->Pass(At(a).req.begin_time)), std::vector<JobId>{a});
-}
-
-TEST_F(ClusterTest, OnlyTimeDependentPoliciesAskForTimedPasses) {
-  Start();
-  EXPECT_FALSE(cluster_->DecisionsChangeWithTime());
-  Start("PriorityType=priority/multifactor\n");
-  EXPECT_TRUE(cluster_->DecisionsChangeWithTime());
 }
 
 // A pass without explanations (the simulator's) starts exactly what a

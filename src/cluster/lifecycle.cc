@@ -127,8 +127,7 @@ std::vector<Preempted> Cluster::Preempt(const std::vector<sched::Preemption>& pr
     for (core::JobId v : victims) ids.push_back(std::to_string(v));
     job->explanation = fmt::format(
         "preempting job{} {} of lower-priority {}; starts when {} ended", ids.size() > 1 ? "s" : "",
-        util::Join(ids, ","),
-        cfg_.preempt_type == config::PreemptType::kQos ? "QOS" : "partitions",
+        util::Join(ids, ","), cfg_.preempt_type == config::PreemptType::kQos ? "QOS" : "partitions",
         ids.size() > 1 ? "they have" : "it has");
   }
   return out;

@@ -2,9 +2,8 @@
 // scheduled now (dependencies, holds, eligibility), their priorities, the
 // plan (sched::Schedule), and the plan applied to the state, with the
 // reasons and explanations of the jobs it leaves waiting.
-#include <time.h>
-
 #include <fmt/format.h>
+#include <time.h>
 
 #include <algorithm>
 #include <functional>
@@ -37,7 +36,8 @@ constexpr int kMaxPairedStartsPerPass = 256;
 std::string ClockTime(int64_t t, int64_t now) {
   time_t tt = static_cast<time_t>(t);
   time_t tn = static_cast<time_t>(now);
-  struct tm at {}, today {};
+  struct tm at {
+  }, today{};
   localtime_r(&tt, &at);
   localtime_r(&tn, &today);
   char buf[32];
@@ -183,8 +183,8 @@ std::vector<PassOutcome::Start> Cluster::ApplyStarts(const sched::Plan& plan, in
     if (chosen->IsArrayPendingPart() && chosen->array_pending.empty()) continue;
     // An array's pending part starts its lowest task, split off (or itself
     // when it is the last).
-    Job& job = chosen->IsArrayPendingPart() ? SplitTask(*chosen, chosen->array_pending.front())
-                                            : *chosen;
+    Job& job =
+        chosen->IsArrayPendingPart() ? SplitTask(*chosen, chosen->array_pending.front()) : *chosen;
     job.alloc = start.alloc;
     job.partition = start.partition.empty() ? job.partition : start.partition;
     sched::AssignCpuIds(&job.alloc, Lookup());
@@ -242,16 +242,18 @@ PendingReason Cluster::DependencyGate(Job& job, int64_t now, sched::StartLimit* 
     if (!singleton_index_) {
       singleton_index_.emplace();
       for (const Job& j : jobs_) {
-        if (!core::IsFinished(j.state)) (*singleton_index_)[{j.req.uid, j.req.name}].push_back(j.id);
+        if (!core::IsFinished(j.state))
+          (*singleton_index_)[{j.req.uid, j.req.name}].push_back(j.id);
       }
     }
     return *singleton_index_;
   };
-  const sched::DepGate gate = sched::GateDependency(cached->second, job, DepTable(jobs_, singletons),
-                                                    now, kMaxPairedStartsPerPass);
+  const sched::DepGate gate = sched::GateDependency(
+      cached->second, job, DepTable(jobs_, singletons), now, kMaxPairedStartsPerPass);
   // What the core decided, applied.
   job.dependency_state = gate.dependency_state;
-  if (gate.ready_at > now && (next_dependency_time_ == 0 || gate.ready_at < next_dependency_time_)) {
+  if (gate.ready_at > now &&
+      (next_dependency_time_ == 0 || gate.ready_at < next_dependency_time_)) {
     next_dependency_time_ = gate.ready_at;
   }
   start_limit->count = gate.start_count;
@@ -289,8 +291,8 @@ PendingReason Cluster::DependencyGate(Job& job, int64_t now, sched::StartLimit* 
 }
 
 void Cluster::CancelIfInvalidDepKills(Job& job, int64_t now, PassOutcome* outcome) {
-  const bool kill = job.req.kill_invalid_dep == 1 ||
-                    (job.req.kill_invalid_dep == -1 && cfg_.kill_invalid_depend);
+  const bool kill =
+      job.req.kill_invalid_dep == 1 || (job.req.kill_invalid_dep == -1 && cfg_.kill_invalid_depend);
   if (!kill || job.state != JobState::kPending) return;
   // As Slurm: cancelled, its reason kept for sacct and scontrol.
   util::LogInfo("job {}: dependency can never be satisfied, cancelled", job.id);

@@ -293,5 +293,4 @@ util::Result<WarnSignal> ParseSignalSpec(const std::string& spec) {
   return w;
 }
 
-
 }  // namespace muster::core

@@ -219,7 +219,8 @@ CommitPipeline::Callbacks Controller::WriteChanges(Journal& journal) {
   cluster_.changed_jobs().clear();
   new_payloads_.clear();
   for (const auto& name : dirty_nodes_) {
-    if (core::Node* n = cluster_.FindNode(name)) journal.Append({{"op", "node"}, {"node", NodeState(*n)}});
+    if (core::Node* n = cluster_.FindNode(name))
+      journal.Append({{"op", "node"}, {"node", NodeState(*n)}});
   }
   dirty_nodes_.clear();
   if (accounting->empty()) return {};
@@ -257,7 +258,8 @@ util::Status Controller::Recover() {
   size_t handed_over = 0;
   try {
     if (state.is_object()) {
-      cluster_.SetNextJobId(std::max<JobId>(cluster_.next_job_id(), state.value("next_job_id", 1u)));
+      cluster_.SetNextJobId(
+          std::max<JobId>(cluster_.next_job_id(), state.value("next_job_id", 1u)));
       // Snapshots wait for accounting to catch up (see Snapshot), so this
       // re-sends the snapshot's jobs only after a lost or replaced database.
       const bool resend = journal_.snapshot_seq() > applied;
@@ -350,8 +352,8 @@ util::Status Controller::Recover() {
     MUSTER_RETURN_IF_ERROR(payload_.Append(id, text));
   }
   MUSTER_RETURN_IF_ERROR(payload_.Sync());
-  util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}", cluster_.jobs().size(),
-                records.size(), cluster_.next_job_id());
+  util::LogInfo("recovered {} jobs ({} journal records replayed), next job id {}",
+                cluster_.jobs().size(), records.size(), cluster_.next_job_id());
   ArmHousekeeping();
   // The node states recovered are those node triggers compare with.
   SnapshotTriggerNodes();
@@ -1737,17 +1739,15 @@ util::Status Controller::EndStep(JobId id, int step_id, const StepEnd& end,
 
 // ----------------------------------------------------------- preemption ----
 
-void Controller::ApplyPreemptions(const std::vector<sched::Preemption>& preemptions,
-                                  int64_t now) {
+void Controller::ApplyPreemptions(const std::vector<sched::Preemption>& preemptions, int64_t now) {
   for (const cluster::Preempted& p : cluster_.Preempt(preemptions, now)) {
     util::LogInfo("job {}: preempted by job {} (grace {} s)", p.victim, p.by, p.grace_s);
     Job& victim = cluster_.jobs().At(p.victim);
     if (p.grace_s > 0) {
       // SIGTERM now, the end after GraceTime (Slurm's order).
-      SendToAgentOf(victim, {{"type", "signal"},
-                             {"job_id", victim.id},
-                             {"signal", SIGTERM},
-                             {"target", "all"}});
+      SendToAgentOf(
+          victim,
+          {{"type", "signal"}, {"job_id", victim.id}, {"signal", SIGTERM}, {"target", "all"}});
       AddWake(now + p.grace_s, victim.id);
     } else {
       StopJob(victim);
@@ -1786,12 +1786,14 @@ void Controller::ArmHousekeeping() {
   int64_t next = NextReservationChange(now);
   if (!job_wakes_.empty()) next = std::min(next, job_wakes_.begin()->first);
   // Usage is charged at each pass; while none runs, once per PriorityCalcPeriod.
-  next = std::min(next, cluster_.usage().time() + std::max<int64_t>(cfg_.priority.calc_period_s, 1));
+  next =
+      std::min(next, cluster_.usage().time() + std::max<int64_t>(cfg_.priority.calc_period_s, 1));
   if (!schedule_posted_) {  // a pass on its way moves these two
-    if (cluster_.next_dependency_time() != 0) next = std::min(next, cluster_.next_dependency_time());
+    if (cluster_.next_dependency_time() != 0)
+      next = std::min(next, cluster_.next_dependency_time());
     // With backfill a pass runs at least every bf_interval while jobs wait
-    // (their plans age, priorities grow with age), where that can matter.
-    if (cfg_.backfill && !cluster_.pending_ids().empty() && cluster_.DecisionsChangeWithTime()) {
+    // (their plans age, priorities grow with age).
+    if (cfg_.backfill && !cluster_.pending_ids().empty()) {
       next = std::min(next, cluster_.last_pass_time() + std::max<int64_t>(cfg_.bf.interval_s, 1));
     }
   }
@@ -1809,7 +1811,8 @@ void Controller::Housekeeping() {
     job_wakes_.erase(job_wakes_.begin());
     const Job* job = cluster_.jobs().Find(id);
     if (job == nullptr) continue;
-    if (auto d = cluster_.preempt_deadline().find(id); d != cluster_.preempt_deadline().end() && d->second <= now) {
+    if (auto d = cluster_.preempt_deadline().find(id);
+        d != cluster_.preempt_deadline().end() && d->second <= now) {
       if (job->state == JobState::kRunning) {
         graced.insert(id);
       } else {
@@ -1849,11 +1852,10 @@ void Controller::Housekeeping() {
   }
   if (!expired.empty()) RequestCommit();
   // A +time dependency offset has passed.
-  if (cluster_.next_dependency_time() != 0 && cluster_.next_dependency_time() <= now) pass_due = true;
-  // With backfill a pass runs at least every bf_interval while jobs wait,
-  // where the time alone can change what it decides.
+  if (cluster_.next_dependency_time() != 0 && cluster_.next_dependency_time() <= now)
+    pass_due = true;
   if (cfg_.backfill && !cluster_.pending_ids().empty() &&
-      now - cluster_.last_pass_time() >= cfg_.bf.interval_s && cluster_.DecisionsChangeWithTime()) {
+      now - cluster_.last_pass_time() >= cfg_.bf.interval_s) {
     pass_due = true;
   }
   if (pass_due) RequestSchedule();

@@ -1,9 +1,11 @@
-// The controller's state and the operations on it: the job table, the
-// nodes, the agents hosting them, and the scheduler driving starts. All
+// musterd's controller: the cluster's state (owned by its cluster::Cluster)
+// and the operations on it, and the agents hosting the nodes. All
 // methods run on the one event-loop thread (no locks); the HTTP handlers
 // and the agent connections call in from that loop. Owned by musterd's
-// main. The scheduling decision itself is the pure core (src/sched); this
-// class snapshots, applies the plan and dispatches to agents.
+// main. Every decision on jobs and nodes is the cluster's state machine
+// (cluster::Cluster, src/cluster, around the pure scheduler of src/sched);
+// this class is the I/O around it: the API and the agents, the journal
+// written before anyone hears of a change, accounting, hooks and timers.
 #pragma once
 
 #include <cstdint>

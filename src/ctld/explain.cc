@@ -53,7 +53,8 @@ void Controller::EstimateStartTimes() {
     snap.pending.push_back(&job);
   }
   sched::OrderByPriority(&snap.pending, cfg_);
-  for (const auto& e : sched::EstimateStarts(snap, snap.running, cluster::kUnlimitedRunS, kMaxEstimates)) {
+  for (const auto& e :
+       sched::EstimateStarts(snap, snap.running, cluster::kUnlimitedRunS, kMaxEstimates)) {
     if (e.start <= 0) continue;
     Job& job = cluster_.jobs().At(e.job_id);
     job.estimated_start = e.start;

@@ -85,11 +85,11 @@ void Controller::CheckHealthOnJoin(const std::shared_ptr<api::LineConn>& conn,
 }
 
 bool Controller::HealthMayDrain(const std::string& check) const {
-  const int64_t drained = std::count_if(cluster_.nodes().begin(), cluster_.nodes().end(), [&](const core::Node& n) {
-    return n.health_drained_by == check;
-  });
-  return (drained + 1) * 100 <=
-         static_cast<int64_t>(cfg_.health.max_drain_percent) * static_cast<int64_t>(cluster_.nodes().size());
+  const int64_t drained =
+      std::count_if(cluster_.nodes().begin(), cluster_.nodes().end(),
+                    [&](const core::Node& n) { return n.health_drained_by == check; });
+  return (drained + 1) * 100 <= static_cast<int64_t>(cfg_.health.max_drain_percent) *
+                                    static_cast<int64_t>(cluster_.nodes().size());
 }
 
 void Controller::OnAgentHealth(const std::shared_ptr<api::LineConn>& conn, const json& msg) {

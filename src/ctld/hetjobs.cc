@@ -102,7 +102,8 @@ std::vector<const Job*> Controller::HetComponents(const Job& any) const {
 
 std::vector<Job*> Controller::HetComponents(const Job& any) {
   std::vector<Job*> out;
-  for (const Job* c : std::as_const(*this).HetComponents(any)) out.push_back(cluster_.jobs().Find(c->id));
+  for (const Job* c : std::as_const(*this).HetComponents(any))
+    out.push_back(cluster_.jobs().Find(c->id));
   return out;
 }
 

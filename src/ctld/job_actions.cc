@@ -161,7 +161,8 @@ util::Status Controller::UpdateJob(const std::string& id_text,
       if (!caller.admin) return util::PermissionDenied("Access/permission denied");
       c.priority = static_cast<uint32_t>(*n);
     } else if (key == "qos") {
-      if (cluster_.accounts().FindQos(value) == nullptr) return util::InvalidArgument("Invalid qos specification");
+      if (cluster_.accounts().FindQos(value) == nullptr)
+        return util::InvalidArgument("Invalid qos specification");
       c.qos = value;
     } else if (key == "arraytaskthrottle") {
       auto n = util::ParseInt(value);

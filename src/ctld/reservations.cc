@@ -107,7 +107,8 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
   const int64_t now = Now();
   auto found = cluster_.reservations().find(name);
   if (op == "delete") {
-    if (found == cluster_.reservations().end()) return util::NotFound("Requested reservation is invalid");
+    if (found == cluster_.reservations().end())
+      return util::NotFound("Requested reservation is invalid");
     if (ReservationInUse(name)) return util::FailedPrecondition("Requested reservation is in use");
     Reservation gone = std::move(found->second);
     cluster_.reservations().erase(found);
@@ -184,7 +185,8 @@ util::Result<std::string> Controller::ChangeReservation(const json& request, con
     auto names = util::ExpandHostlist(request["nodes"].get<std::string>());
     if (!names.ok() || names->empty()) return util::InvalidArgument("Invalid node name specified");
     for (const std::string& n : *names) {
-      if (cluster_.FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified");
+      if (cluster_.FindNode(n) == nullptr)
+        return util::InvalidArgument("Invalid node name specified");
     }
     r.nodes = *names;
     r.flags |= core::kResvSpecNodes;
@@ -313,9 +315,9 @@ int64_t Controller::NextReservationChange(int64_t now) const {
 }
 
 bool Controller::ReservationBegan(int64_t after, int64_t now) const {
-  return std::any_of(cluster_.reservations().begin(), cluster_.reservations().end(), [&](const auto& entry) {
-    return entry.second.start > after && entry.second.start <= now;
-  });
+  return std::any_of(
+      cluster_.reservations().begin(), cluster_.reservations().end(),
+      [&](const auto& entry) { return entry.second.start > after && entry.second.start <= now; });
 }
 
 }  // namespace muster::ctld

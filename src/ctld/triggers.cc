@@ -104,7 +104,8 @@ util::Result<uint32_t> Controller::SetTrigger(Trigger t, const Caller& caller) {
       return util::InvalidArgument("Invalid node name specified: " + t.resource_id);
     }
     for (const std::string& n : *names) {
-      if (cluster_.FindNode(n) == nullptr) return util::InvalidArgument("Invalid node name specified: " + n);
+      if (cluster_.FindNode(n) == nullptr)
+        return util::InvalidArgument("Invalid node name specified: " + n);
     }
   }
   // Run as the one who set it: only root can be someone else.

@@ -89,12 +89,14 @@ class Pass {
       : s_(s), stages_(JobStagesFor(s)), preemption_(PreemptionFor(s)) {
     configs_.reserve(s.nodes.size());
     usable_.reserve(s.nodes.size());
-    index_.reserve(s.nodes.size());
+    if (s.node_index == nullptr) own_index_.reserve(s.nodes.size());
     for (size_t i = 0; i < s.nodes.size(); ++i) {
       const core::Node* n = s.nodes[i];
       configs_.push_back(&n->config);
       usable_.push_back(FilterNodeState(*n).ok());
-      index_.emplace(n->config.name, static_cast<int>(i));  // first of duplicates wins
+      if (s.node_index == nullptr) {
+        own_index_.emplace(n->config.name, static_cast<int>(i));  // first of duplicates wins
+      }
     }
     live_ = Overlay::FromNodes(s.nodes);
     live_.SetGpuReserve(s.config->gpu_reserve_cpus, s.config->gpu_reserve_mem_mb);
@@ -1379,7 +1381,11 @@ class Pass {
   const Snapshot& s_;
   std::vector<const core::NodeConfig*> configs_;
   std::vector<bool> usable_;
-  std::unordered_map<std::string_view, int> index_;  // lookups only, never iterated
+  // Node name -> index in the snapshot: the caller's (Snapshot::node_index)
+  // or one built for this pass. Lookups only, never iterated.
+  std::unordered_map<std::string_view, int> own_index_;
+  const std::unordered_map<std::string_view, int>& index_ =
+      s_.node_index != nullptr ? *s_.node_index : own_index_;
   Overlay live_;
   Placement placement_ = Placement::kPack;                // SelectTypeParameters' node order
   std::vector<std::pair<PartitionState*, int>> held_in_;  // ReserveLive's scratch

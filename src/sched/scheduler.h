@@ -38,6 +38,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "config/config.h"
@@ -166,6 +167,9 @@ struct Snapshot {
   // preempted again.
   std::set<core::JobId> preempting;
   int64_t now = 0;
+  // Node name -> index in `nodes`, kept by a caller whose nodes never
+  // change (null: each pass builds it, a hash of every node's name).
+  const std::unordered_map<std::string_view, int>* node_index = nullptr;
   // Plan every job that cannot start now (its planned start is squeue
   // --start's estimate and the explanations'). False: plan only as far as
   // that can change what starts now; once the usable nodes have fewer

@@ -21,13 +21,13 @@ using core::JobState;
 
 // What can happen at a moment of the replay.
 enum class EventKind {
-  kSubmit,    // trace job `index` is submitted
-  kEnd,       // run `run` of job `id` ends by itself (its run time, or its time limit)
-  kGraceOver, // a preempted job's GraceTime is over: it is stopped
-  kStopped,   // the agent has stopped a job it was told to stop
-  kWake,      // a moment a pending job may become eligible (a requeue's begin time)
-  kPass,      // a pass is due (bf_interval while jobs wait, or another pass asked for)
-  kPurge,     // MinJobAge after its end: the job leaves the table
+  kSubmit,     // trace job `index` is submitted
+  kEnd,        // run `run` of job `id` ends by itself (its run time, or its time limit)
+  kGraceOver,  // a preempted job's GraceTime is over: it is stopped
+  kStopped,    // the agent has stopped a job it was told to stop
+  kWake,       // a moment a pending job may become eligible (a requeue's begin time)
+  kPass,       // a pass is due (bf_interval while jobs wait, or another pass asked for)
+  kPurge,      // MinJobAge after its end: the job leaves the table
 };
 
 struct Event {
@@ -39,9 +39,7 @@ struct Event {
   int run = 0;  // the job's restart_count when the event was made
   bool timed_out = false;
 
-  bool operator>(const Event& o) const {
-    return time != o.time ? time > o.time : seq > o.seq;
-  }
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
 // A trace job as the submission it stands for: a batch job of its user,
@@ -237,9 +235,10 @@ class Replayer {
     }
     if (pass.again) ArmPass(now, now);
     // With backfill a pass runs at least every bf_interval while jobs wait,
-    // where the time alone can change what it decides (as musterd's
-    // housekeeping does).
-    if (cfg_.backfill && !cluster_.pending_ids().empty() && cluster_.DecisionsChangeWithTime()) {
+    // as musterd's housekeeping runs one: the time alone changes what a
+    // pass decides (priorities grow, a --switches wait runs out, bf_window
+    // reaches a job's end).
+    if (cfg_.backfill && !cluster_.pending_ids().empty()) {
       ArmPass(now, now + std::max(1, cfg_.bf.interval_s));
     }
   }
@@ -286,8 +285,8 @@ class Replayer {
     const double elapsed = static_cast<double>(watch_.ElapsedMicros()) / 1e6;
     if (elapsed < next_progress_) return;
     next_progress_ = elapsed + options_.progress_every_s;
-    options_.progress({now - kReplayEpoch, done_, static_cast<int64_t>(trace_.jobs.size()),
-                       elapsed});
+    options_.progress(
+        {now - kReplayEpoch, done_, static_cast<int64_t>(trace_.jobs.size()), elapsed});
   }
 
   const config::Config& cfg_;
@@ -296,8 +295,8 @@ class Replayer {
   cluster::Cluster cluster_;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   uint64_t seq_ = 0;
-  int64_t live_ = 0;     // events other than pass timers and purges
-  int64_t running_ = 0;  // jobs holding resources
+  int64_t live_ = 0;               // events other than pass timers and purges
+  int64_t running_ = 0;            // jobs holding resources
   std::set<int64_t> pass_timers_;  // the moments of the pass timers armed
   std::unordered_map<JobId, size_t> index_of_;
   std::map<std::string, uint32_t> uids_;
