@@ -172,11 +172,10 @@ struct Snapshot {
   const std::unordered_map<std::string_view, int>* node_index = nullptr;
   // Plan every job that cannot start now (its planned start is squeue
   // --start's estimate and the explanations'). False: plan only as far as
-  // that can change what starts now; once the usable nodes have fewer
-  // CPUs free than any later job asks for (and nothing is preempted), the
-  // later jobs wait unplanned, with
-  // Priority behind a job waiting for resources, else Resources. The
-  // simulator, which reads only the starts, runs so.
+  // that can change what starts now: once the usable nodes have fewer CPUs
+  // free than any later job asks for (and nothing is preempted), the later
+  // jobs wait unplanned, with Priority behind a job waiting for resources,
+  // else Resources. The simulator, which reads only the starts, runs so.
   bool plan_all = true;
 };
 
