@@ -144,12 +144,12 @@ TEST_F(ClusterTest, APassWithoutPlansStartsWhatAFullPassStarts) {
     Start();
     std::vector<std::pair<int64_t, JobId>> starts;
     std::vector<std::pair<int64_t, JobId>> ends;  // (when, job)
-    for (int i = 0; i < 60; ++i) {
+    for (int i = 0; i < 30; ++i) {
       now_ = kT0 + i * 5;
       auto id = Submit(1 + i * 3 % 8, 20 + i * 17 % 90);
       EXPECT_TRUE(id.ok());
     }
-    for (now_ = kT0; now_ < kT0 + 6000; now_ += 5) {
+    for (now_ = kT0; now_ < kT0 + 4000; now_ += 5) {
       for (auto it = ends.begin(); it != ends.end();) {
         if (it->first > now_) {
           ++it;
@@ -167,7 +167,7 @@ TEST_F(ClusterTest, APassWithoutPlansStartsWhatAFullPassStarts) {
     return starts;
   };
   const auto full = run(true);
-  EXPECT_EQ(full.size(), 60u);
+  EXPECT_EQ(full.size(), 30u);
   EXPECT_EQ(run(false), full);
 }
 

@@ -91,9 +91,9 @@ TEST(ReplayTest, ARefusedSubmissionIsCountedWithItsMessageAndLine) {
 // a different policy (here no backfill) different ones.
 TEST(ReplayTest, RunsRepeatByteForByte) {
   std::string rows;
-  for (int i = 0; i < 150; ++i) {
-    rows += std::to_string(i) + "," + std::to_string(i * 7 % 400) + "," +
-            std::to_string(30 + i * 37 % 900) + "," + std::to_string(1 + i * 5 % 8) + ",1200\n";
+  for (int i = 0; i < 40; ++i) {
+    rows += std::to_string(i) + "," + std::to_string(i * 7 % 100) + "," +
+            std::to_string(5 + i * 37 % 120) + "," + std::to_string(1 + i * 5 % 8) + ",200\n";
   }
   const Trace trace = Csv(rows);
   const config::Config cfg = Cluster();
@@ -102,7 +102,7 @@ TEST(ReplayTest, RunsRepeatByteForByte) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(JobsCsv(first->jobs), JobsCsv(second->jobs));
   const Figures figures = Summarize(first->jobs, first->size);
-  EXPECT_EQ(figures.all.started, 150);
+  EXPECT_EQ(figures.all.started, 40);
   EXPECT_EQ(FormatFigures(figures), FormatFigures(Summarize(second->jobs, second->size)));
   const config::Config fifo = Cluster("SchedulerType=sched/builtin\n");
   auto builtin = Replay(fifo, trace);
@@ -115,9 +115,9 @@ TEST(ReplayTest, RunsRepeatByteForByte) {
 // CPUs of the jobs running add up to at most the cluster's.
 TEST(ReplayTest, NoMomentHoldsMoreCpusThanTheClusterHas) {
   std::string rows;
-  for (int i = 0; i < 200; ++i) {
-    rows += std::to_string(i) + "," + std::to_string(i * 13 % 300) + "," +
-            std::to_string(5 + i * 29 % 200) + "," + std::to_string(1 + i * 3 % 8) + ",600\n";
+  for (int i = 0; i < 60; ++i) {
+    rows += std::to_string(i) + "," + std::to_string(i * 13 % 100) + "," +
+            std::to_string(5 + i * 29 % 60) + "," + std::to_string(1 + i * 3 % 8) + ",120\n";
   }
   const config::Config cfg = Cluster();
   auto r = Replay(cfg, Csv(rows));
