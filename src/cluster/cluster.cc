@@ -86,12 +86,12 @@ uint32_t Cluster::PriorityOf(const Job& job, int64_t now) const {
   return calc.Priority(job);
 }
 
-void Cluster::AdvanceUsage(int64_t now) {
+void Cluster::AdvanceUsage(int64_t now) { AdvanceUsage(now, RunningJobs(now)); }
+
+void Cluster::AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running) {
   std::vector<sched::UsageCharge> charges;
-  for (const Job& job : jobs_) {
-    if (job.state != JobState::kRunning && job.state != JobState::kCompleting) continue;
-    charges.push_back(ChargeOf(job, cfg_, accounts_));
-  }
+  charges.reserve(running.size());
+  for (const sched::RunningJob& r : running) charges.push_back(ChargeOf(*r.job, cfg_, accounts_));
   usage_.Advance(now, charges);
 }
 
@@ -116,7 +116,7 @@ sched::ShareTree Cluster::Shares(std::vector<sched::AssocKey> also) const {
 void Cluster::Reprioritize(sched::Snapshot* snap) {
   const sched::ShareTree* shares = nullptr;
   if (cfg_.priority.multifactor) {
-    AdvanceUsage(snap->now);
+    AdvanceUsage(snap->now, snap->running);  // the snapshot's, not a second walk
     std::vector<sched::AssocKey> keys;
     keys.reserve(snap->pending.size());
     for (const Job* job : snap->pending) keys.emplace_back(job->req.account, job->req.user_name);

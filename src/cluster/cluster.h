@@ -254,6 +254,8 @@ class Cluster {
   // MaxTRESPerJob, a per-user or group TRES limit below the job alone).
   // Slurm's refusal, with the limit in why->slurm_line and why->detail.
   util::Status CheckLimitsAtSubmit(const core::Job& job, sched::SubmitRefusal* why) const;
+  // AdvanceUsage with the running jobs already listed (a pass's snapshot).
+  void AdvanceUsage(int64_t now, const std::vector<sched::RunningJob>& running);
   void CancelIfInvalidDepKills(core::Job& job, int64_t now, PassOutcome* outcome);
   // Orders the snapshot's queue by the core's queue sort and stores each
   // job's priority; under priority/multifactor it first advances usage and
