@@ -69,7 +69,7 @@ util::Result<Job> Cluster::PrepareJob(core::JobRequest req, const Submitter& who
   util::Status sat = util::Status::Ok();
   for (const core::Partition* p : *kept) {
     sched::SubmitRefusal refusal;
-    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &refusal);
+    util::Status st = sched::CheckSatisfiable(req, *p, cfg_, &refusal, &satisfiable_);
     if (st.ok()) {
       usable.push_back(p);
     } else if (sat.ok()) {

@@ -59,6 +59,13 @@ struct PassOptions {
   // nothing to a replay that prints only figures, which runs without
   // (sched::Snapshot::plan_all), with the same starts.
   bool explain = true;
+  // Nothing but the time changed since the last pass (no event, no
+  // request, nothing the driver did with its outcome): the pass may keep
+  // the last one's decisions until the moment that pass said the time
+  // alone could change them (sched::Plan::same_until, a begin time, a
+  // dependency's +time, the queue's order under multifactor), and then
+  // reports skipped. muster sim passes it on its timer's passes.
+  bool only_time_changed = false;
 };
 
 // What one pass decided, for the driver to carry out in this order: the
@@ -66,6 +73,9 @@ struct PassOptions {
 // launched, on disk first; the preemptions' victims are still running.
 struct PassOutcome {
   bool ran = false;  // false: nothing was eligible, sched::Schedule not called
+  // Not ran because it would decide what the last pass decided
+  // (PassOptions::only_time_changed).
+  bool skipped = false;
   int64_t now = 0;
   // Jobs started this pass, in decision order (array tasks split off
   // under their new ids), and whether each passed a job of higher
@@ -270,6 +280,17 @@ class Cluster {
                                    const std::vector<core::Job*>& resources);
   // Applies the plan's starts to the state; returns the jobs started.
   std::vector<PassOutcome::Start> ApplyStarts(const sched::Plan& plan, int64_t now);
+  // Whether the queue the last pass planned, still pending, keeps its
+  // order at `now`: always under priority/basic; under multifactor the
+  // priorities are computed again (usage advanced, as a pass would).
+  bool QueueOrderHolds(int64_t now);
+  // Until when a pass that only the time separates from this one decides
+  // what this one did (see PassOptions::only_time_changed): the plan's
+  // same_until, the earliest begin time of a job still to become
+  // eligible, and no later than now when something else moves with the
+  // time.
+  int64_t SameUntil(const sched::Snapshot& snap, const sched::Plan& plan,
+                    const PassOutcome& outcome, int64_t wake) const;
 
   const config::Config& cfg_;
   JobTable jobs_;
@@ -280,6 +301,11 @@ class Cluster {
   std::map<core::JobId, sched::Dependency> dependencies_;
   int64_t next_dependency_time_ = 0;
   int64_t last_pass_time_ = 0;
+  // What the last pass said of the time alone: the passes before
+  // same_until_ decide the same, if the queue keeps last_order_ (its
+  // jobs in priority order, kept under multifactor only).
+  int64_t same_until_ = 0;
+  std::vector<core::JobId> last_order_;
   // Unfinished jobs by (uid, name) for singleton, built lazily in a pass.
   std::optional<std::map<std::pair<uint32_t, std::string>, std::vector<core::JobId>>>
       singleton_index_;
@@ -295,6 +321,10 @@ class Cluster {
   std::map<std::string, core::Reservation> reservations_;
   sched::UsageLedger usage_;
   std::optional<sched::ShareTree> shares_;
+  // Whether a request could ever run in a partition, by request shape (the
+  // configuration never changes under a Cluster): a cache, filled by the
+  // const PrepareJob.
+  mutable sched::SatisfiableCache satisfiable_;
   core::JobId next_job_id_ = 1;
   std::set<core::JobId> changed_jobs_;
 };

@@ -112,6 +112,12 @@ class DepTable : public sched::DepLookup {
 PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
   PassOutcome outcome;
   outcome.now = now;
+  if (options.only_time_changed && now < same_until_ && QueueOrderHolds(now)) {
+    outcome.skipped = true;
+    outcome.queue_depth = static_cast<int64_t>(pending_ids_.size());
+    return outcome;
+  }
+  same_until_ = 0;
   sched::Snapshot snap = Snapshot(now);
   snap.plan_all = options.explain;
   last_pass_time_ = now;
@@ -124,6 +130,7 @@ PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
   bool dependency_waits = false;
   // Array parts whose next task waits on its own dependency, and why.
   std::map<JobId, std::string> cut_by_dependency;
+  int64_t wake = INT64_MAX;  // the first begin time to come
   for (JobId id : pending) {
     if (orphans_.count(id)) continue;
     Job& job = jobs_.At(id);
@@ -143,6 +150,7 @@ PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
     if (job.state != JobState::kPending) continue;  // cancelled: invalid dependency
     if (waits == PendingReason::kDependency) dependency_waits = true;
     if (job.held) continue;
+    if (job.req.begin_time > now) wake = std::min(wake, job.req.begin_time);
     if (waits != PendingReason::kNone) {
       job.reason = waits;
       continue;
@@ -153,7 +161,10 @@ PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
     }
     snap.pending.push_back(&job);
   }
-  if (snap.pending.empty()) return outcome;
+  if (snap.pending.empty()) {
+    same_until_ = SameUntil(snap, sched::Plan{}, outcome, wake);
+    return outcome;
+  }
   outcome.ran = true;
   Reprioritize(&snap);
   sched::Plan plan = sched::Schedule(snap);
@@ -171,7 +182,49 @@ PassOutcome Cluster::Pass(int64_t now, const PassOptions& options) {
   // work tried before it: look again rather than wait for the next job's end.
   const bool reserve = cfg_.gpu_reserve_cpus > 0 || cfg_.gpu_reserve_mem_mb > 0;
   if (!plan.starts.empty() && (dependency_waits || reserve)) outcome.again = true;
+  same_until_ = SameUntil(snap, plan, outcome, wake);
+  last_order_.clear();
+  if (cfg_.priority.multifactor) {
+    for (const Job* job : snap.pending) last_order_.push_back(job->id);
+  }
   return outcome;
+}
+
+int64_t Cluster::SameUntil(const sched::Snapshot& snap, const sched::Plan& plan,
+                           const PassOutcome& outcome, int64_t wake) const {
+  const int64_t now = snap.now;
+  // The driver acts on preemptions (the victims are told, which the next
+  // pass sees), and `again` asks for the next pass itself.
+  if (outcome.again || !outcome.preemptions.empty() || !outcome.cancelled.empty()) return now;
+  // bf_min_prio_reserve compares priorities themselves, which multifactor
+  // moves with the time.
+  if (cfg_.priority.multifactor && cfg_.bf.min_prio_reserve > 0) return now;
+  for (const sched::RunningJob& r : snap.running) {
+    // An end counted from now (a job past its limit, or one without a
+    // limit that bf_window reaches) moves with the time.
+    const bool unlimited = r.job->time_limit_s < 0;
+    if (unlimited ? kUnlimitedRunS <= cfg_.bf.window_s : r.expected_end <= now) return now;
+  }
+  int64_t until = std::min(plan.same_until, wake);
+  if (next_dependency_time_ > 0) until = std::min(until, next_dependency_time_);
+  return until;
+}
+
+bool Cluster::QueueOrderHolds(int64_t now) {
+  if (!cfg_.priority.multifactor) return true;
+  sched::Snapshot snap = Snapshot(now);
+  std::vector<JobId> before;
+  for (JobId id : last_order_) {
+    Job* job = jobs_.Find(id);
+    if (job == nullptr || job->state != JobState::kPending) continue;
+    snap.pending.push_back(job);
+    before.push_back(id);
+  }
+  Reprioritize(&snap);
+  for (size_t k = 0; k < before.size(); ++k) {
+    if (snap.pending[k]->id != before[k]) return false;
+  }
+  return true;
 }
 
 std::vector<PassOutcome::Start> Cluster::ApplyStarts(const sched::Plan& plan, int64_t now) {

@@ -8,6 +8,7 @@
 //   with -N 1 is "invalid number of nodes (-N 2-1)"; --gpus=12 without -N
 //   spreads over as many nodes as it needs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <string>
@@ -398,6 +399,29 @@ util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
                                                   int64_t def_mem_per_cpu_mb) {
   RequestError kind;
   return BuildResourceRequest(req, def_mem_per_cpu_mb, &kind);
+}
+
+std::string RequestKey(const ResourceRequest& r) {
+  std::string key =
+      fmt::format("{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{}", r.min_nodes, r.max_nodes,
+                  r.ntasks, r.ntasks_set, r.ntasks_per_node, r.cpus_per_task, r.mem_per_node_mb,
+                  r.mem_per_cpu_mb, r.whole_node_mem, r.cpus_per_gpu, r.mem_per_gpu_mb, r.gpu_type,
+                  r.gpus_per_node, r.gpus_per_job, r.exclusive);
+  for (const auto& f : r.features) key += "&" + f;
+  for (const auto& group : r.feature_any) {
+    key += "[";
+    for (const auto& f : group) key += f + "|";
+  }
+  if (!r.feature_match.empty()) key += "[" + fmt::format("{}", fmt::join(r.feature_match, "|"));
+  for (const auto& c : r.feature_counts) {
+    key += fmt::format("({}{}*{}", c.any ? "|" : "&", fmt::join(c.names, ","), c.count);
+  }
+  for (const auto& n : r.required_nodes) key += "+" + n;
+  for (const auto& n : r.excluded_nodes) key += "-" + n;
+  for (const auto& g : r.other_gres) {
+    key += fmt::format("%{}:{}:{}:{}", g.name, g.type, g.count, g.per_job);
+  }
+  return key;
 }
 
 }  // namespace muster::sched

@@ -167,25 +167,10 @@ std::string SlurmLine(const ResourceRequest& r, NodeConfigs nodes) {
   return "";
 }
 
-}  // namespace
-
-util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
-                              const config::Config& cfg, SubmitRefusal* why) {
-  SubmitRefusal ignored;
-  if (why == nullptr) why = &ignored;
-  *why = SubmitRefusal{};
+// CheckSatisfiable for a request already built.
+util::Status CheckRequest(const ResourceRequest& r, const core::Partition& part,
+                          const config::Config& cfg, SubmitRefusal* why) {
   std::string* detail = &why->detail;
-  RequestError kind;
-  auto rr = BuildResourceRequest(req, cfg.def_mem_per_cpu_mb, &kind);
-  if (!rr.ok()) {
-    *detail = rr.status().message();
-    // sbatch -N 1 -n 3 --ntasks-per-node=2: Slurm reports the node
-    // configuration, not the options.
-    if (kind == RequestError::kCounts) return util::Unavailable(kUnavailableMsg);
-    return rr.status();
-  }
-  const ResourceRequest& r = *rr;
-
   // The cluster's nodes by name, and the partition's in Slurm's order.
   std::unordered_map<std::string_view, int> by_name;
   by_name.reserve(cfg.nodes.size());
@@ -336,6 +321,39 @@ util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition
     return unavailable();
   }
   return util::Status::Ok();
+}
+
+}  // namespace
+
+util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
+                              const config::Config& cfg, SubmitRefusal* why,
+                              SatisfiableCache* cache) {
+  SubmitRefusal ignored;
+  if (why == nullptr) why = &ignored;
+  *why = SubmitRefusal{};
+  std::string* detail = &why->detail;
+  RequestError kind;
+  auto rr = BuildResourceRequest(req, cfg.def_mem_per_cpu_mb, &kind);
+  if (!rr.ok()) {
+    *detail = rr.status().message();
+    // sbatch -N 1 -n 3 --ntasks-per-node=2: Slurm reports the node
+    // configuration, not the options.
+    if (kind == RequestError::kCounts) return util::Unavailable(kUnavailableMsg);
+    return rr.status();
+  }
+  const ResourceRequest& r = *rr;
+  if (cache == nullptr) return CheckRequest(r, part, cfg, why);
+  std::string key = part.name + "|" + RequestKey(r);
+  auto known = cache->verdicts.find(key);
+  if (known == cache->verdicts.end()) {
+    // (A bound no real cluster's variety of requests reaches.)
+    if (cache->verdicts.size() >= SatisfiableCache::kMaxVerdicts) cache->verdicts.clear();
+    SubmitRefusal refusal;
+    util::Status st = CheckRequest(r, part, cfg, &refusal);
+    known = cache->verdicts.try_emplace(std::move(key), std::move(st), std::move(refusal)).first;
+  }
+  *why = known->second.second;
+  return known->second.first;
 }
 
 }  // namespace muster::sched

@@ -125,6 +125,10 @@ class Pass {
     plan.pending.reserve(s_.pending.size());
     // Reservations hold their nodes in the profile from the start.
     if (!s_.reservations.empty()) EnsureProfile();
+    for (const core::Reservation* r : s_.reservations) {
+      SameUntil(r->start);
+      SameUntil(r->end);
+    }
 
     // A heterogeneous job's components, placed together when the first
     // of them comes up.
@@ -216,7 +220,20 @@ class Pass {
     if (profile_ && s_.config->backfill) {
       plan.figures.planned = true;
       plan.figures.table_size = static_cast<int64_t>(profile_->changes().size());
+      // A job planned no start within bf_window may find one once the
+      // window reaches the next change past it (on bf_resolution's grid).
+      const int64_t window = s_.config->bf.window_s;
+      const int64_t horizon = s_.now + window;
+      auto c = profile_->changes().upper_bound(horizon - s_.config->bf.resolution_s);
+      for (; c != profile_->changes().end() && *c != kNever; ++c) {
+        const int64_t at = RoundUp(*c, *c);
+        if (at > horizon) {
+          SameUntil(at - window);
+          break;
+        }
+      }
     }
+    plan.same_until = same_until_;
     return plan;
   }
 
@@ -284,6 +301,11 @@ class Pass {
     *one_waits = *one_waits || reason == PendingReason::kResources;
   }
 
+  // A moment at which the time alone may change what this pass decides.
+  void SameUntil(int64_t t) {
+    if (t > s_.now) same_until_ = std::min(same_until_, t);
+  }
+
   // When a job started at `start` ends by its time limit.
   static int64_t EndOf(const core::Job& job, int64_t start) {
     return job.time_limit_s >= 0 ? start + job.time_limit_s : kNever;
@@ -291,6 +313,7 @@ class Pass {
 
   // Reserves a planned start in the profile, so later jobs plan around it.
   void Commit(const core::Job& job, const Planned& planned, Plan* plan) {
+    SameUntil(planned.start);
     const int64_t end = EndOf(job, planned.start);
     for (const core::NodeAlloc& share : planned.alloc) {
       profile_->Reserve(index_.at(share.node), planned.start, end, share);
@@ -434,7 +457,10 @@ class Pass {
       const int64_t wait =
           job.req.switches_wait_s >= 0 ? job.req.switches_wait_s : s_.config->max_switch_wait_s;
       const int64_t since = std::max(job.submit_time, job.req.begin_time);
-      if (job.req.switches > 0 && s_.now < since + wait) m.max_leaves = job.req.switches;
+      if (job.req.switches > 0 && s_.now < since + wait) {
+        m.max_leaves = job.req.switches;
+        SameUntil(since + wait);
+      }
     }
     shape_ = ShapeOf(request_, p) + "|" + job.req.reservation;
     if (m.max_leaves > 0) shape_ += "|switches=" + std::to_string(m.max_leaves);
@@ -1098,24 +1124,7 @@ class Pass {
 
   // What makes two jobs plan alike in a partition: their requests.
   static std::string ShapeOf(const ResourceRequest& r, const PartitionState& p) {
-    std::string key =
-        fmt::format("{}|{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{}", p.part->name, r.min_nodes,
-                    r.max_nodes, r.ntasks, r.ntasks_set, r.ntasks_per_node, r.cpus_per_task,
-                    r.mem_per_node_mb, r.mem_per_cpu_mb, r.whole_node_mem, r.cpus_per_gpu,
-                    r.mem_per_gpu_mb, r.gpu_type, r.gpus_per_node, r.gpus_per_job, r.exclusive);
-    for (const auto& f : r.features) key += "&" + f;
-    for (const auto& group : r.feature_any) {
-      key += "[";
-      for (const auto& f : group) key += f + "|";
-    }
-    if (!r.feature_match.empty()) key += "[" + fmt::format("{}", fmt::join(r.feature_match, "|"));
-    for (const auto& c : r.feature_counts) {
-      key += fmt::format("({}{}*{}", c.any ? "|" : "&", fmt::join(c.names, ","), c.count);
-    }
-    for (const auto& n : r.required_nodes) key += "+" + n;
-    for (const auto& n : r.excluded_nodes) key += "-" + n;
-    for (const auto& g : r.other_gres) key += fmt::format("%{}:{}:{}", g.name, g.type, g.count);
-    return key;
+    return p.part->name + "|" + RequestKey(r);
   }
 
   // Chooses the running jobs to stop so that `job` fits in partition `p`
@@ -1140,7 +1149,11 @@ class Pass {
       std::optional<int64_t> rank = preemption_->Rank(job, tier, j);
       if (!rank) continue;
       const PreemptTerms terms = PreemptTermsOf(j, *s_.config, s_.accounts);
-      if (terms.mode == core::PreemptMode::kOff || s_.now - j.start_time < terms.exempt_s) continue;
+      if (terms.mode == core::PreemptMode::kOff) continue;
+      if (s_.now - j.start_time < terms.exempt_s) {
+        SameUntil(j.start_time + terms.exempt_s);
+        continue;
+      }
       candidates.emplace_back(*rank, &j);
     }
     std::vector<core::NodeAlloc> alloc;
@@ -1397,6 +1410,7 @@ class Pass {
   Overlay view_;
   std::optional<Planned> planned_;  // the current job's earliest start
   int planned_count_ = 0;
+  int64_t same_until_ = kNever;              // Plan::same_until
   std::map<uint32_t, int> planned_by_user_;  // with bf_max_job_user
   // Per shape of request and span: the nodes' earliest starts, where the
   // search over the whole partition resumes, and the shortest span that

@@ -111,6 +111,9 @@ struct ResourceRequest {
   std::vector<core::GresRequest> other_gres;
 };
 
+// Every field of a request, as one string: requests alike have the same key.
+std::string RequestKey(const ResourceRequest& r);
+
 // -C, Slurm's syntax: "a&b", "a,b" (all required, into r->features), "a|b"
 // (any one, a group of r->feature_any), "(a|b)&c" (parentheses group),
 // "a*2" and "(a&b)*2" (counts, with AND only), "[a|b]" (matching OR) and
@@ -256,6 +259,13 @@ struct Plan {
     int64_t table_size = 0;
   };
   Figures figures;
+  // Until when the same snapshot, with only its time moved on, makes the
+  // same starts and preemptions: the first moment a --switches wait runs
+  // out, a reservation begins or ends, a job leaves its PreemptExemptTime,
+  // a planned start comes due, or bf_window reaches a change it did not
+  // reach. INT64_MAX when none does. A caller that changed nothing but the
+  // time since this pass may skip the passes before it (muster sim does).
+  int64_t same_until = INT64_MAX;
 };
 
 // One scheduling pass. Every job of snapshot.pending ends up in exactly one
@@ -342,8 +352,18 @@ Plan Schedule(const Snapshot& snapshot);
 // MakeResourceRequest) come back as kInvalidArgument with their own text;
 // inconsistent task/node counts as kUnavailable, as Slurm does (these have
 // no slurm_line). `why` may be null.
+//
+// With `cache`, a request alike (RequestKey) to one checked before against
+// the same partition gets that one's verdict: for a caller that checks
+// many submissions against one configuration that never changes (the
+// check walks the partition's nodes several times).
+struct SatisfiableCache {
+  static constexpr size_t kMaxVerdicts = 100000;
+  std::unordered_map<std::string, std::pair<util::Status, SubmitRefusal>> verdicts;
+};
 util::Status CheckSatisfiable(const core::JobRequest& req, const core::Partition& part,
-                              const config::Config& cfg, SubmitRefusal* why);
+                              const config::Config& cfg, SubmitRefusal* why,
+                              SatisfiableCache* cache = nullptr);
 
 // Finds a live node by name (e.g. the controller's node map); null for unknown.
 using NodeLookup = std::function<core::Node*(const std::string& name)>;

@@ -130,13 +130,15 @@ class Replayer {
     while (!events_.empty()) {
       const int64_t now = events_.top().time;
       bool pass_due = false;
+      bool only_timers = true;  // nothing but the time changed since the last pass
       while (!events_.empty() && events_.top().time == now) {
         const Event e = events_.top();
         events_.pop();
         if (e.kind != EventKind::kPass && e.kind != EventKind::kPurge) --live_;
+        if (e.kind != EventKind::kPass) only_timers = false;
         pass_due |= Handle(e, now);
       }
-      if (pass_due) RunPass(now);
+      if (pass_due) RunPass(now, only_timers && options_.skip_quiet_passes);
       cluster_.changed_jobs().clear();  // no journal here
       ReportProgress(now);
       // Only timers left and nothing running: what still waits never will.
@@ -213,8 +215,15 @@ class Replayer {
     return true;
   }
 
-  void RunPass(int64_t now) {
-    const cluster::PassOutcome pass = cluster_.Pass(now, {.explain = false});
+  void RunPass(int64_t now, bool only_time_changed) {
+    const cluster::PassOutcome pass =
+        cluster_.Pass(now, {.explain = false, .only_time_changed = only_time_changed});
+    if (pass.skipped) {
+      // What this pass would decide, the last one did: the timer goes on.
+      ++result_.skipped_passes;
+      ArmTimer(now);
+      return;
+    }
     if (!pass.ran) return;
     ++result_.passes;
     for (const auto& start : pass.started) {
@@ -234,10 +243,14 @@ class Replayer {
       Push({now + p.grace_s, 0, kind, 0, victim.id, victim.restart_count});
     }
     if (pass.again) ArmPass(now, now);
-    // With backfill a pass runs at least every bf_interval while jobs wait,
-    // as musterd's housekeeping runs one: the time alone changes what a
-    // pass decides (priorities grow, a --switches wait runs out, bf_window
-    // reaches a job's end).
+    ArmTimer(now);
+  }
+
+  // With backfill a pass runs at least every bf_interval while jobs wait,
+  // as musterd's housekeeping runs one: the time alone changes what a pass
+  // decides (priorities grow, a --switches wait runs out, bf_window
+  // reaches a job's end).
+  void ArmTimer(int64_t now) {
     if (cfg_.backfill && !cluster_.pending_ids().empty()) {
       ArmPass(now, now + std::max(1, cfg_.bf.interval_s));
     }

@@ -38,6 +38,11 @@ struct ReplayOptions {
   // when null); the only use of a clock.
   std::function<void(const Progress&)> progress;
   double progress_every_s = 2.0;
+  // A timer's pass that nothing but the time separates from the last pass
+  // is skipped when the cluster says it would decide the same
+  // (cluster::PassOptions::only_time_changed); false plans every one, for
+  // the same outcomes, slower.
+  bool skip_quiet_passes = true;
 };
 
 // Submissions the cluster refused, by Slurm's message.
@@ -52,7 +57,8 @@ struct ReplayResult {
   ClusterSize size;
   std::vector<Refusal> refused;  // by message
   int not_replayed = 0;          // jobs the trace marks as never started
-  int64_t passes = 0;
+  int64_t passes = 0;            // passes that planned
+  int64_t skipped_passes = 0;    // timer passes that would have decided the same
   int64_t events = 0;
   double host_seconds = 0;  // varies from run to run; not part of the outcomes
 };

@@ -1,7 +1,9 @@
 #include "sim/replay.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 
 #include "config/config.h"
@@ -132,6 +134,77 @@ TEST(ReplayTest, NoMomentHoldsMoreCpusThanTheClusterHas) {
   for (const auto& [t, d] : delta) {
     held += d;
     EXPECT_LE(held, 8) << "at " << t;
+  }
+}
+
+// A timer's pass that only the time separates from the last one is
+// skipped when the cluster says it would decide the same: under every
+// policy whose decisions move with the time (bf_window reaching a job,
+// bf_max_job_test, priorities that grow with age and fall with usage,
+// PreemptExemptTime running out), the outcomes are those of a replay that
+// plans at every pass, and many passes are skipped.
+TEST(ReplayTest, SkippingPassesOnlyTheTimeSeparatesChangesNoOutcome) {
+  const std::string head = "ClusterName=sim\nSlurmctldHost=localhost\n";
+  const std::string nodes = "NodeName=n[1-4] CPUs=4 RealMemory=8000\n";
+  const std::string batch = "PartitionName=batch Nodes=ALL Default=YES MaxTime=INFINITE\n";
+  const std::vector<std::pair<std::string, std::string>> policies = {
+      {"backfill", head + nodes + batch},
+      {"window", head + "SchedulerParameters=bf_window=10,bf_resolution=1,bf_max_job_test=3\n" +
+                     nodes + batch},
+      {"multifactor", head +
+                          "PriorityType=priority/multifactor\nPriorityWeightAge=5000\n"
+                          "PriorityMaxAge=00:20:00\nPriorityWeightFairshare=10000\n"
+                          "PriorityDecayHalfLife=00:10:00\nPriorityWeightJobSize=1000\n" +
+                          nodes + batch},
+      {"preemption", head +
+                         "PreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"
+                         "PreemptExemptTime=00:02:00\n" +
+                         nodes +
+                         "PartitionName=low Nodes=ALL Default=YES MaxTime=INFINITE\n"
+                         "PartitionName=high Nodes=ALL PriorityTier=10 MaxTime=INFINITE\n"},
+  };
+  // Jobs of four users arriving in bursts, most ending well before their
+  // limits (so planned starts rarely come due before an end), some wide.
+  std::string rows = "id,submit,run,cpus,time_limit,user,partition\n";
+  uint32_t x = 12345;
+  auto next = [&](uint32_t n) {
+    x = x * 1103515245 + 12345;
+    return (x >> 8) % n;
+  };
+  int64_t t = 0;
+  for (int i = 0; i < 160; ++i) {
+    t += next(4) == 0 ? 200 + next(600) : next(20);
+    const uint32_t limit = 60 + next(1800);
+    const uint32_t run = next(5) == 0 ? limit + 10 : 1 + next(limit);
+    const uint32_t cpus = next(6) == 0 ? 8 + next(9) : 1 + next(4);
+    rows += fmt::format("{},{},{},{},{},u{},{}\n", i, t, run, cpus, limit, next(4),
+                        next(3) == 0 ? "high" : "low");
+  }
+  for (const auto& [name, text] : policies) {
+    SCOPED_TRACE(name);
+    auto cfg = config::ParseConfig(text, "/nonexistent/muster.conf", "", false);
+    ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+    std::string trace_rows = rows;
+    if (name != "preemption") {
+      // One partition: the trace's partition column names none.
+      for (const char* p : {",high\n", ",low\n"}) {
+        for (size_t at; (at = trace_rows.find(p)) != std::string::npos;) {
+          trace_rows.replace(at, std::strlen(p), ",\n");
+        }
+      }
+    }
+    auto trace = ParseTrace(trace_rows, "t.csv", TraceFormat::kCsv, {});
+    ASSERT_TRUE(trace.ok()) << trace.status().message();
+    ReplayOptions every;
+    every.skip_quiet_passes = false;
+    auto skipping = Replay(*cfg, *trace);
+    auto planning = Replay(*cfg, *trace, every);
+    ASSERT_TRUE(skipping.ok() && planning.ok());
+    EXPECT_EQ(JobsCsv(skipping->jobs), JobsCsv(planning->jobs));
+    EXPECT_EQ(planning->skipped_passes, 0);
+    EXPECT_GT(skipping->skipped_passes, skipping->passes / 4);
+    EXPECT_GE(skipping->passes + skipping->skipped_passes, planning->passes);
+    EXPECT_EQ(Summarize(skipping->jobs, skipping->size).all.started, 160);
   }
 }
 
