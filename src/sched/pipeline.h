@@ -162,6 +162,12 @@ class Profile {
   void FreeOver(int node, int64_t start, int64_t end, NodeFree* free, uint64_t* gpus_used) const;
   // Every moment at which some node's free resources change.
   const std::set<int64_t>& changes() const { return changes_; }
+  // The CPUs all nodes have free together, as steps (start, CPUs) from
+  // now on: at least what any set of nodes has free together at that
+  // moment. A bound, worked out again only now and then: ends are not
+  // capped at a node's size, holds of reservations are not taken off,
+  // and the reservations made since it was worked out only take.
+  const std::vector<std::pair<int64_t, int64_t>>& TotalFreeCpus() const;
   // The moments after `from` at which node `node` gains free resources
   // (a job's end, a planned job's end), ascending, until visit returns
   // false. Only there can a request that did not fit start to fit: a
@@ -236,6 +242,10 @@ class Profile {
   std::vector<std::vector<Blocked>> blocked_;  // per node; empty for most
   int exempt_ = -1;
   std::set<int64_t> changes_;
+  std::map<int64_t, int64_t> total_cpus_change_;  // TotalFreeCpus, as changes
+  mutable std::vector<std::pair<int64_t, int64_t>> total_cpus_;
+  mutable bool total_cpus_stale_ = true;  // a share came back since (the bound would not hold)
+  mutable size_t reserved_since_ = 0;     // reservations since (the bound grows loose)
   bool reserved_ = false;
 };
 

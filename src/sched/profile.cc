@@ -35,6 +35,7 @@ Profile::Profile(NodeConfigs configs, const Overlay& live, int64_t now)
       if (live.GpuUsed(node, static_cast<int>(g))) s.gpus_used |= uint64_t{1} << g;
     }
     steps_[i].push_back(s);
+    total_cpus_change_[now] += f.cpus;
   }
   changes_.insert(now);
 }
@@ -59,6 +60,8 @@ void Profile::Release(int node, int64_t t, const core::NodeAlloc& share) {
   const core::NodeConfig& config = *configs_[node];
   const uint64_t mask = GpuMask(share);
   std::vector<Step>& steps = steps_[node];
+  total_cpus_change_[std::max(t, now_)] += share.cpus;
+  total_cpus_stale_ = true;
   for (size_t k = Split(node, std::max(t, now_)); k < steps.size(); ++k) {
     Step& s = steps[k];
     s.cpus = std::min(s.cpus + share.cpus, config.cpus);
@@ -75,6 +78,9 @@ void Profile::Reserve(int node, int64_t start, int64_t end, const core::NodeAllo
   const uint64_t mask = GpuMask(share);
   const size_t first = Split(node, std::max(start, now_));
   const size_t last = end == kForever ? steps_[node].size() : Split(node, end);
+  total_cpus_change_[std::max(start, now_)] -= share.cpus;
+  if (end != kForever) total_cpus_change_[end] += share.cpus;
+  ++reserved_since_;
   for (size_t k = first; k < last; ++k) {
     Step& s = steps_[node][k];
     // The planner only reserves what the window showed free.
@@ -134,6 +140,23 @@ void Profile::FreeOver(int node, int64_t start, int64_t end, NodeFree* free,
     used |= it->gpus_used;
   }
   *gpus_used = used;
+}
+
+const std::vector<std::pair<int64_t, int64_t>>& Profile::TotalFreeCpus() const {
+  // Worked out again once the reservations since number a quarter of its
+  // steps: a pass that plans many jobs pays a few steps per reservation.
+  if (!total_cpus_stale_ && reserved_since_ <= std::max<size_t>(16, total_cpus_.size() / 4)) {
+    return total_cpus_;
+  }
+  total_cpus_.clear();
+  int64_t cpus = 0;
+  for (const auto& [t, change] : total_cpus_change_) {
+    cpus += change;
+    total_cpus_.emplace_back(t, cpus);
+  }
+  total_cpus_stale_ = false;
+  reserved_since_ = 0;
+  return total_cpus_;
 }
 
 void Profile::FirstFree(int node, int64_t from, int64_t span, int64_t grid,

@@ -1104,15 +1104,30 @@ class Pass {
                                        int64_t from, std::span<const int> nodes) {
     const std::set<int64_t>& changes = profile_->changes();
     const int64_t stop = s_.now + s_.config->bf.window_s;
+    // The CPUs of all nodes together bound what any of them can give: a
+    // moment without as many as the job takes is passed over at once.
+    const int64_t least = LeastCpus(*m.request);
+    const std::vector<std::pair<int64_t, int64_t>>& total = profile_->TotalFreeCpus();
+    int64_t short_until = 0;  // no start before it has the CPUs throughout
     // From the step that holds `from` (the first change is now, before it).
     int64_t tried = 0;
     Planned out;
     for (auto it = std::prev(changes.upper_bound(from)); it != changes.end(); ++it) {
       const int64_t t = RoundUp(*it, from);
       if (t > stop) break;
-      if (t <= tried) continue;
+      if (t <= tried || t < short_until) continue;
       tried = t;
-      view_.SetWindow(t, EndAt(t, span));
+      const int64_t end = EndAt(t, span);
+      // (The first few steps of the window: a longer look costs more than
+      // the selection it would spare.)
+      auto step = std::prev(std::upper_bound(total.begin(), total.end(), std::pair(t, kNever)));
+      for (int k = 0; k < 8 && step != total.end() && step->first < end; ++k, ++step) {
+        if (step->second >= least) continue;
+        short_until = std::next(step) == total.end() ? kNever : std::next(step)->first;
+        break;
+      }
+      if (t < short_until) continue;
+      view_.SetWindow(t, end);
       if (SelectNodes(m, configs_, view_, nodes, &scratch_, &out.alloc)) {
         out.start = t;
         out.partition = &p;
@@ -1120,6 +1135,12 @@ class Pass {
       }
     }
     return std::nullopt;
+  }
+
+  // The fewest CPUs a request takes on all its nodes together.
+  static int64_t LeastCpus(const ResourceRequest& r) {
+    const int64_t tasks = r.ntasks_set ? r.ntasks : r.min_nodes;
+    return std::max<int64_t>(tasks * std::max(1, r.cpus_per_task), r.min_nodes);
   }
 
   // What makes two jobs plan alike in a partition: their requests.
