@@ -36,6 +36,7 @@ Cluster::Cluster(const config::Config& cfg, int64_t now)
   for (size_t i = 0; i < nodes_.size(); ++i) {
     node_index_.emplace(nodes_[i].config.name, static_cast<int>(i));  // first of duplicates wins
   }
+  partition_nodes_ = sched::PartitionNodes(Snapshot(now));
 }
 
 core::Node* Cluster::FindNode(const std::string& name) {
@@ -57,6 +58,7 @@ sched::Snapshot Cluster::Snapshot(int64_t now) const {
   snap.config = &cfg_;
   snap.now = now;
   snap.node_index = &node_index_;
+  snap.partition_nodes = &partition_nodes_;
   for (const auto& n : nodes_) snap.nodes.push_back(&n);
   snap.array_running = array_running_;
   snap.running = RunningJobs(now);

@@ -317,6 +317,9 @@ class Cluster {
   // Node name -> index in nodes_ (views of the nodes' own names: nodes_
   // is never resized after construction), handed to each pass's snapshot.
   std::unordered_map<std::string_view, int> node_index_;
+  // Each partition's nodes as a pass tries them (sched::PartitionNodes),
+  // handed to each pass's snapshot too.
+  std::unordered_map<std::string, std::vector<int>> partition_nodes_;
   core::AccountTable accounts_;
   std::map<std::string, core::Reservation> reservations_;
   sched::UsageLedger usage_;

@@ -83,6 +83,21 @@ struct Planned {
   std::vector<core::NodeAlloc> alloc;
 };
 
+// The indices of a partition's nodes, by Weight, then index.
+std::vector<int> MembersOf(const core::Partition& part, NodeConfigs configs,
+                           const std::unordered_map<std::string_view, int>& index) {
+  std::vector<int> members;
+  members.reserve(part.nodes.size());
+  for (const auto& n : part.nodes) {
+    auto idx = index.find(n);
+    if (idx != index.end()) members.push_back(idx->second);
+  }
+  std::sort(members.begin(), members.end());
+  members.erase(std::unique(members.begin(), members.end()), members.end());
+  SortByWeight(configs, &members);
+  return members;
+}
+
 class Pass {
  public:
   explicit Pass(const Snapshot& s)
@@ -1330,11 +1345,26 @@ class Pass {
     if (!p.ordered_built[gpus]) {
       p.ordered_built[gpus] = true;
       order = p.usable;
-      std::vector<std::pair<std::array<int64_t, 4>, int>> keyed;
+      // Sorted by OrderKey packed into two words (this sort of a large
+      // partition is much of a short pass): weight and the first count
+      // above, the second count and the index below.
+      constexpr uint64_t kIndexBits = 24, kIndexMask = (uint64_t{1} << kIndexBits) - 1;
+      auto biased = [](int64_t v) {  // an int's order as an unsigned one
+        return static_cast<uint64_t>(static_cast<uint32_t>(v + (int64_t{1} << 31)));
+      };
+      std::vector<std::pair<uint64_t, uint64_t>> keyed;
       keyed.reserve(order.size());
-      for (int i : order) keyed.emplace_back(OrderKey(p, i, gpus), i);
+      for (int i : order) {
+        const std::array<int64_t, 4> k = OrderKey(p, i, gpus);
+        assert(k[2] >= 0 && k[2] < (int64_t{1} << 40) && k[3] >= 0 &&
+               static_cast<uint64_t>(k[3]) <= kIndexMask);
+        keyed.emplace_back(biased(k[0]) << 32 | biased(k[1]),
+                           static_cast<uint64_t>(k[2]) << kIndexBits | static_cast<uint64_t>(k[3]));
+      }
       std::sort(keyed.begin(), keyed.end());
-      for (size_t k = 0; k < keyed.size(); ++k) order[k] = keyed[k].second;
+      for (size_t k = 0; k < keyed.size(); ++k) {
+        order[k] = static_cast<int>(keyed[k].second & kIndexMask);
+      }
     }
     return order;
   }
@@ -1396,14 +1426,12 @@ class Pass {
     p.part = s_.config->FindPartition(name);
     if (p.part == nullptr) return p;
     p.placement = p.part->least_loaded ? Placement::kLeastLoaded : placement_;
-    p.members.reserve(p.part->nodes.size());
-    for (const auto& n : p.part->nodes) {
-      auto idx = index_.find(n);
-      if (idx != index_.end()) p.members.push_back(idx->second);
+    const std::vector<int>* known = nullptr;
+    if (s_.partition_nodes != nullptr) {
+      auto it = s_.partition_nodes->find(name);
+      if (it != s_.partition_nodes->end()) known = &it->second;
     }
-    std::sort(p.members.begin(), p.members.end());
-    p.members.erase(std::unique(p.members.begin(), p.members.end()), p.members.end());
-    SortByWeight(configs_, &p.members);
+    p.members = known != nullptr ? *known : MembersOf(*p.part, configs_, index_);
     for (int i : p.members) {
       if (!usable_[i]) continue;
       p.usable.push_back(i);
@@ -1510,6 +1538,21 @@ PreemptTerms PreemptTermsOf(const core::Job& job, const config::Config& cfg,
 Plan Schedule(const Snapshot& snapshot) {
   Pass pass(snapshot);
   return pass.Run();
+}
+
+std::unordered_map<std::string, std::vector<int>> PartitionNodes(const Snapshot& snapshot) {
+  std::vector<const core::NodeConfig*> configs;
+  std::unordered_map<std::string_view, int> own;
+  for (size_t i = 0; i < snapshot.nodes.size(); ++i) {
+    configs.push_back(&snapshot.nodes[i]->config);
+    if (snapshot.node_index == nullptr) own.emplace(configs.back()->name, static_cast<int>(i));
+  }
+  const auto& index = snapshot.node_index != nullptr ? *snapshot.node_index : own;
+  std::unordered_map<std::string, std::vector<int>> out;
+  for (const core::Partition& part : snapshot.config->partitions) {
+    out.emplace(part.name, MembersOf(part, configs, index));
+  }
+  return out;
 }
 
 }  // namespace muster::sched

@@ -173,6 +173,9 @@ struct Snapshot {
   // Node name -> index in `nodes`, kept by a caller whose nodes never
   // change (null: each pass builds it, a hash of every node's name).
   const std::unordered_map<std::string_view, int>* node_index = nullptr;
+  // Partition name -> its nodes as a pass tries them (PartitionNodes),
+  // kept by the same caller (null: each pass works them out).
+  const std::unordered_map<std::string, std::vector<int>>* partition_nodes = nullptr;
   // Plan every job that cannot start now (its planned start is squeue
   // --start's estimate and the explanations'). False: plan only as far as
   // that can change what starts now: once the usable nodes have fewer CPUs
@@ -181,6 +184,10 @@ struct Snapshot {
   // else Resources. The simulator, which reads only the starts, runs so.
   bool plan_all = true;
 };
+
+// For each partition of the configuration, the indices in snapshot.nodes
+// of its nodes in the order a pass tries them: by Weight, then index.
+std::unordered_map<std::string, std::vector<int>> PartitionNodes(const Snapshot& snapshot);
 
 struct StartDecision {
   core::JobId job_id = 0;
