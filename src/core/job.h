@@ -105,6 +105,10 @@ struct NodeAlloc {
   // CPU ids allocated on that node, ascending (see Node::cpu_used); what the
   // job's cpuset confines it to on a real node, and scontrol's CPU_IDs=.
   std::vector<int> cpu_ids;
+  // Where the scheduler found the node in its snapshot (the cluster's node
+  // order): a hint that spares a pass a lookup by name, used only where
+  // the name there matches; -1 = none (not kept on disk).
+  int node_index = -1;
 };
 
 // Slurm's range for a job's nice value (--nice, scontrol update Nice=).

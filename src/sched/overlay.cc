@@ -77,7 +77,10 @@ Overlay Overlay::FromNodes(std::span<const core::Node* const> nodes) {
   Overlay ov;
   ov.free_.resize(nodes.size());
   size_t total = 0;
-  for (const core::Node* n : nodes) total += static_cast<size_t>(GpuCount(n->config));
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ov.free_[i].gpu_count = static_cast<uint32_t>(GpuCount(nodes[i]->config));
+    total += ov.free_[i].gpu_count;
+  }
   ov.gpu_used_.assign(total, 0);
   uint32_t offset = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -86,7 +89,6 @@ Overlay Overlay::FromNodes(std::span<const core::Node* const> nodes) {
     f.cpus = std::max(0, n.config.cpus - n.alloc_cpus);
     f.mem_mb = std::max<int64_t>(0, n.config.real_memory_mb - n.alloc_mem_mb);
     f.gpu_begin = offset;
-    f.gpu_count = static_cast<uint32_t>(GpuCount(n.config));
     // gpu_used may be shorter than the configured count (missing = free).
     const size_t known = std::min<size_t>(f.gpu_count, n.gpu_used.size());
     uint32_t used = 0;

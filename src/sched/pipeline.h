@@ -88,6 +88,8 @@ class Overlay {
     if (profile_ != nullptr) Fill(node);
     return free_[node];
   }
+  // The GPUs a node has (its layout: no window needed).
+  uint32_t gpu_count(int node) const { return free_[node].gpu_count; }
   bool GpuUsed(int node, int gpu) const {
     if (profile_ != nullptr) Fill(node);
     return gpu_used_[free_[node].gpu_begin + gpu] != 0;

@@ -258,7 +258,8 @@ class Pass {
   void Start(const core::Job& job, StartDecision start, bool one_waits, Plan* plan) {
     const int64_t end = EndOf(job, s_.now);
     for (const auto& share : start.alloc) {
-      const int i = index_.at(share.node);
+      const int i = IndexOf(share);
+      assert(i >= 0);  // the pass's own selection
       ReserveLive(i, share);
       if (profile_) profile_->Reserve(i, s_.now, end, share);
     }
@@ -316,6 +317,17 @@ class Pass {
     *one_waits = *one_waits || reason == PendingReason::kResources;
   }
 
+  // The index of a share's node in the snapshot (-1: not one of its nodes).
+  int IndexOf(const core::NodeAlloc& share) const {
+    const int hint = share.node_index;
+    if (hint >= 0 && static_cast<size_t>(hint) < configs_.size() &&
+        configs_[hint]->name == share.node) {
+      return hint;
+    }
+    auto it = index_.find(share.node);
+    return it == index_.end() ? -1 : it->second;
+  }
+
   // A moment at which the time alone may change what this pass decides.
   void SameUntil(int64_t t) {
     if (t > s_.now) same_until_ = std::min(same_until_, t);
@@ -331,7 +343,7 @@ class Pass {
     SameUntil(planned.start);
     const int64_t end = EndOf(job, planned.start);
     for (const core::NodeAlloc& share : planned.alloc) {
-      profile_->Reserve(index_.at(share.node), planned.start, end, share);
+      profile_->Reserve(IndexOf(share), planned.start, end, share);
     }
     plan->planned.push_back(
         PlannedStart{job.id, planned.partition->part->name, planned.start, planned.alloc});
@@ -585,8 +597,8 @@ class Pass {
     first_start_ = RoundUp(s_.now + 1, s_.now + 1);
     auto release = [&](int64_t end, const std::vector<core::NodeAlloc>& alloc) {
       for (const core::NodeAlloc& share : alloc) {
-        auto it = index_.find(share.node);
-        if (it != index_.end()) profile_->Release(it->second, end, share);
+        const int i = IndexOf(share);
+        if (i >= 0) profile_->Release(i, end, share);
       }
     };
     for (const RunningJob& r : s_.running) release(r.expected_end, r.job->alloc);
@@ -1170,8 +1182,8 @@ class Pass {
     Overlay base = live_;
     auto release = [&](Overlay* ov, const core::Job& j) {
       for (const core::NodeAlloc& share : j.alloc) {
-        auto it = index_.find(share.node);
-        if (it != index_.end()) ov->Release(it->second, share, *configs_[it->second]);
+        const int i = IndexOf(share);
+        if (i >= 0) ov->Release(i, share, *configs_[i]);
       }
     };
     std::vector<std::pair<int64_t, const core::Job*>> candidates;  // (rank, job)
@@ -1435,7 +1447,7 @@ class Pass {
     for (int i : p.members) {
       if (!usable_[i]) continue;
       p.usable.push_back(i);
-      if (GpuCount(*configs_[i]) == 0) ++p.gpu_less;
+      if (live_.gpu_count(i) == 0) ++p.gpu_less;
     }
     return p;
   }

@@ -129,6 +129,7 @@ void KeepNearTogether(const core::NodeConfig& node, int64_t want, std::vector<in
 void MakeShareAlloc(const ResourceRequest& r, const core::NodeConfig& node, const Overlay& ov,
                     int i, const Share& share, core::NodeAlloc* out) {
   out->node = node.name;
+  out->node_index = i;
   // --ntasks-per-node: every node counts that many tasks, as Slurm's
   // SLURM_TASKS_PER_NODE and NumTasks do (-N 2 -n 3 --ntasks-per-node=2:
   // 2(x2), NumTasks=4), though fewer may be started there.

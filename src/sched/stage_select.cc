@@ -122,7 +122,7 @@ bool SelectBlocks(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
     }
     return !required;
   };
-  auto gpu_less = [&](int i) { return GpuCount(*configs[i]) == 0; };
+  auto gpu_less = [&](int i) { return ov.gpu_count(i) == 0; };
   bool ok = AsksForGpus(r) || m.all_have_gpus
                 ? ForEachCandidate(m, candidates, visit, kNoPreference)
                 : ForEachCandidate(m, candidates, visit, gpu_less);
@@ -181,7 +181,7 @@ bool SelectSpread(const NodeMatch& m, NodeConfigs configs, const Overlay& ov,
   // GPU-less nodes of higher preference do not take all the tasks; without
   // any GPU, nodes without GPUs go first.
   auto has_gpus = [&](int i) { return FreeGpus(*configs[i], ov, i, r.gpu_type) > r.gpus_per_node; };
-  auto gpu_less = [&](int i) { return GpuCount(*configs[i]) == 0; };
+  auto gpu_less = [&](int i) { return ov.gpu_count(i) == 0; };
   bool ok = r.gpus_per_job > 0 ? ForEachCandidate(m, candidates, visit, has_gpus)
             : AsksForGpus(r) || m.all_have_gpus
                 ? ForEachCandidate(m, candidates, visit, kNoPreference)
