@@ -307,6 +307,12 @@ int SimMain(const std::vector<std::string>& args) {
     const sim::Figures figures = sim::Summarize(result->jobs, result->size);
     std::cout << fmt::format("\nPolicy {}: {} nodes, {} CPUs, {} GPUs\n", policy.label,
                              result->size.nodes, result->size.cpus, result->size.gpus);
+    if (result->associations_added > 0) {
+      std::cout << fmt::format(
+          "  AccountingStorageEnforce=associations: each user of the trace was given an "
+          "association with the account it names (or one of its own name): {} made\n",
+          result->associations_added);
+    }
     if (result->not_replayed > 0) {
       std::cout << fmt::format(
           "  {} jobs the trace records as cancelled before they started were not replayed\n",

@@ -86,6 +86,7 @@ class Replayer {
       result_.size.gpus += node.TotalGpus();
       ++result_.size.nodes;
     }
+    if (cfg_.enforce_associations) AddAssociations();
     result_.jobs.resize(trace_.jobs.size());
     preemptions_.assign(trace_.jobs.size(), 0);
     backfilled_.assign(trace_.jobs.size(), false);
@@ -181,6 +182,34 @@ class Replayer {
         return false;
     }
     return false;
+  }
+
+  // With AccountingStorageEnforce=associations a job needs its user's
+  // association with its account, which sacctmgr made on the live
+  // cluster: the replay has no accounting database, so every user of the
+  // trace gets one with the account it names (or one of its own name).
+  void AddAssociations() {
+    std::map<std::string, std::vector<std::string>> accounts_of;
+    for (const TraceJob& tj : trace_.jobs) {
+      std::vector<std::string>& accounts = accounts_of[tj.user];
+      const std::string account = tj.account.empty() ? tj.user : tj.account;
+      if (std::find(accounts.begin(), accounts.end(), account) == accounts.end()) {
+        accounts.push_back(account);
+      }
+    }
+    core::AccountTable& table = cluster_.accounts();
+    for (const auto& [user, accounts] : accounts_of) {
+      for (const std::string& account : accounts) {
+        if (table.FindAccount(account) == nullptr) {
+          table.AddAccounts({account}, {}, cfg_.cluster_name);
+        }
+      }
+      core::UserSettings settings;
+      settings.accounts = accounts;
+      settings.default_account = accounts.front();
+      table.AddUsers({user}, settings, cfg_.cluster_name);
+      result_.associations_added += static_cast<int>(accounts.size());
+    }
   }
 
   // The job an event is about, if it still runs the run the event was made for.

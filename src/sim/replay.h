@@ -57,6 +57,8 @@ struct ReplayResult {
   ClusterSize size;
   std::vector<Refusal> refused;  // by message
   int not_replayed = 0;          // jobs the trace marks as never started
+  // User associations the replay made (AccountingStorageEnforce=associations).
+  int associations_added = 0;
   int64_t passes = 0;            // passes that planned
   int64_t skipped_passes = 0;    // timer passes that would have decided the same
   int64_t events = 0;

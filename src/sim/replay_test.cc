@@ -137,6 +137,18 @@ TEST(ReplayTest, NoMomentHoldsMoreCpusThanTheClusterHas) {
   }
 }
 
+// A configuration that enforces associations (as a site's does) refuses
+// nothing of the trace: its users are given associations, and told so.
+TEST(ReplayTest, EnforcedAssociationsAreMadeForTheTracesUsers) {
+  const config::Config cfg = Cluster("AccountingStorageEnforce=associations,limits,qos\n");
+  ASSERT_TRUE(cfg.enforce_associations);
+  auto r = Replay(cfg, Csv("a,0,10,1,60\nb,5,10,2,60\n"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->refused.empty());
+  EXPECT_EQ(r->associations_added, 1);
+  EXPECT_EQ(Outcome(*r, "b").state, "COMPLETED");
+}
+
 // A timer's pass that only the time separates from the last one is
 // skipped when the cluster says it would decide the same: under every
 // policy whose decisions move with the time (bf_window reaching a job,
