@@ -143,6 +143,39 @@ def test_runs_repeat_byte_for_byte(work):
         assert (work / "r0" / name).read_bytes() == (work / "r1" / name).read_bytes()
 
 
+def test_passes_skipped_when_only_the_time_moved_change_nothing(work):
+    # A queue that waits (more CPUs asked than the cluster has free) under
+    # multifactor priorities and a short bf_window: the timer's passes that
+    # the replay skips would have decided what it decided without them.
+    rows = ["id,submit,run,cpus,time_limit,user"]
+    rows += [f"{i},{i * 11 % 900},{60 + i * 53 % 1500},{1 + i * 7 % 48},1800,u{i % 5}"
+             for i in range(300)]
+    (work / "deep.csv").write_text("\n".join(rows) + "\n")
+    conf = work / "mf.conf"
+    conf.write_text(CONF + "PriorityType=priority/multifactor\nPriorityWeightAge=1000\n"
+                    "PriorityWeightFairshare=5000\nPriorityDecayHalfLife=01:00:00\n"
+                    "SchedulerParameters=bf_window=30\n")
+    fast = subprocess.run([str(BIN / "muster"), "sim", "--conf", conf, "--trace", work / "deep.csv",
+                           "--out", work / "fast"], capture_output=True, text=True, timeout=300)
+    every = sim("--conf", conf, "--trace", work / "deep.csv", "--every-pass", "--out", work / "all")
+    assert fast.returncode == 0, fast.stderr
+    skipped = [l for l in fast.stderr.splitlines() if "more skipped" in l]
+    assert skipped and " (0 more skipped" not in skipped[-1], fast.stderr
+    assert "(0 more skipped" in every.stderr
+    assert fast.stdout == every.stdout
+    for name in ("out_jobs.csv", "out_schedule.csv"):
+        assert (work / "fast" / name).read_bytes() == (work / "all" / name).read_bytes()
+
+
+def test_enforced_associations_are_made_for_the_trace(work):
+    conf = work / "enforce.conf"
+    conf.write_text(CONF + "AccountingStorageEnforce=associations,limits\n")
+    p = sim("--conf", conf, "--trace", work / "t.csv")
+    assert "refused" not in p.stdout, p.stdout
+    assert "AccountingStorageEnforce=associations" in p.stdout and "3 made" in p.stdout
+    assert "(started 4)" in p.stdout
+
+
 def test_compare_and_sweep_show_policies_side_by_side(work):
     rows = ["id,submit,run,cpus,time_limit"]
     rows += [f"{i},{i * 3},{30 + i * 53 % 600},{1 + i * 11 % 96},900" for i in range(150)]
