@@ -130,16 +130,19 @@ class Replayer {
   void Loop() {
     while (!events_.empty()) {
       const int64_t now = events_.top().time;
-      bool pass_due = false;
-      bool only_timers = true;  // nothing but the time changed since the last pass
       while (!events_.empty() && events_.top().time == now) {
         const Event e = events_.top();
         events_.pop();
         if (e.kind != EventKind::kPass && e.kind != EventKind::kPurge) --live_;
-        if (e.kind != EventKind::kPass) only_timers = false;
-        pass_due |= Handle(e, now);
+        if (e.kind != EventKind::kPass) changed_since_pass_ = true;
+        // One pass after each change, as musterd runs one after each
+        // submission and each end it hears of (jobs submitted in the same
+        // second each get theirs, in the order they came).
+        if (Handle(e, now)) {
+          RunPass(now, !changed_since_pass_ && options_.skip_quiet_passes);
+          changed_since_pass_ = false;
+        }
       }
-      if (pass_due) RunPass(now, only_timers && options_.skip_quiet_passes);
       cluster_.changed_jobs().clear();  // no journal here
       ReportProgress(now);
       // Only timers left and nothing running: what still waits never will.
@@ -339,6 +342,7 @@ class Replayer {
   uint64_t seq_ = 0;
   int64_t live_ = 0;               // events other than pass timers and purges
   int64_t running_ = 0;            // jobs holding resources
+  bool changed_since_pass_ = false;  // an event other than a timer's since the last pass
   std::set<int64_t> pass_timers_;  // the moments of the pass timers armed
   std::unordered_map<JobId, size_t> index_of_;
   std::map<std::string, uint32_t> uids_;

@@ -6,7 +6,7 @@
 // Events (submissions, ends, the ends of preemption grace times, purges
 // after MinJobAge, and the timer that runs a pass at least every
 // bf_interval while jobs wait) are taken in time order, ties in the order
-// they were made; after the events of each moment one pass runs, as
+// they were made; after each submission and each end one pass runs, as
 // musterd runs one after each change. Nothing reads a clock but the
 // progress report, so the same configuration and trace give the same
 // outcomes, byte for byte.
