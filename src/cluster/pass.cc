@@ -199,11 +199,9 @@ int64_t Cluster::SameUntil(const sched::Snapshot& snap, const sched::Plan& plan,
   // bf_min_prio_reserve compares priorities themselves, which multifactor
   // moves with the time.
   if (cfg_.priority.multifactor && cfg_.bf.min_prio_reserve > 0) return now;
-  // With preemption every pass plans: victims in their grace times, and
-  // what a requeued one holds until it is stopped, move with events the
-  // plan does not foresee (a replay with passes after each event differed
-  // when they were skipped).
-  if (cfg_.preempt_type != config::PreemptType::kNone) return now;
+  // A preemptor is weighed before the later jobs of the pass start: once
+  // they hold what it waited for, the next pass may stop a job for it.
+  if (cfg_.preempt_type != config::PreemptType::kNone && !outcome.started.empty()) return now;
   for (const sched::RunningJob& r : snap.running) {
     // An end counted from now (a job past its limit, or one without a
     // limit that bf_window reaches) moves with the time.
