@@ -1265,9 +1265,20 @@ class Pass {
 
   // Why a job that did not fit waits: never (BadConstraints), for nodes to
   // come back (ReqNodeNotAvail, with unavailable_ set), or for resources.
+  // The answer looks at idle nodes only, so it holds for the pass: worked
+  // out once per shape of request.
   PendingReason Diagnose(const NodeMatch& waiting, const PartitionState& p) {
-    unavailable_.clear();
     reserved_ = false;
+    auto [it, fresh] = diagnosed_.try_emplace(shape_);
+    if (fresh) {
+      it->second.first = DiagnoseOnIdle(waiting, p);
+      it->second.second = std::move(unavailable_);
+    }
+    unavailable_ = it->second.second;
+    return it->second.first;
+  }
+  PendingReason DiagnoseOnIdle(const NodeMatch& waiting, const PartitionState& p) {
+    unavailable_.clear();
     // --switches only delays a start: what could ever run ignores it, as
     // CheckSatisfiable does at submission.
     NodeMatch m = waiting;
@@ -1517,6 +1528,8 @@ class Pass {
   };
   StageVerdict verdict_;
   std::unordered_map<std::string, std::string> never_detail_;  // by shape_
+  // Diagnose's reason and unavailable nodes, by shape_.
+  std::unordered_map<std::string, std::pair<PendingReason, std::string>> diagnosed_;
   SelectScratch scratch_;
   // Tasks of each array holding resources, counting the starts of this pass.
   std::map<core::JobId, int> array_running_;
