@@ -43,8 +43,9 @@ constexpr auto kAgentAwayWait = std::chrono::seconds(15);
 // Where each task's output goes.
 class Sink {
  public:
+  // A terminal's output (--pty) goes on as it comes: a prompt ends no line.
   explicit Sink(const RemoteLaunch& launch)
-      : launch_(launch), lines_(launch.label, launch.unbuffered) {}
+      : launch_(launch), lines_(launch.label, launch.unbuffered || launch.pty) {}
   ~Sink() {
     for (auto& [path, f] : files_) std::fclose(f);
   }

@@ -402,24 +402,46 @@ util::Result<ResourceRequest> MakeResourceRequest(const core::JobRequest& req,
 }
 
 std::string RequestKey(const ResourceRequest& r) {
-  std::string key =
-      fmt::format("{} {} {} {} {} {} {} {} {} {} {}|{} {} {}|{}", r.min_nodes, r.max_nodes,
-                  r.ntasks, r.ntasks_set, r.ntasks_per_node, r.cpus_per_task, r.mem_per_node_mb,
-                  r.mem_per_cpu_mb, r.whole_node_mem, r.cpus_per_gpu, r.mem_per_gpu_mb, r.gpu_type,
-                  r.gpus_per_node, r.gpus_per_job, r.exclusive);
-  for (const auto& f : r.features) key += "&" + f;
-  for (const auto& group : r.feature_any) {
-    key += "[";
-    for (const auto& f : group) key += f + "|";
+  // Bytes, not text: the pass makes a key for every waiting job. Numbers
+  // are copied whole, strings and lists after their length, so two
+  // requests share a key only when every field is equal.
+  std::string key;
+  key.reserve(96);
+  auto number = [&](int64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  auto text = [&](const std::string& t) {
+    number(static_cast<int64_t>(t.size()));
+    key += t;
+  };
+  auto texts = [&](const std::vector<std::string>& list) {
+    number(static_cast<int64_t>(list.size()));
+    for (const std::string& t : list) text(t);
+  };
+  for (int64_t v : {int64_t{r.min_nodes}, int64_t{r.max_nodes}, int64_t{r.ntasks},
+                    int64_t{r.ntasks_set}, int64_t{r.ntasks_per_node}, int64_t{r.cpus_per_task},
+                    r.mem_per_node_mb, r.mem_per_cpu_mb, int64_t{r.whole_node_mem},
+                    int64_t{r.cpus_per_gpu}, r.mem_per_gpu_mb, r.gpus_per_node, r.gpus_per_job,
+                    int64_t{r.exclusive}}) {
+    number(v);
   }
-  if (!r.feature_match.empty()) key += "[" + fmt::format("{}", fmt::join(r.feature_match, "|"));
+  text(r.gpu_type);
+  texts(r.features);
+  number(static_cast<int64_t>(r.feature_any.size()));
+  for (const auto& group : r.feature_any) texts(group);
+  texts(r.feature_match);
+  number(static_cast<int64_t>(r.feature_counts.size()));
   for (const auto& c : r.feature_counts) {
-    key += fmt::format("({}{}*{}", c.any ? "|" : "&", fmt::join(c.names, ","), c.count);
+    texts(c.names);
+    number(c.any);
+    number(c.count);
   }
-  for (const auto& n : r.required_nodes) key += "+" + n;
-  for (const auto& n : r.excluded_nodes) key += "-" + n;
+  texts(r.required_nodes);
+  texts(r.excluded_nodes);
+  number(static_cast<int64_t>(r.other_gres.size()));
   for (const auto& g : r.other_gres) {
-    key += fmt::format("%{}:{}:{}:{}", g.name, g.type, g.count, g.per_job);
+    text(g.name);
+    text(g.type);
+    number(g.count);
+    number(g.per_job);
   }
   return key;
 }

@@ -111,7 +111,8 @@ struct ResourceRequest {
   std::vector<core::GresRequest> other_gres;
 };
 
-// Every field of a request, as one string: requests alike have the same key.
+// Every field of a request, as one string of bytes (a key, not for display):
+// requests alike have the same key.
 std::string RequestKey(const ResourceRequest& r);
 
 // -C, Slurm's syntax: "a&b", "a,b" (all required, into r->features), "a|b"

@@ -2,6 +2,8 @@
 // QOS and association, and whether a job may start without passing a limit.
 #include <fmt/format.h>
 
+#include <type_traits>
+
 #include "sched/pipeline.h"
 #include "util/slurm_time.h"
 #include "util/strings.h"
@@ -20,40 +22,47 @@ struct Limit {
   const char* key;  // "MaxJobsPerUser", "GrpTRES gres/gpu", ...
 };
 
+// The words of a detail ("QOS tq", "account ml", "alice's running jobs"),
+// made only for a limit passed: every waiting job is checked on every pass.
+template <typename F>
+concept Words = std::is_invocable_r_v<std::string, F>;
+
 // The first limit the job would pass, with its detail: the limit, where it
-// is set (`where`: "QOS tq", "account ml") and what holds it (`holder`).
-PendingReason FirstPassed(std::span<const Limit> limits, const std::string& where,
-                          const std::string& holder, std::string* detail) {
+// is set (`where`) and what holds it (`holder`).
+PendingReason FirstPassed(std::span<const Limit> limits, const Words auto& where,
+                          const Words auto& holder, std::string* detail) {
   for (const Limit& l : limits) {
     if (l.limit < 0 || l.have + l.want <= l.limit) continue;
     *detail = fmt::format("{}={} in {}; {} hold {} and this job needs {} more", l.key, l.limit,
-                          where, holder, l.have, l.want);
+                          where(), holder(), l.have, l.want);
     return l.reason;
   }
   return PendingReason::kNone;
 }
 
 // A per-job limit the job alone passes.
-PendingReason FirstOverPerJob(std::span<const Limit> limits, const std::string& where,
+PendingReason FirstOverPerJob(std::span<const Limit> limits, const Words auto& where,
                               std::string* detail) {
   for (const Limit& l : limits) {
     if (l.limit < 0 || l.want <= l.limit) continue;
-    *detail = fmt::format("{}={} in {}; the job asks for {}", l.key, l.limit, where, l.want);
+    *detail = fmt::format("{}={} in {}; the job asks for {}", l.key, l.limit, where(), l.want);
     return l.reason;
   }
   return PendingReason::kNone;
 }
 
 PendingReason CheckWall(int64_t max_wall_s, const core::Job& job, PendingReason reason,
-                        const std::string& where, std::string* detail) {
+                        const Words auto& where, std::string* detail) {
   if (max_wall_s < 0 || (job.time_limit_s >= 0 && job.time_limit_s <= max_wall_s)) {
     return PendingReason::kNone;
   }
   *detail = fmt::format(
-      "MaxWall={} in {}; the job's time limit is {}", util::FormatDurationLong(max_wall_s), where,
-      job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
+      "MaxWall={} in {}; the job's time limit is {}", util::FormatDurationLong(max_wall_s),
+      where(), job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
   return reason;
 }
+
+std::string RunningJobs() { return "its running jobs"; }
 
 }  // namespace
 
@@ -136,7 +145,7 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
                                    std::string* detail) const {
   const core::QosRecord* q = QosOf(job);
   if (q == nullptr) return PendingReason::kNone;
-  const std::string where = "QOS " + q->name;
+  auto where = [q] { return "QOS " + q->name; };
   PendingReason r = CheckWall(q->max_wall_s, job, PendingReason::kQosMaxWall, where, detail);
   if (r != PendingReason::kNone) return r;
   const core::TresLimits& pj = q->max_tres_per_job;
@@ -155,9 +164,11 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
       {pu.mem_mb, u.mem_mb, want.mem_mb, PendingReason::kQosMaxMemPerUser, "MaxTRESPerUser mem"},
       {pu.node, u.node, want.nodes, PendingReason::kQosMaxNodePerUser, "MaxTRESPerUser node"},
       {pu.gpu, u.gpu, want.gpus, PendingReason::kQosMaxGresPerUser, "MaxTRESPerUser gres/gpu"}};
-  const std::string who =
-      job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name;
-  r = FirstPassed(per_user, where, who + "'s running jobs", detail);
+  auto users_jobs = [&job] {
+    return (job.req.user_name.empty() ? fmt::format("uid {}", job.req.uid) : job.req.user_name) +
+           "'s running jobs";
+  };
+  r = FirstPassed(per_user, where, users_jobs, detail);
   if (r != PendingReason::kNone) return r;
   const Held g = HeldIn(by_qos_, q->name);
   const core::TresLimits& gt = q->grp_tres;
@@ -167,22 +178,22 @@ PendingReason LimitUsage::CheckQos(const core::Job& job, const core::Tres& want,
       {gt.mem_mb, g.mem_mb, want.mem_mb, PendingReason::kQosGrpMem, "GrpTRES mem"},
       {gt.node, g.node, want.nodes, PendingReason::kQosGrpNode, "GrpTRES node"},
       {gt.gpu, g.gpu, want.gpus, PendingReason::kQosGrpGres, "GrpTRES gres/gpu"}};
-  return FirstPassed(group, where, "its running jobs", detail);
+  return FirstPassed(group, where, RunningJobs, detail);
 }
 
 PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& want,
                                      std::string* detail) const {
   const std::string& account = job.req.account;
   const std::string& user = job.req.user_name;
-  const std::string where = "the association of " + user + " in account " + account;
+  auto where = [&] { return "the association of " + user + " in account " + account; };
   const core::AssocLimits max = table_->EffectiveMaxLimits(account, user);
   PendingReason r = CheckWall(max.max_wall_s, job, PendingReason::kAssocMaxWall, where, detail);
   if (r != PendingReason::kNone) return r;
   const Held mine = HeldIn(by_assoc_, std::make_pair(account, user));
   const Limit max_jobs[] = {{max.max_jobs, mine.jobs, 1, PendingReason::kAssocMaxJobs, "MaxJobs"}};
-  r = FirstPassed(max_jobs, where, "its running jobs", detail);
+  r = FirstPassed(max_jobs, where, RunningJobs, detail);
   if (r != PendingReason::kNone) return r;
-  auto group = [&](const core::AssocLimits& l, const Held& h, const std::string& at) {
+  auto group = [&](const core::AssocLimits& l, const Held& h, const Words auto& at) {
     const core::TresLimits& t = l.grp_tres;
     const Limit limits[] = {
         {l.grp_jobs, h.jobs, 1, PendingReason::kAssocGrpJobs, "GrpJobs"},
@@ -190,14 +201,14 @@ PendingReason LimitUsage::CheckAssoc(const core::Job& job, const core::Tres& wan
         {t.mem_mb, h.mem_mb, want.mem_mb, PendingReason::kAssocGrpMem, "GrpTRES mem"},
         {t.node, h.node, want.nodes, PendingReason::kAssocGrpNode, "GrpTRES node"},
         {t.gpu, h.gpu, want.gpus, PendingReason::kAssocGrpGres, "GrpTRES gres/gpu"}};
-    return FirstPassed(limits, at, "its running jobs", detail);
+    return FirstPassed(limits, at, RunningJobs, detail);
   };
   if (const core::UserAssociation* a = table_->FindAssociation(account, user)) {
     r = group(a->limits, mine, where);
     if (r != PendingReason::kNone) return r;
   }
   for (const core::AccountRecord* a : table_->Lineage(account)) {
-    r = group(a->limits, HeldIn(by_account_, a->name), "account " + a->name);
+    r = group(a->limits, HeldIn(by_account_, a->name), [a] { return "account " + a->name; });
     if (r != PendingReason::kNone) return r;
   }
   return PendingReason::kNone;

@@ -826,7 +826,7 @@ def test_srun_step_options_across_hosts(hosts):
 
 def test_srun_pty_is_a_real_terminal_on_the_node(hosts):
     # Through a pseudo-terminal, as a user at a login shell: the remote
-    # shell has a terminal of its own of our size, follows a resize, a
+    # shell shows its prompt, has a terminal of its own of our size, follows a resize, a
     # Ctrl-C stops its foreground program (not srun), and its exit status
     # is srun's.
     import fcntl
@@ -837,19 +837,25 @@ def test_srun_pty_is_a_real_terminal_on_the_node(hosts):
     if pid == 0:
         os.environ.clear()
         os.environ.update(hosts.env)
-        os.environ["PS1"] = "remote$ "
+        # The prompt is set on the node: hosts.sh, a bash script, would
+        # drop a PS1 from the environment (bash unsets it when not
+        # interactive), and each wait for the prompt would time out.
         os.execv(str(HOSTS_SH), [str(HOSTS_SH), "exec", "login", "srun", "-N1", "-w", "node04",
-                                 "--pty", "bash", "--norc", "--noprofile", "-i"])
+                                 "--pty", "env", "PS1=remote$ ", "bash", "--norc", "--noprofile",
+                                 "-i"])
     try:
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 111, 0, 0))
-        read_pty(fd, "remote$ ")
-        os.write(fd, b"echo on $(hostname) $(tty) $(stty size)\n")
-        out = read_pty(fd, "remote$ ")
-        assert "on cn3 /dev/pts/" in out and " 33 111" in out, out
+        # The prompt shows before anything is typed: a terminal's output is
+        # passed on as it comes, not by whole lines.
+        assert "remote$ " in read_pty(fd, "remote$ ")
+        # Each command's output ends with a sum the typed line only names.
+        os.write(fd, b"echo on $(hostname) $(tty) $(stty size) $((40 + 2))x\n")
+        out = read_pty(fd, "42x")
+        assert "on cn3 /dev/pts/" in out and " 33 111 42x" in out, out
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
         time.sleep(0.5)
-        os.write(fd, b"stty size\n")
-        assert "40 120" in read_pty(fd, "remote$ ")
+        os.write(fd, b"echo $(stty size) $((40 + 3))x\n")
+        assert "40 120 43x" in read_pty(fd, "43x")
         os.write(fd, b"sleep 60\n")
         time.sleep(1)
         os.write(fd, b"\x03")
