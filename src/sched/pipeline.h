@@ -151,7 +151,8 @@ class Profile {
   // Node rows and GPU layout from `live` (free now, at `now`).
   Profile(NodeConfigs configs, const Overlay& live, int64_t now);
 
-  // A share comes back to node `node` at time `t` (a running job's end).
+  // A share comes back to node `node` at time `t` (a running job's end),
+  // never before now + 1: until it is stopped, a job holds what it has.
   void Release(int node, int64_t t, const core::NodeAlloc& share);
   // A share is taken on node `node` over [start, end).
   void Reserve(int node, int64_t start, int64_t end, const core::NodeAlloc& share);

@@ -60,9 +60,13 @@ void Profile::Release(int node, int64_t t, const core::NodeAlloc& share) {
   const core::NodeConfig& config = *configs_[node];
   const uint64_t mask = GpuMask(share);
   std::vector<Step>& steps = steps_[node];
-  total_cpus_change_[std::max(t, now_)] += share.cpus;
+  // A job at or past its expected end (at its time limit, not yet
+  // stopped) still holds the share now: the first step is what is free
+  // now, as the live overlay has it, and a start now must fit there.
+  const int64_t at = std::max(t, now_ + 1);
+  total_cpus_change_[at] += share.cpus;
   total_cpus_stale_ = true;
-  for (size_t k = Split(node, std::max(t, now_)); k < steps.size(); ++k) {
+  for (size_t k = Split(node, at); k < steps.size(); ++k) {
     Step& s = steps[k];
     s.cpus = std::min(s.cpus + share.cpus, config.cpus);
     s.mem_mb = std::min(s.mem_mb + share.mem_mb, config.real_memory_mb);

@@ -1072,6 +1072,25 @@ TEST(Backfill, JobsThatCannotDelayTheBlockedOneStart) {
   EXPECT_EQ(p.planned[1].alloc[0].node, "gpu02");
 }
 
+// A running job at its time limit (its expected end is now) still holds
+// its node until it is stopped: the planner's profile frees it after now,
+// never at now, so a start checked against the plan's reservations takes
+// only what is free now.
+TEST(Backfill, AJobAtItsLimitHoldsItsNodeNow) {
+  Harness h = OracleCluster();
+  for (int i = 1; i <= 4; ++i) {
+    h.Running(MakeJob(i).Partition("train").Cpus(32).Nodelist("gpu0" + std::to_string(i)), 3600);
+  }
+  // cpu01's memory is all taken (CPUs are left) by a job that ends now.
+  h.Running(MakeJob(5).Partition("short").Mem(64000).Nodelist("cpu01"), 0);
+  h.AddJob(MakeJob(10).Partition("short").Tasks(64).TimeLimit(1000));  // waits: planned
+  h.AddJob(MakeJob(11).Partition("short").Cpus(1).TimeLimit(10));
+  Plan p = h.RunAndApply();
+  EXPECT_EQ(Outcome(p, 10), "Resources");
+  ASSERT_EQ(p.planned.size(), 1u);
+  EXPECT_EQ(NodesOf(p, 11), "cpu02");
+}
+
 // bf_window, bf_max_job_test, bf_max_job_user and bf_min_prio_reserve
 // bound what is planned; a job not planned gets no start, and does not
 // hold back others (as in Slurm).
