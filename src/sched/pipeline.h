@@ -339,7 +339,7 @@ class LimitUsage {
   // memory), looked up once per partition named in a pass.
   const core::MemoryDefaults& MemoryDefaultsOf(const core::Job& job) const;
 
-  const core::AccountTable* table_;
+  const core::AccountTable* table_;  // null: no limit anywhere holds a job back
   const config::Config& cfg_;
   mutable std::map<std::string, core::MemoryDefaults> memory_defaults_;  // by partition as named
   std::map<std::string, Held> by_qos_;                        // by QOS name

@@ -2,6 +2,7 @@
 // QOS and association, and whether a job may start without passing a limit.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "sched/pipeline.h"
@@ -64,12 +65,35 @@ PendingReason CheckWall(int64_t max_wall_s, const core::Job& job, PendingReason 
 
 std::string RunningJobs() { return "its running jobs"; }
 
+// Whether a QOS, an account or an association sets a limit that holds a
+// job back from starting (the submission limits are checked elsewhere).
+bool HoldsBack(const core::QosRecord& q) {
+  return q.max_wall_s >= 0 || !q.max_tres_per_job.empty() || q.max_jobs_per_user >= 0 ||
+         !q.max_tres_per_user.empty() || q.grp_jobs >= 0 || !q.grp_tres.empty();
+}
+bool HoldsBack(const core::AssocLimits& l) {
+  return l.max_wall_s >= 0 || l.max_jobs >= 0 || l.grp_jobs >= 0 || !l.grp_tres.empty();
+}
+
 }  // namespace
 
 LimitUsage::LimitUsage(const core::AccountTable* table, const config::Config& cfg,
                        std::span<const RunningJob> running)
     : table_(table), cfg_(cfg) {
   if (table_ == nullptr) return;
+  // Without a limit anywhere there is nothing to count or check (most
+  // sites, and every job of a pass is checked).
+  const bool limited =
+      std::any_of(table_->qos().begin(), table_->qos().end(),
+                  [](const core::QosRecord& q) { return HoldsBack(q); }) ||
+      std::any_of(table_->accounts().begin(), table_->accounts().end(),
+                  [](const core::AccountRecord& a) { return HoldsBack(a.limits); }) ||
+      std::any_of(table_->associations().begin(), table_->associations().end(),
+                  [](const core::UserAssociation& a) { return HoldsBack(a.limits); });
+  if (!limited) {
+    table_ = nullptr;
+    return;
+  }
   for (const RunningJob& r : running) Add(*r.job, r.job->alloc);
 }
 

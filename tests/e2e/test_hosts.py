@@ -826,9 +826,9 @@ def test_srun_step_options_across_hosts(hosts):
 
 def test_srun_pty_is_a_real_terminal_on_the_node(hosts):
     # Through a pseudo-terminal, as a user at a login shell: the remote
-    # shell shows its prompt, has a terminal of its own of our size, follows a resize, a
-    # Ctrl-C stops its foreground program (not srun), and its exit status
-    # is srun's.
+    # shell shows its prompt, has a terminal of its own of our size,
+    # follows a resize, a Ctrl-C stops its foreground program (not srun),
+    # and its exit status is srun's.
     import fcntl
     import pty
     import struct
