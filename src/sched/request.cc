@@ -416,11 +416,11 @@ std::string RequestKey(const ResourceRequest& r) {
     number(static_cast<int64_t>(list.size()));
     for (const std::string& t : list) text(t);
   };
-  for (int64_t v : {int64_t{r.min_nodes}, int64_t{r.max_nodes}, int64_t{r.ntasks},
-                    int64_t{r.ntasks_set}, int64_t{r.ntasks_per_node}, int64_t{r.cpus_per_task},
-                    r.mem_per_node_mb, r.mem_per_cpu_mb, int64_t{r.whole_node_mem},
-                    int64_t{r.cpus_per_gpu}, r.mem_per_gpu_mb, r.gpus_per_node, r.gpus_per_job,
-                    int64_t{r.exclusive}}) {
+  for (int64_t v :
+       {int64_t{r.min_nodes}, int64_t{r.max_nodes}, int64_t{r.ntasks}, int64_t{r.ntasks_set},
+        int64_t{r.ntasks_per_node}, int64_t{r.cpus_per_task}, r.mem_per_node_mb, r.mem_per_cpu_mb,
+        int64_t{r.whole_node_mem}, int64_t{r.cpus_per_gpu}, r.mem_per_gpu_mb, r.gpus_per_node,
+        r.gpus_per_job, int64_t{r.exclusive}}) {
     number(v);
   }
   text(r.gpu_type);

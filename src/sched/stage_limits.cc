@@ -58,8 +58,8 @@ PendingReason CheckWall(int64_t max_wall_s, const core::Job& job, PendingReason 
     return PendingReason::kNone;
   }
   *detail = fmt::format(
-      "MaxWall={} in {}; the job's time limit is {}", util::FormatDurationLong(max_wall_s),
-      where(), job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
+      "MaxWall={} in {}; the job's time limit is {}", util::FormatDurationLong(max_wall_s), where(),
+      job.time_limit_s < 0 ? "UNLIMITED" : util::FormatDurationLong(job.time_limit_s));
   return reason;
 }
 
