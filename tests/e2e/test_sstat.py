@@ -3,6 +3,7 @@
 the messages below were taken from the oracle's sstat)."""
 
 import os
+import re
 import shutil
 
 from conftest import BIN, DEFAULT_CONF, make_cluster, wait_for
@@ -77,7 +78,8 @@ def test_sstat_shows_the_batch_step_and_srun_steps_live(cluster):
     assert r.stdout.startswith(DEFAULT_HEADER)
     lines = r.stdout.splitlines()
     assert len(lines) == 3 and lines[2].startswith(f"{job}.0 ")
-    assert lines[2].split()[5].endswith("K")  # MaxRSS
+    # MaxRSS: in K, or in M when it is a whole number of MiB (as Slurm).
+    assert re.fullmatch(r"\d+[KM]", lines[2].split()[5]), lines[2]
     r = sstat(c, "-j", f"{job}.batch", "-n", "-p", "-o", "JobID,NTasks,ReqCPUFreq")
     assert r.stdout == f"{job}.batch|1|0|\n"
 
