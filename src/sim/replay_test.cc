@@ -159,14 +159,8 @@ TEST(ReplayTest, EnforcedAssociationsAreMadeForTheTracesUsers) {
 // The sanitizer tree builds at -O0, where 160 jobs take four minutes: it
 // replays 60 (same policies, same assertions). The full workload is the
 // one that catches a preemptor weighed before a later start of its pass.
-#if defined(__SANITIZE_ADDRESS__)
+#ifdef MUSTER_SANITIZE
 constexpr int kSkipTestJobs = 60;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr int kSkipTestJobs = 60;
-#else
-constexpr int kSkipTestJobs = 160;
-#endif
 #else
 constexpr int kSkipTestJobs = 160;
 #endif
